@@ -1,0 +1,240 @@
+/**
+ * HTTP benchmark of the four public operations against the real server (issue 4 item 4).
+ *
+ *   node bench/http.ts [--db pglite|postgres] [--duration 10] [--connections 32] [--companies 400] [--contacts 1000000]
+ *
+ * Starts a bare Node http server (bench/bare-server.ts) and the service (`cms serve --role api`, so no
+ * worker competes for the two cores) on a fresh database, seeds companies through the operator API and
+ * one large company directly in SQL, and drives each operation with autocannon, spreading requests over
+ * many companies so that the per-company rate limits do not refuse them. Prints a Markdown table:
+ * requests/s, p50/p99 latency, non-2xx count, the ratio to the bare server, and the service's peak RSS.
+ */
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { sql } from 'kysely';
+import { openPglite, openPostgres, type Database } from '../src/db/database.ts';
+import { migrate } from '../src/db/migrate.ts';
+
+const { values: args } = parseArgs({
+  options: {
+    db: { type: 'string', default: 'pglite' },
+    duration: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '32' },
+    companies: { type: 'string', default: '400' },
+    contacts: { type: 'string', default: '1000000' },
+  },
+});
+const DURATION = Number(args.duration);
+const CONNECTIONS = Number(args.connections);
+const COMPANIES = Number(args.companies);
+const BIG_CONTACTS = Number(args.contacts);
+const ROOT = path.join(import.meta.dirname, '..');
+const ADMIN_TOKEN = 'bench-admin-token';
+const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/cms_bench_http';
+
+const sha = (s: string) => createHash('sha256').update(s).digest('hex');
+const phoneOf = (i: number) => `+49151${String(i).padStart(8, '0')}`;
+
+function waitForMessage(child: ChildProcess): Promise<void> {
+  return new Promise((resolve, reject) => {
+    child.once('message', () => resolve());
+    child.once('exit', (code) => reject(new Error(`exited with ${code}`)));
+  });
+}
+
+async function waitReady(url: string, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(url + '/readyz')).ok) return;
+    } catch { /* not up yet */ }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error('service did not become ready');
+}
+
+/** Creates a fresh database and seeds one company with `n` contacts directly in SQL. */
+async function prepareDatabase(): Promise<{ env: Record<string, string>; bigCompanyId: number; dataDir: string }> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-bench-'));
+  let database: Database;
+  const env: Record<string, string> = { DATA_DIR: dataDir };
+  if (args.db === 'postgres') {
+    const adminDb = await openPostgres(PG_ADMIN_URL, 1);
+    const name = new URL(PG_URL).pathname.slice(1);
+    await sql.raw(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`).execute(adminDb.db);
+    await sql.raw(`CREATE DATABASE ${name}`).execute(adminDb.db);
+    await adminDb.close();
+    database = await openPostgres(PG_URL, 2);
+    env.DATABASE_URL = PG_URL;
+  } else {
+    database = await openPglite(dataDir);
+  }
+  await migrate(database);
+  const { rows } = await sql<{ company_id: number }>`
+    INSERT INTO companies (name, subscription_active, connector_connected) VALUES ('big', true, true) RETURNING company_id`.execute(database.db);
+  const bigCompanyId = rows[0].company_id;
+  const started = Date.now();
+  for (let from = 0; from < BIG_CONTACTS; from += 200_000) {
+    const to = Math.min(BIG_CONTACTS, from + 200_000) - 1;
+    await sql`
+      INSERT INTO contacts (company_id, phone, sha256_plus, sha256_bare)
+      SELECT ${bigCompanyId}, p, sha256(convert_to(p, 'UTF8')), sha256(convert_to(substr(p, 2), 'UTF8'))
+      FROM (SELECT '+49151' || lpad(g::text, 8, '0') AS p FROM generate_series(${from}::int, ${to}::int) g) s`.execute(database.db);
+  }
+  await sql`ANALYZE contacts`.execute(database.db);
+  console.error(`seeded ${BIG_CONTACTS} contacts in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+  await database.close();
+  return { env, bigCompanyId, dataDir };
+}
+
+async function admin(base: string, method: string, p: string, body?: unknown): Promise<any> {
+  const res = await fetch(base + p, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
+  return res.status === 204 ? undefined : res.json();
+}
+
+interface Tenant { key: string; automationId: number; campaignId: number; segmentId: number }
+
+async function seedTenants(base: string): Promise<Tenant[]> {
+  const template = { body: 'Hi {{ first_name }}, your order {{ order_id }} has shipped.', buttons: [{ type: 'url', text: 'Track', url: 'https://shop.example/track' }] };
+  const tenants: Tenant[] = [];
+  const one = async (i: number) => {
+    const c = await admin(base, 'POST', '/admin/companies', { name: `bench-${i}`, subscription_active: true });
+    const k = await admin(base, 'POST', `/admin/companies/${c.company_id}/api-keys`, {});
+    await admin(base, 'PUT', `/admin/companies/${c.company_id}/connector`, { connected: true });
+    const a = await admin(base, 'POST', `/admin/companies/${c.company_id}/automations`, { name: 'a', type: 'api', active: true, template });
+    const camp = await admin(base, 'POST', `/admin/companies/${c.company_id}/campaigns`, { name: 'c', template });
+    const seg = await fetch(base + '/api/segments/create', { method: 'POST', headers: { 'service-api-key': k.api_key, 'content-type': 'application/json' }, body: '{"name":"bench"}' });
+    tenants.push({ key: k.api_key, automationId: a.automation_id, campaignId: camp.campaign_id, segmentId: (await seg.json()).segment_id });
+  };
+  for (let i = 0; i < COMPANIES; i += 16) await Promise.all(Array.from({ length: Math.min(16, COMPANIES - i) }, (_, j) => one(i + j)));
+  return tenants;
+}
+
+interface Row { name: string; rps: number; p50: number; p99: number; non2xx: number; requests: number }
+
+async function load(name: string, url: string, bodies: () => { path: string; headers: Record<string, string>; body: string }, opts: { duration?: number; amount?: number; connections?: number } = {}): Promise<Row> {
+  const result = await autocannon({
+    url,
+    method: 'POST',
+    connections: opts.connections ?? CONNECTIONS,
+    ...(opts.amount ? { amount: opts.amount } : { duration: opts.duration ?? DURATION }),
+    requests: [{
+      setupRequest: (req: Record<string, unknown>) => {
+        const r = bodies();
+        return { ...req, path: r.path, headers: { 'content-type': 'application/json', ...r.headers }, body: r.body };
+      },
+    }],
+  } as unknown as autocannon.Options);
+  return {
+    name,
+    rps: Math.round(result.requests.average),
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    non2xx: result.non2xx + result.errors + result.timeouts,
+    requests: result.requests.total,
+  };
+}
+
+function peakRssMb(pid: number): number {
+  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
+  return Math.round(kb / 1024);
+}
+
+async function main(): Promise<void> {
+  const { env, bigCompanyId, dataDir } = await prepareDatabase();
+  const barePort = 8190;
+  const bare = fork(path.join(import.meta.dirname, 'bare-server.ts'), [String(barePort)], { stdio: 'inherit' });
+  await waitForMessage(bare);
+  const port = 8191;
+  const service = spawn(process.execPath, [path.join(ROOT, 'bin/cms.js'), 'serve', '--role', 'api'], {
+    env: { ...process.env, ...env, PORT: String(port), ADMIN_TOKEN, SECRETS_KEY: 'bench', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  try {
+    await waitReady(base);
+    const tenants = await seedTenants(base);
+    const big = await admin(base, 'POST', `/admin/companies/${bigCompanyId}/api-keys`, {});
+    let n = 0;
+    const next = () => tenants[n++ % tenants.length];
+    const contacts50 = (seed: number) => JSON.stringify(Array.from({ length: 50 }, (_, i) => ({
+      phone: phoneOf(seed * 50 + i), first_name: 'Ada', last_name: 'Lovelace', variables: { order_id: `A-${seed}-${i}` },
+    })));
+    const rows: Row[] = [];
+
+    const triggerBody = (t: Tenant, seed: number) => `{"automation_id":${t.automationId},"contacts":${contacts50(seed % 1000)}}`;
+    rows.push(await load('bare node:http, same route and body', `http://127.0.0.1:${barePort}`, () => {
+      const t = next();
+      return { path: '/api/automations/send', headers: { 'service-api-key': t.key }, body: triggerBody(t, n) };
+    }));
+    rows.push(await load('4.3 trigger automation (50 contacts)', base, () => {
+      const t = next();
+      return { path: '/api/automations/send', headers: { 'service-api-key': t.key }, body: triggerBody(t, n) };
+    }));
+    // 4.1: 10 per second and 20 segments per company: a short run over all companies.
+    rows.push(await load('4.1 create segment', base, () => {
+      const t = next();
+      return { path: '/api/segments/create', headers: { 'service-api-key': t.key }, body: '{"name":"load"}' };
+    }, { amount: Math.min(tenants.length * 15, 6000) }));
+    // 4.4: 1 per 10 seconds per company: one request per company.
+    rows.push(await load('4.4 send campaign (10 contacts)', base, () => {
+      const t = next();
+      const contacts = JSON.stringify(Array.from({ length: 10 }, (_, i) => ({ phone: phoneOf(n * 10 + i) })));
+      return { path: '/api/connector/send', headers: { 'service-api-key': t.key }, body: `{"campaign_id":${t.campaignId},"contacts":${contacts}}` };
+    }, { amount: tenants.length }));
+    // 4.2: 1 per minute per company: one request per company, 1,000 digests each (most of them found in
+    // the large company's numbering range, none in the small companies: the lookup cost is the same).
+    const digestBody = (seed: number) => JSON.stringify({
+      contacts: Array.from({ length: 1000 }, (_, i) => sha(phoneOf((seed * 1000 + i * 997) % BIG_CONTACTS))),
+      mode: 'add', use_hashed_phone: true,
+    });
+    rows.push(await load('4.2 segment contacts (1,000 digests), many companies', base, () => {
+      const t = next();
+      return { path: `/api/segments/${t.segmentId}/contacts`, headers: { 'service-api-key': t.key }, body: digestBody(n) };
+    }, { amount: tenants.length }));
+    // 4.2 against the company of BIG_CONTACTS contacts, one request at a time (its window is reset between).
+    const bigSeg = await (await fetch(base + '/api/segments/create', { method: 'POST', headers: { 'service-api-key': big.api_key, 'content-type': 'application/json' }, body: '{"name":"big"}' })).json();
+    const latencies: number[] = [];
+    for (let i = 0; i < 100; i++) {
+      await admin(base, 'DELETE', `/admin/companies/${bigCompanyId}/rate-limits`);
+      const t0 = performance.now();
+      const res = await fetch(`${base}/api/segments/${bigSeg.segment_id}/contacts`, {
+        method: 'POST', headers: { 'service-api-key': big.api_key, 'content-type': 'application/json' },
+        body: digestBody(i).replace('"add"', i % 2 ? '"delete"' : '"add"'),
+      });
+      await res.text();
+      if (res.status !== 200) throw new Error(`4.2 big company: ${res.status}`);
+      latencies.push(performance.now() - t0);
+    }
+    latencies.sort((a, b) => a - b);
+    const rss = peakRssMb(service.pid!);
+
+    console.log(`\n### ${args.db === 'postgres' ? 'PostgreSQL 15' : 'PGlite (embedded)'} — ${CONNECTIONS} connections, ${DURATION} s runs, ${tenants.length} companies\n`);
+    console.log('| load | requests | requests/s | p50 ms | p99 ms | non-2xx | ratio to bare |');
+    console.log('|---|---|---|---|---|---|---|');
+    for (const r of rows) {
+      console.log(`| ${r.name} | ${r.requests} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${(r.rps / rows[0].rps).toFixed(2)} |`);
+    }
+    console.log(`\n4.2 with 1,000 digests against one company of ${BIG_CONTACTS.toLocaleString('en')} contacts, sequential: p50 ${latencies[50].toFixed(1)} ms, p99 ${latencies[98].toFixed(1)} ms`);
+    console.log(`Peak RSS of the service process: ${rss} MB`);
+  } finally {
+    service.kill('SIGTERM');
+    bare.kill();
+    await new Promise((r) => service.once('exit', r));
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();

@@ -1,0 +1,32 @@
+/**
+ * `cms audit [--company ID] [--limit N]`: GET /admin/audit?company_id=&limit= →
+ * `{entries: [{at, actor, action, target, details}]}`. Servers without the route get a clear
+ * "does not provide" message (see errors.ts, `routeMissing`).
+ */
+import type { Command } from 'commander';
+import { addCommonOptions, contextFor } from '../context.ts';
+import { printJson, printTable } from '../output.ts';
+import { parseNonEmpty, parsePositiveInt } from '../parse.ts';
+
+/** Register `audit` on `program`. */
+export function registerAudit(program: Command): void {
+  addCommonOptions(
+    program
+      .command('audit')
+      .description('show the operator audit log (who changed what)')
+      .option('--company <id>', 'only entries about this company', parseNonEmpty)
+      .option('--limit <n>', 'at most this many entries', parsePositiveInt),
+  ).action(async (opts: { company?: string; limit?: number }, cmd: Command) => {
+    const ctx = await contextFor(cmd);
+    const entries = await ctx.client.listAudit({ companyId: opts.company, limit: opts.limit });
+    if (ctx.json) {
+      printJson({ entries });
+      return;
+    }
+    printTable(
+      entries,
+      [{ key: 'at' }, { key: 'actor' }, { key: 'action' }, { key: 'target' }, { key: 'details' }],
+      '(no audit entries)',
+    );
+  });
+}

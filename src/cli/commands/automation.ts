@@ -1,0 +1,91 @@
+/**
+ * `cms automation create|update`: POST /admin/companies/{company_id}/automations and
+ * PATCH /admin/automations/{automation_id} (operator-api.md). Template from `--template FILE`
+ * or `--body TEXT` (see ../templates.ts).
+ */
+import { Option, type Command } from 'commander';
+import type { AutomationUpdate } from '../api-types.ts';
+import { addCommonOptions, contextFor } from '../context.ts';
+import { UsageError } from '../errors.ts';
+import { printJson, printLine, printRecord } from '../output.ts';
+import { parseNonEmpty } from '../parse.ts';
+import { templateFromOptions } from '../templates.ts';
+
+interface CreateOptions {
+  company: string;
+  name: string;
+  type: string;
+  template?: string;
+  body?: string;
+  inactive?: boolean;
+}
+
+interface UpdateOptions {
+  name?: string;
+  active?: boolean;
+  inactive?: boolean;
+  template?: string;
+  body?: string;
+}
+
+/** Add `--template FILE` / `--body TEXT` (mutually exclusive). */
+function templateOptions(cmd: Command): Command {
+  return cmd
+    .addOption(new Option('--template <file>', 'template JSON file ("-" for stdin)').conflicts('body'))
+    .option('--body <text>', 'shortcut: plain-text template {header: none, body: TEXT, buttons: []}');
+}
+
+/** Register `automation create` and `automation update ID` on `program`. */
+export function registerAutomation(program: Command): void {
+  const group = program.command('automation').description('define message automations');
+
+  addCommonOptions(
+    templateOptions(
+      group
+        .command('create')
+        .description('create an automation (active unless --inactive)')
+        .requiredOption('--company <id>', 'company id', parseNonEmpty)
+        .requiredOption('--name <name>', 'automation name', parseNonEmpty)
+        .option('--type <type>', 'automation type; only "api" ones can be triggered over the API', 'api')
+        .option('--inactive', 'create it inactive'),
+    ),
+  ).action(async (opts: CreateOptions, cmd: Command) => {
+    const template = await templateFromOptions(opts, true);
+    const ctx = await contextFor(cmd);
+    const automation = await ctx.client.createAutomation(opts.company, {
+      name: opts.name,
+      type: opts.type,
+      active: !opts.inactive,
+      template,
+    });
+    if (ctx.json) printJson(automation);
+    else printRecord(automation, 'Automation created:');
+  });
+
+  addCommonOptions(
+    templateOptions(
+      group
+        .command('update')
+        .description('change an automation; only the given fields change')
+        .argument('<automation-id>', 'automation id', parseNonEmpty)
+        .option('--name <name>', 'new name', parseNonEmpty)
+        .addOption(new Option('--active', 'activate it').conflicts('inactive'))
+        .option('--inactive', 'deactivate it'),
+    ),
+  ).action(async (id: string, opts: UpdateOptions, cmd: Command) => {
+    const body: AutomationUpdate = {};
+    if (opts.name !== undefined) body.name = opts.name;
+    if (opts.active) body.active = true;
+    if (opts.inactive) body.active = false;
+    const template = await templateFromOptions(opts, false);
+    if (template !== undefined) body.template = template;
+    if (Object.keys(body).length === 0) {
+      throw new UsageError('nothing to update: give --name, --active/--inactive, --template or --body');
+    }
+    const ctx = await contextFor(cmd);
+    const automation = await ctx.client.updateAutomation(id, body);
+    if (ctx.json) printJson(automation ?? { automation_id: id, updated: true });
+    else if (automation && typeof automation === 'object') printRecord(automation, 'Automation updated:');
+    else printLine(`Automation ${id} updated.`);
+  });
+}

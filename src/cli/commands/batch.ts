@@ -1,0 +1,55 @@
+/**
+ * `cms batch show BATCH_ID [--messages]`: GET /admin/batches/{batch_id} and, with --messages,
+ * GET /admin/batches/{batch_id}/messages (operator-api.md). With --json and --messages the
+ * output is the batch object with an added `messages` array.
+ */
+import type { Command } from 'commander';
+import type { Batch, BatchMessage } from '../api-types.ts';
+import { addCommonOptions, contextFor } from '../context.ts';
+import { formatValue, printJson, printLine, printRecord, printTable } from '../output.ts';
+import { parseNonEmpty } from '../parse.ts';
+
+/** Flatten a batch for the key/value table: counts become `sent`, `failed`, ... rows. */
+function batchRows(batch: Batch): Record<string, unknown> {
+  const { counts, ...rest } = batch;
+  const flat: Record<string, unknown> = { ...rest };
+  if (counts && typeof counts === 'object') {
+    for (const [k, v] of Object.entries(counts)) flat[k] = v;
+  }
+  return flat;
+}
+
+/** Register `batch show BATCH_ID [--messages]` on `program`. */
+export function registerBatch(program: Command): void {
+  const group = program.command('batch').description('inspect send batches');
+
+  addCommonOptions(
+    group
+      .command('show')
+      .description('show a batch: status and counts; --messages lists every message')
+      .argument('<batch-id>', 'batch id (returned by the automation trigger)', parseNonEmpty)
+      .option('--messages', 'also list the batch\'s messages'),
+  ).action(async (batchId: string, opts: { messages?: boolean }, cmd: Command) => {
+    const ctx = await contextFor(cmd);
+    const batch = await ctx.client.getBatch(batchId);
+    const messages: BatchMessage[] | undefined = opts.messages ? await ctx.client.getBatchMessages(batchId) : undefined;
+    if (ctx.json) {
+      printJson(messages ? { ...batch, messages } : batch);
+      return;
+    }
+    printRecord(batchRows(batch), `Batch ${batch.batch_id ?? batchId}:`);
+    if (messages) {
+      printLine();
+      printLine(`Messages (${messages.length}):`);
+      printTable(messages, [
+        { key: 'message_id' },
+        { key: 'phone' },
+        { key: 'status' },
+        { key: 'reason', header: 'reason / error', format: (_v, m) => formatValue(m.reason ?? m.error) },
+        { key: 'attempts' },
+        { key: 'scheduled_for' },
+        { key: 'sent_at' },
+      ]);
+    }
+  });
+}

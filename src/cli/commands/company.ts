@@ -1,0 +1,78 @@
+/**
+ * `cms company create|update`: POST /admin/companies and PATCH /admin/companies/{company_id}
+ * (operator-api.md). Prints the company the server returns.
+ */
+import type { Command } from 'commander';
+import type { CompanyUpdate, DeliveryHours } from '../api-types.ts';
+import { addCommonOptions, contextFor } from '../context.ts';
+import { UsageError } from '../errors.ts';
+import { printJson, printRecord } from '../output.ts';
+import { parseCountry, parseDeliveryHours, parseNonEmpty } from '../parse.ts';
+
+interface CompanyOptions {
+  name?: string;
+  subscriptionActive?: boolean;
+  defaultCountry?: string;
+  deliveryHours?: DeliveryHours | 'none';
+}
+
+/** Add the company fields as options; `--name` is required for create. */
+function addCompanyOptions(cmd: Command, nameRequired: boolean): Command {
+  if (nameRequired) cmd.requiredOption('--name <name>', 'company name', parseNonEmpty);
+  else cmd.option('--name <name>', 'new company name', parseNonEmpty);
+  return cmd
+    .option('--subscription-active', 'the company has an active subscription')
+    .option('--no-subscription-active', 'the company has no active subscription')
+    .option('--default-country <CC>', 'country for phone numbers without +prefix, e.g. DE', parseCountry)
+    .option(
+      '--delivery-hours <spec>',
+      'campaign delivery window HH:MM-HH:MM@Area/City, e.g. 09:00-21:00@Europe/Berlin, or "none"',
+      parseDeliveryHours,
+    );
+}
+
+/** Map parsed options onto the API body, leaving out what was not given. */
+function companyBody(o: CompanyOptions): CompanyUpdate {
+  const body: CompanyUpdate = {};
+  if (o.name !== undefined) body.name = o.name;
+  if (o.subscriptionActive !== undefined) body.subscription_active = o.subscriptionActive;
+  if (o.defaultCountry !== undefined) body.default_country = o.defaultCountry;
+  if (o.deliveryHours !== undefined) body.delivery_hours = o.deliveryHours === 'none' ? null : o.deliveryHours;
+  return body;
+}
+
+/** Register `company create` and `company update ID` on `program`. */
+export function registerCompany(program: Command): void {
+  const group = program.command('company').description('create and update companies (tenants)');
+
+  addCommonOptions(
+    addCompanyOptions(group.command('create').description('create a company (POST /admin/companies)'), true),
+  ).action(async (opts: CompanyOptions, cmd: Command) => {
+    const ctx = await contextFor(cmd);
+    const body = companyBody(opts);
+    const company = await ctx.client.createCompany({ ...body, name: opts.name as string });
+    if (ctx.json) printJson(company);
+    else printRecord(company, 'Company created:');
+  });
+
+  addCommonOptions(
+    addCompanyOptions(
+      group
+        .command('update')
+        .description('change a company (PATCH /admin/companies/{id}); only the given fields change')
+        .argument('<company-id>', 'company id', parseNonEmpty),
+      false,
+    ),
+  ).action(async (id: string, opts: CompanyOptions, cmd: Command) => {
+    const body = companyBody(opts);
+    if (Object.keys(body).length === 0) {
+      throw new UsageError(
+        'nothing to update: give --name, --[no-]subscription-active, --default-country or --delivery-hours',
+      );
+    }
+    const ctx = await contextFor(cmd);
+    const company = await ctx.client.updateCompany(id, body);
+    if (ctx.json) printJson(company);
+    else printRecord(company, 'Company updated:');
+  });
+}

@@ -1,0 +1,45 @@
+/**
+ * `cms connector connect|disconnect`: PUT /admin/companies/{company_id}/connector with
+ * `{connected, provider?}` (operator-api.md). Campaign sends need a connected connector.
+ */
+import type { Command } from 'commander';
+import type { ConnectorSettings } from '../api-types.ts';
+import { addCommonOptions, contextFor } from '../context.ts';
+import { printJson, printLine, printRecord } from '../output.ts';
+import { parseNonEmpty } from '../parse.ts';
+
+/** PUT the connector settings and print the answer (or a summary when the answer is empty). */
+async function putConnector(cmd: Command, company: string, body: ConnectorSettings): Promise<void> {
+  const ctx = await contextFor(cmd);
+  const res = await ctx.client.setConnector(company, body);
+  const shown = res && typeof res === 'object' ? res : { company_id: company, ...body };
+  if (ctx.json) printJson(shown);
+  else if (res && typeof res === 'object') printRecord(res, body.connected ? 'Connector connected:' : 'Connector disconnected:');
+  else printLine(`Connector ${body.connected ? 'connected' : 'disconnected'} for company ${company}.`);
+}
+
+/** Register `connector connect --company ID [--provider NAME]` and `connector disconnect --company ID`. */
+export function registerConnector(program: Command): void {
+  const group = program.command('connector').description('connect the push-messaging connector of a company');
+
+  addCommonOptions(
+    group
+      .command('connect')
+      .description('mark the connector connected (campaign sends are refused otherwise)')
+      .requiredOption('--company <id>', 'company id', parseNonEmpty)
+      .option('--provider <name>', 'connector provider name', parseNonEmpty),
+  ).action(async (opts: { company: string; provider?: string }, cmd: Command) => {
+    const body: ConnectorSettings = { connected: true };
+    if (opts.provider !== undefined) body.provider = opts.provider;
+    await putConnector(cmd, opts.company, body);
+  });
+
+  addCommonOptions(
+    group
+      .command('disconnect')
+      .description('mark the connector disconnected')
+      .requiredOption('--company <id>', 'company id', parseNonEmpty),
+  ).action(async (opts: { company: string }, cmd: Command) => {
+    await putConnector(cmd, opts.company, { connected: false });
+  });
+}

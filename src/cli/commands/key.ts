@@ -1,0 +1,46 @@
+/**
+ * `cms key create|revoke`: POST /admin/companies/{company_id}/api-keys and
+ * DELETE /admin/api-keys/{key_id} (operator-api.md). The api_key is shown only once.
+ */
+import type { Command } from 'commander';
+import { addCommonOptions, contextFor } from '../context.ts';
+import { printJson, printLine, printRecord } from '../output.ts';
+import { parseNonEmpty } from '../parse.ts';
+
+/** Register `key create --company ID [--label L]` and `key revoke KEY_ID` on `program`. */
+export function registerKey(program: Command): void {
+  const group = program.command('key').description('issue and revoke company API keys (service-api-key)');
+
+  addCommonOptions(
+    group
+      .command('create')
+      .description('issue an API key for a company; the key is printed only this once')
+      .requiredOption('--company <id>', 'company id', parseNonEmpty)
+      .option('--label <label>', 'free-text label, e.g. "shop integration"'),
+  ).action(async (opts: { company: string; label?: string }, cmd: Command) => {
+    const ctx = await contextFor(cmd);
+    const key = await ctx.client.createApiKey(opts.company, opts.label === undefined ? {} : { label: opts.label });
+    if (ctx.json) {
+      printJson(key);
+      return;
+    }
+    const { api_key: apiKey, ...rest } = key;
+    printRecord({ company_id: opts.company, ...rest }, 'API key created:');
+    printLine();
+    printLine(`  ${apiKey}`);
+    printLine();
+    printLine('Store this key now: it is shown only once and cannot be retrieved later.');
+  });
+
+  addCommonOptions(
+    group
+      .command('revoke')
+      .description('revoke an API key; requests with it are refused from then on')
+      .argument('<key-id>', 'key id (from `cms key create`)', parseNonEmpty),
+  ).action(async (keyId: string, _opts: unknown, cmd: Command) => {
+    const ctx = await contextFor(cmd);
+    await ctx.client.revokeApiKey(keyId);
+    if (ctx.json) printJson({ key_id: keyId, revoked: true });
+    else printLine(`API key ${keyId} revoked.`);
+  });
+}

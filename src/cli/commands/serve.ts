@@ -1,0 +1,31 @@
+/**
+ * `cms serve [--role api|worker|all]`: runs the service in this process via `runServer` from
+ * src/main.ts, imported lazily so the other commands do not load the server. Configuration
+ * errors (`ConfigError` from src/config.ts) and a busy port are reported as one line.
+ */
+import { Option, type Command } from 'commander';
+import { CliError } from '../errors.ts';
+
+/** Process roles of the service: HTTP API, background worker, or both. */
+export type Role = 'api' | 'worker' | 'all';
+
+/** Register `serve` on `program`. */
+export function registerServe(program: Command): void {
+  program
+    .command('serve')
+    .description('run the service (HTTP API and/or background worker); configured by environment variables')
+    .addOption(new Option('--role <role>', 'what this process runs').choices(['api', 'worker', 'all']).default('all'))
+    .action(async (opts: { role: Role }) => {
+      const [{ runServer }, { ConfigError }] = await Promise.all([import('../../main.ts'), import('../../config.ts')]);
+      try {
+        await runServer({ role: opts.role });
+      } catch (err) {
+        if (err instanceof ConfigError) throw new CliError(`configuration: ${err.message}`);
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === 'EADDRINUSE' || code === 'EACCES') {
+          throw new CliError(`cannot listen: ${(err as Error).message} (set HOST/PORT)`);
+        }
+        throw err;
+      }
+    });
+}

@@ -1,0 +1,71 @@
+/**
+ * Printing for the CLI: JSON for `--json` (stdout, 2-space indented) and readable cli-table3
+ * tables otherwise. Errors go to stderr, as JSON `{"error": ...}` in `--json` mode.
+ */
+import Table from 'cli-table3';
+import type { ErrorReport } from './errors.ts';
+
+/** One column of `printTable`: the row key, its header, and an optional formatter. */
+export interface Column<T> {
+  key: keyof T & string;
+  header?: string;
+  format?: (value: unknown, row: T) => string;
+}
+
+const plainStyle = { head: [] as string[], border: [] as string[] };
+
+/** Write a line (or several) to stdout. */
+export function printLine(text = ''): void {
+  process.stdout.write(`${text}\n`);
+}
+
+/** Write `value` as indented JSON to stdout. */
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value ?? null, null, 2)}\n`);
+}
+
+/** Render one cell: '' for null/undefined, `HH:MM-HH:MM@Zone` for delivery hours, compact JSON for objects. */
+export function formatValue(value: unknown): string {
+  if (value === null || value === undefined) return '';
+  if (typeof value === 'string') return value;
+  if (typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') return String(value);
+  const o = value as Record<string, unknown>;
+  if (typeof o.start === 'string' && typeof o.end === 'string' && typeof o.timezone === 'string') {
+    return `${o.start}-${o.end}@${o.timezone}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** Print an object as a two-column key/value table (keys in the object's order). */
+export function printRecord(record: Record<string, unknown> | null | undefined, title?: string): void {
+  if (title) printLine(title);
+  const table = new Table({ style: plainStyle });
+  for (const [key, value] of Object.entries(record ?? {})) {
+    table.push({ [key]: formatValue(value) });
+  }
+  printLine(table.toString());
+}
+
+/** Print rows as a table with the given columns; prints `empty` instead when there are no rows. */
+export function printTable<T>(rows: readonly T[], columns: Column<T>[], empty = '(none)'): void {
+  if (rows.length === 0) {
+    printLine(empty);
+    return;
+  }
+  const table = new Table({ head: columns.map((c) => c.header ?? c.key), style: plainStyle });
+  for (const row of rows) {
+    table.push(
+      columns.map((c) => {
+        const v = (row as Record<string, unknown>)[c.key];
+        return c.format ? c.format(v, row) : formatValue(v);
+      }),
+    );
+  }
+  printLine(table.toString());
+}
+
+/** Print an error report to stderr: `cms: error: ...` or, with `json`, `{"error": ...}`. */
+export function printError(report: ErrorReport, json: boolean): void {
+  if (json) process.stderr.write(`${JSON.stringify(report.json)}\n`);
+  else process.stderr.write(`cms: error: ${report.message}\n`);
+}

@@ -1,0 +1,57 @@
+/**
+ * Message templates for automations and campaigns (operator-api.md, "template"):
+ * loaded from a JSON file (`--template FILE`), or built from `--body TEXT` as
+ * `{header: {type: "none"}, body: TEXT, buttons: []}`. The server validates the content.
+ */
+import { readFile } from 'node:fs/promises';
+import type { Template } from './api-types.ts';
+import { CliError, UsageError } from './errors.ts';
+
+/** The minimal template for a plain text body. */
+export function bodyTemplate(body: string): Template {
+  return { header: { type: 'none' }, body, buttons: [] };
+}
+
+/** Read and parse a template JSON file; `-` reads stdin. Throws `CliError` if unreadable or not a JSON object. */
+export async function loadTemplate(file: string): Promise<unknown> {
+  let text: string;
+  try {
+    text = file === '-' ? await readStdin() : await readFile(file, 'utf8');
+  } catch (err) {
+    throw new CliError(`cannot read template file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new CliError(`template file ${file} is not valid JSON: ${(err as Error).message}`);
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) {
+    throw new CliError(`template file ${file} must hold a JSON object ({header, body, buttons, ...})`);
+  }
+  return parsed;
+}
+
+/**
+ * The template chosen by `--template FILE` or `--body TEXT` (not both).
+ * Returns undefined when neither is given and `required` is false; else throws `UsageError`.
+ */
+export async function templateFromOptions(
+  opts: { template?: string; body?: string },
+  required: boolean,
+): Promise<unknown> {
+  if (opts.template !== undefined && opts.body !== undefined) {
+    throw new UsageError('give either --template or --body, not both');
+  }
+  if (opts.template !== undefined) return loadTemplate(opts.template);
+  if (opts.body !== undefined) return bodyTemplate(opts.body);
+  if (required) throw new UsageError('a template is required: --template FILE.json or --body TEXT');
+  return undefined;
+}
+
+/** All of stdin as UTF-8 text. */
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}

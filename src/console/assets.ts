@@ -1,0 +1,21 @@
+/**
+ * Static assets of the console, all served by the service itself (works with no internet):
+ * `/console/assets/console.{css,js}` from `src/console/assets/`, and `/console/assets/pico/*` from the
+ * @picocss/pico npm package's `css/` directory. Cached for an hour.
+ */
+import path from 'node:path';
+import { createRequire } from 'node:module';
+import fastifyStatic from '@fastify/static';
+import type { FastifyInstance } from 'fastify';
+
+const require = createRequire(import.meta.url);
+const PICO_CSS_DIR = path.dirname(require.resolve('@picocss/pico/css/pico.min.css'));
+const OWN_DIR = path.join(import.meta.dirname, 'assets');
+
+/** Registers the two asset directories under `/assets` of the console prefix. */
+export async function registerAssets(scope: FastifyInstance): Promise<void> {
+  const common = { maxAge: 3_600_000, index: false, dotfiles: 'deny' } as const;
+  await scope.register(fastifyStatic, { ...common, root: OWN_DIR, prefix: '/assets/', wildcard: false });
+  // Only the one stylesheet of the package is reachable.
+  await scope.register(fastifyStatic, { ...common, root: PICO_CSS_DIR, prefix: '/assets/pico/', decorateReply: false, allowedPath: (p) => p === '/pico.min.css' });
+}

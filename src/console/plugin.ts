@@ -1,0 +1,126 @@
+/**
+ * The company console (issue 6), served under `/console` by the same service: a server-rendered web
+ * app for a company's own people. `registerConsole(app, deps)` registers it in its own encapsulated
+ * context with
+ *
+ * - its own body parsing: only `application/x-www-form-urlencoded` forms (@fastify/formbody), 64 KiB;
+ * - security headers (@fastify/helmet): a strict Content-Security-Policy (only this origin's CSS and
+ *   JS, no inline script), frame-ancestors none, no-referrer (invitation tokens never leak), nosniff;
+ * - cookies (@fastify/cookie) signed with a key generated once per installation and kept in the
+ *   database (`console_secrets`), so every process accepts every other's cookies;
+ * - CSRF protection (@fastify/csrf-protection, signed double-submit cookie) on every non-GET request;
+ * - sessions stored hashed in the database (domain/users.ts), required on every page but sign-in and
+ *   invitation; without one a GET is redirected to sign-in (303) and any other request is refused;
+ * - HTML error pages (404 for unknown pages and for other companies' ids, 403 for a bad CSRF token);
+ * - assets from the repository and npm (Pico CSS), never from a CDN.
+ *
+ * Every query of a signed-in page is scoped to the session's company: another company's batch, segment
+ * or key id answers 404 exactly like an unknown one.
+ */
+import { randomBytes } from 'node:crypto';
+import cookie from '@fastify/cookie';
+import csrf from '@fastify/csrf-protection';
+import formbody from '@fastify/formbody';
+import helmet from '@fastify/helmet';
+import type { FastifyInstance } from 'fastify';
+import type { Db } from '../db/database.ts';
+import type { AppDeps } from '../http/deps.ts';
+import { findSession } from '../domain/users.ts';
+import { registerAssets } from './assets.ts';
+import { nowOf, SESSION_COOKIE, SESSION_COOKIE_OPTIONS } from './context.ts';
+import { registerErrorPages } from './errors.ts';
+import { registerBatchPage } from './routes/batch.ts';
+import { registerCredentialsPage } from './routes/credentials.ts';
+import { registerInvitePage } from './routes/invite.ts';
+import { registerLoginPage } from './routes/login.ts';
+import { registerLogout } from './routes/logout.ts';
+import { registerPasswordPage } from './routes/password.ts';
+import { registerRevokeKeyPage } from './routes/revoke-key.ts';
+import { registerSegmentPage } from './routes/segment.ts';
+import { registerSegmentsPage } from './routes/segments.ts';
+import { registerSendsPage } from './routes/sends.ts';
+import { BASE } from './views/layout.ts';
+
+/** Largest console request body (forms only): 64 KiB. */
+const BODY_LIMIT = 64 * 1024;
+
+/** The installation's cookie-signing key: created once (random 32 bytes), shared through the database. */
+export async function cookieSecret(db: Db): Promise<string> {
+  await db.insertInto('console_secrets').values({ name: 'cookie_secret', value: randomBytes(32).toString('base64url') })
+    .onConflict((oc) => oc.column('name').doNothing()).execute();
+  const row = await db.selectFrom('console_secrets').select('value').where('name', '=', 'cookie_secret').executeTakeFirstOrThrow();
+  return row.value;
+}
+
+/** Registers the console under `/console` (see the module comment). */
+export async function registerConsole(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const secret = await cookieSecret(deps.database.db);
+  await app.register(async (scope) => {
+    // Console pages are not part of the API's OpenAPI document.
+    scope.addHook('onRoute', (route) => {
+      route.schema = { ...route.schema, hide: true };
+    });
+    scope.removeAllContentTypeParsers();
+    await scope.register(formbody, { bodyLimit: BODY_LIMIT });
+    await scope.register(helmet, {
+      hsts: false, // a TLS terminator in front of the service decides that for the whole host
+      frameguard: { action: 'deny' },
+      referrerPolicy: { policy: 'no-referrer' },
+      contentSecurityPolicy: {
+        useDefaults: false,
+        directives: {
+          defaultSrc: ["'none'"],
+          scriptSrc: ["'self'"],
+          styleSrc: ["'self'"],
+          imgSrc: ["'self'", 'data:'],
+          connectSrc: ["'self'"],
+          formAction: ["'self'"],
+          frameAncestors: ["'none'"],
+          baseUri: ["'none'"],
+        },
+      },
+    });
+    await scope.register(cookie, { secret });
+    await scope.register(csrf, {
+      cookieKey: 'cms_console_csrf',
+      cookieOpts: { path: BASE, httpOnly: true, sameSite: 'strict', secure: 'auto', signed: true },
+    });
+    scope.decorateRequest('consoleSession', null);
+    // Every form: the CSRF token must match the signed secret cookie (also before sign-in, against
+    // login CSRF). Runs before the session check of signed-in routes (parent hooks run first).
+    scope.addHook('preHandler', (request, reply, done) => {
+      if (request.method === 'GET' || request.method === 'HEAD') return done();
+      scope.csrfProtection(request, reply, done);
+    });
+    registerErrorPages(scope, deps);
+    await registerAssets(scope);
+
+    // Pages without a session.
+    registerLoginPage(scope, deps);
+    registerInvitePage(scope, deps);
+
+    // Pages of a signed-in user.
+    await scope.register(async (authed) => {
+      authed.addHook('preHandler', async (request, reply) => {
+        const token = request.cookies[SESSION_COOKIE];
+        const session = await findSession(deps.database.db, token, nowOf(deps));
+        if (session) {
+          request.consoleSession = session;
+          return;
+        }
+        if (token) reply.clearCookie(SESSION_COOKIE, SESSION_COOKIE_OPTIONS);
+        const next = request.method === 'GET' ? `?next=${encodeURIComponent(request.url)}` : '';
+        return reply.code(303).header('cache-control', 'no-store').redirect(`${BASE}/login${next}`);
+      });
+      authed.get('/', async (_request, reply) => reply.redirect(`${BASE}/settings/integrations/credentials`));
+      registerLogout(authed, deps);
+      registerPasswordPage(authed, deps);
+      registerCredentialsPage(authed, deps);
+      registerRevokeKeyPage(authed, deps);
+      registerSegmentsPage(authed, deps);
+      registerSegmentPage(authed, deps);
+      registerSendsPage(authed, deps);
+      registerBatchPage(authed, deps);
+    });
+  }, { prefix: BASE });
+}

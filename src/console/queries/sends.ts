@@ -1,0 +1,80 @@
+/**
+ * Send batches and messages of one company (Sends pages): recent batches with counts, and messages
+ * found by phone number. Every query is scoped to the company; a batch's own page uses
+ * domain/batches.ts (getBatch / listBatchMessages) with the company id.
+ */
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import type { BatchKind, BatchStatus, MessageStatus } from '../../db/schema.ts';
+import { toE164 } from '../../domain/phone.ts';
+
+/** Batches per page of the Sends list. */
+export const BATCHES_PER_PAGE = 25;
+/** Most messages a phone search shows. */
+export const SEARCH_LIMIT = 100;
+
+export interface BatchRow {
+  batch_id: string;
+  kind: BatchKind;
+  source_id: number;
+  status: BatchStatus;
+  created_at: Date;
+  completed_at: Date | null;
+  counts: { total: number; sent: number; failed: number; skipped: number; pending: number };
+}
+
+/** One page (1-based) of the company's batches, newest first; `more` tells whether another page follows. */
+export async function listRecentBatches(db: Db, companyId: number, page: number): Promise<{ batches: BatchRow[]; more: boolean }> {
+  const offset = (page - 1) * BATCHES_PER_PAGE;
+  const { rows } = await sql<{
+    batch_id: string; kind: BatchKind; source_id: number; status: BatchStatus; created_at: Date; completed_at: Date | null;
+    total: number; sent: number; failed: number; skipped: number;
+  }>`
+    SELECT b.batch_id, b.kind, b.source_id, b.status, b.created_at, b.completed_at, b.total,
+           coalesce(m.sent, 0)::int AS sent, coalesce(m.failed, 0)::int AS failed, coalesce(m.skipped, 0)::int AS skipped
+    FROM (SELECT * FROM batches WHERE company_id = ${companyId}
+          ORDER BY created_at DESC, batch_id LIMIT ${BATCHES_PER_PAGE + 1} OFFSET ${offset}) b
+    LEFT JOIN LATERAL (
+      SELECT count(*) FILTER (WHERE status = 'sent') AS sent,
+             count(*) FILTER (WHERE status = 'failed') AS failed,
+             count(*) FILTER (WHERE status = 'skipped') AS skipped
+      FROM messages WHERE batch_id = b.batch_id) m ON true
+    ORDER BY b.created_at DESC, b.batch_id`.execute(db);
+  const batches = rows.slice(0, BATCHES_PER_PAGE).map((r) => ({
+    batch_id: r.batch_id, kind: r.kind, source_id: r.source_id, status: r.status, created_at: r.created_at, completed_at: r.completed_at,
+    counts: { total: r.total, sent: r.sent, failed: r.failed, skipped: r.skipped, pending: r.total - r.sent - r.failed - r.skipped },
+  }));
+  return { batches, more: rows.length > BATCHES_PER_PAGE };
+}
+
+export interface FoundMessage {
+  batch_id: string;
+  kind: BatchKind;
+  source_id: number;
+  batch_created_at: Date;
+  phone: string;
+  status: MessageStatus;
+  reason: string | null;
+  error: string | null;
+  sent_at: Date | null;
+}
+
+/**
+ * The company's messages to a phone number, newest batch first (at most SEARCH_LIMIT). A query that
+ * parses as a number (the company's default country for numbers without a country code) matches its
+ * E.164 form exactly; otherwise at least 4 digits match as a part of the stored number.
+ */
+export async function searchMessagesByPhone(db: Db, companyId: number, defaultCountry: string, query: string): Promise<FoundMessage[]> {
+  const q = query.trim();
+  const e164 = toE164(q, defaultCountry);
+  const digits = q.replace(/\D/g, '');
+  if (!e164 && digits.length < 4) return [];
+  let select = db.selectFrom('messages as m')
+    .innerJoin('batches as b', 'b.batch_id', 'm.batch_id')
+    .select(['m.batch_id', 'b.kind', 'b.source_id', 'b.created_at as batch_created_at', 'm.phone', 'm.status', 'm.reason', 'm.error', 'm.sent_at'])
+    .where('m.company_id', '=', companyId).where('b.company_id', '=', companyId);
+  select = e164
+    ? select.where((eb) => eb.or([eb('m.phone', '=', e164), eb('m.phone', '=', q)]))
+    : select.where(sql<boolean>`regexp_replace(m.phone, '[^0-9]', '', 'g') LIKE ${'%' + digits + '%'}`);
+  return select.orderBy('b.created_at', 'desc').orderBy('m.seq').limit(SEARCH_LIMIT).execute();
+}

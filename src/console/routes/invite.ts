@@ -1,0 +1,58 @@
+/**
+ * Accepting an invitation: GET/POST /console/invite/:token (issue 6 item 1). The link an operator got
+ * from `POST /admin/companies/{id}/users/invitations` (or `cms user invite`) shows a form to choose a
+ * password; submitting it creates the user and uses the link up. Then the person signs in. A used,
+ * superseded, expired or unknown link answers 404.
+ */
+import type { FastifyInstance } from 'fastify';
+import { recordAudit } from '../../domain/audit.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { acceptInvitation, findInvitation } from '../../domain/users.ts';
+import type { AppDeps } from '../../http/deps.ts';
+import { field, nowOf, sendPage } from '../context.ts';
+import { sendErrorPage } from '../errors.ts';
+import { BASE } from '../views/layout.ts';
+import { inviteView } from '../views/invite.ts';
+
+const INVALID = 'This invitation link cannot be used: it was used already, replaced by a newer invitation, or it expired. Ask the service\'s operator for a new one.';
+
+/** The token is in the path: keep these requests out of the info-level request log. */
+const QUIET = { logLevel: 'warn' } as const;
+
+/** Registers GET and POST /invite/:token (no session needed). */
+export function registerInvitePage(scope: FastifyInstance, deps: AppDeps): void {
+  const db = deps.database.db;
+
+  scope.get<{ Params: { token: string } }>('/invite/:token', QUIET, async (request, reply) => {
+    const inv = await findInvitation(db, request.params.token, nowOf(deps));
+    if (!inv) return sendErrorPage(request, reply, 404, 'Invitation not valid', INVALID);
+    return sendPage(request, reply, 200, {
+      title: 'Join your company',
+      body: (csrf) => inviteView({ csrf, token: request.params.token, email: inv.email, company: inv.company_name }),
+    });
+  });
+
+  scope.post<{ Params: { token: string } }>('/invite/:token', QUIET, async (request, reply) => {
+    const token = request.params.token;
+    const now = nowOf(deps);
+    const inv = await findInvitation(db, token, now);
+    if (!inv) return sendErrorPage(request, reply, 404, 'Invitation not valid', INVALID);
+    const password = field(request.body, 'password');
+    const confirm = field(request.body, 'password_confirm');
+    const render = (status: number, error: string) => sendPage(request, reply, status, {
+      title: 'Join your company',
+      body: (csrf) => inviteView({ csrf, token, email: inv.email, company: inv.company_name, error }),
+    });
+    if (password !== confirm) return render(400, 'The two passwords differ.');
+    try {
+      const user = await acceptInvitation(db, token, password, now);
+      await recordAudit(db, { actor: `console:${user.email}`, action: 'user.join', target: `user:${user.user_id}`, company_id: user.company_id, details: { invitation_id: inv.invitation_id } });
+    } catch (err) {
+      if (err instanceof DomainError && err.status === 422) return render(400, err.detail);
+      if (err instanceof DomainError && err.status === 409) return render(409, 'An account with this email exists already. Sign in instead.');
+      if (err instanceof DomainError && err.status === 404) return sendErrorPage(request, reply, 404, 'Invitation not valid', INVALID);
+      throw err;
+    }
+    return reply.redirect(`${BASE}/login?done=joined`, 303);
+  });
+}

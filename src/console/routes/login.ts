@@ -1,0 +1,65 @@
+/**
+ * Sign-in: GET/POST /console/login (issue 6 item 1). A successful sign-in starts a new session (a new
+ * cookie value: no session fixation) and redirects to `next` (console paths only) or the console
+ * home. Failed attempts are throttled per email and per client address (login-throttle.ts): while
+ * blocked the answer is 429 with Retry-After, before any password is checked.
+ */
+import type { FastifyInstance } from 'fastify';
+import { recordAudit } from '../../domain/audit.ts';
+import { authenticateUser, createSession, deleteSession, findSession } from '../../domain/users.ts';
+import type { AppDeps } from '../../http/deps.ts';
+import { field, nowOf, safeNext, sendPage, SESSION_COOKIE, SESSION_COOKIE_OPTIONS } from '../context.ts';
+import { clearLoginFailures, loginBlockedFor, recordLoginFailure } from '../login-throttle.ts';
+import { loginView } from '../views/login.ts';
+
+/** Fixed notices that other pages may ask the sign-in page to show (`?done=`). */
+const NOTICES: Record<string, string> = {
+  joined: 'Your account is ready. Sign in with your email and your new password.',
+  signed_out: 'You are signed out.',
+};
+
+/** Registers GET and POST /login (no session needed). */
+export function registerLoginPage(scope: FastifyInstance, deps: AppDeps): void {
+  const db = deps.database.db;
+
+  scope.get<{ Querystring: { next?: string; done?: string } }>('/login', async (request, reply) => {
+    const existing = await findSession(db, request.cookies[SESSION_COOKIE], nowOf(deps));
+    if (existing) return reply.redirect(safeNext(request.query.next), 303);
+    const notice = NOTICES[String(request.query.done ?? '')];
+    return sendPage(request, reply, 200, {
+      title: 'Sign in',
+      flash: notice,
+      body: (csrf) => loginView({ csrf, next: safeNext(request.query.next), email: '' }),
+    });
+  });
+
+  scope.post('/login', async (request, reply) => {
+    const email = field(request.body, 'email').trim();
+    const password = field(request.body, 'password');
+    const next = safeNext(field(request.body, 'next'));
+    const now = nowOf(deps);
+    const render = (status: number, error: string) => sendPage(request, reply, status, {
+      title: 'Sign in',
+      body: (csrf) => loginView({ csrf, next, email, error }),
+    });
+    if (!email || !password) return render(400, 'Enter your email and your password.');
+    const waitMs = await loginBlockedFor(db, email, request.ip, now);
+    if (waitMs > 0) {
+      const minutes = Math.max(1, Math.ceil(waitMs / 60_000));
+      reply.header('retry-after', String(Math.ceil(waitMs / 1000)));
+      return render(429, `Too many failed sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`);
+    }
+    const user = await authenticateUser(db, email, password);
+    if (!user) {
+      await recordLoginFailure(db, email, request.ip, now);
+      return render(401, 'The email or the password is wrong.');
+    }
+    await clearLoginFailures(db, email);
+    const previous = request.cookies[SESSION_COOKIE];
+    if (previous) await deleteSession(db, previous);
+    const token = await createSession(db, user.user_id, now);
+    await recordAudit(db, { actor: `console:${user.email}`, action: 'console.sign_in', target: `user:${user.user_id}`, company_id: user.company_id });
+    reply.setCookie(SESSION_COOKIE, token, SESSION_COOKIE_OPTIONS);
+    return reply.redirect(next, 303);
+  });
+}

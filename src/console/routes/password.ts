@@ -1,0 +1,44 @@
+/**
+ * Password change: GET/POST /console/account/password (issue 6 item 1). Needs the current password;
+ * other sessions of the user end, this one stays.
+ */
+import type { FastifyInstance } from 'fastify';
+import { recordAudit } from '../../domain/audit.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { changePassword } from '../../domain/users.ts';
+import type { AppDeps } from '../../http/deps.ts';
+import { field, nowOf, sendPage, sessionOf } from '../context.ts';
+import { passwordView } from '../views/password.ts';
+
+const CRUMBS: [string, string?][] = [['Account'], ['Password']];
+
+/** Registers GET and POST /account/password (signed-in scope). */
+export function registerPasswordPage(scope: FastifyInstance, deps: AppDeps): void {
+  const db = deps.database.db;
+
+  scope.get('/account/password', async (request, reply) => sendPage(request, reply, 200, {
+    title: 'Change password', section: 'account', crumbs: CRUMBS,
+    body: (csrf) => passwordView({ csrf, email: sessionOf(request).email }),
+  }));
+
+  scope.post('/account/password', async (request, reply) => {
+    const session = sessionOf(request);
+    const current = field(request.body, 'current_password');
+    const next = field(request.body, 'new_password');
+    const confirm = field(request.body, 'new_password_confirm');
+    const render = (status: number, error?: string, done?: boolean) => sendPage(request, reply, status, {
+      title: 'Change password', section: 'account', crumbs: CRUMBS,
+      flash: done ? 'Password changed. Your other sessions were signed out.' : undefined,
+      body: (csrf) => passwordView({ csrf, email: session.email, error }),
+    });
+    if (next !== confirm) return render(400, 'The two new passwords differ.');
+    try {
+      await changePassword(db, session.user_id, current, next, session.token, nowOf(deps));
+    } catch (err) {
+      if (err instanceof DomainError && (err.status === 403 || err.status === 422)) return render(400, err.detail);
+      throw err;
+    }
+    await recordAudit(db, { actor: `console:${session.email}`, action: 'user.password_change', target: `user:${session.user_id}`, company_id: session.company_id });
+    return render(200, undefined, true);
+  });
+}

@@ -1,0 +1,148 @@
+/**
+ * Opens the database: PGlite in `dataDir` (the embedded default) or PostgreSQL through a `pg` pool when
+ * a URL is given (issue 2, item 1). Both speak one SQL dialect; callers only see Kysely plus a few
+ * helpers (ping for /readyz, a raw script runner for migrations, close).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { DB } from './schema.ts';
+import { pgliteDialect } from './pglite-dialect.ts';
+
+export type Db = Kysely<DB>;
+
+/** Runs one SQL text (possibly several statements, no parameters); resolves to the last statement's rows. */
+export type ScriptRunner = (text: string) => Promise<Record<string, unknown>[]>;
+
+export interface Database {
+  readonly kind: 'pglite' | 'postgres';
+  readonly db: Db;
+  /** The embedded instance (PGlite only): pg-boss runs on it through `fromPglite`. */
+  readonly pglite: PGlite | undefined;
+  /** The PostgreSQL URL (PostgreSQL only): pg-boss opens its own pool on it. */
+  readonly url: string | undefined;
+  /** Runs a multi-statement SQL script inside one transaction, under a cluster-wide advisory lock. */
+  runScriptLocked(lockKey: number, script: (run: ScriptRunner) => Promise<void>): Promise<void>;
+  /** Resolves when the database answers `SELECT 1`; rejects otherwise. */
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+const INT8 = 20;
+const parseInt8 = (v: string) => Number(v);
+
+/**
+ * Only one process may open an embedded data directory. `cms.pid` names the process that has it; after
+ * kill -9 the file stays behind naming a dead process and is simply taken over (PGlite itself recovers
+ * from an unclean stop like PostgreSQL does, from its WAL). A file naming a live process is an error.
+ */
+function claimDataDir(dataDir: string): void {
+  const pidFile = path.join(dataDir, 'cms.pid');
+  let text = '';
+  try {
+    text = fs.readFileSync(pidFile, 'utf8');
+  } catch {
+    // no claim yet
+  }
+  const pid = Number.parseInt(text, 10);
+  if (Number.isInteger(pid) && pid > 0 && pid !== process.pid) {
+    let alive = true;
+    try {
+      process.kill(pid, 0);
+    } catch (err) {
+      alive = (err as NodeJS.ErrnoException).code === 'EPERM';
+    }
+    // A pid reused by an unrelated program after a restart is not a claim.
+    if (alive) {
+      try {
+        alive = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('node');
+      } catch {
+        // no /proc: keep the conservative answer
+      }
+    }
+    if (alive) throw new Error(`the data directory ${dataDir} is in use by process ${pid}`);
+  }
+  fs.writeFileSync(pidFile, `${process.pid}\n`);
+}
+
+/** Opens PGlite in `dataDir` (created if missing; `memory://` for an in-memory database). */
+export async function openPglite(dataDir: string): Promise<Database> {
+  const inMemory = dataDir.startsWith('memory://');
+  if (!inMemory) {
+    fs.mkdirSync(dataDir, { recursive: true });
+    claimDataDir(dataDir);
+  }
+  const pglite = await PGlite.create(inMemory ? dataDir : path.join(dataDir, 'pglite'), {
+    parsers: { [INT8]: parseInt8 },
+  });
+  const db = new Kysely<DB>({ dialect: pgliteDialect(pglite) });
+  return {
+    kind: 'pglite',
+    db,
+    pglite,
+    url: undefined,
+    async runScriptLocked(_lockKey, script) {
+      // One process owns a PGlite directory, and the transaction holds PGlite's exclusive lock.
+      await pglite.transaction(async (tx) => {
+        await script(async (text) => (await tx.exec(text)).at(-1)?.rows ?? []);
+      });
+    },
+    async ping() {
+      await pglite.query('SELECT 1');
+    },
+    async close() {
+      await db.destroy();
+      await pglite.close();
+      if (!inMemory) fs.rmSync(path.join(dataDir, 'cms.pid'), { force: true });
+    },
+  };
+}
+
+/** Opens a pool of at most `poolMax` connections to the PostgreSQL database at `url`. */
+export async function openPostgres(url: string, poolMax: number): Promise<Database> {
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: poolMax,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+    types: { getTypeParser: ((oid: number, format?: string) => (oid === INT8 ? parseInt8 : pg.types.getTypeParser(oid, format as 'text'))) as typeof pg.types.getTypeParser },
+  });
+  // An idle client that loses its connection (database restart) emits 'error' on the pool; without a
+  // listener that would crash the process. The pool replaces the client on the next checkout.
+  pool.on('error', () => {});
+  // A connection in use that breaks (database restart, network reset) also emits 'error' on its
+  // client; the query in flight fails and is answered 503, but the process must not die.
+  pool.on("connect", (client) => { client.on("error", () => {}); });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  return {
+    kind: 'postgres',
+    db,
+    pglite: undefined,
+    url,
+    async runScriptLocked(lockKey, script) {
+      const client = await pool.connect();
+      try {
+        await client.query('BEGIN');
+        await client.query('SELECT pg_advisory_xact_lock($1)', [lockKey]);
+        await script(async (text) => {
+          const result = (await client.query(text)) as pg.QueryResult | pg.QueryResult[];
+          return (Array.isArray(result) ? result.at(-1)?.rows : result.rows) ?? [];
+        });
+        await client.query('COMMIT');
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {});
+        throw err;
+      } finally {
+        client.release();
+      }
+    },
+    async ping() {
+      await sql`SELECT 1`.execute(db);
+    },
+    async close() {
+      await db.destroy();
+    },
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * A Kysely dialect for an embedded PGlite database that is safe under concurrency.
+ *
+ * PGlite has one connection. The published Kysely dialects for it send BEGIN/COMMIT as plain queries on
+ * that shared connection, so two concurrent Kysely transactions (or a transaction and pg-boss's own
+ * queries) interleave inside one database transaction. Here a Kysely transaction is run inside
+ * `pglite.transaction()`, which holds PGlite's exclusive lock until commit or rollback: every other
+ * query, Kysely's or pg-boss's, waits for it. Plain queries go through `pglite.query()`, which takes the
+ * same lock per statement. Kysely's PostgreSQL adapter and compiler are used unchanged.
+ */
+import type { PGlite, Transaction as PGliteTx } from '@electric-sql/pglite';
+import {
+  CompiledQuery,
+  PostgresAdapter,
+  PostgresIntrospector,
+  PostgresQueryCompiler,
+  type DatabaseConnection,
+  type Dialect,
+  type Driver,
+  type Kysely,
+  type QueryResult,
+  type TransactionSettings,
+} from 'kysely';
+
+type Runner = Pick<PGliteTx, 'query'>;
+
+class PGliteConnection implements DatabaseConnection {
+  readonly pglite: PGlite;
+  tx: PGliteTx | undefined;
+  finish: ((rollback: boolean) => Promise<void>) | undefined;
+
+  constructor(pglite: PGlite) {
+    this.pglite = pglite;
+  }
+
+  async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    const runner: Runner = this.tx ?? this.pglite;
+    const result = await runner.query<R>(compiled.sql, [...compiled.parameters]);
+    const kind = compiled.query.kind;
+    const affected = result.affectedRows;
+    const counts = kind === 'InsertQueryNode' || kind === 'UpdateQueryNode' || kind === 'DeleteQueryNode' || kind === 'MergeQueryNode';
+    return {
+      rows: result.rows,
+      ...(counts && affected !== undefined ? { numAffectedRows: BigInt(affected) } : {}),
+    };
+  }
+
+  // eslint-disable-next-line require-yield
+  async *streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('PGlite does not support streaming queries');
+  }
+
+  /** Opens a PGlite transaction and keeps its lock until `finish` is called. */
+  async begin(): Promise<void> {
+    let opened!: (tx: PGliteTx) => void;
+    let failed!: (err: unknown) => void;
+    const ready = new Promise<PGliteTx>((resolve, reject) => { opened = resolve; failed = reject; });
+    let done!: (rollback: boolean) => void;
+    const finished = new Promise<boolean>((resolve) => { done = resolve; });
+    const outcome = this.pglite.transaction(async (tx) => {
+      opened(tx);
+      if (await finished) await tx.rollback();
+    });
+    outcome.catch(failed);
+    this.tx = await ready;
+    this.finish = async (rollback: boolean) => {
+      done(rollback);
+      try {
+        await outcome;
+      } finally {
+        this.tx = undefined;
+        this.finish = undefined;
+      }
+    };
+  }
+}
+
+class PGliteDriver implements Driver {
+  readonly pglite: PGlite;
+  constructor(pglite: PGlite) {
+    this.pglite = pglite;
+  }
+  async init(): Promise<void> {}
+  async acquireConnection(): Promise<DatabaseConnection> {
+    return new PGliteConnection(this.pglite);
+  }
+  async beginTransaction(connection: DatabaseConnection, _settings: TransactionSettings): Promise<void> {
+    await (connection as PGliteConnection).begin();
+  }
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await (connection as PGliteConnection).finish?.(false);
+  }
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await (connection as PGliteConnection).finish?.(true);
+  }
+  async releaseConnection(): Promise<void> {}
+  async destroy(): Promise<void> {}
+}
+
+/** Kysely dialect over an open PGlite instance; the caller owns (and closes) the instance. */
+export function pgliteDialect(pglite: PGlite): Dialect {
+  return {
+    createAdapter: () => new PostgresAdapter(),
+    createDriver: () => new PGliteDriver(pglite),
+    createIntrospector: (db: Kysely<any>) => new PostgresIntrospector(db),
+    createQueryCompiler: () => new PostgresQueryCompiler(),
+  };
+}

@@ -1,0 +1,208 @@
+/**
+ * Kysely table types for the schema that `migrations/*.sql` creates (one source of truth: the SQL;
+ * these types mirror it). Timestamps come back as Date, jsonb as parsed JSON, int8 as number.
+ */
+import type { ColumnType, Generated } from 'kysely';
+
+type Timestamp = Date;
+type Json<T = unknown> = ColumnType<T, string, string>;
+
+/** Delivery window of a company, times as HH:MM in an IANA timezone (operator-api.md). */
+export interface DeliveryHours { start: string; end: string; timezone: string }
+
+export interface CompaniesTable {
+  company_id: Generated<number>;
+  name: string;
+  subscription_active: Generated<boolean>;
+  default_country: Generated<string>;
+  delivery_hours: Json<DeliveryHours | null> | null;
+  connector_connected: Generated<boolean>;
+  connector_provider: string | null;
+  channel: ColumnType<Record<string, unknown>, string | undefined, string>;
+  segment_count: Generated<number>;
+  created_at: Generated<Timestamp>;
+}
+
+export interface ApiKeysTable {
+  key_id: Generated<number>;
+  company_id: number;
+  key_hash: Uint8Array;
+  prefix: string;
+  label: string | null;
+  created_at: Generated<Timestamp>;
+  last_used_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+}
+
+export interface ContactsTable {
+  contact_id: Generated<number>;
+  company_id: number;
+  phone: string;
+  sha256_plus: Uint8Array;
+  sha256_bare: Uint8Array;
+  first_name: string | null;
+  last_name: string | null;
+  variables: ColumnType<Record<string, unknown>, string | undefined, string>;
+  opted_out: Generated<boolean>;
+  created_at: Generated<Timestamp>;
+  updated_at: Generated<Timestamp>;
+}
+
+export interface SegmentsTable {
+  segment_id: Generated<number>;
+  company_id: number;
+  name: string;
+  created_at: Generated<Timestamp>;
+}
+
+export interface SegmentMembersTable {
+  segment_id: number;
+  contact_id: number;
+  added_at: Generated<Timestamp>;
+}
+
+export interface AutomationsTable {
+  automation_id: Generated<number>;
+  company_id: number;
+  name: string;
+  type: string;
+  active: boolean;
+  template: Json<Record<string, unknown>>;
+  created_at: Generated<Timestamp>;
+  updated_at: Generated<Timestamp>;
+}
+
+export interface CampaignsTable {
+  campaign_id: Generated<number>;
+  company_id: number;
+  name: string;
+  template: Json<Record<string, unknown>>;
+  created_at: Generated<Timestamp>;
+}
+
+export type BatchKind = 'automation' | 'campaign';
+export type BatchStatus = 'accepted' | 'processing' | 'completed';
+
+export interface BatchesTable {
+  batch_id: string;
+  company_id: number;
+  kind: BatchKind;
+  source_id: number;
+  status: Generated<BatchStatus>;
+  total: number;
+  ignored_contacts: Generated<number>;
+  items: Json<unknown[]>;
+  overrides: ColumnType<Record<string, unknown>, string | undefined, string>;
+  template: Json<Record<string, unknown>>;
+  created_at: Generated<Timestamp>;
+  completed_at: Timestamp | null;
+}
+
+export type MessageStatus = 'pending' | 'sent' | 'failed' | 'skipped';
+
+export interface MessagesTable {
+  message_id: string;
+  batch_id: string;
+  company_id: number;
+  seq: number;
+  contact_id: number | null;
+  phone: string;
+  status: Generated<MessageStatus>;
+  reason: string | null;
+  error: string | null;
+  attempts: Generated<number>;
+  scheduled_for: Timestamp | null;
+  sent_at: Timestamp | null;
+  rendered: Json<Record<string, unknown> | null> | null;
+  updated_at: Generated<Timestamp>;
+  /** 002: a delivery run's claim on a pending message (database time). */
+  lease_until: Timestamp | null;
+  /** 002: a held campaign message waits for its delivery window until this time. */
+  held_until: Timestamp | null;
+}
+
+/** 004: a person of one company who signs in to the console (issue 6 item 1). */
+export interface ConsoleUsersTable {
+  user_id: Generated<number>;
+  company_id: number;
+  /** Lowercased; unique across companies. */
+  email: string;
+  /** argon2id PHC string. */
+  password_hash: string;
+  created_at: Generated<Timestamp>;
+  password_changed_at: Generated<Timestamp>;
+}
+
+/** 004: an operator's one-time invitation link (only the SHA-256 of its token is stored). */
+export interface ConsoleInvitationsTable {
+  invitation_id: Generated<number>;
+  company_id: number;
+  email: string;
+  token_hash: Uint8Array;
+  created_at: Generated<Timestamp>;
+  expires_at: Timestamp;
+  accepted_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+}
+
+/** 004: a console session (only the SHA-256 of the cookie value is stored). */
+export interface ConsoleSessionsTable {
+  session_hash: Uint8Array;
+  user_id: number;
+  created_at: Timestamp;
+  last_seen_at: Timestamp;
+  expires_at: Timestamp;
+}
+
+/** 004: failed sign-in attempts of one bucket (email or client address) in the current window. */
+export interface ConsoleLoginFailuresTable {
+  bucket: string;
+  failures: number;
+  window_start: Timestamp;
+}
+
+/** 004: installation-wide secrets the console generates once (e.g. the cookie-signing key). */
+export interface ConsoleSecretsTable {
+  name: string;
+  value: string;
+}
+
+/** The whole database, as Kysely sees it. */
+export interface DB {
+  companies: CompaniesTable;
+  api_keys: ApiKeysTable;
+  contacts: ContactsTable;
+  segments: SegmentsTable;
+  segment_members: SegmentMembersTable;
+  automations: AutomationsTable;
+  campaigns: CampaignsTable;
+  batches: BatchesTable;
+  messages: MessagesTable;
+  console_users: ConsoleUsersTable;
+  console_invitations: ConsoleInvitationsTable;
+  console_sessions: ConsoleSessionsTable;
+  console_login_failures: ConsoleLoginFailuresTable;
+  console_secrets: ConsoleSecretsTable;
+  idempotency_keys: IdempotencyKeysTable;
+  audit_log: AuditLogTable;
+}
+
+export interface IdempotencyKeysTable {
+  company_id: number;
+  idempotency_key: string;
+  request_hash: Uint8Array;
+  locked_until: Date | null;
+  response_status: number | null;
+  response_body: string | null;
+  created_at: Generated<Date>;
+}
+
+export interface AuditLogTable {
+  entry_id: Generated<number>;
+  at: Generated<Date>;
+  actor: string;
+  action: string;
+  target: string;
+  company_id: number | null;
+  details: ColumnType<Record<string, unknown>, string | undefined, string>;
+}

@@ -1,0 +1,126 @@
+/**
+ * Company API keys (api.md part 5; issue 2 item 5; issue 5 item 3).
+ *
+ * A key looks like `cms_live_<32 base62 chars><6 base62 chars CRC32 checksum>`: the prefix makes leaked
+ * keys recognisable to secret scanners and the checksum lets them (and us) reject a mistyped key
+ * without a database lookup. Only the SHA-256 of a key is stored; the key itself is shown once.
+ */
+import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { crc32 } from 'node:zlib';
+import type { Db } from '../db/database.ts';
+import { DomainError, isRowId } from './errors.ts';
+
+export const KEY_PREFIX = 'cms_live_';
+const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+const BODY_LENGTH = 32;
+const CHECK_LENGTH = 6;
+
+function checksum(body: string): string {
+  let n = crc32(body);
+  let out = '';
+  for (let i = 0; i < CHECK_LENGTH; i++) {
+    out = BASE62[n % 62] + out;
+    n = Math.floor(n / 62);
+  }
+  return out;
+}
+
+/** A new random API key (about 190 bits of entropy) with prefix and checksum. */
+export function generateApiKey(): string {
+  // Rejection sampling: 62 does not divide 256, so bytes >= 248 are dropped to keep every character uniform.
+  let body = '';
+  while (body.length < BODY_LENGTH) {
+    for (const b of randomBytes(BODY_LENGTH)) {
+      if (b < 248 && body.length < BODY_LENGTH) body += BASE62[b % 62];
+    }
+  }
+  return KEY_PREFIX + body + checksum(body);
+}
+
+/** True when `key` has the prefix, the length and a matching checksum (no database involved). */
+export function isWellFormedApiKey(key: string): boolean {
+  if (key.length !== KEY_PREFIX.length + BODY_LENGTH + CHECK_LENGTH || !key.startsWith(KEY_PREFIX)) return false;
+  const body = key.slice(KEY_PREFIX.length, KEY_PREFIX.length + BODY_LENGTH);
+  return checksum(body) === key.slice(-CHECK_LENGTH);
+}
+
+/** SHA-256 of the key: what the database stores and looks up. */
+export function hashApiKey(key: string): Buffer {
+  return createHash('sha256').update(key).digest();
+}
+
+/** The first characters of a key, safe to display (e.g. `cms_live_Ab12`). */
+export function keyDisplayPrefix(key: string): string {
+  return key.slice(0, KEY_PREFIX.length + 4);
+}
+
+export interface CreatedKey { key_id: number; api_key: string; label: string | null; prefix: string; created_at: Date }
+
+/** Issues a new key for the company; 404 when the company does not exist. */
+export async function createApiKey(db: Db, companyId: number, label: string | null): Promise<CreatedKey> {
+  if (!isRowId(companyId)) throw new DomainError(404, 'Company not found');
+  const apiKey = generateApiKey();
+  const row = await db.insertInto('api_keys')
+    .columns(['company_id', 'key_hash', 'prefix', 'label'])
+    .expression((eb) => eb.selectFrom('companies')
+      .select([
+        'company_id',
+        eb.val(hashApiKey(apiKey)).as('key_hash'),
+        eb.val(keyDisplayPrefix(apiKey)).as('prefix'),
+        eb.val(label).as('label'),
+      ])
+      .where('company_id', '=', companyId))
+    .returning(['key_id', 'label', 'prefix', 'created_at'])
+    .executeTakeFirst();
+  if (!row) throw new DomainError(404, 'Company not found');
+  return { key_id: row.key_id, api_key: apiKey, label: row.label, prefix: row.prefix, created_at: row.created_at };
+}
+
+/** Revokes a key (of the company, when given); undefined when no such key exists. Idempotent. */
+export async function revokeApiKey(db: Db, keyId: number, companyId?: number): Promise<{ company_id: number } | undefined> {
+  if (!isRowId(keyId)) return undefined;
+  let q = db.updateTable('api_keys')
+    .set({ revoked_at: new Date() })
+    .where('key_id', '=', keyId);
+  if (companyId !== undefined) q = q.where('company_id', '=', companyId);
+  const row = await q.returning(['company_id']).executeTakeFirst();
+  return row;
+}
+
+/** What authentication resolves a key to: the key and the parts of its company the API needs. */
+export interface AuthContext {
+  keyId: number;
+  companyId: number;
+  defaultCountry: string;
+  subscriptionActive: boolean;
+  connectorConnected: boolean;
+}
+
+/**
+ * Looks a key up by hash. Returns undefined for an unknown or revoked key. The stored hash is compared
+ * again in constant time, so the answer never depends on how much of a hash matched.
+ */
+export async function findApiKey(db: Db, key: string): Promise<AuthContext | undefined> {
+  if (!isWellFormedApiKey(key)) return undefined;
+  const hash = hashApiKey(key);
+  const row = await db.selectFrom('api_keys as k')
+    .innerJoin('companies as c', 'c.company_id', 'k.company_id')
+    .select(['k.key_id', 'k.key_hash', 'k.company_id', 'c.default_country', 'c.subscription_active', 'c.connector_connected'])
+    .where('k.key_hash', '=', hash)
+    .where('k.revoked_at', 'is', null)
+    .executeTakeFirst();
+  if (!row || !timingSafeEqual(Buffer.from(row.key_hash), hash)) return undefined;
+  return {
+    keyId: row.key_id,
+    companyId: row.company_id,
+    defaultCountry: row.default_country,
+    subscriptionActive: row.subscription_active,
+    connectorConnected: row.connector_connected,
+  };
+}
+
+/** Records that keys were used (`last_used_at`), for the console; called off the request path. */
+export async function touchApiKeys(db: Db, keyIds: number[], at: Date): Promise<void> {
+  if (keyIds.length === 0) return;
+  await db.updateTable('api_keys').set({ last_used_at: at }).where('key_id', 'in', keyIds).execute();
+}

@@ -1,0 +1,100 @@
+/**
+ * Automations and campaigns, as operators define them (operator-api.md) and as 4.3 / 4.4 look them up
+ * (decisions.md §3). Another company's id answers exactly like an unknown one.
+ */
+import { LRUCache } from 'lru-cache';
+import type { Db } from '../db/database.ts';
+import { DomainError, isRowId, notFound } from './errors.ts';
+import type { Template } from './templates.ts';
+
+export interface Automation {
+  automation_id: number; company_id: number; name: string; type: string; active: boolean; template: Template;
+  created_at: Date; updated_at: Date;
+}
+
+export interface Campaign { campaign_id: number; company_id: number; name: string; template: Template; created_at: Date }
+
+/**
+ * Trigger lookups (4.3, the hot path) are cached per process for at most 2 s, like API keys: a change made
+ * through this process applies at once (`forgetAutomationLookups`), one made through another process
+ * within 2 s.
+ */
+const lookups = new LRUCache<string, Automation | false>({ max: 20_000, ttl: 2_000 });
+
+/** Drops cached trigger lookups (after an automation was created or changed). */
+export function forgetAutomationLookups(): void {
+  lookups.clear();
+}
+
+/** Creates an automation for the company; 404 when the company does not exist. */
+export async function createAutomation(
+  db: Db, companyId: number, input: { name: string; type: string; active: boolean; template: Template },
+): Promise<Automation> {
+  if (!isRowId(companyId)) throw new DomainError(404, 'Company not found');
+  const row = await db.insertInto('automations')
+    .columns(['company_id', 'name', 'type', 'active', 'template'])
+    .expression((eb) => eb.selectFrom('companies').select([
+      'company_id', eb.val(input.name).as('name'), eb.val(input.type).as('type'),
+      eb.val(input.active).as('active'), eb.val(JSON.stringify(input.template)).as('template'),
+    ]).where('company_id', '=', companyId))
+    .returningAll().executeTakeFirst();
+  forgetAutomationLookups();
+  if (!row) throw new DomainError(404, 'Company not found');
+  return row as unknown as Automation;
+}
+
+/** Changes name, active flag or template; 404 `Automation not found`. */
+export async function updateAutomation(
+  db: Db, automationId: number, input: { name?: string; active?: boolean; template?: Template },
+): Promise<Automation> {
+  if (!isRowId(automationId)) throw notFound('Automation not found');
+  const set: Record<string, unknown> = { updated_at: new Date() };
+  if (input.name !== undefined) set.name = input.name;
+  if (input.active !== undefined) set.active = input.active;
+  if (input.template !== undefined) set.template = JSON.stringify(input.template);
+  const row = await db.updateTable('automations').set(set).where('automation_id', '=', automationId).returningAll().executeTakeFirst();
+  forgetAutomationLookups();
+  if (!row) throw notFound('Automation not found');
+  return row as unknown as Automation;
+}
+
+/**
+ * The automation that 4.3 may trigger: this company's, of type `api`, active. Throws 404
+ * `Automation not found`, 400 `Automation is not of type 'api'` or 400 `Automation is not active`.
+ */
+export async function findTriggerableAutomation(db: Db, companyId: number, automationId: number | bigint): Promise<Automation> {
+  if (!isRowId(automationId)) throw notFound('Automation not found');
+  const key = `${companyId}:${automationId}`;
+  let row = lookups.get(key);
+  if (row === undefined) {
+    row = ((await db.selectFrom('automations').selectAll()
+      .where('automation_id', '=', automationId).where('company_id', '=', companyId).executeTakeFirst()) as unknown as Automation) ?? false;
+    lookups.set(key, row);
+  }
+  if (!row) throw notFound('Automation not found');
+  if (row.type !== 'api') throw new DomainError(400, "Automation is not of type 'api'");
+  if (!row.active) throw new DomainError(400, 'Automation is not active');
+  return row as unknown as Automation;
+}
+
+/** Creates a campaign for the company; 404 when the company does not exist. */
+export async function createCampaign(db: Db, companyId: number, input: { name: string; template: Template }): Promise<Campaign> {
+  if (!isRowId(companyId)) throw new DomainError(404, 'Company not found');
+  const row = await db.insertInto('campaigns')
+    .columns(['company_id', 'name', 'template'])
+    .expression((eb) => eb.selectFrom('companies').select([
+      'company_id', eb.val(input.name).as('name'), eb.val(JSON.stringify(input.template)).as('template'),
+    ]).where('company_id', '=', companyId))
+    .returningAll().executeTakeFirst();
+  if (!row) throw new DomainError(404, 'Company not found');
+  return row as unknown as Campaign;
+}
+
+/** This company's campaign; 404 `Campaign not found` otherwise. */
+export async function findCampaign(db: Db, companyId: number, campaignId: number | bigint): Promise<Campaign> {
+  if (!isRowId(campaignId)) throw notFound('Campaign not found');
+  const row = await db.selectFrom('campaigns').selectAll()
+    .where('campaign_id', '=', campaignId).where('company_id', '=', companyId).executeTakeFirst();
+  if (!row) throw notFound('Campaign not found');
+  return row as unknown as Campaign;
+}

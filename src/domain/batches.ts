@@ -1,0 +1,189 @@
+/**
+ * Send batches (api.md 4.3, 4.4; decisions.md §3): acceptance and inspection.
+ *
+ * Acceptance normalises the contacts, drops duplicates, and in ONE transaction writes the batch (its
+ * items, overrides, template snapshot, ignored count) and enqueues its processing job. Only after the
+ * commit does the caller answer `accepted`: a crash after the answer loses nothing.
+ */
+import { randomUUID } from 'node:crypto';
+import { sql, type Transaction } from 'kysely';
+import type { Db } from '../db/database.ts';
+import type { BatchKind, BatchStatus, DB, MessageStatus } from '../db/schema.ts';
+import { batchesAccepted } from '../metrics.ts';
+import type { Boss } from '../queue/boss.ts';
+import { AcceptWriter } from './accept-writer.ts';
+import { notFound } from './errors.ts';
+import { toE164 } from './phone.ts';
+
+/** One distinct contact of a batch, as stored in `batches.items` (in request order). */
+export interface BatchItem {
+  phone: string;             // as given
+  e164: string | null;       // normalised; null: skipped with reason invalid_phone
+  first_name?: string | null;
+  last_name?: string | null;
+  variables?: Record<string, unknown> | null;
+  image_url?: string | null;
+  video_url?: string | null;
+}
+
+/** Request-level overrides of a 4.3 batch. */
+export interface BatchOverrides { image_url?: string | null; video_url?: string | null; url?: string | null; url2?: string | null }
+
+/** Items that 4.3 processes: only the first 50; the rest are accepted and ignored. */
+export const AUTOMATION_PROCESS_LIMIT = 50;
+
+/**
+ * Normalises and de-duplicates items by E.164 number (invalid numbers by their text). A later duplicate
+ * replaces given names and media and merges its variables into the first, which keeps its position.
+ */
+export function distinctItems(items: Omit<BatchItem, 'e164'>[], defaultCountry: string): BatchItem[] {
+  const byKey = new Map<string, BatchItem>();
+  for (const raw of items) {
+    const e164 = toE164(raw.phone, defaultCountry);
+    const key = e164 ?? '\u0000' + raw.phone;
+    const prev = byKey.get(key);
+    if (!prev) {
+      byKey.set(key, { ...raw, e164 });
+      continue;
+    }
+    for (const f of ['first_name', 'last_name', 'image_url', 'video_url'] as const) {
+      if (raw[f] != null) prev[f] = raw[f];
+    }
+    if (raw.variables) prev.variables = Object.assign(Object.create(null), prev.variables ?? {}, raw.variables);
+  }
+  return [...byKey.values()];
+}
+
+export interface AcceptInput {
+  companyId: number;
+  kind: BatchKind;
+  sourceId: number;
+  template: unknown;
+  items: BatchItem[];
+  ignored: number;
+  overrides: BatchOverrides;
+}
+
+const writers = new WeakMap<Boss, AcceptWriter>();
+
+/**
+ * Writes the batch and enqueues its processing in one transaction; resolves to the new batch id once
+ * both are committed. `withinTransaction` runs in that transaction too (the idempotency record of the
+ * answer). Concurrent calls share transactions (see accept-writer.ts).
+ */
+export async function acceptBatch(
+  db: Db, boss: Boss, input: AcceptInput,
+  withinTransaction?: (trx: Transaction<DB>, batchId: string) => Promise<void>,
+): Promise<string> {
+  let writer = writers.get(boss);
+  if (!writer) writers.set(boss, (writer = new AcceptWriter(db, boss)));
+  const batchId = randomUUID();
+  await writer.write({
+    batch_id: batchId,
+    company_id: input.companyId,
+    kind: input.kind,
+    source_id: input.sourceId,
+    total: input.items.length,
+    ignored_contacts: input.ignored,
+    items: toJsonText(input.items),
+    overrides: JSON.stringify(input.overrides),
+    template: JSON.stringify(input.template),
+  }, withinTransaction);
+  batchesAccepted.inc({ kind: input.kind });
+  return batchId;
+}
+
+export interface BatchView {
+  batch_id: string;
+  kind: BatchKind;
+  source_id: number;
+  company_id: number;
+  status: BatchStatus;
+  counts: { total: number; sent: number; failed: number; skipped: number; pending: number };
+  ignored_contacts: number;
+  created_at: Date;
+  completed_at: Date | null;
+}
+
+/**
+ * JSON text of validated request data for a jsonb column. Integers beyond 2^53 arrive as bigint and are
+ * written with all their digits (jsonb keeps them exactly); NaN and infinities become null, as
+ * Pydantic's JSON mode writes them.
+ */
+export function toJsonText(value: unknown): string {
+  try {
+    return JSON.stringify(value); // the common case, twice as fast as with a replacer
+  } catch (err) {
+    if (!(err instanceof TypeError)) throw err;
+    return JSON.stringify(value, (_key, v) => (typeof v === 'bigint' ? (JSON as unknown as { rawJSON(t: string): unknown }).rawJSON(v.toString()) : v));
+  }
+}
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * A batch with its counts (operator-api.md GET /admin/batches/{id}); `companyId` scopes the lookup
+ * when given. Messages not yet written count as pending, so the counts always add up to the total.
+ */
+export async function getBatch(db: Db, batchId: string, companyId?: number): Promise<BatchView> {
+  if (!UUID_RE.test(batchId)) throw notFound('Batch not found');
+  const { rows } = await sql<{
+    batch_id: string; kind: BatchKind; source_id: number; company_id: number; status: BatchStatus; total: number;
+    ignored_contacts: number; created_at: Date; completed_at: Date | null; sent: number; failed: number; skipped: number;
+  }>`
+    SELECT b.batch_id, b.kind, b.source_id, b.company_id, b.status, b.total, b.ignored_contacts, b.created_at, b.completed_at,
+           coalesce(m.sent, 0)::int AS sent, coalesce(m.failed, 0)::int AS failed, coalesce(m.skipped, 0)::int AS skipped
+    FROM batches b
+    LEFT JOIN LATERAL (
+      SELECT count(*) FILTER (WHERE status = 'sent') AS sent,
+             count(*) FILTER (WHERE status = 'failed') AS failed,
+             count(*) FILTER (WHERE status = 'skipped') AS skipped
+      FROM messages WHERE batch_id = b.batch_id) m ON true
+    WHERE b.batch_id = ${batchId.toLowerCase()}::uuid
+      AND (${companyId ?? null}::int IS NULL OR b.company_id = ${companyId ?? null}::int)`.execute(db);
+  const row = rows[0];
+  if (!row) throw notFound('Batch not found');
+  const pending = row.total - row.sent - row.failed - row.skipped;
+  return {
+    batch_id: row.batch_id,
+    kind: row.kind,
+    source_id: row.source_id,
+    company_id: row.company_id,
+    status: row.status,
+    counts: { total: row.total, sent: row.sent, failed: row.failed, skipped: row.skipped, pending },
+    ignored_contacts: row.ignored_contacts,
+    created_at: row.created_at,
+    completed_at: row.completed_at,
+  };
+}
+
+export interface MessageView {
+  message_id: string;
+  phone: string;
+  status: MessageStatus;
+  reason?: string;
+  error?: string;
+  attempts: number;
+  scheduled_for?: Date;
+  sent_at?: Date;
+  rendered: unknown;
+}
+
+/** The messages of a batch in batch order (operator-api.md GET /admin/batches/{id}/messages). */
+export async function listBatchMessages(db: Db, batchId: string, companyId?: number): Promise<MessageView[]> {
+  await getBatch(db, batchId, companyId);
+  const rows = await db.selectFrom('messages')
+    .select(['message_id', 'phone', 'status', 'reason', 'error', 'attempts', 'scheduled_for', 'sent_at', 'rendered'])
+    .where('batch_id', '=', batchId.toLowerCase()).orderBy('seq').execute();
+  return rows.map((r) => ({
+    message_id: r.message_id,
+    phone: r.phone,
+    status: r.status,
+    ...(r.reason ? { reason: r.reason } : {}),
+    ...(r.error ? { error: r.error } : {}),
+    attempts: r.attempts,
+    ...(r.scheduled_for ? { scheduled_for: r.scheduled_for } : {}),
+    ...(r.sent_at ? { sent_at: r.sent_at } : {}),
+    rendered: r.rendered,
+  }));
+}

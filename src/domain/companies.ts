@@ -1,0 +1,106 @@
+/**
+ * Companies (operator-api.md: POST/PATCH /admin/companies): the tenant, its subscription, default
+ * country for phone numbers, delivery hours, connector state and delivery channel.
+ */
+import type { Db } from '../db/database.ts';
+import type { DeliveryHours } from '../db/schema.ts';
+import { DomainError, isRowId } from './errors.ts';
+
+export interface CompanyInput {
+  name?: string;
+  subscription_active?: boolean;
+  default_country?: string;
+  delivery_hours?: DeliveryHours | null;
+}
+
+export interface Company {
+  company_id: number;
+  name: string;
+  subscription_active: boolean;
+  default_country: string;
+  delivery_hours: DeliveryHours | null;
+  connector: { connected: boolean; provider: string | null };
+  channel: { provider: string };
+  created_at: Date;
+}
+
+const columns = ['company_id', 'name', 'subscription_active', 'default_country', 'delivery_hours', 'connector_connected', 'connector_provider', 'channel', 'created_at'] as const;
+
+type Row = {
+  company_id: number; name: string; subscription_active: boolean; default_country: string;
+  delivery_hours: DeliveryHours | null; connector_connected: boolean; connector_provider: string | null;
+  channel: Record<string, unknown>; created_at: Date;
+};
+
+function present(row: Row): Company {
+  return {
+    company_id: row.company_id,
+    name: row.name,
+    subscription_active: row.subscription_active,
+    default_country: row.default_country,
+    delivery_hours: row.delivery_hours,
+    connector: { connected: row.connector_connected, provider: row.connector_provider },
+    channel: { provider: String(row.channel.provider ?? 'outbox') },
+    created_at: row.created_at,
+  };
+}
+
+/** Creates a company; `name` is required. */
+export async function createCompany(db: Db, input: CompanyInput & { name: string }): Promise<Company> {
+  const row = await db.insertInto('companies').values({
+    name: input.name,
+    subscription_active: input.subscription_active ?? false,
+    default_country: input.default_country ?? 'DE',
+    delivery_hours: input.delivery_hours ? JSON.stringify(input.delivery_hours) : null,
+  }).returning(columns).executeTakeFirstOrThrow();
+  return present(row);
+}
+
+/** Changes the given fields; 404 `Company not found` for an unknown id. */
+export async function updateCompany(db: Db, companyId: number, input: CompanyInput): Promise<Company> {
+  if (!isRowId(companyId)) throw new DomainError(404, 'Company not found');
+  const set: Record<string, unknown> = {};
+  if (input.name !== undefined) set.name = input.name;
+  if (input.subscription_active !== undefined) set.subscription_active = input.subscription_active;
+  if (input.default_country !== undefined) set.default_country = input.default_country;
+  if (input.delivery_hours !== undefined) set.delivery_hours = input.delivery_hours ? JSON.stringify(input.delivery_hours) : null;
+  const q = Object.keys(set).length
+    ? db.updateTable('companies').set(set).where('company_id', '=', companyId).returning(columns)
+    : db.selectFrom('companies').select(columns).where('company_id', '=', companyId);
+  const row = await q.executeTakeFirst();
+  if (!row) throw new DomainError(404, 'Company not found');
+  return present(row as Row);
+}
+
+/** Reads one company; 404 when unknown. */
+export async function getCompany(db: Db, companyId: number): Promise<Company> {
+  if (!isRowId(companyId)) throw new DomainError(404, 'Company not found');
+  const row = await db.selectFrom('companies').select(columns).where('company_id', '=', companyId).executeTakeFirst();
+  if (!row) throw new DomainError(404, 'Company not found');
+  return present(row);
+}
+
+/** Lists companies, newest first. */
+export async function listCompanies(db: Db): Promise<Company[]> {
+  const rows = await db.selectFrom('companies').select(columns).orderBy('company_id', 'desc').limit(1000).execute();
+  return rows.map(present);
+}
+
+/** Connects or disconnects the push-messaging connector (operator-api.md PUT .../connector). */
+export async function setConnector(db: Db, companyId: number, connected: boolean, provider: string | null): Promise<Company> {
+  if (!isRowId(companyId)) throw new DomainError(404, 'Company not found');
+  const row = await db.updateTable('companies')
+    .set({ connector_connected: connected, connector_provider: connected ? provider : null })
+    .where('company_id', '=', companyId).returning(columns).executeTakeFirst();
+  if (!row) throw new DomainError(404, 'Company not found');
+  return present(row);
+}
+
+/** Stores the delivery channel (already validated; secrets already encrypted by the caller). */
+export async function setChannel(db: Db, companyId: number, channel: Record<string, unknown>): Promise<Company> {
+  if (!isRowId(companyId)) throw new DomainError(404, 'Company not found');
+  const row = await db.updateTable('companies').set({ channel: JSON.stringify(channel) })
+    .where('company_id', '=', companyId).returning(columns).executeTakeFirst();
+  if (!row) throw new DomainError(404, 'Company not found');
+  return present(row);
+}

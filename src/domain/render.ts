@@ -1,0 +1,266 @@
+/**
+ * Personalisation (decisions.md §6; operator-api.md `template` and `rendered`): turns a template, a
+ * contact and the batch's overrides into the `rendered` message a provider delivers.
+ *
+ * - Liquid (liquidjs) sees `first_name`, `last_name`, `phone` (E.164), every stored variable by name,
+ *   and the map itself as `variables` (so `variables.NAME` works too). The three contact fields win over
+ *   variables of the same name. A missing variable renders empty.
+ * - Variables are plain data: a `__proto__` key is kept as an own property (never assigned, which
+ *   would set a prototype), and templates read own properties only, so `constructor` and other
+ *   inherited members are invisible and no prototype is reached or touched.
+ * - Templates cannot read files (`include`/`render` find nothing) and a render is bounded in time and
+ *   memory; any error fails that one message (RenderError), never the batch.
+ * - Header media: contact `image_url`/`video_url` > request `image_url`/`video_url` > the template's
+ *   default url. The header keeps the template's type (an image header takes image URLs only): a
+ *   WhatsApp template's header format is fixed when the template is approved.
+ * - `url`/`url2` replace the destination of the template's first/second URL button.
+ * - A template with a `whatsapp` mapping also yields `rendered.whatsapp`: the template name and
+ *   language and the Cloud API parameters, i.e. the rendered value of each top-level `{{ ... }}` output
+ *   of the header text and of the body, in order, and for each URL button whose destination was
+ *   replaced, its dynamic part (the new URL minus the template URL when the latter is a prefix of it,
+ *   else the whole new URL); a button left unchanged has no parameter (null).
+ */
+import { analyzeSync, Liquid, Output, type Template as LiquidTemplate } from 'liquidjs';
+import type { BatchKind } from '../db/schema.ts';
+import type { BatchOverrides } from './batches.ts';
+import type { Template } from './templates.ts';
+
+/** What a provider is asked to deliver (operator-api.md `rendered`). */
+export interface Rendered {
+  message_id: string;
+  batch_id: string;
+  company_id: number;
+  kind: BatchKind;
+  source_id: number;
+  to: string;
+  header: { type: 'none' } | { type: 'text'; text: string } | { type: 'image' | 'video'; url: string };
+  body: string;
+  buttons: { text: string; url: string }[];
+  whatsapp?: WhatsAppParameters;
+}
+
+/** The WhatsApp Cloud API view of a rendered message (see the module comment). */
+export interface WhatsAppParameters {
+  name: string;
+  language: string;
+  header_parameters: string[];
+  body_parameters: string[];
+  button_parameters: (string | null)[];
+}
+
+/** The contact data a template sees. */
+export interface RenderContact {
+  phone: string;
+  first_name: string | null;
+  last_name: string | null;
+  variables: Record<string, unknown> | null;
+  image_url?: string | null;
+  video_url?: string | null;
+}
+
+/** Thrown when a template does not render; the message fails with `message`. */
+export class RenderError extends Error {}
+
+/** Per-render bounds: a template that loops or allocates without end fails that message. */
+const RENDER_LIMIT_MS = 1_000;
+const MEMORY_LIMIT = 10_000_000;
+
+const noFiles = {
+  exists: async () => false,
+  existsSync: () => false,
+  readFile: async (file: string): Promise<string> => { throw new Error(`templates cannot read files (${file})`); },
+  readFileSync: (file: string): string => { throw new Error(`templates cannot read files (${file})`); },
+  resolve: (_root: string, file: string) => file,
+  contains: async () => false,
+  containsSync: () => false,
+  sep: '/',
+};
+
+const liquid = new Liquid({
+  ownPropertyOnly: true,
+  strictVariables: false,
+  strictFilters: true,
+  fs: noFiles,
+  relativeReference: false,
+  root: [],
+  partials: [],
+  layouts: [],
+  renderLimit: RENDER_LIMIT_MS,
+  memoryLimit: MEMORY_LIMIT,
+});
+
+/** A template parsed once for a whole batch. */
+export interface CompiledTemplate {
+  readonly template: Template;
+  readonly body: LiquidTemplate[];
+  readonly headerText: LiquidTemplate[] | undefined;
+  /** Set when the template does not parse: every message of the batch fails with it. */
+  readonly error: string | undefined;
+  /**
+   * The scope names the template reads (liquidjs static analysis), or null when unknown. Rendering is
+   * a function of their values, so messages whose values are equal share one render (`memo`): a
+   * campaign to contacts known only by phone renders once. (`{{ 'now' | date }}` is the exception
+   * Liquid has; within one fan-out the difference is nil.)
+   */
+  readonly reads: readonly string[] | null;
+  readonly memo: Map<string, Texts | string>;
+}
+
+/** The Liquid-rendered parts of a message. */
+interface Texts { body: string; headerText: string | undefined; headerParameters: string[]; bodyParameters: string[] }
+
+/** Most distinct renders a compiled template remembers. */
+const MEMO_LIMIT = 1_000;
+
+/** Parses the body (and a text header) of `template`; never throws (a parse error is kept). */
+export function compileTemplate(template: Template): CompiledTemplate {
+  let body: LiquidTemplate[];
+  let headerText: LiquidTemplate[] | undefined;
+  try {
+    body = liquid.parse(template.body ?? '');
+    headerText = template.header?.type === 'text' ? liquid.parse(template.header.text ?? '') : undefined;
+  } catch (err) {
+    return { template, body: [], headerText: undefined, error: `template error: ${firstLine(err)}`, reads: null, memo: new Map() };
+  }
+  let reads: string[] | null;
+  try {
+    reads = [...new Set([...Object.keys(analyzeSync(body).globals), ...(headerText ? Object.keys(analyzeSync(headerText).globals) : [])])].sort();
+  } catch {
+    reads = null;
+  }
+  return { template, body, headerText, error: undefined, reads, memo: new Map() };
+}
+
+function firstLine(err: unknown): string {
+  return String((err as Error)?.message ?? err).split('\n')[0].slice(0, 500);
+}
+
+/**
+ * Copies `source`'s own keys into a new ordinary object. A key named `__proto__` is defined as an own
+ * data property (an assignment would set the prototype instead). Values are shared, not copied: they
+ * come from JSON (own data properties only, `__proto__` included), and templates only read them.
+ */
+function ownCopy(source: Record<string, unknown> | null | undefined): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (!source) return out;
+  for (const key of Object.keys(source)) {
+    if (key === '__proto__') Object.defineProperty(out, key, { value: source[key], enumerable: true, writable: true, configurable: true });
+    else out[key] = source[key];
+  }
+  return out;
+}
+
+/**
+ * The Liquid scope of a contact (see the module comment). Reads are own-property-only (liquidjs
+ * `ownPropertyOnly`), so inherited members such as `constructor` are invisible unless the data has
+ * such a key itself.
+ */
+export function scopeOf(contact: RenderContact): Record<string, unknown> {
+  const variables = ownCopy(contact.variables);
+  const scope = ownCopy(variables);
+  scope.variables = variables;
+  scope.first_name = contact.first_name ?? null; // nil: renders empty and is false in {% if %}
+  scope.last_name = contact.last_name ?? null;
+  scope.phone = contact.phone;
+  return scope;
+}
+
+function renderAll(templates: LiquidTemplate[], scope: Record<string, unknown>): string {
+  return liquid.renderSync(templates, scope) as string;
+}
+
+/** Rendered values of the top-level `{{ }}` outputs, in order (WhatsApp template parameters). */
+function outputValues(templates: LiquidTemplate[], scope: Record<string, unknown>): string[] {
+  return templates.filter((t) => t instanceof Output).map((t) => renderAll([t], scope));
+}
+
+/** The dynamic part of a replaced URL-button destination (see the module comment). */
+export function buttonParameter(templateUrl: string, url: string): string {
+  return url.startsWith(templateUrl) && url.length > templateUrl.length ? url.slice(templateUrl.length) : url;
+}
+
+export interface RenderInput {
+  message_id: string;
+  batch_id: string;
+  company_id: number;
+  kind: BatchKind;
+  source_id: number;
+  contact: RenderContact;
+  overrides: BatchOverrides;
+}
+
+/** Renders the Liquid parts for `scope`; returns the error text instead when that fails. */
+function renderTexts(compiled: CompiledTemplate, scope: Record<string, unknown>): Texts | string {
+  try {
+    const wa = !!compiled.template.whatsapp;
+    return {
+      body: renderAll(compiled.body, scope),
+      headerText: compiled.headerText ? renderAll(compiled.headerText, scope) : undefined,
+      headerParameters: wa && compiled.headerText ? outputValues(compiled.headerText, scope) : [],
+      bodyParameters: wa ? outputValues(compiled.body, scope) : [],
+    };
+  } catch (err) {
+    return `template error: ${firstLine(err)}`;
+  }
+}
+
+/** renderTexts, shared between messages whose read values are equal (see CompiledTemplate.reads). */
+function textsFor(compiled: CompiledTemplate, scope: Record<string, unknown>): Texts | string {
+  if (!compiled.reads) return renderTexts(compiled, scope);
+  const key = JSON.stringify(compiled.reads.map((name) => (Object.hasOwn(scope, name) ? scope[name] : null)));
+  let texts = compiled.memo.get(key);
+  if (texts === undefined) {
+    texts = renderTexts(compiled, scope);
+    if (compiled.memo.size >= MEMO_LIMIT) compiled.memo.clear();
+    compiled.memo.set(key, texts);
+  }
+  return texts;
+}
+
+/** Renders one message; throws RenderError when the template does not render. */
+export function renderMessage(compiled: CompiledTemplate, input: RenderInput): Rendered {
+  if (compiled.error) throw new RenderError(compiled.error);
+  const t = compiled.template;
+  const texts = textsFor(compiled, scopeOf(input.contact));
+  if (typeof texts === 'string') throw new RenderError(texts);
+  const { body, headerText } = texts;
+  const c = input.contact;
+  const o = input.overrides ?? {};
+  let header: Rendered['header'];
+  switch (t.header?.type) {
+    case 'image':
+      header = { type: 'image', url: c.image_url || o.image_url || t.header.url };
+      break;
+    case 'video':
+      header = { type: 'video', url: c.video_url || o.video_url || t.header.url };
+      break;
+    case 'text':
+      header = { type: 'text', text: headerText ?? '' };
+      break;
+    default:
+      header = { type: 'none' };
+  }
+  const replaced = [o.url, o.url2];
+  const buttons = (t.buttons ?? []).slice(0, 2).map((b, i) => ({ text: b.text, url: replaced[i] || b.url }));
+  const rendered: Rendered = {
+    message_id: input.message_id,
+    batch_id: input.batch_id,
+    company_id: input.company_id,
+    kind: input.kind,
+    source_id: input.source_id,
+    to: c.phone,
+    header,
+    body,
+    buttons,
+  };
+  if (t.whatsapp) {
+    rendered.whatsapp = {
+      name: t.whatsapp.name,
+      language: t.whatsapp.language,
+      header_parameters: texts.headerParameters,
+      body_parameters: texts.bodyParameters,
+      button_parameters: (t.buttons ?? []).slice(0, 2).map((b, i) => (replaced[i] ? buttonParameter(b.url, replaced[i]!) : null)),
+    };
+  }
+  return rendered;
+}

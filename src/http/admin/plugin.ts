@@ -1,0 +1,62 @@
+/**
+ * The operator API (operator-api.md): everything under /admin, bearer ADMIN_TOKEN, JSON in and out.
+ * Request bodies are validated by Fastify's JSON Schema validator; its errors are answered in the
+ * FastAPI shape (`422 {"detail":[{type, loc, msg, input}]}`) so operators see one error format.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { storable } from '../../domain/storable.ts';
+import type { AppDeps } from '../deps.ts';
+import { sendDetail } from '../errors.ts';
+import { registerAuditRoutes } from './audit.ts';
+import { AdminValidationError } from './errors.ts';
+import { registerBatchRoutes } from './batches.ts';
+import { registerCompanyRoutes } from './companies.ts';
+import { registerContactRoutes } from './contacts.ts';
+import { registerKeyRoutes } from './api-keys.ts';
+import { registerSourceRoutes } from './sources.ts';
+import { registerUserRoutes } from './users.ts';
+
+const digest = (s: string) => createHash('sha256').update(s).digest();
+
+/** Maps one Ajv error to a FastAPI-style validation item. */
+function toDetailItem(e: { keyword: string; instancePath: string; message?: string; params: Record<string, unknown>; data?: unknown }, context: string) {
+  const loc: (string | number)[] = [context === 'body' ? 'body' : context];
+  for (const part of e.instancePath.split('/').slice(1)) loc.push(/^\d+$/.test(part) ? Number(part) : part.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (e.keyword === 'required') {
+    loc.push(String(e.params.missingProperty));
+    return { type: 'missing', loc, msg: 'Field required' };
+  }
+  return { type: e.keyword, loc, msg: e.message ?? 'Invalid value' };
+}
+
+/** Registers the operator API, its bearer check and its error shapes. */
+export async function adminPlugin(app: FastifyInstance, deps: AppDeps): Promise<void> {
+  const expected = digest(deps.adminToken);
+  app.addHook('onRequest', async (request, reply) => {
+    const header = request.headers.authorization ?? '';
+    const match = /^Bearer\s+(.+)$/i.exec(header);
+    if (!match) return sendDetail(reply, 401, 'Not authenticated', { 'WWW-Authenticate': 'Bearer' });
+    if (!timingSafeEqual(digest(match[1].trim()), expected)) return sendDetail(reply, 401, 'Invalid admin token', { 'WWW-Authenticate': 'Bearer' });
+  });
+  // Strings with U+0000 or lone surrogates are valid JSON but cannot be stored: replace them first.
+  app.addHook('preValidation', async (request) => {
+    if (request.body !== undefined) request.body = storable(request.body);
+  });
+  app.setSchemaErrorFormatter((errors, context) => new AdminValidationError(errors.map((e) => toDetailItem(e as never, context))));
+  app.setErrorHandler((err: FastifyError, _request, reply) => {
+    if (err instanceof AdminValidationError) return reply.code(422).send({ detail: err.items });
+    if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return reply.code(422).send({ detail: [{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }] });
+    if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.statusCode === 400) {
+      return reply.code(422).send({ detail: [{ type: 'json_invalid', loc: ['body'], msg: 'JSON decode error' }] });
+    }
+    throw err;
+  });
+  registerCompanyRoutes(app, deps);
+  registerKeyRoutes(app, deps);
+  registerContactRoutes(app, deps);
+  registerSourceRoutes(app, deps);
+  registerBatchRoutes(app, deps);
+  registerAuditRoutes(app, deps);
+  registerUserRoutes(app, deps);
+}

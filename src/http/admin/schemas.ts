@@ -1,0 +1,31 @@
+/** JSON Schemas shared by the operator API routes (operator-api.md). */
+export const idParam = (name: string) => ({
+  type: 'object', required: [name], properties: { [name]: { type: 'integer', minimum: 1, maximum: 2147483647 } },
+}) as const;
+
+export const deliveryHoursSchema = {
+  anyOf: [
+    { type: 'null' },
+    {
+      type: 'object',
+      required: ['start', 'end', 'timezone'],
+      additionalProperties: false,
+      properties: {
+        start: { type: 'string', pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$' },
+        end: { type: 'string', pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$' },
+        timezone: { type: 'string', minLength: 1, maxLength: 64 },
+      },
+    },
+  ],
+} as const;
+
+export const companyProps = {
+  name: { type: 'string', minLength: 1, maxLength: 255 },
+  subscription_active: { type: 'boolean' },
+  default_country: { type: 'string', pattern: '^[A-Z]{2}$' },
+  delivery_hours: deliveryHoursSchema,
+} as const;
+
+export const detailResponse = {
+  type: 'object', properties: { detail: { type: 'string' } },
+} as const;

@@ -1,0 +1,142 @@
+/**
+ * Builds the HTTP app (fastify/demo style): a function that wires routes to the given dependencies and
+ * never listens. Tests call it and use `inject` or listen on port 0; `main.ts` listens for real.
+ *
+ * Layout: the four public operations (raw bodies, our own Pydantic-compatible validation), the operator
+ * API under /admin (bearer token, JSON Schema validation), /openapi.json and /docs (from the same
+ * schemas), /healthz and /readyz, /metrics. Errors never surface as a stack trace.
+ */
+import { randomUUID } from 'node:crypto';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
+import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
+import { DomainError } from '../domain/errors.ts';
+import { adminPlugin } from './admin/plugin.ts';
+import type { AppDeps } from './deps.ts';
+import { isDatabaseUnavailable, sendDetail, UNAVAILABLE_RETRY_AFTER_S } from './errors.ts';
+import { registerPublicOperation } from './public-operation.ts';
+import { RouteTable } from './routing.ts';
+import { connectorSendOperation } from './routes/connector-send.ts';
+import { createSegmentOperation } from './routes/create-segment.ts';
+import { manageSegmentContactsOperation } from './routes/manage-segment-contacts.ts';
+import { triggerAutomationOperation } from './routes/trigger-automation.ts';
+import { registerHealthRoutes } from './health.ts';
+import { registerMetrics } from './metrics-route.ts';
+import { ConnectorSend, CreateSegment, ManageSegmentContacts, TriggerAutomation, jsonSchemaComponents, type Model } from './validation/index.ts';
+import { registerConsole } from '../console/plugin.ts';
+
+/** Largest request body of the public API (decisions.md §1: over 1 MiB is 413). */
+export const BODY_LIMIT = 1024 * 1024;
+
+export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
+  const routes = new RouteTable();
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    bodyLimit: BODY_LIMIT,
+    requestIdHeader: 'x-request-id',
+    logController: new LogController({ requestIdLogLabel: 'request_id' }),
+    genReqId: () => randomUUID(),
+    return503OnClosing: true,
+    // Slow clients cannot hold the server: whole request within 30 s, headers within 10 s.
+    requestTimeout: 30_000,
+    connectionTimeout: 60_000,
+    keepAliveTimeout: 5_000,
+    http: { headersTimeout: 10_000 },
+    // Starlette has no limit on a path parameter (Pydantic answers an over-long segment_id); Node's
+    // header size limit (16 KiB) bounds the URL anyway.
+    routerOptions: { maxParamLength: 16_384 },
+  });
+  app.addHook('onRoute', (route) => routes.add(route.url, route.method));
+  // Routing comes first (decisions.md §1): a request for no route is 404 or 405 whatever its body and
+  // Content-Type, so Fastify must not refuse a malformed Content-Type (415) before the not-found handler.
+  app.addHook('onRequest', async (request) => {
+    if (request.is404 && request.headers['content-type'] !== undefined) request.raw.headers['content-type'] = 'application/octet-stream';
+  });
+  app.addContentTypeParser('application/octet-stream', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  app.addHook('onSend', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  // Error and not-found handlers first: plugins registered later inherit them.
+  app.setNotFoundHandler((request, reply) => {
+    const path = request.url.split('?')[0];
+    const allowed = routes.allowed(path);
+    if (allowed && !allowed.includes(request.method)) {
+      return sendDetail(reply, 405, 'Method Not Allowed', { Allow: allowed.filter((m) => m !== 'HEAD' || allowed.includes('GET')).join(', ') });
+    }
+    return sendDetail(reply, 404, 'Not Found');
+  });
+
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    if (err instanceof DomainError) return sendDetail(reply, err.status, err.detail);
+    switch (err.code) {
+      case 'FST_ERR_CTP_BODY_TOO_LARGE':
+        return sendDetail(reply, 413, 'Request body too large');
+      case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      case 'FST_ERR_CTP_INVALID_JSON_BODY':
+        return sendDetail(reply, 400, 'There was an error parsing the body');
+    }
+    if (isDatabaseUnavailable(err)) {
+      request.log.warn({ err: { message: err.message, code: err.code } }, 'database unavailable');
+      return sendDetail(reply, 503, 'Service unavailable', { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_S) });
+    }
+    if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
+      return sendDetail(reply, err.statusCode, err.statusCode === 400 ? 'Bad Request' : err.message);
+    }
+    request.log.error({ err }, 'unhandled error');
+    return sendDetail(reply, 500, 'Internal Server Error');
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Contact Messaging Service',
+        version: '2.0.0',
+        description: 'Segments of contacts, API automations and campaign sends, queued and delivered in the background. The public API (`/api`) authenticates with the `service-api-key` header; the operator API (`/admin`) with `Authorization: Bearer <ADMIN_TOKEN>`.',
+      },
+      components: {
+        // The public request models, so that the $refs of their nested models resolve.
+        schemas: jsonSchemaComponents([CreateSegment, ManageSegmentContacts, TriggerAutomation, ConnectorSend] as Model<unknown>[]),
+        securitySchemes: {
+          APIKeyHeader: { type: 'apiKey', in: 'header', name: 'service-api-key' },
+          AdminBearer: { type: 'http', scheme: 'bearer' },
+        },
+      },
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
+  app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
+  registerHealthRoutes(app, deps);
+  registerMetrics(app);
+
+  await app.register(async (pub) => {
+    // The public operations read the raw body whatever its Content-Type: decisions.md §1 step 2
+    // decides what it means, and validation is ours (Pydantic v2 semantics), not Fastify's.
+    // Fastify refuses a malformed Content-Type (415) before any parser runs; FastAPI hands the body to
+    // validation instead. Keep the header as sent for parseBody and let Fastify read the bytes.
+    pub.addHook('onRequest', async (request) => {
+      const sent = request.headers['content-type'];
+      (request as { sentContentType?: string }).sentContentType = sent;
+      if (sent !== undefined) request.raw.headers['content-type'] = 'application/octet-stream';
+    });
+    pub.removeAllContentTypeParsers();
+    pub.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+    pub.setValidatorCompiler(() => () => true);
+    pub.setSerializerCompiler(() => (data) => JSON.stringify(data));
+    for (const op of [createSegmentOperation, manageSegmentContactsOperation, triggerAutomationOperation, connectorSendOperation]) {
+      registerPublicOperation(pub, deps, op as never);
+    }
+  });
+
+  await app.register(async (admin) => {
+    admin.addHook('onRoute', (route) => {
+      route.schema = { ...route.schema, security: [{ AdminBearer: [] }] };
+    });
+    await adminPlugin(admin, deps);
+  });
+
+  await registerConsole(app, deps);
+  return app;
+}

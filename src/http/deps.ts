@@ -1,0 +1,32 @@
+/**
+ * What the HTTP app needs from the outside, passed to `buildApp` (fastify/demo style: no DI container,
+ * no globals). Side effects sit behind these small interfaces so tests can swap them.
+ */
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { Database } from '../db/database.ts';
+import type { AddressPolicy } from '../domain/network-guard.ts';
+import type { Boss } from '../queue/boss.ts';
+import type { ApiKeyAuthenticator } from './auth.ts';
+import type { RateLimiter } from './rate-limit.ts';
+
+/** The clock: milliseconds since the epoch. Tests use a fake one. */
+export interface Clock { now(): number }
+
+export const systemClock: Clock = { now: () => Date.now() };
+
+export interface AppDeps {
+  readonly config: Config;
+  readonly database: Database;
+  readonly boss: Boss;
+  readonly rateLimiter: RateLimiter;
+  readonly auth: ApiKeyAuthenticator;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** The admin bearer token (from ADMIN_TOKEN or the generated file). */
+  readonly adminToken: string;
+  /** Seals provider secrets before they are stored (issue 5 item 3). */
+  readonly sealSecret: (plaintext: string) => string;
+  /** Which addresses provider URLs may point at (issue 5 item 4). */
+  readonly addressPolicy: AddressPolicy;
+}

@@ -1,0 +1,29 @@
+/**
+ * GET /metrics (issue 3 item 6): the process's Prometheus metrics in text exposition format, and an
+ * onResponse hook that counts every answered request by method, route pattern and status code. The
+ * route label is Fastify's pattern (`/admin/batches/:batch_id`), or `unmatched` for paths no route
+ * serves, so label cardinality stays bounded whatever clients send.
+ */
+import type { FastifyInstance } from 'fastify';
+import { httpDuration, httpRequests, registry } from '../metrics.ts';
+
+/** Adds GET /metrics and the request-counting hook to `app` (call once, before routes are added or after). */
+export function registerMetrics(app: FastifyInstance): void {
+  app.addHook('onResponse', async (request, reply) => {
+    const route = request.routeOptions?.url ?? 'unmatched';
+    const method = request.method;
+    httpRequests.inc({ method, route, status: String(reply.statusCode) });
+    httpDuration.observe({ method, route }, reply.elapsedTime / 1000);
+  });
+
+  app.get('/metrics', {
+    schema: {
+      tags: ['operations'],
+      summary: 'Prometheus metrics (text exposition format)',
+      response: { 200: { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } } },
+    },
+  }, async (_request, reply) => {
+    const text = await registry.metrics();
+    return reply.header('content-type', registry.contentType).send(text);
+  });
+}

@@ -1,0 +1,48 @@
+/**
+ * 4.4 Send campaign through the connector: POST /api/connector/send (api.md 4.4; decisions.md §3, §6).
+ * Checks the campaign (this company's) and that the push-messaging connector is connected, then commits
+ * the batch with its job before answering `accepted`.
+ */
+import { findCampaign } from '../../domain/automations.ts';
+import { acceptBatch, distinctItems } from '../../domain/batches.ts';
+import { DomainError } from '../../domain/errors.ts';
+import type { PublicOperation } from '../public-operation.ts';
+import { RULES } from '../rate-limit.ts';
+import { ConnectorSend } from '../validation/index.ts';
+
+const answer = (batchId: string, contacts: number) => ({
+  message: `Campaign send queued for ${contacts} contacts (batch ${batchId})`,
+  status: 'accepted',
+});
+
+export const connectorSendOperation: PublicOperation<{ campaign_id: number | bigint; contacts: { phone: string }[] }> = {
+  operationId: 'connector_send',
+  summary: 'Send campaign through the connector',
+  description: 'Sends a campaign to a list of contacts through the connected third-party push-messaging provider connector; queued and processed in the background. Opted-out contacts are skipped and messages outside the company delivery hours are held until the window opens. Rate limit: 1 per 10 second. Optional Idempotency-Key header.',
+  url: '/api/connector/send',
+  model: ConnectorSend,
+  rule: RULES.connectorSend,
+  errors: { 403: 'The push-messaging connector is not connected', 404: 'Campaign not found' },
+  successSchema: {
+    content: { 'application/json': { schema: {
+      type: 'object', required: ['message', 'status'],
+      properties: { message: { type: 'string' }, status: { type: 'string', enum: ['accepted'] } },
+    } } },
+  },
+  idempotent: true,
+  async handle({ deps, auth, body, recordAnswer }) {
+    const campaign = await findCampaign(deps.database.db, auth.companyId, body.campaign_id);
+    if (!auth.connectorConnected) throw new DomainError(403, 'The push-messaging connector is not connected');
+    const items = distinctItems(body.contacts.map((c) => ({ phone: c.phone })), auth.defaultCountry);
+    const batchId = await acceptBatch(deps.database.db, deps.boss, {
+      companyId: auth.companyId,
+      kind: 'campaign',
+      sourceId: campaign.campaign_id,
+      template: campaign.template,
+      items,
+      ignored: 0,
+      overrides: {},
+    }, (trx, id) => recordAnswer(trx, answer(id, items.length)));
+    return answer(batchId, items.length);
+  },
+};

@@ -1,0 +1,123 @@
+/**
+ * Chooses a company's provider from `companies.channel` (operator-api.md PUT .../channel):
+ * `{provider:'outbox'}` | `{provider:'webhook', url, secret_sealed}` |
+ * `{provider:'whatsapp', phone_number_id, api_base_url, access_token_sealed}`.
+ *
+ * Sealed secrets are opened here, once per distinct channel value (an LRU keyed by the stored JSON,
+ * so a changed channel takes effect on the next chunk), and live only inside the provider closures.
+ * One keep-alive HTTP agent and one WhatsApp pacer serve every company of the process. The agent
+ * connects only to addresses the network guard allows (checked per connection, after DNS); a URL
+ * with a literal private address fails its messages without a request.
+ */
+import { isIP } from 'node:net';
+import { LRUCache } from 'lru-cache';
+import { isAllowedAddress, type AddressPolicy } from '../domain/network-guard.ts';
+import type { SecretBox } from '../domain/secrets.ts';
+import { outboxProvider } from './outbox.ts';
+import type { RetryPolicy } from './retry.ts';
+import type { Provider, ProviderName } from './types.ts';
+import { createWebhookAgent, webhookProvider } from './webhook.ts';
+import { Pacer, whatsappProvider } from './whatsapp.ts';
+
+export type { Provider, ProviderName, SendResult } from './types.ts';
+
+/** Retry policy per provider: attempts and backoff bounds (ms); see retry.ts. */
+export const RETRY_POLICIES: Readonly<Record<ProviderName, RetryPolicy>> = {
+  outbox: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 },
+  webhook: { maxAttempts: 5, baseDelayMs: 250, maxDelayMs: 8_000 },
+  whatsapp: { maxAttempts: 5, baseDelayMs: 500, maxDelayMs: 15_000 },
+};
+
+/** A provider that cannot be built (corrupt channel, secret sealed under another key): fails each message. */
+function brokenProvider(name: ProviderName, error: string): Provider {
+  return { name, async send() { return { status: 'failed', retryable: false, error }; } };
+}
+
+export interface ProviderRegistry {
+  /** The provider for a stored channel value. Never throws: an unusable channel fails its messages. */
+  forChannel(channel: Record<string, unknown> | null | undefined): Provider;
+  close(): Promise<void>;
+}
+
+export interface ProviderRegistryOptions {
+  secrets: SecretBox;
+  /** WhatsApp throughput cap per phone number (messages per second). */
+  whatsappRatePerSecond: number;
+  /** Which addresses deliveries may connect to (domain/network-guard.ts). */
+  addressPolicy: AddressPolicy;
+}
+
+/** A problem with a provider URL's literal IP address (names are checked at connect time), or null. */
+function literalAddressProblem(url: string, policy: AddressPolicy): string | null {
+  let host: string;
+  try {
+    host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    return 'the provider URL is not a URL';
+  }
+  if (isIP(host) && !policy.hosts.has(host) && !isAllowedAddress(host, policy)) {
+    return `refused to connect to ${host}: private or reserved address`;
+  }
+  return null;
+}
+
+/** Creates the process's provider registry. */
+export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderRegistry {
+  const agent = createWebhookAgent(opts.addressPolicy);
+  const pacer = new Pacer(opts.whatsappRatePerSecond);
+  const cache = new LRUCache<string, Provider>({ max: 1_000 });
+
+  function build(channel: Record<string, unknown>): Provider {
+    const str = (key: string) => (typeof channel[key] === 'string' ? (channel[key] as string) : '');
+    switch (channel.provider) {
+      case 'webhook': {
+        let secret: string;
+        try {
+          secret = opts.secrets.open(str('secret_sealed'));
+        } catch {
+          return brokenProvider('webhook', 'the webhook secret cannot be opened (was SECRETS_KEY changed?)');
+        }
+        const problem = literalAddressProblem(str('url'), opts.addressPolicy);
+        if (problem) return brokenProvider('webhook', problem);
+        return webhookProvider({ url: str('url'), secret, agent });
+      }
+      case 'whatsapp': {
+        let accessToken: string;
+        try {
+          accessToken = opts.secrets.open(str('access_token_sealed'));
+        } catch {
+          return brokenProvider('whatsapp', 'the whatsapp access token cannot be opened (was SECRETS_KEY changed?)');
+        }
+        const apiBaseUrl = str('api_base_url') || 'https://graph.facebook.com/v21.0';
+        const problem = literalAddressProblem(apiBaseUrl, opts.addressPolicy);
+        if (problem) return brokenProvider('whatsapp', problem);
+        return whatsappProvider({
+          apiBaseUrl,
+          phoneNumberId: str('phone_number_id'),
+          accessToken,
+          agent,
+          pacer,
+        });
+      }
+      default:
+        return outboxProvider;
+    }
+  }
+
+  return {
+    forChannel(channel) {
+      if (!channel || channel.provider === 'outbox' || channel.provider === undefined) return outboxProvider;
+      const key = JSON.stringify(channel);
+      let provider = cache.get(key);
+      if (!provider) {
+        provider = build(channel);
+        cache.set(key, provider);
+      }
+      return provider;
+    },
+    async close() {
+      cache.clear();
+      await agent.close();
+    },
+  };
+}

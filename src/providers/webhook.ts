@@ -1,0 +1,130 @@
+/**
+ * The `webhook` provider (operator-api.md): POST of `rendered` as JSON to the company's URL, signed as
+ * Standard Webhooks do:
+ *
+ *   webhook-id:        the message id (the same on every attempt, so receivers can de-duplicate)
+ *   webhook-timestamp: integer seconds since the epoch (real time, not the service's injectable clock:
+ *                      receivers compare it with their own clock)
+ *   webhook-signature: `v1,` + base64(HMAC-SHA256(key, `${id}.${timestamp}.${body}`))
+ *
+ * Key derivation from the operator's secret: `whsec_<base64>` → the base64-decoded bytes (the
+ * Standard Webhooks format). A secret without the prefix is treated the way the reference libraries
+ * treat it when it is strict base64 (decoded), and otherwise its UTF-8 bytes are the key.
+ *
+ * Connections are kept alive (one shared undici Agent, a pool per origin). Each attempt is bounded by
+ * `timeoutMs` (headers and body). 2xx is sent; 408, 429, 5xx, timeouts, connection errors and
+ * responses that are not HTTP are retryable; any other status (3xx included: redirects are not
+ * followed) fails at once. A 429's or 503's Retry-After is passed on to the retry loop.
+ */
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
+import { Agent, request } from 'undici';
+import { guardedLookup, type AddressPolicy } from '../domain/network-guard.ts';
+import type { Rendered } from '../domain/render.ts';
+import type { Provider, SendResult } from './types.ts';
+
+/** Bound of one webhook attempt (ms): connect, headers and body. */
+export const WEBHOOK_TIMEOUT_MS = 5_000;
+
+/** Connections kept per receiving origin. */
+export const WEBHOOK_CONNECTIONS_PER_ORIGIN = 128;
+
+const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/** The HMAC key of an operator's webhook secret (see the module comment). */
+export function webhookKey(secret: string): Buffer {
+  if (secret.startsWith('whsec_')) return Buffer.from(secret.slice('whsec_'.length), 'base64');
+  if (secret.length > 0 && STRICT_BASE64.test(secret)) return Buffer.from(secret, 'base64');
+  return Buffer.from(secret, 'utf8');
+}
+
+/** The Standard Webhooks signature header value for one delivery (a KeyObject saves per-call key setup). */
+export function signWebhook(key: Buffer | KeyObject, id: string, timestamp: number, body: string): string {
+  return 'v1,' + createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64');
+}
+
+/**
+ * A keep-alive HTTP agent for provider requests (webhook and WhatsApp); connects only to addresses
+ * `policy` allows. Close it when the workers stop.
+ */
+export function createWebhookAgent(policy: AddressPolicy): Agent {
+  return new Agent({
+    connect: { lookup: guardedLookup(policy) },
+    connections: WEBHOOK_CONNECTIONS_PER_ORIGIN,
+    keepAliveTimeout: 10_000,
+    keepAliveMaxTimeout: 60_000,
+    connectTimeout: WEBHOOK_TIMEOUT_MS,
+    headersTimeout: WEBHOOK_TIMEOUT_MS,
+    bodyTimeout: WEBHOOK_TIMEOUT_MS,
+  });
+}
+
+function retryAfterMs(header: string | string[] | undefined): number | undefined {
+  const value = Array.isArray(header) ? header[0] : header;
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+/** Maps an undici / network error to a retryable failure with a short, secret-free reason. */
+function networkFailure(err: unknown, timeoutMs: number, outer?: AbortSignal): SendResult {
+  const e = err as { code?: string; name?: string; message?: string };
+  if (outer?.aborted) return { status: 'failed', retryable: true, error: 'delivery interrupted' };
+  const code = e?.code ?? e?.name ?? 'error';
+  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'TimeoutError' || code === 'AbortError') {
+    return { status: 'failed', retryable: true, error: `timeout after ${timeoutMs} ms` };
+  }
+  if (code === 'EADDRNOTALLOWED') return { status: 'failed', retryable: false, error: 'refused to connect: private or reserved address' };
+  if (typeof code === 'string' && code.startsWith('HPE_')) return { status: 'failed', retryable: true, error: 'invalid HTTP response' };
+  if (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET') return { status: 'failed', retryable: true, error: 'connection closed by the receiver' };
+  return { status: 'failed', retryable: true, error: `connection error: ${code}` };
+}
+
+export interface WebhookOptions {
+  url: string;
+  /** The operator's secret, already opened; kept only inside this closure. */
+  secret: string;
+  agent: Agent;
+  timeoutMs?: number;
+}
+
+/** A webhook provider for one company's URL and secret. */
+export function webhookProvider(opts: WebhookOptions): Provider {
+  const key = createSecretKey(webhookKey(opts.secret));
+  const timeoutMs = opts.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
+  return {
+    name: 'webhook',
+    async send(rendered: Rendered, signal?: AbortSignal): Promise<SendResult> {
+      const body = JSON.stringify(rendered);
+      const id = rendered.message_id;
+      const timestamp = Math.floor(Date.now() / 1000);
+      try {
+        const res = await request(opts.url, {
+          method: 'POST',
+          dispatcher: opts.agent,
+          headers: {
+            'content-type': 'application/json',
+            'user-agent': 'cms-webhooks/1',
+            'webhook-id': id,
+            'webhook-timestamp': String(timestamp),
+            'webhook-signature': signWebhook(key, id, timestamp, body),
+          },
+          body,
+          // The agent bounds connecting (connectTimeout); these bound waiting for the answer.
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
+          signal,
+        });
+        // Read (and drop) the answer so the connection can be reused.
+        await res.body.dump({ limit: 64 * 1024 }).catch(() => {});
+        const status = res.statusCode;
+        if (status >= 200 && status < 300) return { status: 'sent' };
+        const retryable = status === 408 || status === 429 || status >= 500;
+        return { status: 'failed', retryable, error: `HTTP ${status}`, retryAfterMs: retryable ? retryAfterMs(res.headers['retry-after']) : undefined };
+      } catch (err) {
+        return networkFailure(err, timeoutMs, signal);
+      }
+    },
+  };
+}

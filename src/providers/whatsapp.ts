@@ -1,0 +1,148 @@
+/**
+ * The `whatsapp` provider (operator-api.md): a WhatsApp Cloud API template message,
+ * `POST {api_base_url}/{phone_number_id}/messages` with `Authorization: Bearer <access token>` and
+ *
+ *   {"messaging_product":"whatsapp","recipient_type":"individual","to":"4915112345678","type":"template",
+ *    "template":{"name":"order_shipped","language":{"code":"en"},"components":[
+ *      {"type":"header","parameters":[{"type":"image","image":{"link":"https://..."}}]},
+ *      {"type":"body","parameters":[{"type":"text","text":"Ada"},{"type":"text","text":"A-1"}]},
+ *      {"type":"button","sub_type":"url","index":"0","parameters":[{"type":"text","text":"/A-1"}]}]}}
+ *
+ * built from `rendered.whatsapp` (see domain/render.ts): header media (image/video link) or text
+ * parameters, body parameters, and a URL-button parameter for each button whose destination was
+ * replaced. A template without a `whatsapp` mapping fails at once.
+ *
+ * Outcomes: 2xx is sent. Graph API errors (`{"error":{"code":..,"message":..}}`) are mapped by code:
+ * throttling and temporary errors are retryable (RETRYABLE_CODES), as are 429 and 5xx answers without
+ * a known code, timeouts and connection errors; anything else (bad parameters, unknown template,
+ * undeliverable recipient, expired token, policy blocks) fails at once. The access token never
+ * appears in an error.
+ *
+ * Throughput: requests per phone number are paced to `ratePerSecond` (Cloud API default 80 msg/s)
+ * by a pacer shared by every chunk in this process, retries included.
+ */
+import { Agent, request } from 'undici';
+import type { Rendered } from '../domain/render.ts';
+import type { Provider, SendResult } from './types.ts';
+
+/** Bound of one Graph API request (ms). */
+export const WHATSAPP_TIMEOUT_MS = 10_000;
+
+/**
+ * Graph / Cloud API error codes worth retrying: 1 unknown, 2 service temporarily unavailable,
+ * 4 / 17 / 32 / 613 / 80007 / 130429 rate limits, 131000 something went wrong, 131016 service
+ * overloaded, 131048 spam rate limit, 131056 pair rate limit, 133004 server temporarily unavailable.
+ */
+export const RETRYABLE_CODES: ReadonlySet<number> = new Set([1, 2, 4, 17, 32, 613, 80007, 130429, 131000, 131016, 131048, 131056, 133004]);
+
+/** Spaces requests per key (phone number id) at most `ratePerSecond` apart, process-wide. */
+export class Pacer {
+  readonly #next = new Map<string, number>();
+  readonly ratePerSecond: number;
+  constructor(ratePerSecond: number) {
+    this.ratePerSecond = ratePerSecond;
+  }
+  /** Resolves when the next slot for `key` has come (at once when the key is idle). */
+  async take(key: string, signal?: AbortSignal): Promise<void> {
+    const now = performance.now();
+    const slot = Math.max(now, this.#next.get(key) ?? 0);
+    this.#next.set(key, slot + 1000 / this.ratePerSecond);
+    if (this.#next.size > 10_000) {
+      for (const [k, t] of this.#next) if (t < now) this.#next.delete(k);
+    }
+    const wait = slot - now;
+    if (wait <= 0) return;
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, wait);
+      signal?.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+    });
+  }
+}
+
+/** The Cloud API request body for a rendered message (see the module comment); null without a mapping. */
+export function templateMessage(rendered: Rendered): Record<string, unknown> | null {
+  const wa = rendered.whatsapp;
+  if (!wa) return null;
+  const components: Record<string, unknown>[] = [];
+  const h = rendered.header;
+  if (h.type === 'image') components.push({ type: 'header', parameters: [{ type: 'image', image: { link: h.url } }] });
+  else if (h.type === 'video') components.push({ type: 'header', parameters: [{ type: 'video', video: { link: h.url } }] });
+  else if (h.type === 'text' && wa.header_parameters.length) {
+    components.push({ type: 'header', parameters: wa.header_parameters.map((text) => ({ type: 'text', text })) });
+  }
+  if (wa.body_parameters.length) {
+    components.push({ type: 'body', parameters: wa.body_parameters.map((text) => ({ type: 'text', text })) });
+  }
+  wa.button_parameters.forEach((text, index) => {
+    if (text !== null) components.push({ type: 'button', sub_type: 'url', index: String(index), parameters: [{ type: 'text', text }] });
+  });
+  return {
+    messaging_product: 'whatsapp',
+    recipient_type: 'individual',
+    to: rendered.to.replace(/^\+/, ''),
+    type: 'template',
+    template: { name: wa.name, language: { code: wa.language }, ...(components.length ? { components } : {}) },
+  };
+}
+
+/** Maps a Graph API answer that is not 2xx to a failure (see the module comment). */
+export function classifyError(status: number, text: string): SendResult {
+  let code: number | undefined;
+  let message = '';
+  try {
+    const err = (JSON.parse(text) as { error?: { code?: unknown; message?: unknown } }).error;
+    if (err && typeof err.code === 'number') code = err.code;
+    if (err && typeof err.message === 'string') message = err.message;
+  } catch {
+    // not JSON: classified by status alone
+  }
+  const retryable = code !== undefined ? RETRYABLE_CODES.has(code) : status === 429 || status >= 500;
+  const detail = code !== undefined ? `whatsapp error ${code}${message ? `: ${message.slice(0, 300)}` : ''}` : `whatsapp HTTP ${status}`;
+  return { status: 'failed', retryable, error: `${detail} (HTTP ${status})` };
+}
+
+export interface WhatsAppOptions {
+  apiBaseUrl: string;
+  phoneNumberId: string;
+  /** The access token, already opened; kept only inside this closure. */
+  accessToken: string;
+  agent: Agent;
+  pacer: Pacer;
+  timeoutMs?: number;
+}
+
+/** A WhatsApp Cloud API provider for one company's phone number. */
+export function whatsappProvider(opts: WhatsAppOptions): Provider {
+  const url = `${opts.apiBaseUrl.replace(/\/+$/, '')}/${encodeURIComponent(opts.phoneNumberId)}/messages`;
+  const timeoutMs = opts.timeoutMs ?? WHATSAPP_TIMEOUT_MS;
+  const authorization = `Bearer ${opts.accessToken}`;
+  return {
+    name: 'whatsapp',
+    async send(rendered: Rendered, signal?: AbortSignal): Promise<SendResult> {
+      const message = templateMessage(rendered);
+      if (!message) return { status: 'failed', retryable: false, error: 'the template has no whatsapp mapping' };
+      await opts.pacer.take(opts.phoneNumberId, signal);
+      if (signal?.aborted) return { status: 'failed', retryable: true, error: 'delivery interrupted' };
+      try {
+        const res = await request(url, {
+          method: 'POST',
+          dispatcher: opts.agent,
+          headers: { 'content-type': 'application/json', authorization },
+          body: JSON.stringify(message),
+          headersTimeout: timeoutMs,
+          bodyTimeout: timeoutMs,
+          signal,
+        });
+        const text = await res.body.text();
+        if (res.statusCode >= 200 && res.statusCode < 300) return { status: 'sent' };
+        return classifyError(res.statusCode, text);
+      } catch (err) {
+        if (signal?.aborted) return { status: 'failed', retryable: true, error: 'delivery interrupted' };
+        const code = (err as { code?: string; name?: string })?.code ?? (err as Error)?.name ?? 'error';
+        if (code === 'EADDRNOTALLOWED') return { status: 'failed', retryable: false, error: 'refused to connect: private or reserved address' };
+        const timedOut = /TIMEOUT|TimeoutError|AbortError/.test(code);
+        return { status: 'failed', retryable: true, error: timedOut ? `timeout after ${timeoutMs} ms` : `connection error: ${code}` };
+      }
+    },
+  };
+}

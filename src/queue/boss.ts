@@ -1,0 +1,61 @@
+/**
+ * pg-boss 12 on either database (issue 2 item 4; issue 3 item 1). On PGlite it runs through
+ * `fromPglite`; on PostgreSQL it keeps its own pool. Jobs are enqueued inside the caller's Kysely
+ * transaction through `fromKysely`, so a batch and the job that processes it commit together.
+ *
+ * Instance options chosen here: LISTEN/NOTIFY on (workers wake when a job is inserted instead of
+ * waiting for a poll; on PostgreSQL it holds one extra connection), and the supervisor/monitor run
+ * every 10 s so that a job whose worker died (no heartbeat, see jobs.ts) is retried within ~40 s.
+ */
+import { PgBoss, fromKysely, fromPglite, type JobInsert } from 'pg-boss';
+import type { Transaction } from 'kysely';
+import type { Database } from '../db/database.ts';
+import type { DB } from '../db/schema.ts';
+import { JOB_NAMES, JOB_SPECS, type JobName, type JobPayloads } from './jobs.ts';
+
+export type Boss = PgBoss;
+
+/** How often pg-boss's supervisor looks for expired and heartbeat-less jobs (seconds). */
+export const MONITOR_INTERVAL_SECONDS = 10;
+
+/** Creates pg-boss on the database and makes sure every queue of the registry exists with its policy. */
+export async function startBoss(database: Database, opts: { poolMax?: number } = {}): Promise<Boss> {
+  const common = {
+    schema: 'pgboss',
+    useListenNotify: true,
+    superviseIntervalSeconds: MONITOR_INTERVAL_SECONDS,
+    monitorIntervalSeconds: MONITOR_INTERVAL_SECONDS,
+    queueCacheIntervalSeconds: MONITOR_INTERVAL_SECONDS,
+  };
+  const boss = database.pglite
+    ? new PgBoss({ ...common, db: fromPglite(database.pglite), backend: 'pglite' } as ConstructorParameters<typeof PgBoss>[0])
+    : new PgBoss({ ...common, connectionString: database.url!, max: opts.poolMax ?? 4 });
+  boss.on('error', () => {});
+  await boss.start();
+  for (const name of JOB_NAMES) {
+    const spec = JOB_SPECS[name].queue;
+    await boss.createQueue(name, spec); // no-op when the queue exists
+    // Keep an existing queue's policy in step with the registry (options can change between releases).
+    const { notify, retryLimit, retryDelay, retryBackoff, retryDelayMax, expireInSeconds, heartbeatSeconds } = spec;
+    await boss.updateQueue(name, { notify, retryLimit, retryDelay, retryBackoff, retryDelayMax, expireInSeconds, heartbeatSeconds });
+    // createQueue/updateQueue evict pg-boss's queue cache, and send() fills a missing entry through its
+    // own connection. Inside an accept transaction on PGlite (one connection, held by that transaction)
+    // that lookup would wait for the transaction forever, so fill the cache now with a harmless call.
+    await boss.deleteJob(name, '00000000-0000-4000-8000-000000000000');
+  }
+  return boss;
+}
+
+/** Enqueues a job inside the caller's transaction: it exists if and only if the transaction commits. */
+export async function enqueue<N extends JobName>(boss: Boss, trx: Transaction<DB>, name: N, data: JobPayloads[N]): Promise<void> {
+  await boss.send(name, data, { db: fromKysely(trx) });
+}
+
+/** Enqueues several jobs of one queue in one statement inside the caller's transaction. */
+export async function enqueueMany<N extends JobName>(
+  boss: Boss, trx: Transaction<DB>, name: N, jobs: { data: JobPayloads[N]; startAfter?: Date }[],
+): Promise<void> {
+  if (jobs.length === 0) return;
+  const rows: JobInsert[] = jobs.map((j) => ({ data: j.data, ...(j.startAfter ? { startAfter: j.startAfter } : {}) }));
+  await boss.insert(name, rows, { db: fromKysely(trx) });
+}

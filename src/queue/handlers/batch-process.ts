@@ -1,0 +1,127 @@
+/**
+ * `batch-process`: fans an accepted batch out into messages (decisions.md §5-6, api.md 4.3 / 4.4), in
+ * ONE transaction that also moves the batch from `accepted` to `processing` (or straight to `completed`
+ * when nothing is left to send) and enqueues the follow-up jobs. A second run finds the batch no longer
+ * `accepted` and does nothing.
+ *
+ * Per item, in batch order (`seq` = position in `batches.items`):
+ * - invalid phone → `skipped` / `invalid_phone` (both kinds);
+ * - contacts: 4.3 creates missing ones, replaces given names, merges variables; 4.4 creates missing
+ *   ones by phone only;
+ * - 4.4 only: an opted-out contact → `skipped` / `opted_out`; outside the company's delivery hours
+ *   (judged at fan-out by the injectable clock) every message is held: `pending`, `scheduled_for` =
+ *   `held_until` = the next opening, and one `messages-release` job is deferred to that instant;
+ * - the template (the batch's snapshot) is rendered per contact; a render error fails that message
+ *   only (`failed`, error `template error: ...`, no attempt);
+ * - the remaining `pending` messages are split into `messages-deliver` chunks (chunkSizeFor the
+ *   company's provider at fan-out time: the outbox takes a whole batch in one statement).
+ */
+import { sql } from 'kysely';
+import type { BatchKind, DeliveryHours } from '../../db/schema.ts';
+import type { BatchItem, BatchOverrides } from '../../domain/batches.ts';
+import { upsertContacts, type ContactWrite, type StoredContact } from '../../domain/contacts.ts';
+import { nextSendTime } from '../../domain/delivery-hours.ts';
+import { compileTemplate, RenderError, renderMessage } from '../../domain/render.ts';
+import { normaliseTemplate, type Template } from '../../domain/templates.ts';
+import { messagesFinal } from '../../metrics.ts';
+import { enqueueMany } from '../boss.ts';
+import { chunkSizeFor } from '../jobs.ts';
+import type { PipelineContext } from './context.ts';
+import { chunkRanges, completeBatchIfDone, insertMessages, uuidv7, type NewMessage } from './message-store.ts';
+
+interface BatchRow {
+  company_id: number;
+  kind: BatchKind;
+  source_id: number;
+  items: BatchItem[];
+  overrides: BatchOverrides;
+  template: Template;
+  delivery_hours: DeliveryHours | null;
+  provider: string | null;
+}
+
+/** What a fan-out decided, for logs and tests. */
+export interface FanOut { messages: number; pending: number; held: boolean; chunks: number }
+
+/** Writes the contacts of a batch's valid items; returns them by E.164 number. */
+async function writeContacts(db: PipelineContext['db'], batch: BatchRow): Promise<Map<string, StoredContact>> {
+  const writes: ContactWrite[] = [];
+  for (const item of batch.items) {
+    if (!item.e164) continue;
+    writes.push(batch.kind === 'automation'
+      ? { phone: item.e164, first_name: item.first_name ?? null, last_name: item.last_name ?? null, variables: item.variables ?? null }
+      : { phone: item.e164 });
+  }
+  // A stable order keeps concurrent batches of one company from locking contacts in opposite orders.
+  writes.sort((a, b) => (a.phone < b.phone ? -1 : a.phone > b.phone ? 1 : 0));
+  const stored = await upsertContacts(db, batch.company_id, writes);
+  return new Map(stored.map((c) => [c.phone, c]));
+}
+
+/** Fans out batch `batchId`; null when it was not `accepted` (already done, or unknown). */
+export async function processBatch(ctx: PipelineContext, batchId: string): Promise<FanOut | null> {
+  const finals: Record<string, number> = {};
+  const outcome = await ctx.db.transaction().execute(async (trx) => {
+    const { rows } = await sql<BatchRow>`
+      UPDATE batches b SET status = 'processing'
+      FROM companies c
+      WHERE b.batch_id = ${batchId}::uuid AND b.status = 'accepted' AND c.company_id = b.company_id
+      RETURNING b.company_id, b.kind, b.source_id, b.items, b.overrides, b.template, c.delivery_hours, c.channel->>'provider' AS provider`.execute(trx);
+    const batch = rows[0];
+    if (!batch) return null;
+
+    const contacts = await writeContacts(trx, batch);
+    const now = ctx.clock.now();
+    const opensAt = batch.kind === 'campaign' ? nextSendTime(batch.delivery_hours, now) : now;
+    const held = opensAt > now;
+    const compiled = compileTemplate(normaliseTemplate(batch.template));
+
+    const messages: NewMessage[] = batch.items.map((item, seq) => {
+      const base = { message_id: uuidv7(), seq, contact_id: null, phone: item.e164 ?? item.phone, reason: null, error: null, scheduled_for: null, held_until: null, rendered: null };
+      if (!item.e164) return { ...base, status: 'skipped', reason: 'invalid_phone' };
+      const contact = contacts.get(item.e164)!;
+      const withContact = { ...base, contact_id: contact.contact_id };
+      if (batch.kind === 'campaign' && contact.opted_out) return { ...withContact, status: 'skipped', reason: 'opted_out' };
+      try {
+        const rendered = renderMessage(compiled, {
+          message_id: base.message_id,
+          batch_id: batchId,
+          company_id: batch.company_id,
+          kind: batch.kind,
+          source_id: batch.source_id,
+          contact: {
+            phone: item.e164,
+            first_name: contact.first_name,
+            last_name: contact.last_name,
+            variables: contact.variables,
+            image_url: item.image_url ?? null,
+            video_url: item.video_url ?? null,
+          },
+          overrides: batch.overrides ?? {},
+        });
+        return { ...withContact, status: 'pending', rendered, scheduled_for: held ? opensAt : null, held_until: held ? opensAt : null };
+      } catch (err) {
+        if (!(err instanceof RenderError)) throw err;
+        return { ...withContact, status: 'failed', error: err.message };
+      }
+    });
+    await insertMessages(trx, batchId, batch.company_id, messages);
+    for (const m of messages) if (m.status !== 'pending') finals[m.status] = (finals[m.status] ?? 0) + 1;
+
+    const pendingSeqs = messages.filter((m) => m.status === 'pending').map((m) => m.seq);
+    let chunks = 0;
+    if (pendingSeqs.length === 0) {
+      await completeBatchIfDone(trx, batchId, now);
+    } else if (held) {
+      // pg-boss waits in real time; the workers' sweep also releases against the injectable clock.
+      await enqueueMany(ctx.boss, trx, 'messages-release', [{ data: { batch_id: batchId }, startAfter: new Date(Date.now() + (opensAt - now)) }]);
+    } else {
+      const ranges = chunkRanges(pendingSeqs, chunkSizeFor(batch.provider));
+      chunks = ranges.length;
+      await enqueueMany(ctx.boss, trx, 'messages-deliver', ranges.map((r) => ({ data: { batch_id: batchId, company_id: batch.company_id, ...r } })));
+    }
+    return { messages: messages.length, pending: pendingSeqs.length, held, chunks };
+  });
+  for (const [status, n] of Object.entries(finals)) messagesFinal.inc({ status, provider: 'none' }, n);
+  return outcome;
+}

@@ -1,0 +1,21 @@
+/**
+ * What every job handler gets: the database, the queue (to enqueue follow-up jobs), the injectable
+ * clock (delivery-hours decisions, scheduled_for, sent_at, completed_at), the providers, a logger, and
+ * `drain`, aborted when the workers stop (no new delivery attempt starts after that).
+ */
+import type { Logger } from 'pino';
+import type { Db } from '../../db/database.ts';
+import type { Clock } from '../../http/deps.ts';
+import type { ProviderRegistry } from '../../providers/index.ts';
+import type { Boss } from '../boss.ts';
+
+export interface PipelineContext {
+  readonly db: Db;
+  readonly boss: Boss;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly providers: ProviderRegistry;
+  readonly drain: AbortSignal;
+  /** Deliveries in flight at once per chunk (webhook / WhatsApp). */
+  readonly deliveryConcurrency: number;
+}

@@ -1,0 +1,176 @@
+/**
+ * The set-based SQL of the send pipeline: each function is one statement over many messages (a chunk),
+ * never one query per message. Leases use database time (`now()`); times that operators see
+ * (scheduled_for, sent_at, completed_at) come from the injectable clock and are passed in.
+ *
+ * Exactly-once hand-off rule: a message is handed to a provider only by the run that holds its lease,
+ * and a result is committed only `WHERE status = 'pending'`, so once a final status has committed no
+ * claim can select the message again.
+ */
+import { randomUUID } from 'node:crypto';
+import { sql } from 'kysely';
+import type { Db } from '../../db/database.ts';
+import type { MessageStatus } from '../../db/schema.ts';
+import type { Rendered } from '../../domain/render.ts';
+
+/** A message row as fan-out writes it. Times in ms since the epoch. */
+export interface NewMessage {
+  message_id: string;
+  seq: number;
+  contact_id: number | null;
+  phone: string;
+  status: MessageStatus;
+  reason: string | null;
+  error: string | null;
+  scheduled_for: number | null;
+  held_until: number | null;
+  rendered: Rendered | null;
+}
+
+const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
+
+/** Inserts a batch's messages in one statement (rows passed as one JSON document). */
+export async function insertMessages(db: Db, batchId: string, companyId: number, rows: NewMessage[]): Promise<void> {
+  if (rows.length === 0) return;
+  const doc = JSON.stringify(rows.map((r) => ({ ...r, scheduled_for: iso(r.scheduled_for), held_until: iso(r.held_until) })));
+  await sql`
+    INSERT INTO messages (message_id, batch_id, company_id, seq, contact_id, phone, status, reason, error, scheduled_for, held_until, rendered)
+    SELECT t.message_id, ${batchId}::uuid, ${companyId}::int, t.seq, t.contact_id, t.phone, t.status, t.reason, t.error, t.scheduled_for, t.held_until, t.rendered
+    FROM jsonb_to_recordset(${doc}::jsonb) AS t(
+      message_id uuid, seq int, contact_id int8, phone text, status text, reason text, error text,
+      scheduled_for timestamptz, held_until timestamptz, rendered jsonb)`.execute(db);
+}
+
+/**
+ * A version 7 UUID (RFC 9562): 48-bit Unix milliseconds, then random bits (those of a v4 UUID from
+ * the runtime's buffered generator). Message ids made this way arrive in roughly ascending order, so
+ * the primary-key index grows at its right edge.
+ */
+export function uuidv7(now = Date.now()): string {
+  const ts = now.toString(16).padStart(12, '0').slice(-12);
+  const r = randomUUID(); // xxxxxxxx-xxxx-4xxx-Nxxx-xxxxxxxxxxxx, variant bits already RFC 9562
+  return `${ts.slice(0, 8)}-${ts.slice(8)}-7${r.slice(15)}`;
+}
+
+/** A claimed message: what a delivery run hands to the provider. */
+export interface Claimed { message_id: string; seq: number; rendered: Rendered }
+
+/**
+ * Claims the deliverable messages of a batch in `seq` range [from, to]: pending, released (not held),
+ * and not leased by a live run. The lease lasts `leaseSeconds` of database time.
+ */
+export async function claimMessages(db: Db, batchId: string, from: number, to: number, leaseSeconds: number): Promise<Claimed[]> {
+  const { rows } = await sql<Claimed>`
+    UPDATE messages SET lease_until = now() + make_interval(secs => ${leaseSeconds})
+    WHERE batch_id = ${batchId}::uuid AND seq BETWEEN ${from} AND ${to} AND status = 'pending' AND held_until IS NULL
+      AND (lease_until IS NULL OR lease_until < now())
+    RETURNING message_id, seq, rendered`.execute(db);
+  return rows.sort((a, b) => a.seq - b.seq);
+}
+
+/** Extends the leases of messages this run still holds (those not yet committed). */
+export async function renewLeases(db: Db, messageIds: string[], leaseSeconds: number): Promise<void> {
+  if (messageIds.length === 0) return;
+  await sql`
+    UPDATE messages SET lease_until = now() + make_interval(secs => ${leaseSeconds})
+    WHERE message_id = ANY(${messageIds}::uuid[]) AND status = 'pending'`.execute(db);
+}
+
+/**
+ * The outcome of one message's delivery. `status: 'pending'` means interrupted before a final outcome:
+ * the lease is released so that a later run sends it. `attempts` is added to the stored count.
+ */
+export interface MessageResult {
+  message_id: string;
+  status: 'sent' | 'failed' | 'pending';
+  error: string | null;
+  attempts: number;
+  sent_at: number | null;
+}
+
+/** Commits results in one statement; returns the statuses that were written (skipping finished rows). */
+export async function commitResults(db: Db, results: MessageResult[]): Promise<MessageStatus[]> {
+  if (results.length === 0) return [];
+  const doc = JSON.stringify(results.map((r) => ({ ...r, sent_at: iso(r.sent_at) })));
+  const { rows } = await sql<{ status: MessageStatus }>`
+    UPDATE messages AS m SET status = t.status, error = t.error, attempts = m.attempts + t.attempts,
+      sent_at = t.sent_at, lease_until = NULL, updated_at = now()
+    FROM jsonb_to_recordset(${doc}::jsonb) AS t(message_id uuid, status text, error text, attempts int, sent_at timestamptz)
+    WHERE m.message_id = t.message_id AND m.status = 'pending'
+    RETURNING m.status`.execute(db);
+  return rows.map((r) => r.status);
+}
+
+/**
+ * The outbox provider's whole delivery of a range in one statement: recording a message as sent is
+ * its hand-off, so claim and result are the same committed write. Returns how many were sent.
+ */
+export async function sendRangeToOutbox(db: Db, batchId: string, from: number, to: number, sentAt: number): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    WITH done AS (
+      UPDATE messages SET status = 'sent', attempts = attempts + 1, sent_at = ${iso(sentAt)}::timestamptz, lease_until = NULL, updated_at = now()
+      WHERE batch_id = ${batchId}::uuid AND seq BETWEEN ${from} AND ${to} AND status = 'pending' AND held_until IS NULL
+        AND (lease_until IS NULL OR lease_until < now())
+      RETURNING 1)
+    SELECT count(*)::int AS n FROM done`.execute(db);
+  return rows[0]?.n ?? 0;
+}
+
+/** Pending, released messages left in a range (leased by another run, or interrupted). */
+export async function countUnfinished(db: Db, batchId: string, from: number, to: number): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    SELECT count(*)::int AS n FROM messages
+    WHERE batch_id = ${batchId}::uuid AND seq BETWEEN ${from} AND ${to} AND status = 'pending' AND held_until IS NULL`.execute(db);
+  return rows[0]?.n ?? 0;
+}
+
+/**
+ * Marks the batch `completed` (at `now`, ms) when no message is pending any more; true when this call
+ * did it. Safe under concurrency: of two chunks finishing together, the later statement sees both.
+ */
+export async function completeBatchIfDone(db: Db, batchId: string, now: number): Promise<boolean> {
+  const result = await sql`
+    UPDATE batches SET status = 'completed', completed_at = ${iso(now)}::timestamptz
+    WHERE batch_id = ${batchId}::uuid AND status <> 'completed'
+      AND NOT EXISTS (SELECT 1 FROM messages WHERE batch_id = ${batchId}::uuid AND status = 'pending')`.execute(db);
+  return Number(result.numAffectedRows ?? 0) > 0;
+}
+
+/** A released message: which chunk it belongs to. */
+export interface Released { batch_id: string; company_id: number; seq: number }
+
+/**
+ * Releases held messages whose `held_until` is at or before `now` (ms, the injectable clock), of one
+ * batch or of all, at most `limit`; rows locked by a concurrent release are skipped, so each message is
+ * released once. Run it in the transaction that enqueues the released messages' delivery.
+ */
+export async function releaseHeld(db: Db, now: number, batchId: string | null, limit: number): Promise<Released[]> {
+  const { rows } = await sql<Released>`
+    WITH due AS (
+      SELECT message_id FROM messages
+      WHERE held_until IS NOT NULL AND held_until <= ${iso(now)}::timestamptz
+        AND (${batchId}::uuid IS NULL OR batch_id = ${batchId}::uuid)
+      ORDER BY held_until LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED)
+    UPDATE messages m SET held_until = NULL, updated_at = now() FROM due
+    WHERE m.message_id = due.message_id
+    RETURNING m.batch_id, m.company_id, m.seq`.execute(db);
+  return rows;
+}
+
+/** The earliest `held_until` (ms) of a batch's messages still held, or null. */
+export async function nextHeld(db: Db, batchId: string): Promise<number | null> {
+  const { rows } = await sql<{ t: Date | null }>`
+    SELECT min(held_until) AS t FROM messages WHERE batch_id = ${batchId}::uuid AND held_until IS NOT NULL`.execute(db);
+  return rows[0]?.t ? new Date(rows[0].t).getTime() : null;
+}
+
+/** Splits sorted `seqs` into contiguous-by-order ranges of at most `size` messages each. */
+export function chunkRanges(seqs: number[], size: number): { seq_from: number; seq_to: number }[] {
+  const sorted = [...seqs].sort((a, b) => a - b);
+  const out: { seq_from: number; seq_to: number }[] = [];
+  for (let i = 0; i < sorted.length; i += size) {
+    out.push({ seq_from: sorted[i], seq_to: sorted[Math.min(i + size, sorted.length) - 1] });
+  }
+  return out;
+}

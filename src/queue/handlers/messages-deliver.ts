@@ -1,0 +1,116 @@
+/**
+ * `messages-deliver`: delivers one chunk (a batch's `seq` range) through the company's provider.
+ *
+ * - outbox: one statement records every deliverable message of the range as sent (the hand-off is the
+ *   commit itself).
+ * - webhook / whatsapp: the deliverable messages are claimed under a lease (LEASE_SECONDS of database
+ *   time, renewed every RENEW_MS while the run works), handed to the provider with up to
+ *   `deliveryConcurrency` in flight (each with its own retries, see providers/retry.ts), and their
+ *   results committed set-based every FLUSH_ROWS results or FLUSH_MS, whichever comes first, so a crash
+ *   loses at most the results of the last moments. `attempts` grows by the attempts actually made.
+ *   When the workers stop, no new message starts; claimed messages not started get their lease back.
+ *
+ * Afterwards the batch is completed if nothing is pending. If pending messages are left in the range
+ * (another run holds them, or this run was interrupted), the job fails with ChunkBusyError and pg-boss
+ * retries it with backoff, until the range is done.
+ */
+import type { Provider } from '../../providers/index.ts';
+import { RETRY_POLICIES } from '../../providers/index.ts';
+import { sendWithRetries, type Delivery } from '../../providers/retry.ts';
+import { messagesFinal } from '../../metrics.ts';
+import type { JobPayloads } from '../jobs.ts';
+import type { PipelineContext } from './context.ts';
+import {
+  claimMessages, commitResults, completeBatchIfDone, countUnfinished, renewLeases, sendRangeToOutbox,
+  type Claimed, type MessageResult,
+} from './message-store.ts';
+
+/** How long a claim holds without renewal (s). Longer than any single provider attempt. */
+export const LEASE_SECONDS = 60;
+const RENEW_MS = 20_000;
+const FLUSH_ROWS = 100;
+const FLUSH_MS = 200;
+
+/** The chunk still has pending messages that this run could not finish; retried by pg-boss. */
+export class ChunkBusyError extends Error {}
+
+/** Delivers the chunk `data`; `abort` is the job's signal (aborted when pg-boss takes the job back). */
+export async function deliverChunk(ctx: PipelineContext, data: JobPayloads['messages-deliver'], abort?: AbortSignal): Promise<void> {
+  const { batch_id, company_id, seq_from, seq_to } = data;
+  const company = await ctx.db.selectFrom('companies').select('channel').where('company_id', '=', company_id).executeTakeFirst();
+  if (!company) return; // the company is gone, and its batches with it
+  const provider = ctx.providers.forChannel(company.channel);
+  if (!ctx.drain.aborted) {
+    if (provider.name === 'outbox') {
+      const sent = await sendRangeToOutbox(ctx.db, batch_id, seq_from, seq_to, ctx.clock.now());
+      if (sent) messagesFinal.inc({ status: 'sent', provider: 'outbox' }, sent);
+    } else {
+      await deliverClaimed(ctx, provider, data, abort);
+    }
+  }
+  await completeBatchIfDone(ctx.db, batch_id, ctx.clock.now());
+  const left = await countUnfinished(ctx.db, batch_id, seq_from, seq_to);
+  if (left > 0) {
+    throw new ChunkBusyError(`${left} message(s) of batch ${batch_id} seq ${seq_from}..${seq_to} are still pending (leased by another run, or interrupted); retrying later`);
+  }
+}
+
+function resultOf(m: Claimed, d: Delivery, now: number): MessageResult {
+  const error = d.result.status === 'failed' && d.attempts > 0 ? d.result.error : null;
+  if (d.interrupted) return { message_id: m.message_id, status: 'pending', error, attempts: d.attempts, sent_at: null };
+  if (d.result.status === 'sent') return { message_id: m.message_id, status: 'sent', error: null, attempts: d.attempts, sent_at: now };
+  return { message_id: m.message_id, status: 'failed', error, attempts: d.attempts, sent_at: null };
+}
+
+async function deliverClaimed(ctx: PipelineContext, provider: Provider, data: JobPayloads['messages-deliver'], abort?: AbortSignal): Promise<void> {
+  const claimed = await claimMessages(ctx.db, data.batch_id, data.seq_from, data.seq_to, LEASE_SECONDS);
+  if (claimed.length === 0) return;
+  const policy = RETRY_POLICIES[provider.name];
+  const held = new Set(claimed.map((m) => m.message_id)); // claimed and not yet committed
+  let buffer: MessageResult[] = [];
+  let chain: Promise<void> = Promise.resolve();
+  let flushError: unknown;
+
+  const flush = (): Promise<void> => {
+    const rows = buffer;
+    buffer = [];
+    if (rows.length) {
+      chain = chain.then(async () => {
+        const written = await commitResults(ctx.db, rows);
+        for (const r of rows) held.delete(r.message_id);
+        const counts: Record<string, number> = {};
+        for (const s of written) if (s !== 'pending') counts[s] = (counts[s] ?? 0) + 1;
+        for (const [status, n] of Object.entries(counts)) messagesFinal.inc({ status, provider: provider.name }, n);
+      }).catch((err) => {
+        flushError ??= err;
+      });
+    }
+    return chain;
+  };
+  const flushTimer = setInterval(() => void flush(), FLUSH_MS);
+  const renewTimer = setInterval(() => {
+    renewLeases(ctx.db, [...held], LEASE_SECONDS).catch((err) => ctx.logger.warn({ err: (err as Error).message, batch_id: data.batch_id }, 'lease renewal failed'));
+  }, RENEW_MS);
+
+  let next = 0;
+  const lane = async () => {
+    while (next < claimed.length && !ctx.drain.aborted && !abort?.aborted && flushError === undefined) {
+      const m = claimed[next++];
+      const delivery = await sendWithRetries(provider, m.rendered, policy, { abort, drain: ctx.drain });
+      buffer.push(resultOf(m, delivery, ctx.clock.now()));
+      if (buffer.length >= FLUSH_ROWS) void flush();
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.min(ctx.deliveryConcurrency, claimed.length) }, lane));
+    // Claimed but never started (the workers are stopping): give the leases back at once.
+    for (; next < claimed.length; next++) {
+      buffer.push({ message_id: claimed[next].message_id, status: 'pending', error: null, attempts: 0, sent_at: null });
+    }
+  } finally {
+    clearInterval(flushTimer);
+    clearInterval(renewTimer);
+    await flush();
+  }
+  if (flushError !== undefined) throw flushError;
+}

@@ -1,0 +1,50 @@
+/**
+ * Releases held campaign messages (4.4 delivery hours) once their window has opened, judged by the
+ * injectable clock: in one transaction, due messages lose their hold and `messages-deliver` chunks are
+ * enqueued for them. Two callers:
+ * - the `messages-release` {batch_id} job, deferred (pg-boss, real time) to the window opening; if the
+ *   clock says the batch still has messages not yet due, it defers itself again to the next one;
+ * - the workers' periodic sweep (`releaseDue` over every batch), which is what makes a moved clock
+ *   take effect within a sweep interval, and which also covers a lost or early release job.
+ * Each message is released once (row locks, SKIP LOCKED), so concurrent callers never double-enqueue.
+ */
+import { enqueueMany } from '../boss.ts';
+import { CHUNK_SIZE, type JobPayloads } from '../jobs.ts';
+import type { PipelineContext } from './context.ts';
+import { chunkRanges, nextHeld, releaseHeld, type Released } from './message-store.ts';
+
+/** Most messages one release transaction takes; the rest wait for the next call. */
+export const RELEASE_LIMIT = 10_000;
+
+/** Releases due held messages (of one batch, or all) and enqueues their delivery; returns how many. */
+export async function releaseDue(ctx: PipelineContext, batchId: string | null = null): Promise<number> {
+  const now = ctx.clock.now();
+  return ctx.db.transaction().execute(async (trx) => {
+    const released = await releaseHeld(trx, now, batchId, RELEASE_LIMIT);
+    const byBatch = new Map<string, Released[]>();
+    for (const r of released) {
+      const list = byBatch.get(r.batch_id) ?? [];
+      list.push(r);
+      byBatch.set(r.batch_id, list);
+    }
+    const jobs: { data: JobPayloads['messages-deliver'] }[] = [];
+    for (const [id, rows] of byBatch) {
+      for (const range of chunkRanges(rows.map((r) => r.seq), CHUNK_SIZE)) {
+        jobs.push({ data: { batch_id: id, company_id: rows[0].company_id, ...range } });
+      }
+    }
+    await enqueueMany(ctx.boss, trx, 'messages-deliver', jobs);
+    return released.length;
+  });
+}
+
+/** The `messages-release` job: releases the batch's due messages, and re-defers itself for the rest. */
+export async function releaseBatch(ctx: PipelineContext, data: JobPayloads['messages-release']): Promise<void> {
+  await releaseDue(ctx, data.batch_id);
+  const next = await nextHeld(ctx.db, data.batch_id);
+  if (next === null) return;
+  const delayMs = Math.max(1_000, next - ctx.clock.now());
+  await ctx.db.transaction().execute(async (trx) => {
+    await enqueueMany(ctx.boss, trx, 'messages-release', [{ data, startAfter: new Date(Date.now() + delayMs) }]);
+  });
+}

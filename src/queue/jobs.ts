@@ -1,0 +1,78 @@
+/**
+ * The typed job registry: every background job's queue name, payload, queue policy and worker options.
+ * Jobs are small and idempotent: running one twice changes nothing the first run did not.
+ *
+ * - `batch-process` {batch_id}: an accepted batch (4.3 or 4.4) fans out, in one transaction, into its
+ *   message rows (contacts written, templates rendered, skips decided, campaign holds scheduled) and the
+ *   `messages-deliver` chunks (or one deferred `messages-release`). Guarded by the batch status
+ *   (`accepted` → `processing`), so a second run finds nothing to do.
+ * - `messages-deliver` {batch_id, company_id, seq_from, seq_to}: the pending, released messages of one
+ *   batch in a `seq` range (at most chunkSizeFor(provider) of them) are claimed (a renewable lease per message),
+ *   handed to the company's provider and their results committed, set-based. A committed message is
+ *   never claimed again; a message whose lease holder died is claimed again once the lease runs out.
+ * - `messages-release` {batch_id}: a campaign's held messages whose window has opened are released
+ *   into `messages-deliver` chunks. Sent with `startAfter` at the opening; the workers' periodic sweep
+ *   does the same for every batch against the injectable clock.
+ *
+ * Crash recovery (pg-boss 12): every queue has `heartbeatSeconds: 30`. A worker refreshes the heartbeat
+ * of the jobs it holds every 15 s while the handler runs, so a long chunk (a slow webhook, a WhatsApp
+ * number paced at 80/s) is never taken for dead; a job whose process died stops heartbeating and is
+ * failed and retried by the supervisor within ~30 s plus one monitor pass (`monitorIntervalSeconds` in
+ * boss.ts). `expireInSeconds` is only the hard upper bound of one run (a handler that hangs while its
+ * process keeps heartbeating). Retries back off exponentially (1 s doubling, capped at 30 s).
+ */
+import type { Queue, WorkOptions } from 'pg-boss';
+
+export interface JobPayloads {
+  'batch-process': { batch_id: string };
+  'messages-deliver': { batch_id: string; company_id: number; seq_from: number; seq_to: number };
+  'messages-release': { batch_id: string };
+}
+
+export type JobName = keyof JobPayloads;
+
+export const JOB_NAMES: readonly JobName[] = ['batch-process', 'messages-deliver', 'messages-release'];
+
+/** Most pending messages one `messages-deliver` job covers (providers that make requests). */
+export const CHUNK_SIZE = 250;
+
+/** Chunk for the outbox, whose whole chunk is one UPDATE: a batch (at most 1000) in one job. */
+export const OUTBOX_CHUNK_SIZE = 1000;
+
+/** The chunk size for a company's provider (`companies.channel->>'provider'`). */
+export function chunkSizeFor(provider: string | null | undefined): number {
+  return !provider || provider === 'outbox' ? OUTBOX_CHUNK_SIZE : CHUNK_SIZE;
+}
+
+/** How a queue is created and worked. `work.localConcurrency` may be raised by WORKER_CONCURRENCY. */
+export interface JobSpec {
+  queue: Omit<Queue, 'name'>;
+  work: WorkOptions;
+}
+
+const RETRY = { retryBackoff: true, retryDelay: 1, retryDelayMax: 30 } as const;
+
+/**
+ * Polling: queues are `notify` queues (pg-boss LISTEN/NOTIFY wakes a worker the moment a job is
+ * inserted); `notifyPollingIntervalSeconds` is the backstop for deferred jobs and retries coming due.
+ * Workers fetch several jobs at once and keep fetching while batches come back full.
+ */
+const POLL = { pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 1, burstWhenBatchFull: true } as const;
+
+export const JOB_SPECS: { readonly [N in JobName]: JobSpec } = {
+  'batch-process': {
+    // One transaction over at most 1000 items: seconds at worst.
+    queue: { ...RETRY, retryLimit: 20, heartbeatSeconds: 30, expireInSeconds: 300, notify: true },
+    work: { ...POLL, batchSize: 4, localConcurrency: 2 },
+  },
+  'messages-deliver': {
+    // Up to CHUNK_SIZE provider deliveries with retries; a chunk whose messages another run still
+    // leases fails on purpose and is retried (hence the generous retryLimit).
+    queue: { ...RETRY, retryLimit: 50, heartbeatSeconds: 30, expireInSeconds: 900, notify: true },
+    work: { ...POLL, batchSize: 4, localConcurrency: 2 },
+  },
+  'messages-release': {
+    queue: { ...RETRY, retryLimit: 20, heartbeatSeconds: 30, expireInSeconds: 120, notify: true },
+    work: { ...POLL, batchSize: 4, localConcurrency: 1 },
+  },
+};

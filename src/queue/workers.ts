@@ -1,0 +1,132 @@
+/**
+ * Background workers (issue 3 item 1): consume the job registry's queues (jobs.ts) in this process,
+ * run the held-message sweep, and feed the queue-depth metrics.
+ *
+ * - `batch-process` → handlers/batch-process.ts (fan-out), `messages-deliver` → handlers/messages-deliver.ts,
+ *   `messages-release` → handlers/messages-release.ts. Workers fetch jobs in small batches and settle
+ *   each job on its own (`perJobResults`): one failing job is retried by pg-boss without touching the
+ *   others of its batch.
+ * - Chunks in flight: `messages-deliver` runs `localConcurrency` fetch loops of `batchSize` jobs;
+ *   WORKER_CONCURRENCY (config.workerConcurrency) sets the number of loops (default 4, i.e. up to 16
+ *   chunks at once), each chunk with up to DELIVERY_CONCURRENCY provider requests in flight.
+ * - The sweep (every SWEEP_INTERVAL_MS of real time) releases held campaign messages whose opening has
+ *   passed by the injectable clock; see handlers/messages-release.ts.
+ * - stop(): no new delivery attempt starts, the sweep ends, and the call waits for the jobs in hand to
+ *   settle (in-flight attempts finish; claimed messages not started are handed back for a later run).
+ */
+import type { Job } from 'pg-boss';
+import type { Logger } from 'pino';
+import type { Config } from '../config.ts';
+import type { Database } from '../db/database.ts';
+import { parseAddressPolicy } from '../domain/network-guard.ts';
+import type { SecretBox } from '../domain/secrets.ts';
+import type { Clock } from '../http/deps.ts';
+import { setQueueDepthSource } from '../metrics.ts';
+import { createProviderRegistry } from '../providers/index.ts';
+import type { Boss } from './boss.ts';
+import { processBatch } from './handlers/batch-process.ts';
+import type { PipelineContext } from './handlers/context.ts';
+import { ChunkBusyError, deliverChunk } from './handlers/messages-deliver.ts';
+import { releaseBatch, releaseDue } from './handlers/messages-release.ts';
+import { JOB_NAMES, JOB_SPECS, type JobName, type JobPayloads } from './jobs.ts';
+
+export interface WorkerDeps {
+  database: Database;
+  boss: Boss;
+  logger: Logger;
+  clock: Clock;
+  secrets: SecretBox;
+  config: Config;
+}
+
+export interface Workers { stop(): Promise<void> }
+
+/** Real-time interval of the held-message sweep (ms). */
+export const SWEEP_INTERVAL_MS = 1_000;
+
+/** Provider requests in flight per chunk. */
+export const DELIVERY_CONCURRENCY = 32;
+
+type Handler<N extends JobName> = (ctx: PipelineContext, job: Job<JobPayloads[N]>) => Promise<unknown>;
+
+const HANDLERS: { [N in JobName]: Handler<N> } = {
+  'batch-process': (ctx, job) => processBatch(ctx, job.data.batch_id),
+  'messages-deliver': (ctx, job) => deliverChunk(ctx, job.data, job.signal),
+  'messages-release': (ctx, job) => releaseBatch(ctx, job.data),
+};
+
+/** Starts the workers of this process (roles `worker` and `all`). */
+export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
+  const { database, boss, logger, clock, config } = deps;
+  const log = logger.child({ component: 'workers' });
+  const drain = new AbortController();
+  const providers = createProviderRegistry({
+    secrets: deps.secrets,
+    whatsappRatePerSecond: config.whatsappRatePerSecond,
+    addressPolicy: parseAddressPolicy(config.providerAllowedHosts),
+  });
+  const ctx: PipelineContext = {
+    db: database.db, boss, clock, logger: log, providers, drain: drain.signal, deliveryConcurrency: DELIVERY_CONCURRENCY,
+  };
+  boss.on('error', (err: Error) => log.warn({ err: err.message }, 'queue error'));
+
+  async function register<N extends JobName>(name: N): Promise<void> {
+    const spec = JOB_SPECS[name];
+    const localConcurrency = name === 'messages-deliver' ? config.workerConcurrency : spec.work.localConcurrency;
+    const handler = HANDLERS[name] as Handler<N>;
+    await boss.work<JobPayloads[N]>(name, { ...spec.work, localConcurrency, perJobResults: true }, async (jobs) => {
+      return Promise.all(jobs.map(async (job) => {
+        try {
+          await handler(ctx, job);
+          return { id: job.id, status: 'completed' as const };
+        } catch (err) {
+          const message = (err as Error)?.message ?? String(err);
+          if (err instanceof ChunkBusyError) log.debug({ job: name, id: job.id, err: message }, 'job will be retried');
+          else log.warn({ job: name, id: job.id, retry: job.retryCount, err: message }, 'job failed; pg-boss retries it');
+          return { id: job.id, status: 'failed' as const, output: { message } };
+        }
+      }));
+    });
+  }
+  for (const name of JOB_NAMES) await register(name);
+
+  let sweeping = false;
+  const sweep = setInterval(() => {
+    if (sweeping || drain.signal.aborted) return;
+    sweeping = true;
+    releaseDue(ctx)
+      .then((n) => { if (n) log.info({ released: n }, 'held messages released'); })
+      .catch((err) => log.warn({ err: (err as Error).message }, 'release sweep failed'))
+      .finally(() => { sweeping = false; });
+  }, SWEEP_INTERVAL_MS);
+
+  setQueueDepthSource({
+    async jobs() {
+      const queues = await boss.getQueues([...JOB_NAMES]);
+      return queues.flatMap((q) => [
+        { queue: q.name, state: 'queued', count: q.readyCount },
+        { queue: q.name, state: 'deferred', count: q.deferredCount },
+        { queue: q.name, state: 'active', count: q.activeCount },
+      ]);
+    },
+    async heldMessages() {
+      const row = await database.db.selectFrom('messages').select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('held_until', 'is not', null).executeTakeFirst();
+      return Number(row?.n ?? 0);
+    },
+  });
+
+  let stopped = false;
+  return {
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      drain.abort();
+      clearInterval(sweep);
+      setQueueDepthSource(undefined);
+      await Promise.all(JOB_NAMES.map((name) => boss.offWork(name, { wait: true }).catch(() => {})));
+      while (sweeping) await new Promise((r) => setTimeout(r, 10));
+      await providers.close();
+    },
+  };
+}

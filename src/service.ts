@@ -1,0 +1,114 @@
+/**
+ * Assembles the service from a configuration: database (migrated), queue, authenticator, rate limiter,
+ * HTTP app and, for the worker role, the background workers. `main.ts` runs it; tests start it on a
+ * fresh database and talk to it over HTTP.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import type { FastifyInstance } from 'fastify';
+import pino, { type Logger } from 'pino';
+import type { Config, Role } from './config.ts';
+import { openPglite, openPostgres, type Database } from './db/database.ts';
+import { migrate } from './db/migrate.ts';
+import { parseAddressPolicy } from './domain/network-guard.ts';
+import { secretBox, type SecretBox } from './domain/secrets.ts';
+import { buildApp } from './http/app.ts';
+import { ApiKeyAuthenticator } from './http/auth.ts';
+import { systemClock, type AppDeps, type Clock } from './http/deps.ts';
+import { MemoryRateLimiter, type RateLimiter } from './http/rate-limit.ts';
+import { PgRateLimiter } from './http/rate-limit-pg.ts';
+import { startBoss, type Boss } from './queue/boss.ts';
+import { startWorkers, type Workers } from './queue/workers.ts';
+
+export interface Service {
+  readonly app: FastifyInstance;
+  readonly deps: AppDeps;
+  readonly secrets: SecretBox;
+  /** Stops taking requests, lets workers finish what they hold, closes the database. */
+  close(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  role?: Role;
+  clock?: Clock;
+  logger?: Logger;
+  /** Overrides the rate limiter (the PostgreSQL one is chosen by default when DATABASE_URL is set). */
+  rateLimiter?: RateLimiter;
+}
+
+/** Reads a secret from `file` in the data directory, creating it (mode 0600) when missing. */
+function fileSecret(dataDir: string, file: string, make: () => string, logger: Logger, what: string): string {
+  const full = path.join(dataDir, file);
+  try {
+    return fs.readFileSync(full, 'utf8').trim();
+  } catch {
+    fs.mkdirSync(dataDir, { recursive: true });
+    const value = make();
+    fs.writeFileSync(full, value + '\n', { mode: 0o600, flag: 'wx' });
+    logger.warn({ path: full }, `${what} was not set; generated one and stored it at ${full}`);
+    return value;
+  }
+}
+
+/** Opens the database, waiting for PostgreSQL when it is not reachable yet (up to `waitMs`). */
+async function openDatabase(config: Config, logger: Logger, waitMs = 60_000): Promise<Database> {
+  if (!config.databaseUrl) return openPglite(config.dataDir);
+  const database = await openPostgres(config.databaseUrl, config.dbPoolMax);
+  const deadline = Date.now() + waitMs;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await database.ping();
+      return database;
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      logger.warn({ attempt, err: (err as Error).message }, 'database not reachable yet; retrying');
+      await new Promise((r) => setTimeout(r, Math.min(5_000, 250 * attempt)));
+    }
+  }
+}
+
+/** Starts the service for the configuration; the HTTP app is built but not listening. */
+export async function startService(config: Config, opts: ServiceOptions = {}): Promise<Service> {
+  const role = opts.role ?? 'all';
+  const logger = opts.logger ?? pino({
+    level: config.logLevel,
+    base: { service: 'cms', role },
+    redact: ['req.headers.authorization', 'req.headers["service-api-key"]', '*.access_token', '*.secret'],
+  });
+  const database = await openDatabase(config, logger);
+  const applied = await migrate(database);
+  if (applied.length) logger.info({ versions: applied }, 'migrations applied');
+
+  const adminToken = config.adminToken ?? fileSecret(config.dataDir, 'admin-token', () => 'cms_admin_' + randomBytes(24).toString('base64url'), logger, 'ADMIN_TOKEN');
+  const secrets = secretBox(config.secretsKey ?? fileSecret(config.dataDir, 'secrets-key', () => randomBytes(32).toString('base64url'), logger, 'SECRETS_KEY'));
+  const boss: Boss = await startBoss(database, { poolMax: Math.max(2, Math.ceil(config.dbPoolMax / 2)) });
+  const auth = new ApiKeyAuthenticator(database.db);
+  // One process owns an embedded database, so an in-memory log is exact there; on PostgreSQL the log
+  // is shared by every API process.
+  const rateLimiter: RateLimiter = opts.rateLimiter ?? (database.kind === 'postgres' ? new PgRateLimiter(database.db) : new MemoryRateLimiter());
+  const clock = opts.clock ?? systemClock;
+  const addressPolicy = parseAddressPolicy(config.providerAllowedHosts);
+  const deps: AppDeps = { config, database, boss, rateLimiter, auth, clock, logger, adminToken, sealSecret: (s) => secrets.seal(s), addressPolicy };
+  const app = await buildApp(deps);
+  let workers: Workers | undefined;
+  if (role === 'worker' || role === 'all') {
+    workers = await startWorkers({ database, boss, logger, clock, secrets, config });
+  }
+  let closed = false;
+  return {
+    app,
+    deps,
+    secrets,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await app.close();
+      await workers?.stop();
+      await boss.stop({ graceful: true, timeout: 10_000 }).catch((err) => logger.warn({ err }, 'queue stop'));
+      await auth.close();
+      await rateLimiter.close?.();
+      await database.close();
+    },
+  };
+}

@@ -1,0 +1,90 @@
+/** `cms batch show` and `cms audit`, including a server without the audit route. */
+import assert from 'node:assert/strict';
+import { after, before, beforeEach, describe, it } from 'node:test';
+import { cli, startFakeApi, type FakeApi } from './helpers.ts';
+
+describe('cms batch / audit', () => {
+  let api: FakeApi;
+  before(async () => {
+    api = await startFakeApi();
+  });
+  after(() => api.close());
+  beforeEach(() => api.reset());
+
+  it('batch show prints status and flattened counts', async () => {
+    const r = await cli(api, ['batch', 'show', 'b-123']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(api.requests.length, 1);
+    assert.equal(api.requests[0].method, 'GET');
+    assert.equal(api.requests[0].path, '/admin/batches/b-123');
+    assert.match(r.stdout, /Batch b-123/);
+    assert.match(r.stdout, /status\s*│\s*completed/);
+    assert.match(r.stdout, /failed\s*│\s*1/);
+  });
+
+  it('batch show --messages adds the message table / the messages array', async () => {
+    const r = await cli(api, ['batch', 'show', 'b-123', '--messages']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.deepEqual(api.requests.map((q) => q.path), ['/admin/batches/b-123', '/admin/batches/b-123/messages']);
+    assert.match(r.stdout, /Messages \(2\)/);
+    assert.match(r.stdout, /m-2\s*│\s*\+4915112345679\s*│\s*failed\s*│\s*HTTP 500\s*│\s*5/);
+
+    const j = await cli(api, ['batch', 'show', 'b-123', '--messages', '--json']);
+    const out = JSON.parse(j.stdout);
+    assert.equal(out.batch_id, 'b-123');
+    assert.equal(out.counts.total, 2);
+    assert.equal(out.messages.length, 2);
+    assert.deepEqual(out.messages[0].rendered, { body: 'Hi Ada' });
+  });
+
+  it('batch show of an unknown batch reports the detail', async () => {
+    api.on('GET', /^\/admin\/batches\/nope$/, { status: 404, body: { detail: 'Batch not found' } });
+    const r = await cli(api, ['batch', 'show', 'nope']);
+    assert.equal(r.code, 1);
+    assert.equal(r.stdout, '');
+    assert.match(r.stderr, /^cms: error: not found \(HTTP 404\): Batch not found$/m);
+  });
+
+  it('audit passes company and limit and prints entries', async () => {
+    api.on('GET', /^\/admin\/audit$/, {
+      status: 200,
+      body: {
+        entries: [
+          { at: '2025-01-02T09:00:00Z', actor: 'admin', action: 'company.create', target: 'company:1', details: { name: 'Acme' } },
+        ],
+      },
+    });
+    const r = await cli(api, ['audit', '--company', '1', '--limit', '20']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal(api.requests[0].path, '/admin/audit');
+    assert.deepEqual(api.requests[0].query, { company_id: '1', limit: '20' });
+    assert.match(r.stdout, /company\.create\s*│\s*company:1\s*│\s*\{"name":"Acme"\}/);
+
+    const j = await cli(api, ['audit', '--json']);
+    assert.deepEqual(api.requests[1].query, {});
+    assert.equal(JSON.parse(j.stdout).entries[0].actor, 'admin');
+  });
+
+  it('audit with no entries says so', async () => {
+    api.on('GET', /^\/admin\/audit$/, { status: 200, body: { entries: [] } });
+    const r = await cli(api, ['audit']);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /no audit entries/);
+  });
+
+  it('audit on a server without the route explains instead of failing obscurely', async () => {
+    const r = await cli(api, ['audit']);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /this server does not provide GET \/admin\/audit \(HTTP 404\)/);
+    assert.doesNotMatch(r.stderr, /\n\s+at /);
+    // The service's own not-found handler answers {detail: "Not Found"}.
+    api.on('GET', /^\/admin\/audit$/, { status: 404, body: { detail: 'Not Found' } });
+    const real = await cli(api, ['audit', '--json']);
+    assert.equal(real.code, 1);
+    assert.equal(JSON.parse(real.stderr).status, 404);
+    const plain = await cli(api, ['audit']);
+    assert.match(plain.stderr, /does not provide GET \/admin\/audit/);
+    const bad = await cli(api, ['audit', '--limit', '0']);
+    assert.equal(bad.code, 2);
+  });
+});

@@ -1,0 +1,186 @@
+/**
+ * Helpers of the console tests (issue 6): a cookie-keeping HTTP client that fills forms the way a
+ * browser does (CSRF token from the page), set-up shortcuts through the operator API, and a Chromium
+ * launcher for Playwright (`playwright-core` + the machine's /usr/bin/chromium) that reports when the
+ * browser is missing so browser tests can skip instead of failing.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import type { BrowserContext, Page } from 'playwright-core';
+import type { TestServer } from '../helpers/server.ts';
+
+/** The password every test user gets (long enough for the console's rule). */
+export const PASSWORD = 'correct horse battery staple';
+
+let counter = 0;
+/** A fresh email address for one test (unique across runs sharing a PostgreSQL database). */
+export function freshEmail(tag = 'user'): string {
+  counter += 1;
+  return `${tag}-${process.pid}-${Date.now().toString(36)}-${counter}@example.com`;
+}
+
+/** One HTTP answer as the client saw it. */
+export interface Answer { status: number; headers: Headers; text: string; location: string | null }
+
+/**
+ * A minimal browser for plain HTTP tests: keeps cookies (by name; the console uses one path), does not
+ * follow redirects (tests look at them), and can submit a page's form with its CSRF token.
+ */
+export class ConsoleClient {
+  readonly base: string;
+  readonly cookies = new Map<string, string>();
+
+  constructor(base: string) {
+    this.base = base;
+  }
+
+  /** A request; `form` is sent urlencoded. Remembers Set-Cookie answers (and deletions). */
+  async request(method: string, p: string, form?: Record<string, string>, headers: Record<string, string> = {}): Promise<Answer> {
+    const h: Record<string, string> = { ...headers };
+    if (this.cookies.size) h.cookie = [...this.cookies].map(([k, v]) => `${k}=${v}`).join('; ');
+    let body: string | undefined;
+    if (form) {
+      h['content-type'] ??= 'application/x-www-form-urlencoded';
+      body = new URLSearchParams(form).toString();
+    }
+    const res = await fetch(this.base + p, { method, headers: h, body, redirect: 'manual' });
+    for (const line of res.headers.getSetCookie()) {
+      const [pair, ...attrs] = line.split(';');
+      const eq = pair.indexOf('=');
+      const name = pair.slice(0, eq).trim();
+      const value = pair.slice(eq + 1).trim();
+      const expired = attrs.some((a) => /^\s*max-age=0\s*$/i.test(a)) || value === '';
+      if (expired) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+    return { status: res.status, headers: res.headers, text: await res.text(), location: res.headers.get('location') };
+  }
+
+  get(p: string): Promise<Answer> {
+    return this.request('GET', p);
+  }
+
+  /** GETs `pagePath`, takes the CSRF token of its first form, and POSTs `form` (plus `_csrf`) to `action`. */
+  async submit(pagePath: string, action: string, form: Record<string, string>): Promise<Answer> {
+    const page = await this.get(pagePath);
+    const token = csrfToken(page.text);
+    return this.request('POST', action, { _csrf: token, ...form });
+  }
+
+  /** Signs in; throws unless the console answers with a redirect into the console. */
+  async signIn(email: string, password = PASSWORD): Promise<void> {
+    const r = await this.submit('/console/login', '/console/login', { email, password });
+    if (r.status !== 303 || !r.location?.startsWith('/console/')) throw new Error(`sign-in failed: ${r.status} ${r.text.slice(0, 300)}`);
+  }
+}
+
+/** The CSRF token of the first form in an HTML page. */
+export function csrfToken(htmlText: string): string {
+  const m = /name="_csrf" value="([^"]+)"/.exec(htmlText);
+  if (!m) throw new Error('no CSRF token on the page');
+  return m[1];
+}
+
+/** Creates a company through the operator API (subscription active unless told otherwise). */
+export async function newCompany(s: TestServer, fields: Record<string, unknown> = {}): Promise<number> {
+  const c = await s.admin('POST', '/admin/companies', { name: 'Console Co', subscription_active: true, ...fields });
+  return c.company_id;
+}
+
+/** Invites an email through the operator API; resolves to the invitation answer. */
+export async function invite(s: TestServer, companyId: number, email: string): Promise<{ invitation_id: number; email: string; company_id: number; invite_url: string; expires_at: string }> {
+  return s.admin('POST', `/admin/companies/${companyId}/users/invitations`, { email }, 201);
+}
+
+/** Invites and accepts over HTTP: a ready user of the company; resolves to its email. */
+export async function newUser(s: TestServer, companyId: number, email = freshEmail()): Promise<string> {
+  const inv = await invite(s, companyId, email);
+  const p = new URL(inv.invite_url).pathname;
+  const r = await new ConsoleClient(s.url).submit(p, p, { password: PASSWORD, password_confirm: PASSWORD });
+  if (r.status !== 303) throw new Error(`accepting the invitation failed: ${r.status} ${r.text.slice(0, 300)}`);
+  return email;
+}
+
+/** A signed-in client of a new user of the company. */
+export async function signedInClient(s: TestServer, companyId: number): Promise<ConsoleClient> {
+  const email = await newUser(s, companyId);
+  const c = new ConsoleClient(s.url);
+  await c.signIn(email);
+  return c;
+}
+
+/** Inserts a completed batch with messages directly (for isolation tests that need no pipeline). */
+export async function insertBatch(s: TestServer, companyId: number, messages: { phone: string; status: 'sent' | 'failed' | 'skipped'; reason?: string }[]): Promise<string> {
+  const db = s.service.deps.database.db;
+  const batchId = crypto.randomUUID();
+  await db.insertInto('batches').values({
+    batch_id: batchId, company_id: companyId, kind: 'automation', source_id: 1, status: 'completed',
+    total: messages.length, items: '[]', template: '{}', completed_at: new Date(),
+  }).execute();
+  for (const [seq, m] of messages.entries()) {
+    await db.insertInto('messages').values({
+      message_id: crypto.randomUUID(), batch_id: batchId, company_id: companyId, seq, phone: m.phone, status: m.status,
+      reason: m.reason ?? null, attempts: m.status === 'sent' ? 1 : 0, sent_at: m.status === 'sent' ? new Date() : null,
+    }).execute();
+  }
+  return batchId;
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Browser
+
+/** Where the machine's Chromium is expected (Debian package `chromium`). */
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+/** Why browser tests cannot run here, or undefined when they can. */
+export function browserSkipReason(): string | undefined {
+  if (!fs.existsSync(CHROMIUM)) return `Chromium not found at ${CHROMIUM}: install the Debian package "chromium" (apt-get install -y chromium) to run the console browser tests`;
+  return undefined;
+}
+
+const CHROMIUM_ARGS = [
+  '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+  '--disable-component-update', '--disable-sync',
+];
+
+/** A headless Chromium with a new, empty profile directory; `close()` removes the directory. */
+export async function launchBrowser(opts: { viewport?: { width: number; height: number } } = {}): Promise<{ context: BrowserContext; close(): Promise<void> }> {
+  const { chromium } = await import('playwright-core');
+  const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-chromium-'));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: CHROMIUM_ARGS,
+    viewport: opts.viewport ?? { width: 1280, height: 900 },
+    permissions: ['clipboard-read', 'clipboard-write'],
+    timeout: 60_000,
+  });
+  context.setDefaultTimeout(15_000);
+  return {
+    context,
+    async close() {
+      await context.close().catch(() => {});
+      fs.rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Where failure screenshots go. */
+export const RESULTS_DIR = path.resolve('test-results');
+
+/**
+ * Runs `steps` with the page; on failure saves a full-page screenshot as
+ * `test-results/console-<name>.png` and rethrows.
+ */
+export async function withScreenshotOnFailure<T>(page: Page, name: string, steps: () => Promise<T>): Promise<T> {
+  try {
+    return await steps();
+  } catch (err) {
+    fs.mkdirSync(RESULTS_DIR, { recursive: true });
+    const file = path.join(RESULTS_DIR, `console-${name.replace(/[^a-z0-9-]+/gi, '-')}.png`);
+    await page.screenshot({ path: file, fullPage: true }).catch(() => {});
+    if (err instanceof Error) err.message += `\n(screenshot: ${file}; page: ${page.url()})`;
+    throw err;
+  }
+}

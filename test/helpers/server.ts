@@ -1,0 +1,121 @@
+/**
+ * Starts the real service for a test: on a fresh in-memory PGlite database, or on PostgreSQL when
+ * TEST_DATABASE_URL is set (each test creates its own companies, so runs can share that database).
+ * The server listens on 127.0.0.1 on a free port; tests talk to it over HTTP with `fetch`.
+ */
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { loadConfig } from '../../src/config.ts';
+import type { Clock } from '../../src/http/deps.ts';
+import type { RateLimiter } from '../../src/http/rate-limit.ts';
+import { startService, type Service } from '../../src/service.ts';
+
+export const ADMIN_TOKEN = 'test-admin-token';
+
+export interface TestServer {
+  url: string;
+  service: Service;
+  /** Which database the test runs on. */
+  kind: 'pglite' | 'postgres';
+  /** Calls the operator API; throws on an unexpected status. */
+  admin<T = any>(method: string, path: string, body?: unknown, expectStatus?: number): Promise<T>;
+  /** Calls the public API with a key; returns status, headers and parsed body (text kept too). */
+  api(path: string, opts?: { key?: string; body?: unknown; raw?: string | Buffer; contentType?: string | null; headers?: Record<string, string> }): Promise<ApiAnswer>;
+  /** Creates a company (subscription active by default), an API key, and returns both. */
+  company(overrides?: Record<string, unknown>): Promise<{ companyId: number; key: string; keyId: number }>;
+  close(): Promise<void>;
+}
+
+export interface ApiAnswer { status: number; headers: Headers; text: string; json: any }
+
+export interface StartOptions {
+  clock?: Clock;
+  rateLimiter?: RateLimiter;
+  role?: 'api' | 'worker' | 'all';
+  env?: Record<string, string>;
+}
+
+/** Starts a server for one test file (or test). */
+export async function startTestServer(opts: StartOptions = {}): Promise<TestServer> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-test-'));
+  const pgUrl = process.env.TEST_DATABASE_URL;
+  const config = loadConfig({
+    DATA_DIR: dataDir,
+    ADMIN_TOKEN,
+    SECRETS_KEY: 'test-secrets-key',
+    // Tests deliver to receivers on this machine.
+    PROVIDER_ALLOWED_HOSTS: '127.0.0.1,localhost',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    ...(pgUrl ? { DATABASE_URL: pgUrl } : {}),
+    ...opts.env,
+  });
+  const service = await startService(config, {
+    role: opts.role ?? 'all',
+    clock: opts.clock,
+    rateLimiter: opts.rateLimiter,
+    logger: pino({ level: config.logLevel }),
+  });
+  const url = await service.app.listen({ port: 0, host: '127.0.0.1' });
+
+  const admin = async (method: string, p: string, body?: unknown, expectStatus?: number) => {
+    const res = await fetch(url + p, {
+      method,
+      headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      body: body !== undefined ? JSON.stringify(body) : undefined,
+    });
+    const text = await res.text();
+    const ok = expectStatus !== undefined ? res.status === expectStatus : res.status < 300;
+    if (!ok) throw new Error(`${method} ${p} answered ${res.status}: ${text}`);
+    return text ? JSON.parse(text) : undefined;
+  };
+
+  const api = async (p: string, o: Parameters<TestServer['api']>[1] = {}): Promise<ApiAnswer> => {
+    const headers: Record<string, string> = { ...o.headers };
+    if (o.key !== undefined) headers['service-api-key'] = o.key;
+    if (o.contentType !== null) headers['content-type'] = o.contentType ?? 'application/json';
+    const res = await fetch(url + p, { method: 'POST', headers, body: (o.raw ?? (o.body === undefined ? undefined : JSON.stringify(o.body))) as BodyInit | undefined });
+    const text = await res.text();
+    let json: unknown;
+    try { json = JSON.parse(text); } catch { json = undefined; }
+    return { status: res.status, headers: res.headers, text, json };
+  };
+
+  return {
+    url,
+    service,
+    kind: service.deps.database.kind,
+    admin,
+    api,
+    async company(overrides = {}) {
+      const c = await admin('POST', '/admin/companies', { name: 'Test Co', subscription_active: true, ...overrides });
+      const k = await admin('POST', `/admin/companies/${c.company_id}/api-keys`, { label: 'test' });
+      return { companyId: c.company_id, key: k.api_key, keyId: k.key_id };
+    },
+    async close() {
+      await service.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** A clock the test moves by hand (milliseconds since the epoch). */
+export class FakeClock implements Clock {
+  #now: number;
+  constructor(start = Date.parse('2026-01-05T10:00:00Z')) { this.#now = start; }
+  now(): number { return this.#now; }
+  advance(ms: number): void { this.#now += ms; }
+  set(ms: number): void { this.#now = ms; }
+}
+
+/** Polls `check` until it returns a truthy value or `timeoutMs` passes. */
+export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 20_000, everyMs = 50): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`condition not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}

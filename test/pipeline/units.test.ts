@@ -1,0 +1,163 @@
+/**
+ * Pure parts of the send pipeline: delivery hours (IANA zones, windows across midnight, DST), template
+ * rendering (scope, prototype keys, media and button precedence, WhatsApp parameters), Standard
+ * Webhooks signing (the specification's test vector), retry backoff bounds, chunking, Graph error
+ * classification.
+ */
+import { describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import fc from 'fast-check';
+import { inWindow, nextSendTime } from '../../src/domain/delivery-hours.ts';
+import { compileTemplate, RenderError, renderMessage, type RenderContact } from '../../src/domain/render.ts';
+import { backoffMs } from '../../src/providers/retry.ts';
+import { signWebhook, webhookKey } from '../../src/providers/webhook.ts';
+import { classifyError, templateMessage } from '../../src/providers/whatsapp.ts';
+import { chunkRanges } from '../../src/queue/handlers/message-store.ts';
+
+const at = (iso: string) => Date.parse(iso);
+const berlin = { start: '09:00', end: '21:00', timezone: 'Europe/Berlin' };
+
+describe('delivery hours', () => {
+  test('no hours, or inside the window: now', () => {
+    assert.equal(nextSendTime(null, at('2026-01-05T02:00:00Z')), at('2026-01-05T02:00:00Z'));
+    assert.equal(nextSendTime(berlin, at('2026-01-05T08:00:00Z')), at('2026-01-05T08:00:00Z')); // 09:00 local, start inclusive
+    assert.equal(nextSendTime(berlin, at('2026-01-05T19:59:59Z')), at('2026-01-05T19:59:59Z'));
+  });
+  test('before the window: today\'s opening; after it (end exclusive): tomorrow\'s', () => {
+    assert.equal(nextSendTime(berlin, at('2026-01-05T02:00:00Z')), at('2026-01-05T08:00:00Z'));
+    assert.equal(nextSendTime(berlin, at('2026-01-05T20:00:00Z')), at('2026-01-06T08:00:00Z'));
+    assert.equal(nextSendTime(berlin, at('2026-07-01T20:30:00Z')), at('2026-07-02T07:00:00Z')); // CEST
+  });
+  test('a window across midnight', () => {
+    const night = { start: '22:00', end: '06:00', timezone: 'America/New_York' };
+    assert.equal(nextSendTime(night, at('2026-01-06T04:00:00Z')), at('2026-01-06T04:00:00Z')); // 23:00 local
+    assert.equal(nextSendTime(night, at('2026-01-06T10:30:00Z')), at('2026-01-06T10:30:00Z')); // 05:30 local
+    assert.equal(nextSendTime(night, at('2026-01-06T11:00:00Z')), at('2026-01-07T03:00:00Z')); // 06:00 local: closed until 22:00
+    assert.equal(inWindow(23 * 60, 22 * 60, 6 * 60), true);
+    assert.equal(inWindow(12 * 60, 22 * 60, 6 * 60), false);
+    assert.equal(inWindow(12 * 60, 9 * 60, 9 * 60), true, 'start == end: open all day');
+  });
+  test('DST: an opening the clocks skip opens when they jump', () => {
+    const early = { start: '02:30', end: '05:00', timezone: 'Europe/Berlin' };
+    // 2026-03-29: 02:00 CET jumps to 03:00 CEST (01:00Z).
+    assert.equal(nextSendTime(early, at('2026-03-28T23:00:00Z')), at('2026-03-29T01:00:00Z'));
+    // Fall back (2026-10-25, 03:00 CEST → 02:00 CET at 01:00Z): 02:30 happens twice, the first counts.
+    assert.equal(nextSendTime(early, at('2026-10-24T22:00:00Z')), at('2026-10-25T00:30:00Z'));
+  });
+  test('property: the answer is now when open, else a later instant that is open, with nothing open in between (hour steps)', () => {
+    const zones = ['Europe/Berlin', 'America/New_York', 'Asia/Kolkata', 'Australia/Lord_Howe', 'UTC'];
+    fc.assert(fc.property(
+      fc.integer({ min: Date.parse('2025-01-01'), max: Date.parse('2028-01-01') }),
+      fc.integer({ min: 0, max: 23 }), fc.integer({ min: 0, max: 59 }), fc.integer({ min: 0, max: 23 }), fc.constantFrom(...zones),
+      (now, sh, sm, eh, zone) => {
+        const pad = (n: number) => String(n).padStart(2, '0');
+        const hours = { start: `${pad(sh)}:${pad(sm)}`, end: `${pad(eh)}:00`, timezone: zone };
+        const next = nextSendTime(hours, now);
+        assert.ok(next >= now && next - now <= 26 * 3600_000);
+        assert.equal(nextSendTime(hours, next), next, 'the window is open at the answer');
+        for (let t = now + 60_000; t < next; t += 3600_000) assert.notEqual(nextSendTime(hours, t), t, 'closed before the answer');
+      },
+    ), { numRuns: 300 });
+  });
+});
+
+const contact = (over: Partial<RenderContact> = {}): RenderContact => ({ phone: '+4915112345678', first_name: 'Ada', last_name: 'Lovelace', variables: { order_id: 'A-1' }, ...over });
+const input = (c: RenderContact, overrides = {}) => ({ message_id: 'm-1', batch_id: 'b-1', company_id: 7, kind: 'automation' as const, source_id: 3, contact: c, overrides });
+
+describe('rendering', () => {
+  const template = {
+    header: { type: 'video' as const, url: 'https://cdn.example/default.mp4' },
+    body: '{{ first_name }} {{ last_name }} {{ phone }} {{ order_id }}/{{ variables.order_id }} [{{ missing }}] [{{ constructor }}] [{{ variables.constructor }}]',
+    buttons: [{ type: 'url' as const, text: 'Track', url: 'https://shop.example/t' }, { type: 'url' as const, text: 'Help', url: 'https://shop.example/h' }],
+    whatsapp: { name: 'n', language: 'de' },
+  };
+  test('scope: contact fields, variables by name and as variables.NAME; missing renders empty; inherited members invisible', () => {
+    const r = renderMessage(compileTemplate(template), input(contact()));
+    assert.equal(r.body, 'Ada Lovelace +4915112345678 A-1/A-1 [] [] []');
+    assert.deepEqual(r.whatsapp!.body_parameters, ['Ada', 'Lovelace', '+4915112345678', 'A-1', 'A-1', '', '', '']);
+  });
+  test('__proto__ and constructor keys are data; nothing reaches a prototype', () => {
+    const vars = JSON.parse('{"__proto__":{"polluted":"yes"},"constructor":"C","order_id":"X"}');
+    const t = compileTemplate({ ...template, body: '{{ constructor }} {{ variables.constructor }} {{ __proto__.polluted }} {% assign __proto__ = variables %}{{ polluted }}' });
+    assert.equal(renderMessage(t, input(contact({ variables: vars }))).body, 'C C yes ');
+    assert.equal(({} as any).polluted, undefined);
+  });
+  test('media: contact > request > template; buttons: url/url2 replace the first/second destination', () => {
+    const t = compileTemplate(template);
+    const overrides = { video_url: 'https://r.example/v.mp4', url: 'https://shop.example/t/123', url2: null };
+    assert.deepEqual(renderMessage(t, input(contact({ video_url: 'https://c.example/v.mp4' }), overrides)).header, { type: 'video', url: 'https://c.example/v.mp4' });
+    const r = renderMessage(t, input(contact({ image_url: 'https://c.example/i.png' }), overrides));
+    assert.deepEqual(r.header, { type: 'video', url: 'https://r.example/v.mp4' }, 'an image does not replace a video header');
+    assert.deepEqual(r.buttons, [{ text: 'Track', url: 'https://shop.example/t/123' }, { text: 'Help', url: 'https://shop.example/h' }]);
+    assert.deepEqual(r.whatsapp!.button_parameters, ['/123', null]);
+    assert.deepEqual(renderMessage(t, input(contact())).header, { type: 'video', url: 'https://cdn.example/default.mp4' });
+  });
+  test('errors fail the message: unknown filter (parse), runaway loop (render), file access', () => {
+    assert.throws(() => renderMessage(compileTemplate({ ...template, body: '{{ x | nope }}' }), input(contact())), RenderError);
+    const loop = compileTemplate({ ...template, body: '{% for i in (1..variables.n) %}x{% endfor %}' });
+    assert.equal(renderMessage(loop, input(contact({ variables: { n: 3 } }))).body, 'xxx');
+    assert.throws(() => renderMessage(loop, input(contact({ variables: { n: 1e9 } }))), /template error: memory alloc limit exceeded/);
+    assert.throws(() => renderMessage(compileTemplate({ ...template, body: "{% include '/etc/passwd' %}" }), input(contact())), RenderError);
+  });
+  test('a batch renders once per distinct set of values read; different values never share a render', () => {
+    const t = compileTemplate({ ...template, body: 'Hi {{ first_name }}{% if last_name %} {{ last_name }}{% endif %} {{ variables.n }}' });
+    const a = renderMessage(t, input(contact({ first_name: 'Ada', last_name: null, variables: { n: 1 } })));
+    const b = renderMessage(t, input(contact({ first_name: 'Ada', last_name: '', variables: { n: 1 }, phone: '+4915199999999' })));
+    const c = renderMessage(t, input(contact({ first_name: 'Ada', last_name: null, variables: { n: 2 } })));
+    const d = renderMessage(t, input(contact({ first_name: 'Bob', last_name: 'B', variables: { n: 1 } })));
+    assert.deepEqual([a.body, b.body, c.body, d.body], ['Hi Ada 1', 'Hi Ada  1', 'Hi Ada 2', 'Hi Bob B 1'], "a missing name is nil (false in {% if %}), '' is not");
+    assert.equal(b.to, '+4915199999999', 'per-message fields are never shared');
+    assert.equal(t.memo.size, 4);
+    renderMessage(t, input(contact({ first_name: 'Ada', last_name: null, variables: { n: 1 }, phone: '+4915188888888' })));
+    assert.equal(t.memo.size, 4, 'equal values read: one render shared');
+    assert.deepEqual(t.reads, ['first_name', 'last_name', 'variables']);
+  });
+  test('a text header is rendered and becomes header parameters', () => {
+    const t = compileTemplate({ ...template, header: { type: 'text', text: 'For {{ first_name }}' } });
+    const r = renderMessage(t, input(contact()));
+    assert.deepEqual(r.header, { type: 'text', text: 'For Ada' });
+    assert.deepEqual(templateMessage(r)!.template, {
+      name: 'n', language: { code: 'de' },
+      components: [
+        { type: 'header', parameters: [{ type: 'text', text: 'Ada' }] },
+        { type: 'body', parameters: r.whatsapp!.body_parameters.map((text) => ({ type: 'text', text })) },
+      ],
+    });
+  });
+});
+
+describe('webhook signatures', () => {
+  test('the Standard Webhooks test vector', () => {
+    const key = webhookKey('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw');
+    assert.equal(signWebhook(key, 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, '{"test": 2432232314}'), 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
+  });
+  test('secrets without the prefix: strict base64 is decoded, anything else is used as UTF-8', () => {
+    assert.deepEqual(webhookKey('MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'), webhookKey('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'));
+    assert.deepEqual(webhookKey('not base64: a plain secret!'), Buffer.from('not base64: a plain secret!'));
+  });
+});
+
+describe('retries and chunks', () => {
+  test('backoff: exponential with jitter inside [d/2, d], capped, at least Retry-After (capped)', () => {
+    const p = { maxAttempts: 5, baseDelayMs: 250, maxDelayMs: 8_000 };
+    assert.equal(backoffMs(p, 1, 0, () => 0), 125);
+    assert.equal(backoffMs(p, 1, 0, () => 1), 250);
+    assert.equal(backoffMs(p, 3, 0, () => 1), 1_000);
+    assert.equal(backoffMs(p, 10, 0, () => 1), 8_000);
+    assert.equal(backoffMs(p, 1, 3_000, () => 0), 3_000);
+    assert.equal(backoffMs(p, 1, 60_000, () => 0), 8_000);
+  });
+  test('chunks cover every pending seq once, at most `size` each', () => {
+    assert.deepEqual(chunkRanges([0, 1, 2, 4, 7, 8, 9], 3), [{ seq_from: 0, seq_to: 2 }, { seq_from: 4, seq_to: 8 }, { seq_from: 9, seq_to: 9 }]);
+    assert.deepEqual(chunkRanges([], 3), []);
+  });
+  test('Graph errors: throttling and temporary codes retry, others fail; unknown bodies by status', () => {
+    const err = (code: number) => JSON.stringify({ error: { code, message: 'm' } });
+    assert.equal((classifyError(400, err(130429)) as any).retryable, true);
+    assert.equal((classifyError(400, err(131056)) as any).retryable, true);
+    assert.equal((classifyError(400, err(132001)) as any).retryable, false);
+    assert.equal((classifyError(401, err(190)) as any).retryable, false);
+    assert.equal((classifyError(503, 'oops') as any).retryable, true);
+    assert.equal((classifyError(404, 'oops') as any).retryable, false);
+  });
+});

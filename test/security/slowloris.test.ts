@@ -1,0 +1,72 @@
+/**
+ * Slow clients (issue 5 item 4): 500 connections that stall, half in the middle of their headers and
+ * half in the middle of a declared body, do not stop normal clients from being served; the server has
+ * bounded headers and request timeouts, so such connections are eventually dropped.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import net from 'node:net';
+import { Agent, request } from 'undici';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+const IDLE = 500;
+
+let s: TestServer;
+before(async () => { s = await startTestServer({ role: 'api' }); });
+after(() => s.close());
+
+test('the server bounds how long a client may take to send headers and the whole request', () => {
+  const server = s.service.app.server;
+  assert.ok(server.headersTimeout > 0 && server.headersTimeout <= 30_000, `headersTimeout ${server.headersTimeout}`);
+  assert.ok(server.requestTimeout > 0 && server.requestTimeout <= 60_000, `requestTimeout ${server.requestTimeout}`);
+  assert.ok(server.headersTimeout <= server.requestTimeout);
+});
+
+test(`${IDLE} stalled connections do not stop normal clients`, { timeout: 120_000 }, async () => {
+  const c = await s.company();
+  const clients = await Promise.all(Array.from({ length: 5 }, () => s.company()));
+  const { port } = new URL(s.url);
+  const stalled: net.Socket[] = [];
+  try {
+    for (let i = 0; i < IDLE; i++) {
+      const sock = net.connect(Number(port), '127.0.0.1');
+      sock.on('error', () => {});
+      await new Promise<void>((resolve, reject) => { sock.once('connect', resolve); sock.once('error', reject); });
+      sock.write(i % 2 === 0
+        // Partial headers: the request line and one header, never the blank line.
+        ? `POST /api/segments/create HTTP/1.1\r\nHost: 127.0.0.1\r\nservice-api-key: ${c.key}\r\nX-Slow: `
+        // Complete headers, a body that never arrives in full.
+        : `POST /api/segments/create HTTP/1.1\r\nHost: 127.0.0.1\r\nservice-api-key: ${c.key}\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n{"name":`);
+      stalled.push(sock);
+    }
+    // Every stalled connection is still open: the server is really holding them.
+    await new Promise((r) => setTimeout(r, 200));
+    assert.equal(stalled.filter((x) => !x.destroyed).length, IDLE);
+
+    // Normal clients, on fresh connections, get their answers.
+    const agent = new Agent({ connections: 8 });
+    try {
+      const results = await Promise.all(Array.from({ length: 40 }, async (_, i) => {
+        if (i % 2 === 0) {
+          const r = await request(s.url + '/healthz', { dispatcher: agent });
+          return [r.statusCode, await r.body.text()] as const;
+        }
+        // Five companies, four segments each: within every rate and segment limit.
+        const r = await request(s.url + '/api/segments/create', {
+          method: 'POST', dispatcher: agent,
+          headers: { 'service-api-key': clients[i % 5].key, 'content-type': 'application/json' },
+          body: JSON.stringify({ name: `n${i}` }),
+        });
+        return [r.statusCode, await r.body.text()] as const;
+      }));
+      for (const [status, text] of results) assert.equal(status, 200, text);
+    } finally {
+      await agent.close();
+    }
+    // And none of the stalled requests was executed (no segment named by a partial body).
+    const names = await s.service.deps.database.db.selectFrom('segments').select('name').where('company_id', '=', c.companyId).execute();
+    assert.deepEqual(names, []);
+  } finally {
+    for (const sock of stalled) sock.destroy();
+  }
+});

@@ -86,7 +86,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
   const auth = new ApiKeyAuthenticator(database.db);
   // One process owns an embedded database, so an in-memory log is exact there; on PostgreSQL the log
   // is shared by every API process.
-  const rateLimiter: RateLimiter = opts.rateLimiter ?? (database.kind === 'postgres' ? new PgRateLimiter(database.db) : new MemoryRateLimiter());
+  const rateLimiter: RateLimiter = opts.rateLimiter ?? (database.kind === 'postgres' ? new PgRateLimiter(database) : new MemoryRateLimiter());
   const clock = opts.clock ?? systemClock;
   const addressPolicy = parseAddressPolicy(config.providerAllowedHosts);
   const deps: AppDeps = { config, database, boss, rateLimiter, auth, clock, logger, adminToken, sealSecret: (s) => secrets.seal(s), addressPolicy };

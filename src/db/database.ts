@@ -23,6 +23,11 @@ export interface Database {
   readonly pglite: PGlite | undefined;
   /** The PostgreSQL URL (PostgreSQL only): pg-boss opens its own pool on it. */
   readonly url: string | undefined;
+  /**
+   * The connection pool behind `db` (PostgreSQL only), for hot statements run as named prepared
+   * statements (parsed and planned once per connection; Kysely sends every statement unnamed).
+   */
+  readonly pgPool: pg.Pool | undefined;
   /** Runs a multi-statement SQL script inside one transaction, under a cluster-wide advisory lock. */
   runScriptLocked(lockKey: number, script: (run: ScriptRunner) => Promise<void>): Promise<void>;
   /** Resolves when the database answers `SELECT 1`; rejects otherwise. */
@@ -83,6 +88,7 @@ export async function openPglite(dataDir: string): Promise<Database> {
     db,
     pglite,
     url: undefined,
+    pgPool: undefined,
     async runScriptLocked(_lockKey, script) {
       // One process owns a PGlite directory, and the transaction holds PGlite's exclusive lock.
       await pglite.transaction(async (tx) => {
@@ -121,6 +127,7 @@ export async function openPostgres(url: string, poolMax: number): Promise<Databa
     db,
     pglite: undefined,
     url,
+    pgPool: pool,
     async runScriptLocked(lockKey, script) {
       const client = await pool.connect();
       try {

@@ -91,7 +91,8 @@ export interface BatchesTable {
   status: Generated<BatchStatus>;
   total: number;
   ignored_contacts: Generated<number>;
-  items: Json<unknown[]>;
+  /** JSON text of the batch's distinct items (migration 007), parsed by the worker. */
+  items: string;
   overrides: ColumnType<Record<string, unknown>, string | undefined, string>;
   template: Json<Record<string, unknown>>;
   created_at: Generated<Timestamp>;

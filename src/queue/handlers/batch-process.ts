@@ -40,6 +40,11 @@ interface BatchRow {
   provider: string | null;
 }
 
+/** The row as read: `items` is stored as JSON text (migration 007). */
+interface StoredBatchRow extends Omit<BatchRow, 'items'> {
+  items: string;
+}
+
 /** What a fan-out decided, for logs and tests. */
 export interface FanOut { messages: number; pending: number; held: boolean; chunks: number }
 
@@ -62,13 +67,13 @@ async function writeContacts(db: PipelineContext['db'], batch: BatchRow): Promis
 export async function processBatch(ctx: PipelineContext, batchId: string): Promise<FanOut | null> {
   const finals: Record<string, number> = {};
   const outcome = await ctx.db.transaction().execute(async (trx) => {
-    const { rows } = await sql<BatchRow>`
+    const { rows } = await sql<StoredBatchRow>`
       UPDATE batches b SET status = 'processing'
       FROM companies c
       WHERE b.batch_id = ${batchId}::uuid AND b.status = 'accepted' AND c.company_id = b.company_id
       RETURNING b.company_id, b.kind, b.source_id, b.items, b.overrides, b.template, c.delivery_hours, c.channel->>'provider' AS provider`.execute(trx);
-    const batch = rows[0];
-    if (!batch) return null;
+    if (!rows[0]) return null;
+    const batch: BatchRow = { ...rows[0], items: JSON.parse(rows[0].items) as BatchItem[] };
 
     const contacts = await writeContacts(trx, batch);
     const now = ctx.clock.now();

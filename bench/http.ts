@@ -232,6 +232,9 @@ async function main(): Promise<void> {
     latencies.sort((a, b) => a - b);
     }
     const rss = peakRssMb(service.pid!);
+    // The V8 heap right after the loads (prom-client's default metrics): live data vs. what RSS holds.
+    const metrics = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
+    const gauge = (name: string) => Math.round(Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN) / 1048576);
 
     console.log(`\n### ${args.db === 'postgres' ? 'PostgreSQL 15' : 'PGlite (embedded)'} — ${CONNECTIONS} connections, ${DURATION} s runs, ${tenants.length} companies\n`);
     console.log('| load | requests | requests/s | p50 ms | p99 ms | non-2xx | ratio to bare |');
@@ -240,7 +243,7 @@ async function main(): Promise<void> {
       console.log(`| ${r.name} | ${r.requests} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${(r.rps / rows[0].rps).toFixed(2)} |`);
     }
     if (latencies.length) console.log(`\n4.2 with 1,000 digests against one company of ${BIG_CONTACTS.toLocaleString('en')} contacts, sequential: p50 ${latencies[50].toFixed(1)} ms, p99 ${latencies[98].toFixed(1)} ms`);
-    console.log(`Peak RSS of the service process: ${rss} MB`);
+    console.log(`Peak RSS of the service process: ${rss} MB (after the loads: RSS ${gauge('cms_process_resident_memory_bytes')} MB, V8 heap used ${gauge('cms_nodejs_heap_size_used_bytes')} of ${gauge('cms_nodejs_heap_size_total_bytes')} MB, external ${gauge('cms_nodejs_external_memory_bytes')} MB)`);
   } finally {
     service.kill('SIGTERM');
     bare.kill();

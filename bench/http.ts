@@ -33,6 +33,8 @@ const { values: args } = parseArgs({
     'cpu-prof': { type: 'string' },
     // Extra Node options for the service process, e.g. "--max-semi-space-size=4".
     'node-options': { type: 'string', default: '' },
+    // Writes a heap snapshot of the service after the loads into this folder (what stays live).
+    'heap-snapshot': { type: 'string' },
   },
 });
 const DURATION = Number(args.duration);
@@ -167,7 +169,9 @@ async function main(): Promise<void> {
   const service = spawn(process.execPath, [path.join(ROOT, 'bin/cms.js'), 'serve', '--role', 'api'], {
     env: {
       ...process.env, ...env, PORT: String(port), ADMIN_TOKEN, SECRETS_KEY: 'bench', LOG_LEVEL: 'warn',
-      NODE_OPTIONS: [args['node-options'], args['cpu-prof'] ? `--cpu-prof --cpu-prof-dir=${path.resolve(args['cpu-prof'])}` : ''].join(' ').trim(),
+      NODE_OPTIONS: [args['node-options'],
+        args['heap-snapshot'] ? `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${path.resolve(args['heap-snapshot'])}` : '',
+        args['cpu-prof'] ? `--cpu-prof --cpu-prof-dir=${path.resolve(args['cpu-prof'])}` : ''].join(' ').trim(),
     },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
@@ -232,6 +236,13 @@ async function main(): Promise<void> {
     latencies.sort((a, b) => a - b);
     }
     const rss = peakRssMb(service.pid!);
+    if (args['heap-snapshot']) {
+      fs.mkdirSync(args['heap-snapshot'], { recursive: true });
+      service.kill('SIGUSR2');
+      const deadline = Date.now() + 60_000;
+      while (Date.now() < deadline && !fs.readdirSync(args['heap-snapshot']).some((f) => f.endsWith('.heapsnapshot'))) await new Promise((r) => setTimeout(r, 500));
+      await new Promise((r) => setTimeout(r, 5_000)); // the file is written in pieces
+    }
     // The V8 heap right after the loads (prom-client's default metrics): live data vs. what RSS holds.
     const metrics = await (await fetch(`${base}/metrics`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
     const gauge = (name: string) => Math.round(Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN) / 1048576);

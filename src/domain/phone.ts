@@ -4,25 +4,45 @@
  * SHA-256 of the E.164 form with or without its leading `+`.
  */
 import { createHash } from 'node:crypto';
-import { LRUCache } from 'lru-cache';
 import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/max';
 
 /**
  * Parsing and validating one number with libphonenumber-js costs about 25 µs, half the CPU of a 50-contact
  * trigger. Numbers recur (the same customers get message after message), so results are memoised per
- * (default country, text); the answer for a given input never changes.
+ * default country and text; the answer for a given input never changes.
+ *
+ * The memo is two generations of plain Maps per country (at most MEMO_SIZE entries each): when the young
+ * one is full it becomes the old one and the previous old one is dropped; a hit in the old one is copied
+ * into the young one. That keeps the numbers in use, like an LRU, at the cost of one Map lookup of the
+ * raw text, without building a key string per lookup (measured with `perf`: lru-cache's lookup of
+ * `country + text` was 4% of the service's CPU under the trigger benchmark).
  */
-const memo = new LRUCache<string, string | false>({ max: 100_000 });
+const MEMO_SIZE = 50_000;
+interface Generations { young: Map<string, string | false>; old: Map<string, string | false> }
+const memo = new Map<string, Generations>();
+
+function remember(g: Generations, raw: string, e164: string | false): void {
+  if (g.young.size >= MEMO_SIZE) {
+    g.old = g.young;
+    g.young = new Map();
+  }
+  g.young.set(raw, e164);
+}
 
 /** Returns the E.164 form of `raw` (e.g. `+4915112345678`), or null when it is not a valid number. */
 export function toE164(raw: string, defaultCountry: string): string | null {
   if (raw.length > 64) return null;
-  const key = defaultCountry + raw;
-  const known = memo.get(key);
+  let g = memo.get(defaultCountry);
+  if (!g) memo.set(defaultCountry, (g = { young: new Map(), old: new Map() }));
+  let known = g.young.get(raw);
+  if (known === undefined) {
+    known = g.old.get(raw);
+    if (known !== undefined) remember(g, raw, known);
+  }
   if (known !== undefined) return known || null;
   const parsed = parsePhoneNumberFromString(raw, { defaultCountry: defaultCountry as CountryCode, extract: false });
   const e164 = parsed && parsed.isValid() ? parsed.number : null;
-  memo.set(key, e164 ?? false);
+  remember(g, raw, e164 ?? false);
   return e164;
 }
 

@@ -13,6 +13,7 @@
 import type { Transaction } from 'kysely';
 import type { Db } from '../db/database.ts';
 import type { DB } from '../db/schema.ts';
+import { StatementGroups } from '../db/statement-groups.ts';
 import { enqueueMany, type Boss } from '../queue/boss.ts';
 
 /** One batch row as `batches` takes it (JSON columns already serialised). */
@@ -38,43 +39,18 @@ interface Pending {
 export class AcceptWriter {
   readonly #db: Db;
   readonly #boss: Boss;
-  readonly #maxGroup: number;
-  readonly #maxInFlight: number;
-  #queue: Pending[] = [];
-  #inFlight = 0;
-  #scheduled = false;
+  readonly #groups: StatementGroups<Pending>;
 
   /** `maxGroup`: batches per transaction; `maxInFlight`: transactions open at once. */
   constructor(db: Db, boss: Boss, opts: { maxGroup?: number; maxInFlight?: number } = {}) {
     this.#db = db;
     this.#boss = boss;
-    this.#maxGroup = opts.maxGroup ?? 64;
-    this.#maxInFlight = opts.maxInFlight ?? 4;
+    this.#groups = new StatementGroups((group) => this.#flush(group), { maxGroup: opts.maxGroup ?? 64, maxInFlight: opts.maxInFlight ?? 4 });
   }
 
   /** Resolves once the batch row and its `batch-process` job are committed. */
   write(row: BatchRow, within?: Pending['within']): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.#queue.push({ row, within, resolve, reject });
-      this.#schedule();
-    });
-  }
-
-  #schedule(): void {
-    if (this.#scheduled || this.#inFlight >= this.#maxInFlight || this.#queue.length === 0) return;
-    this.#scheduled = true;
-    // Let the requests of this turn of the event loop join the group.
-    setImmediate(() => {
-      this.#scheduled = false;
-      while (this.#inFlight < this.#maxInFlight && this.#queue.length > 0) {
-        const group = this.#queue.splice(0, this.#maxGroup);
-        this.#inFlight++;
-        void this.#flush(group).finally(() => {
-          this.#inFlight--;
-          this.#schedule();
-        });
-      }
-    });
+    return new Promise((resolve, reject) => this.#groups.add({ row, within, resolve, reject }));
   }
 
   async #flush(group: Pending[]): Promise<void> {

@@ -16,7 +16,8 @@
 import { randomInt } from 'node:crypto';
 import type pg from 'pg';
 import { sql } from 'kysely';
-import type { Database } from '../db/database.ts';
+import type { Database, Db } from '../db/database.ts';
+import { StatementGroups } from '../db/statement-groups.ts';
 import type { RateLimitDecision, RateLimiter, RateLimitRule } from './rate-limit.ts';
 
 /**
@@ -58,46 +59,25 @@ const MAX_GROUP = 256;
 const MAX_IN_FLIGHT = 4;
 
 export class PgRateLimiter implements RateLimiter {
-  readonly #database: Database;
+  readonly #db: Db;
   readonly #pool: pg.Pool;
-  #queue: Pending[] = [];
-  #inFlight = 0;
-  #scheduled = false;
+  readonly #groups = new StatementGroups<Pending>((group) => this.#decide(group), { maxGroup: MAX_GROUP, maxInFlight: MAX_IN_FLIGHT });
 
   /** `database` must be PostgreSQL (the embedded default keeps its limits in memory). */
   constructor(database: Database) {
     if (!database.pgPool) throw new Error('PgRateLimiter needs PostgreSQL');
-    this.#database = database;
+    this.#db = database.db;
     this.#pool = database.pgPool;
   }
 
   async reset(key: string): Promise<void> {
-    await sql`DELETE FROM rate_limits WHERE bucket = ${key}`.execute(this.#database.db);
+    await sql`DELETE FROM rate_limits WHERE bucket = ${key}`.execute(this.#db);
   }
 
   /** Admits (and records) or refuses one request; `_now` is unused: the database's clock decides. */
   consume(key: string, rule: RateLimitRule, _now: number): Promise<RateLimitDecision> {
     const frac = `0.${String(randomInt(1, 1_000_000_000)).padStart(9, '0')}`;
-    return new Promise((resolve, reject) => {
-      this.#queue.push({ key, rule, frac, resolve, reject });
-      this.#schedule();
-    });
-  }
-
-  #schedule(): void {
-    if (this.#scheduled || this.#inFlight >= MAX_IN_FLIGHT || this.#queue.length === 0) return;
-    this.#scheduled = true;
-    setImmediate(() => {
-      this.#scheduled = false;
-      while (this.#inFlight < MAX_IN_FLIGHT && this.#queue.length > 0) {
-        const group = this.#queue.splice(0, MAX_GROUP);
-        this.#inFlight++;
-        void this.#decide(group).finally(() => {
-          this.#inFlight--;
-          this.#schedule();
-        });
-      }
-    });
+    return new Promise((resolve, reject) => this.#groups.add({ key, rule, frac, resolve, reject }));
   }
 
   async #decide(group: Pending[]): Promise<void> {

@@ -221,7 +221,9 @@ describe('console in a browser', () => {
       const companyId = await newCompany(s);
       const email = await newUser(s, companyId);
       await page.goto(`${s.url}/console/login`);
-      // Focus starts in the email field (autofocus); type, Tab to the password, Enter submits.
+      // Focus starts in the email field (autofocus); type, Tab to the password, Enter submits. The browser
+      // may apply autofocus just after the load event: keys typed before it would be lost, so wait for it.
+      await page.waitForFunction(() => document.activeElement?.id === 'email');
       await page.keyboard.type(email);
       await page.keyboard.press('Tab');
       await page.keyboard.type(PASSWORD);

@@ -25,6 +25,8 @@ const { values: args } = parseArgs({
     db: { type: 'string', default: 'pglite' },
     duration: { type: 'string', default: '10' },
     connections: { type: 'string', default: '32' },
+    // Seconds of the same load, not measured, before each timed load (JIT, phone memo, connection pools).
+    warmup: { type: 'string', default: '3' },
     companies: { type: 'string', default: '400' },
     contacts: { type: 'string', default: '1000000' },
     // Comma-separated subset of: trigger, segment, campaign, contacts, big (all by default).
@@ -34,11 +36,15 @@ const { values: args } = parseArgs({
     // Extra Node options for the service process, e.g. "--max-semi-space-size=4".
     'node-options': { type: 'string', default: '' },
     // Writes a heap snapshot of the service after the loads into this folder (what stays live).
+    // Writes an allocation profile (V8 sampling heap profiler, collected objects included) of the service
+    // during the trigger load into this folder: where the bytes that the garbage collector handles come from.
+    'alloc-prof': { type: 'string' },
     'heap-snapshot': { type: 'string' },
   },
 });
 const DURATION = Number(args.duration);
 const CONNECTIONS = Number(args.connections);
+const WARMUP = Number(args.warmup);
 const COMPANIES = Number(args.companies);
 const BIG_CONTACTS = Number(args.contacts);
 const ROOT = path.join(import.meta.dirname, '..');
@@ -129,14 +135,39 @@ async function seedTenants(base: string): Promise<Tenant[]> {
   return tenants;
 }
 
-interface Row { name: string; rps: number; p50: number; p99: number; non2xx: number; requests: number }
+interface Row { name: string; rps: number; p50: number; p99: number; non2xx: number; requests: number; serviceCpuUs: number; pgCpuUs: number }
+
+/** CPU time (user + system, in clock ticks of 10 ms) of one process from /proc/PID/stat; 0 if it is gone. */
+function cpuTicks(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of proc(5))
+  } catch {
+    return 0;
+  }
+}
+
+/** PIDs of the local PostgreSQL server's processes (empty when the database is PGlite, inside the service). */
+function postgresPids(): number[] {
+  if (args.db !== 'postgres') return [];
+  return fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((pid) => {
+    try { return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres'; } catch { return false; }
+  });
+}
+
+/** Total CPU ticks of the service and of PostgreSQL, to express a load's cost per request (robust to a noisy machine). */
+function cpuSample(servicePid: number | undefined): { service: number; pg: number } {
+  return { service: servicePid ? cpuTicks(servicePid) : 0, pg: postgresPids().reduce((sum, pid) => sum + cpuTicks(pid), 0) };
+}
+let servicePidForCpu: number | undefined;
 
 async function load(name: string, url: string, bodies: () => { path: string; headers: Record<string, string>; body: string }, opts: { duration?: number; amount?: number; connections?: number } = {}): Promise<Row> {
-  const result = await autocannon({
+  const run = (timing: { duration: number } | { amount: number }) => autocannon({
     url,
     method: 'POST',
     connections: opts.connections ?? CONNECTIONS,
-    ...(opts.amount ? { amount: opts.amount } : { duration: opts.duration ?? DURATION }),
+    ...timing,
     requests: [{
       setupRequest: (req: Record<string, unknown>) => {
         const r = bodies();
@@ -144,13 +175,40 @@ async function load(name: string, url: string, bodies: () => { path: string; hea
       },
     }],
   } as unknown as autocannon.Options);
+  if (!opts.amount && WARMUP > 0) await run({ duration: WARMUP });
+  const before = cpuSample(servicePidForCpu);
+  const result = await run(opts.amount ? { amount: opts.amount } : { duration: opts.duration ?? DURATION });
+  const after = cpuSample(servicePidForCpu);
+  const perRequestUs = (ticks: number) => Math.round((ticks * 10_000) / Math.max(1, result.requests.total));
   return {
+    serviceCpuUs: perRequestUs(after.service - before.service),
+    pgCpuUs: perRequestUs(after.pg - before.pg),
     name,
     rps: Math.round(result.requests.average),
     p50: result.latency.p50,
     p99: result.latency.p99,
     non2xx: result.non2xx + result.errors + result.timeouts,
     requests: result.requests.total,
+  };
+}
+
+/**
+ * A Chrome DevTools Protocol session with the service's inspector (`--inspect=127.0.0.1:9339`), over
+ * Node's built-in WebSocket. `send` resolves with the command's result.
+ */
+async function inspectorSession(): Promise<{ send: (method: string, params?: object) => Promise<any>; close: () => void }> {
+  const [target] = await (await fetch('http://127.0.0.1:9339/json/list')).json() as { webSocketDebuggerUrl: string }[];
+  const ws = new WebSocket(target.webSocketDebuggerUrl);
+  await new Promise((resolve, reject) => { ws.onopen = resolve; ws.onerror = reject; });
+  let id = 0;
+  const waiting = new Map<number, (result: unknown) => void>();
+  ws.onmessage = (e) => {
+    const msg = JSON.parse(String(e.data)) as { id?: number; result?: unknown };
+    if (msg.id !== undefined) waiting.get(msg.id)?.(msg.result);
+  };
+  return {
+    send: (method, params = {}) => new Promise((resolve) => { waiting.set(++id, resolve); ws.send(JSON.stringify({ id, method, params })); }),
+    close: () => ws.close(),
   };
 }
 
@@ -166,13 +224,13 @@ async function main(): Promise<void> {
   const bare = fork(path.join(import.meta.dirname, 'bare-server.ts'), [String(barePort)], { stdio: 'inherit' });
   await waitForMessage(bare);
   const port = 8191;
-  const service = spawn(process.execPath, [path.join(ROOT, 'bin/cms.js'), 'serve', '--role', 'api'], {
-    env: {
-      ...process.env, ...env, PORT: String(port), ADMIN_TOKEN, SECRETS_KEY: 'bench', LOG_LEVEL: 'warn',
-      NODE_OPTIONS: [args['node-options'],
-        args['heap-snapshot'] ? `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${path.resolve(args['heap-snapshot'])}` : '',
-        args['cpu-prof'] ? `--cpu-prof --cpu-prof-dir=${path.resolve(args['cpu-prof'])}` : ''].join(' ').trim(),
-    },
+  // Node options go on the command line (not NODE_OPTIONS, which refuses V8 flags such as --trace-gc).
+  const nodeArgs = [args['node-options'],
+    args['heap-snapshot'] ? `--heapsnapshot-signal=SIGUSR2 --diagnostic-dir=${path.resolve(args['heap-snapshot'])}` : '',
+    args['cpu-prof'] ? `--cpu-prof --cpu-prof-dir=${path.resolve(args['cpu-prof'])}` : '',
+    args['alloc-prof'] ? '--inspect=127.0.0.1:9339' : ''].join(' ').split(/\s+/).filter(Boolean);
+  const service = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin/cms.js'), 'serve', '--role', 'api'], {
+    env: { ...process.env, ...env, PORT: String(port), ADMIN_TOKEN, SECRETS_KEY: 'bench', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;
@@ -186,17 +244,27 @@ async function main(): Promise<void> {
       phone: phoneOf(seed * 50 + i), first_name: 'Ada', last_name: 'Lovelace', variables: { order_id: `A-${seed}-${i}` },
     })));
     const rows: Row[] = [];
+    servicePidForCpu = undefined; // the bare server's row: its CPU is not the service's
 
     const triggerBody = (t: Tenant, seed: number) => `{"automation_id":${t.automationId},"contacts":${contacts50(seed % 1000)}}`;
     rows.push(await load('bare node:http, same route and body', `http://127.0.0.1:${barePort}`, () => {
       const t = next();
       return { path: '/api/automations/send', headers: { 'service-api-key': t.key }, body: triggerBody(t, n) };
     }));
+    servicePidForCpu = service.pid;
     const only = new Set(args.only.split(','));
+    const inspector = args['alloc-prof'] ? await inspectorSession() : undefined;
+    await inspector?.send('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
     if (only.has('trigger')) rows.push(await load('4.3 trigger automation (50 contacts)', base, () => {
       const t = next();
       return { path: '/api/automations/send', headers: { 'service-api-key': t.key }, body: triggerBody(t, n) };
     }));
+    if (inspector) {
+      const { profile } = await inspector.send('HeapProfiler.stopSampling');
+      fs.mkdirSync(args['alloc-prof']!, { recursive: true });
+      fs.writeFileSync(path.join(args['alloc-prof']!, 'trigger.heapprofile'), JSON.stringify(profile));
+      inspector.close();
+    }
     // 4.1: 10 per second and 20 segments per company: a short run over all companies.
     if (only.has('segment')) rows.push(await load('4.1 create segment', base, () => {
       const t = next();
@@ -248,10 +316,11 @@ async function main(): Promise<void> {
     const gauge = (name: string) => Math.round(Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(metrics)?.[1] ?? NaN) / 1048576);
 
     console.log(`\n### ${args.db === 'postgres' ? 'PostgreSQL 15' : 'PGlite (embedded)'} — ${CONNECTIONS} connections, ${DURATION} s runs, ${tenants.length} companies\n`);
-    console.log('| load | requests | requests/s | p50 ms | p99 ms | non-2xx | ratio to bare |');
-    console.log('|---|---|---|---|---|---|---|');
+    console.log('| load | requests | requests/s | p50 ms | p99 ms | non-2xx | ratio to bare | service CPU µs/request | PostgreSQL CPU µs/request |');
+    console.log('|---|---|---|---|---|---|---|---|---|');
     for (const r of rows) {
-      console.log(`| ${r.name} | ${r.requests} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${(r.rps / rows[0].rps).toFixed(2)} |`);
+      const cpu = r === rows[0] ? '| - | - |' : `| ${r.serviceCpuUs} | ${args.db === 'postgres' ? r.pgCpuUs : '(in the service)'} |`;
+      console.log(`| ${r.name} | ${r.requests} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${(r.rps / rows[0].rps).toFixed(2)} ${cpu}`);
     }
     if (latencies.length) console.log(`\n4.2 with 1,000 digests against one company of ${BIG_CONTACTS.toLocaleString('en')} contacts, sequential: p50 ${latencies[50].toFixed(1)} ms, p99 ${latencies[98].toFixed(1)} ms`);
     console.log(`Peak RSS of the service process: ${rss} MB (after the loads: RSS ${gauge('cms_process_resident_memory_bytes')} MB, V8 heap used ${gauge('cms_nodejs_heap_size_used_bytes')} of ${gauge('cms_nodejs_heap_size_total_bytes')} MB, external ${gauge('cms_nodejs_external_memory_bytes')} MB)`);

@@ -10,6 +10,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DB } from './schema.ts';
 import { pgliteDialect } from './pglite-dialect.ts';
+import { PreparingClient } from './prepared.ts';
 
 export type Db = Kysely<DB>;
 
@@ -109,6 +110,7 @@ export async function openPglite(dataDir: string): Promise<Database> {
 /** Opens a pool of at most `poolMax` connections to the PostgreSQL database at `url`. */
 export async function openPostgres(url: string, poolMax: number): Promise<Database> {
   const pool = new pg.Pool({
+    Client: PreparingClient, // texts marked PREPARED run as named statements (db/prepared.ts)
     connectionString: url,
     max: poolMax,
     connectionTimeoutMillis: 5_000,

@@ -4,6 +4,7 @@
  */
 import { LRUCache } from 'lru-cache';
 import type { Db } from '../db/database.ts';
+import { executePrepared } from '../db/prepared.ts';
 import { DomainError, isRowId, notFound } from './errors.ts';
 import type { Template } from './templates.ts';
 
@@ -67,8 +68,9 @@ export async function findTriggerableAutomation(db: Db, companyId: number, autom
   const key = `${companyId}:${automationId}`;
   let row = lookups.get(key);
   if (row === undefined) {
-    row = ((await db.selectFrom('automations').selectAll()
-      .where('automation_id', '=', automationId).where('company_id', '=', companyId).executeTakeFirst()) as unknown as Automation) ?? false;
+    const [found] = await executePrepared(db, db.selectFrom('automations').selectAll()
+      .where('automation_id', '=', automationId).where('company_id', '=', companyId));
+    row = (found as unknown as Automation | undefined) ?? false;
     lookups.set(key, row);
   }
   if (!row) throw notFound('Automation not found');

@@ -7,6 +7,7 @@
  * waiting for a poll; on PostgreSQL it holds one extra connection), and the supervisor/monitor run
  * every 10 s so that a job whose worker died (no heartbeat, see jobs.ts) is retried within ~40 s.
  */
+import { PREPARED } from '../db/prepared.ts';
 import { PgBoss, fromKysely, fromPglite, type JobInsert } from 'pg-boss';
 import type { Transaction } from 'kysely';
 import type { Database } from '../db/database.ts';
@@ -57,5 +58,7 @@ export async function enqueueMany<N extends JobName>(
 ): Promise<void> {
   if (jobs.length === 0) return;
   const rows: JobInsert[] = jobs.map((j) => ({ data: j.data, ...(j.startAfter ? { startAfter: j.startAfter } : {}) }));
-  await boss.insert(name, rows, { db: fromKysely(trx) });
+  // pg-boss's INSERT text is the same for every call on a queue: run it as a prepared statement.
+  const adapter = fromKysely(trx);
+  await boss.insert(name, rows, { db: { executeSql: (text: string, values?: unknown[]) => adapter.executeSql(PREPARED + text, values) } });
 }

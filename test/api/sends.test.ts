@@ -60,6 +60,38 @@ describe('4.3 trigger automation', () => {
     assert.equal(off.status, 400);
     assert.equal(off.text, '{"detail":"Automation is not active"}');
   });
+  // Concurrent accepts share one INSERT (group commit): each batch must get exactly its own items, also
+  // when they hold multi-byte text (the rows' items travel as one byte string, cut by byte offsets).
+  test('parallel triggers of several companies: each batch stores exactly its own items, multi-byte text intact', async () => {
+    const companies = await Promise.all([1, 2, 3].map(async () => {
+      const c = await s.company();
+      return { ...c, automationId: await automation(c.companyId) };
+    }));
+    const names = ['Zoë', '李小龙', 'Ada "the" \\ Lovelace', '👩‍💻 dev', 'plain', 'Ünïcödé ✓', "O'Brien", ''];
+    const sends = Array.from({ length: 18 }, (_, i) => {
+      const c = companies[i % 3];
+      const contacts = Array.from({ length: 1 + (i % 5) }, (_, j) => ({
+        phone: `+49151${String(i * 10 + j).padStart(8, '0')}`,
+        first_name: names[(i + j) % names.length],
+        variables: { n: i * 10 + j, note: names[(i * 3 + j) % names.length], nested: { ok: j % 2 === 0 } },
+      }));
+      return { c, contacts, idempotent: i % 4 === 0 };
+    });
+    const answers = await Promise.all(sends.map(({ c, contacts, idempotent }, i) => s.api('/api/automations/send', {
+      key: c.key,
+      body: { automation_id: c.automationId, contacts },
+      headers: idempotent ? { 'Idempotency-Key': `parallel-${i}` } : {},
+    })));
+    assert.deepEqual(answers.map((a) => a.status), sends.map(() => 200));
+    const db = s.service.deps.database.db;
+    for (const [i, { c, contacts }] of sends.entries()) {
+      const row = await db.selectFrom('batches').select(['company_id', 'total', 'items']).where('batch_id', '=', answers[i].json.batch_id).executeTakeFirstOrThrow();
+      assert.equal(row.company_id, c.companyId);
+      assert.equal(row.total, contacts.length);
+      const items = JSON.parse(row.items as unknown as string) as { phone: string; e164: string; first_name: string; variables: unknown }[];
+      assert.deepEqual(items.map((it) => [it.phone, it.e164, it.first_name, it.variables]), contacts.map((x) => [x.phone, x.phone, x.first_name, x.variables]));
+    }
+  });
 });
 
 describe('4.4 send campaign', () => {

@@ -1,0 +1,78 @@
+/**
+ * Prepared statements on the hot path (src/db/prepared.ts; issue 4 item 3): a text marked PREPARED runs
+ * as a named statement on PostgreSQL (prepared once per connection), other texts stay unnamed, and the
+ * accept path's statements are among the prepared ones after a trigger. On PGlite the marker is a comment.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { openPostgres, type Database } from '../../src/db/database.ts';
+import { PREPARED, statementName } from '../../src/db/prepared.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+
+const pgUrl = process.env.TEST_DATABASE_URL;
+const pgOnly = { skip: pgUrl ? false : 'PostgreSQL only (TEST_DATABASE_URL unset)' };
+
+let database: Database | undefined;
+let s: TestServer;
+before(async () => {
+  if (pgUrl) database = await openPostgres(pgUrl, 1); // one connection: what one query prepares, the next sees
+  s = await startTestServer({ role: 'api' });
+});
+after(async () => {
+  await database?.close();
+  await s.close();
+});
+
+const prepared = async () => (await database!.pgPool!.query<{ name: string; statement: string }>('SELECT name, statement FROM pg_prepared_statements')).rows;
+
+test('a marked text becomes one named statement on the connection; an unmarked one does not', pgOnly, async () => {
+  const marked = `${PREPARED}SELECT $1::int + 1 AS n`;
+  for (const x of [1, 2, 3]) {
+    const r = await database!.pgPool!.query<{ n: number }>(marked, [x]);
+    assert.equal(r.rows[0].n, x + 1);
+  }
+  await database!.pgPool!.query('SELECT $1::int * 2 AS unmarked', [4]);
+  const names = await prepared();
+  assert.deepEqual(names.filter((p) => p.statement === marked).map((p) => p.name), [statementName(marked)]);
+  assert.equal(names.some((p) => p.statement.includes('unmarked')), false);
+  assert.match(statementName(marked), /^cms_[0-9a-f]{24}$/);
+});
+
+test('a marked text also runs through Kysely and inside its transactions, with results and errors as usual', pgOnly, async () => {
+  const db = database!.db;
+  const rows = await db.transaction().execute(async (trx) => (await trx.executeQuery<{ t: string }>({
+    sql: `${PREPARED}SELECT upper($1::text) AS t`, parameters: ['zoë'], query: { kind: 'RawNode' } as never, queryId: { queryId: 'x' },
+  })).rows);
+  assert.deepEqual(rows, [{ t: 'ZOË' }]);
+  await assert.rejects(db.executeQuery({ sql: `${PREPARED}SELECT 1 / $1::int`, parameters: [0], query: { kind: 'RawNode' } as never, queryId: { queryId: 'y' } }), /division by zero/);
+});
+
+test('the accept path runs prepared: after a trigger, its batch and job INSERTs are named statements', pgOnly, async () => {
+  const c = await s.company();
+  const a = await s.admin('POST', `/admin/companies/${c.companyId}/automations`, { name: 'a', type: 'api', active: true, template: { body: 'Hi', buttons: [] } });
+  for (let i = 0; i < 3; i++) {
+    const r = await s.api('/api/automations/send', { key: c.key, body: { automation_id: a.automation_id, contacts: [{ phone: '+4915112345678' }] } });
+    assert.equal(r.status, 200);
+  }
+  const pool = s.service.deps.database.pgPool!;
+  // Ask every idle connection of the service's pool: the accepts ran on some of them.
+  const clients = await Promise.all(Array.from({ length: pool.totalCount }, () => pool.connect()));
+  try {
+    const statements = new Set<string>();
+    for (const client of clients) {
+      for (const row of (await client.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements')).rows) statements.add(row.statement);
+    }
+    const texts = [...statements];
+    assert.ok(texts.some((t) => t.startsWith(PREPARED) && t.includes('INSERT INTO batches')), 'batch INSERT prepared');
+    assert.ok(texts.some((t) => t.startsWith(PREPARED) && /INSERT INTO \S*job/.test(t)), 'pg-boss job INSERT prepared');
+    assert.ok(texts.some((t) => t.startsWith(PREPARED) && t.includes('"api_keys"')), 'API key lookup prepared');
+  } finally {
+    for (const client of clients) client.release();
+  }
+});
+
+test('on PGlite, marked texts run as ordinary queries', { skip: pgUrl ? 'PGlite only' : false }, async () => {
+  const db = s.service.deps.database.db;
+  const r = await db.executeQuery<{ n: number }>({ sql: `${PREPARED}SELECT $1::int + 1 AS n`, parameters: [41], query: { kind: 'RawNode' } as never, queryId: { queryId: 'z' } });
+  assert.deepEqual(r.rows, [{ n: 42 }]);
+});

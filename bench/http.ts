@@ -2,12 +2,17 @@
  * HTTP benchmark of the four public operations against the real server (issue 4 item 4).
  *
  *   node bench/http.ts [--db pglite|postgres] [--duration 10] [--connections 32] [--companies 400] [--contacts 1000000]
+ *                      [--warmup 3] [--only trigger,segment,campaign,contacts,big] [--node-options "..."]
+ *                      [--cpu-prof DIR] [--alloc-prof DIR] [--heap-snapshot DIR]
  *
  * Starts a bare Node http server (bench/bare-server.ts) and the service (`cms serve --role api`, so no
  * worker competes for the two cores) on a fresh database, seeds companies through the operator API and
  * one large company directly in SQL, and drives each operation with autocannon, spreading requests over
- * many companies so that the per-company rate limits do not refuse them. Prints a Markdown table:
- * requests/s, p50/p99 latency, non-2xx count, the ratio to the bare server, and the service's peak RSS.
+ * many companies so that the per-company rate limits do not refuse them. Each timed load of a fixed
+ * duration follows `--warmup` seconds of the same load that are not measured. Prints a Markdown table:
+ * requests/s, p50/p99 latency, non-2xx count, the ratio to the bare server, the CPU time (user + system,
+ * from /proc) of the service process and of all PostgreSQL processes per request, which varies less
+ * from run to run than requests/s on a shared machine, and the service's peak RSS (VmHWM).
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -33,8 +38,8 @@ const { values: args } = parseArgs({
     only: { type: 'string', default: 'trigger,segment,campaign,contacts,big' },
     // Writes a V8 CPU profile of the service process into this folder (node --cpu-prof).
     'cpu-prof': { type: 'string' },
-    // Extra Node options for the service process, e.g. "--max-semi-space-size=4".
-    'node-options': { type: 'string', default: '' },
+    // Node options for the service process; the default is what bin/cms.js and `npm start` pass.
+    'node-options': { type: 'string', default: '--max-semi-space-size=16' },
     // Writes a heap snapshot of the service after the loads into this folder (what stays live).
     // Writes an allocation profile (V8 sampling heap profiler, collected objects included) of the service
     // during the trigger load into this folder: where the bytes that the garbage collector handles come from.
@@ -244,7 +249,7 @@ async function main(): Promise<void> {
       phone: phoneOf(seed * 50 + i), first_name: 'Ada', last_name: 'Lovelace', variables: { order_id: `A-${seed}-${i}` },
     })));
     const rows: Row[] = [];
-    servicePidForCpu = undefined; // the bare server's row: its CPU is not the service's
+    servicePidForCpu = bare.pid; // the bare server's row: its own CPU per request
 
     const triggerBody = (t: Tenant, seed: number) => `{"automation_id":${t.automationId},"contacts":${contacts50(seed % 1000)}}`;
     rows.push(await load('bare node:http, same route and body', `http://127.0.0.1:${barePort}`, () => {
@@ -319,7 +324,7 @@ async function main(): Promise<void> {
     console.log('| load | requests | requests/s | p50 ms | p99 ms | non-2xx | ratio to bare | service CPU µs/request | PostgreSQL CPU µs/request |');
     console.log('|---|---|---|---|---|---|---|---|---|');
     for (const r of rows) {
-      const cpu = r === rows[0] ? '| - | - |' : `| ${r.serviceCpuUs} | ${args.db === 'postgres' ? r.pgCpuUs : '(in the service)'} |`;
+      const cpu = r === rows[0] ? `| ${r.serviceCpuUs} (bare server) | - |` : `| ${r.serviceCpuUs} | ${args.db === 'postgres' ? r.pgCpuUs : '(in the service)'} |`;
       console.log(`| ${r.name} | ${r.requests} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${(r.rps / rows[0].rps).toFixed(2)} ${cpu}`);
     }
     if (latencies.length) console.log(`\n4.2 with 1,000 digests against one company of ${BIG_CONTACTS.toLocaleString('en')} contacts, sequential: p50 ${latencies[50].toFixed(1)} ms, p99 ${latencies[98].toFixed(1)} ms`);

@@ -14,6 +14,17 @@ import { PreparingClient } from './prepared.ts';
 
 export type Db = Kysely<DB>;
 
+const embedded = new WeakSet<Db>();
+
+/**
+ * True when `db` (the root instance, not a transaction) runs on the embedded PGlite. For the few hot-path
+ * statements whose best form differs: PGlite has no network round trip or per-connection plan cache to
+ * save, and its JavaScript parameter encoding makes some forms slower there (see accept-writer.ts).
+ */
+export function isEmbedded(db: Db): boolean {
+  return embedded.has(db);
+}
+
 /** Runs one SQL text (possibly several statements, no parameters); resolves to the last statement's rows. */
 export type ScriptRunner = (text: string) => Promise<Record<string, unknown>[]>;
 
@@ -84,6 +95,7 @@ export async function openPglite(dataDir: string): Promise<Database> {
     parsers: { [INT8]: parseInt8 },
   });
   const db = new Kysely<DB>({ dialect: pgliteDialect(pglite) });
+  embedded.add(db);
   return {
     kind: 'pglite',
     db,

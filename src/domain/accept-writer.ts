@@ -11,7 +11,7 @@
  * one bad request cannot fail the others.
  */
 import { CompiledQuery, type Transaction } from 'kysely';
-import type { Db } from '../db/database.ts';
+import { isEmbedded, type Db } from '../db/database.ts';
 import { PREPARED } from '../db/prepared.ts';
 import type { DB } from '../db/schema.ts';
 import { StatementGroups } from '../db/statement-groups.ts';
@@ -73,11 +73,13 @@ export class AcceptWriter {
   readonly #db: Db;
   readonly #boss: Boss;
   readonly #groups: StatementGroups<Pending>;
+  readonly #embedded: boolean;
 
   /** `maxGroup`: batches per transaction; `maxInFlight`: transactions open at once. */
   constructor(db: Db, boss: Boss, opts: { maxGroup?: number; maxInFlight?: number } = {}) {
     this.#db = db;
     this.#boss = boss;
+    this.#embedded = isEmbedded(db);
     this.#groups = new StatementGroups((group) => this.#flush(group), { maxGroup: opts.maxGroup ?? 64, maxInFlight: opts.maxInFlight ?? 4 });
   }
 
@@ -109,7 +111,13 @@ export class AcceptWriter {
 
   async #commit(group: Pending[]): Promise<void> {
     await this.#db.transaction().execute(async (trx) => {
-      await trx.executeQuery(CompiledQuery.raw(INSERT_BATCHES, groupParams(group)));
+      if (this.#embedded) {
+        // PGlite encodes a bytea parameter in JavaScript, byte by byte (5 ms for 8 rows, measured), and
+        // has no plan cache to gain: the plain multi-row INSERT is its fastest form (0.9 ms).
+        await trx.insertInto('batches').values(group.map((p) => p.row)).execute();
+      } else {
+        await trx.executeQuery(CompiledQuery.raw(INSERT_BATCHES, groupParams(group)));
+      }
       await enqueueMany(this.#boss, trx, 'batch-process', group.map((p) => ({ data: { batch_id: p.row.batch_id } })));
       for (const p of group) await p.within?.(trx, p.row.batch_id);
     });

@@ -47,13 +47,17 @@ test('a marked text also runs through Kysely and inside its transactions, with r
   await assert.rejects(db.executeQuery({ sql: `${PREPARED}SELECT 1 / $1::int`, parameters: [0], query: { kind: 'RawNode' } as never, queryId: { queryId: 'y' } }), /division by zero/);
 });
 
-test('the accept path runs prepared: after a trigger, its batch and job INSERTs are named statements', pgOnly, async () => {
+test('the accept path runs prepared: its batch and job INSERTs are named statements, one text each whatever the group size', pgOnly, async () => {
   const c = await s.company();
   const a = await s.admin('POST', `/admin/companies/${c.companyId}/automations`, { name: 'a', type: 'api', active: true, template: { body: 'Hi', buttons: [] } });
-  for (let i = 0; i < 3; i++) {
-    const r = await s.api('/api/automations/send', { key: c.key, body: { automation_id: a.automation_id, contacts: [{ phone: '+4915112345678' }] } });
+  const trigger = async (n: number) => {
+    const contacts = Array.from({ length: n }, (_, i) => ({ phone: `+4915112345${String(i).padStart(3, '0')}` }));
+    const r = await s.api('/api/automations/send', { key: c.key, body: { automation_id: a.automation_id, contacts } });
     assert.equal(r.status, 200);
-  }
+  };
+  // One at a time, then in parallel (commit groups of several batches), with different contact counts.
+  for (let i = 1; i <= 3; i++) await trigger(i);
+  await Promise.all([1, 2, 3, 4, 5, 6].map(trigger));
   const pool = s.service.deps.database.pgPool!;
   // Ask every idle connection of the service's pool: the accepts ran on some of them.
   const clients = await Promise.all(Array.from({ length: pool.totalCount }, () => pool.connect()));
@@ -63,8 +67,9 @@ test('the accept path runs prepared: after a trigger, its batch and job INSERTs 
       for (const row of (await client.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements')).rows) statements.add(row.statement);
     }
     const texts = [...statements];
-    assert.ok(texts.some((t) => t.startsWith(PREPARED) && t.includes('INSERT INTO batches')), 'batch INSERT prepared');
-    assert.ok(texts.some((t) => t.startsWith(PREPARED) && /INSERT INTO \S*job/.test(t)), 'pg-boss job INSERT prepared');
+    // Exactly one distinct text each: a text that varied per call would pile up prepared statements.
+    assert.equal(texts.filter((t) => t.startsWith(PREPARED) && t.includes('INSERT INTO batches')).length, 1, 'batch INSERT prepared, one text');
+    assert.equal(texts.filter((t) => t.startsWith(PREPARED) && /INSERT INTO \S*job/.test(t)).length, 1, 'pg-boss job INSERT prepared, one text');
     assert.ok(texts.some((t) => t.startsWith(PREPARED) && t.includes('"api_keys"')), 'API key lookup prepared');
   } finally {
     for (const client of clients) client.release();

@@ -23,7 +23,7 @@ export async function createSegment(db: Db, companyId: number, name: string): Pr
     RETURNING segment_id, name`.execute(db);
   const row = rows[0];
   if (!row) throw new DomainError(400, `Segment limit reached: a company can hold at most ${MAX_SEGMENTS_PER_COMPANY} segments`);
-  // The name as given (PGlite's protocol reader drops a leading U+FEFF from text it returns).
+  // The name as given: no need to decode what was just sent.
   return { name, segment_id: row.segment_id };
 }
 

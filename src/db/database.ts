@@ -15,6 +15,7 @@ import { PreparingClient } from './prepared.ts';
 export type Db = Kysely<DB>;
 
 const embedded = new WeakSet<Db>();
+const pipelinePools = new WeakMap<Db, pg.Pool>();
 
 /**
  * True when `db` (the root instance, not a transaction) runs on the embedded PGlite. For the few hot-path
@@ -23,6 +24,15 @@ const embedded = new WeakSet<Db>();
  */
 export function isEmbedded(db: Db): boolean {
   return embedded.has(db);
+}
+
+/**
+ * A small pool of PostgreSQL connections in node-postgres's pipeline mode, beside the pool behind `db`
+ * (PostgreSQL only; undefined on PGlite). On such a connection the statements of one transaction can be
+ * sent without waiting for each answer (accept-writer.ts). Statements marked PREPARED run named there too.
+ */
+export function pipelinePool(db: Db): pg.Pool | undefined {
+  return pipelinePools.get(db);
 }
 
 /** Runs one SQL text (possibly several statements, no parameters); resolves to the last statement's rows. */
@@ -121,21 +131,18 @@ export async function openPglite(dataDir: string): Promise<Database> {
 
 /** Opens a pool of at most `poolMax` connections to the PostgreSQL database at `url`. */
 export async function openPostgres(url: string, poolMax: number): Promise<Database> {
-  const pool = new pg.Pool({
+  const options: pg.PoolConfig = {
     Client: PreparingClient, // texts marked PREPARED run as named statements (db/prepared.ts)
     connectionString: url,
     max: poolMax,
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
     types: { getTypeParser: ((oid: number, format?: string) => (oid === INT8 ? parseInt8 : pg.types.getTypeParser(oid, format as 'text'))) as typeof pg.types.getTypeParser },
-  });
-  // An idle client that loses its connection (database restart) emits 'error' on the pool; without a
-  // listener that would crash the process. The pool replaces the client on the next checkout.
-  pool.on('error', () => {});
-  // A connection in use that breaks (database restart, network reset) also emits 'error' on its
-  // client; the query in flight fails and is answered 503, but the process must not die.
-  pool.on("connect", (client) => { client.on("error", () => {}); });
+  };
+  const pool = guarded(new pg.Pool(options));
+  const pipelined = guarded(new pg.Pool({ ...options, max: Math.min(4, poolMax), pipeline: true }));
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  pipelinePools.set(db, pipelined);
   return {
     kind: 'postgres',
     db,
@@ -164,6 +171,19 @@ export async function openPostgres(url: string, poolMax: number): Promise<Databa
     },
     async close() {
       await db.destroy();
+      await pipelined.end();
     },
   };
+}
+
+/**
+ * An idle client that loses its connection (database restart) emits 'error' on the pool; without a
+ * listener that would crash the process, and the pool replaces the client on the next checkout. A
+ * connection in use that breaks also emits 'error' on its client: the query in flight fails and is
+ * answered 503, but the process must not die.
+ */
+function guarded(pool: pg.Pool): pg.Pool {
+  pool.on('error', () => {});
+  pool.on('connect', (client) => { client.on('error', () => {}); });
+  return pool;
 }

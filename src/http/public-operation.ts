@@ -26,9 +26,10 @@ export interface OperationContext<T> {
   readonly request: FastifyRequest;
   /**
    * Records the 200 answer under the request's Idempotency-Key inside the caller's transaction, so the
-   * answer and what it reports commit together. A no-op without the header.
+   * answer and what it reports commit together. Undefined without the header: the accept transaction
+   * then has no step of the request's own and can be sent pipelined (domain/accept-writer.ts).
    */
-  readonly recordAnswer: (trx: Transaction<DB>, answer: unknown) => Promise<void>;
+  readonly recordAnswer: ((trx: Transaction<DB>, answer: unknown) => Promise<void>) | undefined;
 }
 
 export interface PublicOperation<T> {
@@ -148,9 +149,9 @@ export function registerPublicOperation<T>(app: FastifyInstance, deps: AppDeps, 
     }
     const companyId = authn.auth.companyId;
     let recorded = false;
-    const recordAnswer = async (trx: Transaction<DB>, answer: unknown) => {
-      if (idemKey === undefined) return;
-      await completeKey(trx, companyId, idemKey, 200, JSON.stringify(answer));
+    const key = idemKey;
+    const recordAnswer = key === undefined ? undefined : async (trx: Transaction<DB>, answer: unknown) => {
+      await completeKey(trx, companyId, key, 200, JSON.stringify(answer));
       recorded = true;
     };
 

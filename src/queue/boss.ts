@@ -56,9 +56,22 @@ export async function enqueue<N extends JobName>(boss: Boss, trx: Transaction<DB
 export async function enqueueMany<N extends JobName>(
   boss: Boss, trx: Transaction<DB>, name: N, jobs: { data: JobPayloads[N]; startAfter?: Date }[],
 ): Promise<void> {
+  const adapter = fromKysely(trx);
+  await insertJobs(boss, (text, values) => adapter.executeSql(text, values), name, jobs);
+}
+
+/** Runs one SQL text for pg-boss: resolves to its rows. */
+export type ExecuteSql = (text: string, values?: unknown[]) => Promise<{ rows: unknown[] }>;
+
+/**
+ * Enqueues several jobs of one queue in ONE statement, run by `executeSql` (which decides the
+ * connection and so the transaction). pg-boss's INSERT text is the same for every call on a queue, so
+ * it is handed over marked {@link PREPARED}: run as a named prepared statement on PostgreSQL.
+ */
+export async function insertJobs<N extends JobName>(
+  boss: Boss, executeSql: ExecuteSql, name: N, jobs: { data: JobPayloads[N]; startAfter?: Date }[],
+): Promise<void> {
   if (jobs.length === 0) return;
   const rows: JobInsert[] = jobs.map((j) => ({ data: j.data, ...(j.startAfter ? { startAfter: j.startAfter } : {}) }));
-  // pg-boss's INSERT text is the same for every call on a queue: run it as a prepared statement.
-  const adapter = fromKysely(trx);
-  await boss.insert(name, rows, { db: { executeSql: (text: string, values?: unknown[]) => adapter.executeSql(PREPARED + text, values) } });
+  await boss.insert(name, rows, { db: { executeSql: (text: string, values?: unknown[]) => executeSql(PREPARED + text, values) } });
 }

@@ -5,7 +5,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openPostgres, type Database } from '../../src/db/database.ts';
+import { openPostgres, pipelinePool, type Database } from '../../src/db/database.ts';
 import { PREPARED, statementName } from '../../src/db/prepared.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -58,9 +58,11 @@ test('the accept path runs prepared: its batch and job INSERTs are named stateme
   // One at a time, then in parallel (commit groups of several batches), with different contact counts.
   for (let i = 1; i <= 3; i++) await trigger(i);
   await Promise.all([1, 2, 3, 4, 5, 6].map(trigger));
-  const pool = s.service.deps.database.pgPool!;
-  // Ask every idle connection of the service's pool: the accepts ran on some of them.
-  const clients = await Promise.all(Array.from({ length: pool.totalCount }, () => pool.connect()));
+  // Ask every idle connection of the service's pools: the accepts ran on some of them (without an
+  // Idempotency-Key, on the pipelined pool).
+  const pools = [s.service.deps.database.pgPool!, pipelinePool(s.service.deps.database.db)!];
+  assert.ok(pools[1].totalCount > 0, 'the accepts ran pipelined');
+  const clients = (await Promise.all(pools.map((pool) => Promise.all(Array.from({ length: pool.totalCount }, () => pool.connect()))))).flat();
   try {
     const statements = new Set<string>();
     for (const client of clients) {

@@ -42,7 +42,7 @@ export const connectorSendOperation: PublicOperation<{ campaign_id: number | big
       items,
       ignored: 0,
       overrides: {},
-    }, (trx, id) => recordAnswer(trx, answer(id, items.length)));
+    }, recordAnswer && ((trx, id) => recordAnswer(trx, answer(id, items.length))));
     return answer(batchId, items.length);
   },
 };

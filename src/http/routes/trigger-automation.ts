@@ -65,7 +65,7 @@ export const triggerAutomationOperation: PublicOperation<TriggerAutomationInput>
       items,
       ignored: body.contacts.length - first.length,
       overrides: { image_url: body.image_url ?? null, video_url: body.video_url ?? null, url: body.url ?? null, url2: body.url2 ?? null },
-    }, (trx, id) => recordAnswer(trx, answer(id, items.length)));
+    }, recordAnswer && ((trx, id) => recordAnswer(trx, answer(id, items.length))));
     return answer(batchId, items.length);
   },
 };

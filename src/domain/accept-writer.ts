@@ -8,8 +8,8 @@
  * group in ONE transaction: one multi-row INSERT of batches, one multi-row INSERT of jobs, then each
  * request's own `withinTransaction` step (its idempotency record), then COMMIT. Every request of the
  * group is answered only after that commit. On PostgreSQL a group with no such step is sent pipelined,
- * all four statements in one round trip (see #commitPipelined). If a group fails, its requests are retried one by one, so
- * one bad request cannot fail the others.
+ * all four statements in one round trip (see #commitPipelined). If a group fails, its requests are
+ * retried one by one, so one bad request cannot fail the others.
  */
 import { CompiledQuery, type Transaction } from 'kysely';
 import type pg from 'pg';
@@ -62,7 +62,7 @@ export const INSERT_BATCHES_GUARDED = `${INSERT_BATCHES}
 WHERE current_setting('cms.accept_txn', true) = 'on'`;
 
 /** One simple-protocol message: if BEGIN fails the rest of the message is not run. */
-const BEGIN_GUARDED = `BEGIN; SET LOCAL cms.accept_txn = 'on'`;
+export const BEGIN_GUARDED = `BEGIN; SET LOCAL cms.accept_txn = 'on'`;
 
 /** One batch row as `batches` takes it (JSON columns already serialised). */
 export interface BatchRow {
@@ -152,6 +152,12 @@ export class AcceptWriter {
   async #commitPipelined(pool: pg.Pool, group: Pending[]): Promise<void> {
     const client = await pool.connect();
     const stream = (client as unknown as { connection: { stream: { cork?(): void; uncork?(): void } } }).connection.stream;
+    // Statements written while corked leave in one write when the cork is released.
+    let corked = true;
+    const send = () => {
+      if (corked) stream.uncork?.();
+      corked = false;
+    };
     let closed = false; // COMMIT (or ROLLBACK) has been sent
     let broken: Error | undefined;
     stream.cork?.();
@@ -178,7 +184,7 @@ export class AcceptWriter {
       await Promise.race([jobSent, job.then(() => { throw new Error('pg-boss did not insert the jobs'); })]);
       const commit = track(client.query('COMMIT'));
       closed = true;
-      stream.uncork?.();
+      send();
       const results = await Promise.allSettled(statements);
       const failed = results.find((r) => r.status === 'rejected');
       if (failed) throw (failed as PromiseRejectedResult).reason;
@@ -189,12 +195,12 @@ export class AcceptWriter {
       }
     } catch (err) {
       if (!closed) {
-        stream.uncork?.();
+        send();
         await client.query('ROLLBACK').catch((e: Error) => { broken = e; });
       }
       throw err;
     } finally {
-      stream.uncork?.();
+      send();
       client.release(broken);
     }
   }

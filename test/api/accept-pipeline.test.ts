@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { pipelinePool } from '../../src/db/database.ts';
-import { AcceptWriter, INSERT_BATCHES_GUARDED, type BatchRow } from '../../src/domain/accept-writer.ts';
+import { AcceptWriter, BEGIN_GUARDED, INSERT_BATCHES_GUARDED, type BatchRow } from '../../src/domain/accept-writer.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const pgOnly = { skip: process.env.TEST_DATABASE_URL ? false : 'PostgreSQL only (TEST_DATABASE_URL unset)' };
@@ -89,7 +89,7 @@ test('the guarded batch INSERT writes nothing outside the transaction its BEGIN 
     await client.query('BEGIN'); // a transaction, but not the accept one: still nothing
     assert.equal((await client.query(INSERT_BATCHES_GUARDED, params)).rowCount, 0);
     await client.query('ROLLBACK');
-    await client.query(`BEGIN; SET LOCAL cms.accept_txn = 'on'`);
+    await client.query(BEGIN_GUARDED);
     assert.equal((await client.query(INSERT_BATCHES_GUARDED, params)).rowCount, 1);
     await client.query('ROLLBACK');
   } finally {

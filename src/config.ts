@@ -9,8 +9,16 @@
  * WORKER_CONCURRENCY (message chunks processed at once per worker process, default 4),
  * WHATSAPP_RATE_PER_SECOND (messages per second per WhatsApp number, default 80), PROVIDER_ALLOWED_HOSTS
  * (hosts and CIDR ranges of private networks that webhook/WhatsApp URLs may point at; default none).
+ *
+ * The delivery loop (receipts-and-events.md §2, §5), durations as a number and a unit (`ms`, `s`, `m`,
+ * `h`, `d`), parsed by the `ms` library: DELIVERY_RETRY_SCHEDULE (waits after the 1st, 2nd, ... failed
+ * attempt of a message, default `5s,30s,2m,10m,30m,1h,2h,4h,8h,8h`), DELIVERY_TIMEOUT (one attempt's
+ * limit, default `15s`, also for event deliveries), EVENT_RETRY_SCHEDULE (default
+ * `5s,5m,30m,2h,5h,10h,10h`), EVENT_RETENTION (events and attempts kept, default `30d`),
+ * EVENT_CONCURRENCY (event deliveries in flight per endpoint and process, default 8).
  */
 import path from 'node:path';
+import ms from 'ms';
 
 export type Role = 'api' | 'worker' | 'all';
 
@@ -27,6 +35,16 @@ export interface Config {
   readonly whatsappRatePerSecond: number;
   /** Hosts and CIDR ranges providers may reach although private (PROVIDER_ALLOWED_HOSTS). */
   readonly providerAllowedHosts: string | undefined;
+  /** Waits (ms) after the 1st, 2nd, ... failed delivery attempt of a message; after the last, failed. */
+  readonly deliveryRetrySchedule: readonly number[];
+  /** One delivery attempt's limit (ms), connect to last byte; messages and events. */
+  readonly deliveryTimeoutMs: number;
+  /** Waits (ms) after the 1st, 2nd, ... failed attempt of an event delivery. */
+  readonly eventRetrySchedule: readonly number[];
+  /** How long events and their attempts are kept (ms). */
+  readonly eventRetentionMs: number;
+  /** Event deliveries in flight at once per endpoint, per worker process. */
+  readonly eventConcurrency: number;
 }
 
 /** Thrown when an environment variable has a value that cannot be used; the message names it. */
@@ -40,6 +58,28 @@ function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number
     throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got ${JSON.stringify(raw)}`);
   }
   return n;
+}
+
+const DURATION = /^\s*\d+(\.\d+)?\s*(ms|s|m|h|d)\s*$/;
+
+/** A duration with its unit (`15s`, `2m`, `30d`) in ms; ConfigError names the variable otherwise. */
+export function parseDuration(name: string, raw: string): number {
+  const value = DURATION.test(raw) ? ms(raw.trim().replace(/\s+/g, '') as ms.StringValue) : undefined;
+  if (typeof value !== 'number' || !Number.isFinite(value) || value < 0) {
+    throw new ConfigError(`${name} must be a duration such as 500ms, 15s, 2m, 1h or 30d, got ${JSON.stringify(raw)}`);
+  }
+  return value;
+}
+
+function duration(env: NodeJS.ProcessEnv, name: string, fallback: string): number {
+  const raw = env[name];
+  return parseDuration(name, raw === undefined || raw === '' ? fallback : raw);
+}
+
+function schedule(env: NodeJS.ProcessEnv, name: string, fallback: string): readonly number[] {
+  const raw = env[name];
+  const list = (raw === undefined || raw === '' ? fallback : raw).split(',');
+  return Object.freeze(list.map((item) => parseDuration(name, item)));
 }
 
 /** Reads the configuration from `env` (default `process.env`). Throws ConfigError on an unusable value. */
@@ -57,5 +97,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerConcurrency: int(env, 'WORKER_CONCURRENCY', 4, 1, 256),
     whatsappRatePerSecond: int(env, 'WHATSAPP_RATE_PER_SECOND', 80, 1, 100000),
     providerAllowedHosts: blank(env.PROVIDER_ALLOWED_HOSTS),
+    deliveryRetrySchedule: schedule(env, 'DELIVERY_RETRY_SCHEDULE', '5s,30s,2m,10m,30m,1h,2h,4h,8h,8h'),
+    deliveryTimeoutMs: duration(env, 'DELIVERY_TIMEOUT', '15s'),
+    eventRetrySchedule: schedule(env, 'EVENT_RETRY_SCHEDULE', '5s,5m,30m,2h,5h,10h,10h'),
+    eventRetentionMs: duration(env, 'EVENT_RETENTION', '30d'),
+    eventConcurrency: int(env, 'EVENT_CONCURRENCY', 8, 1, 256),
   });
 }

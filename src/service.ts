@@ -89,7 +89,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
   const rateLimiter: RateLimiter = opts.rateLimiter ?? (database.kind === 'postgres' ? new PgRateLimiter(database) : new MemoryRateLimiter());
   const clock = opts.clock ?? systemClock;
   const addressPolicy = parseAddressPolicy(config.providerAllowedHosts);
-  const deps: AppDeps = { config, database, boss, rateLimiter, auth, clock, logger, adminToken, sealSecret: (s) => secrets.seal(s), addressPolicy };
+  const deps: AppDeps = { config, database, boss, rateLimiter, auth, clock, logger, adminToken, sealSecret: (s) => secrets.seal(s), openSecret: (s) => secrets.open(s), addressPolicy };
   const app = await buildApp(deps);
   let workers: Workers | undefined;
   if (role === 'worker' || role === 'all') {

@@ -21,6 +21,9 @@ export interface CompaniesTable {
   channel: ColumnType<Record<string, unknown>, string | undefined, string>;
   segment_count: Generated<number>;
   created_at: Generated<Timestamp>;
+  /** 008: inbound texts that opt a contact out of / back into campaigns (receipts-and-events.md §3). */
+  opt_out_keywords: Generated<string[]>;
+  opt_in_keywords: Generated<string[]>;
 }
 
 export interface ApiKeysTable {
@@ -46,6 +49,10 @@ export interface ContactsTable {
   opted_out: Generated<boolean>;
   created_at: Generated<Timestamp>;
   updated_at: Generated<Timestamp>;
+  /** 008: where the current opt-out state came from ('keyword', 'operator', 'import', 'console'). */
+  opt_out_source: string | null;
+  /** 008: when `opted_out` last changed. */
+  opt_out_at: Timestamp | null;
 }
 
 export interface SegmentsTable {
@@ -99,7 +106,7 @@ export interface BatchesTable {
   completed_at: Timestamp | null;
 }
 
-export type MessageStatus = 'pending' | 'sent' | 'failed' | 'skipped';
+export type MessageStatus = 'pending' | 'sent' | 'delivered' | 'read' | 'failed' | 'skipped';
 
 export interface MessagesTable {
   message_id: string;
@@ -118,8 +125,81 @@ export interface MessagesTable {
   updated_at: Generated<Timestamp>;
   /** 002: a delivery run's claim on a pending message (database time). */
   lease_until: Timestamp | null;
-  /** 002: a held campaign message waits for its delivery window until this time. */
+  /** 002: a held campaign message waits for its delivery window (or, 008, its next retry) until this time. */
   held_until: Timestamp | null;
+  /** 008: the provider's id (WhatsApp wamid; the webhook provider's webhook-id). */
+  provider_message_id: string | null;
+  delivered_at: Timestamp | null;
+  read_at: Timestamp | null;
+  failed_at: Timestamp | null;
+  /** 008: the provider's error code of a failure (e.g. WhatsApp 131026). */
+  error_code: string | null;
+  /** 008: a transient failure's next attempt (the injectable clock's time). */
+  next_attempt_at: Timestamp | null;
+}
+
+/** 008: a message a contact sent to the company (receipts-and-events.md §3). */
+export interface InboundMessagesTable {
+  inbound_id: Generated<number>;
+  company_id: number;
+  contact_id: number;
+  provider_message_id: string;
+  type: string;
+  text: string | null;
+  payload: string | null;
+  received_at: Timestamp;
+  created_at: Generated<Timestamp>;
+}
+
+/** 008: a company's event endpoint (receipts-and-events.md §5). */
+export interface EventEndpointsTable {
+  endpoint_id: Generated<number>;
+  company_id: number;
+  url: string;
+  events: string[];
+  description: string | null;
+  enabled: Generated<boolean>;
+  secret_sealed: string;
+  disabled_reason: string | null;
+  failing_since: Timestamp | null;
+  created_at: Generated<Timestamp>;
+  updated_at: Generated<Timestamp>;
+}
+
+/** 008: one event of the transactional outbox; `payload` is the whole body sent. Written by triggers. */
+export interface EventsTable {
+  event_id: string;
+  company_id: number;
+  type: string;
+  payload: ColumnType<Record<string, unknown>, string, string>;
+  created_at: Generated<Timestamp>;
+}
+
+export type EventDeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+/** 008: one event to one endpoint; NULL `next_attempt_at` is due now. */
+export interface EventDeliveriesTable {
+  event_id: string;
+  endpoint_id: number;
+  status: Generated<EventDeliveryStatus>;
+  attempts: Generated<number>;
+  next_attempt_at: Timestamp | null;
+  lease_until: Timestamp | null;
+  created_at: Generated<Timestamp>;
+  updated_at: Generated<Timestamp>;
+}
+
+/** 008: one attempt to deliver an event to an endpoint. */
+export interface EventAttemptsTable {
+  attempt_id: Generated<number>;
+  event_id: string;
+  endpoint_id: number;
+  attempt: number;
+  status_code: number | null;
+  error: string | null;
+  response_excerpt: string | null;
+  duration_ms: number;
+  at: Timestamp;
 }
 
 /** 004: a person of one company who signs in to the console (issue 6 item 1). */
@@ -186,6 +266,11 @@ export interface DB {
   console_secrets: ConsoleSecretsTable;
   idempotency_keys: IdempotencyKeysTable;
   audit_log: AuditLogTable;
+  inbound_messages: InboundMessagesTable;
+  event_endpoints: EventEndpointsTable;
+  events: EventsTable;
+  event_deliveries: EventDeliveriesTable;
+  event_attempts: EventAttemptsTable;
 }
 
 export interface IdempotencyKeysTable {

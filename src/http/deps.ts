@@ -27,6 +27,8 @@ export interface AppDeps {
   readonly adminToken: string;
   /** Seals provider secrets before they are stored (issue 5 item 3). */
   readonly sealSecret: (plaintext: string) => string;
+  /** Opens a sealed secret (webhook signature checks of receipts-and-events.md §3-4); throws when it cannot. */
+  readonly openSecret: (sealed: string) => string;
   /** Which addresses provider URLs may point at (issue 5 item 4). */
   readonly addressPolicy: AddressPolicy;
 }

@@ -1,0 +1,206 @@
+/**
+ * A fake WhatsApp Cloud (Graph) API for tests, on node:http at 127.0.0.1 (receipts-and-events.md §3).
+ *
+ * - Accepts `POST /<version>/<phone_number_id>/messages` (template messages, any body) and answers as
+ *   Meta does: `{"messaging_product":"whatsapp","contacts":[{"input","wa_id"}],"messages":[{"id":"wamid.…"}]}`
+ *   with a fresh `wamid` per request, or whatever `script` answers (errors, hangs).
+ * - Records every request (`requests`) and every wamid it handed out (`sent`: wamid → request).
+ * - Posts webhooks to the service the way Meta does: `postStatuses` / `postInbound` / `postPayload`
+ *   build Meta's exact payload (`object: "whatsapp_business_account"`, `entry[].changes[].value` with
+ *   `messaging_product`, `metadata {display_phone_number, phone_number_id}`, `statuses[]` / `messages[]`
+ *   and `contacts[]`) and sign the raw body: `X-Hub-Signature-256: sha256=<hex HMAC-SHA256(app secret)>`.
+ *
+ * Usage: `const graph = await startFakeGraph(); channel api_base_url = graph.baseUrl; … graph.close()`.
+ */
+import { createHmac, randomBytes } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One request the fake Graph API received. */
+export interface GraphRequest {
+  method: string;
+  path: string;
+  /** The phone_number_id of the path (`/v21.0/<id>/messages`). */
+  phoneNumberId: string;
+  headers: IncomingHttpHeaders;
+  body: any;
+  /** The wamid answered (when the answer was a success). */
+  wamid?: string;
+}
+
+/** What the fake answers one request with: a status and JSON body, or `hang` (never answers). */
+export type GraphAnswer = { status: number; body: unknown; headers?: Record<string, string> } | 'hang';
+
+/** A webhook status as Meta sends it (`statuses[]`). `timestamp` is unix seconds as a string. */
+export interface WaStatus {
+  id: string;
+  status: 'sent' | 'delivered' | 'read' | 'failed' | string;
+  timestamp: string;
+  recipient_id: string;
+  errors?: { code: number; title: string; message?: string; error_data?: { details: string } }[];
+  [k: string]: unknown;
+}
+
+/** An inbound message as Meta sends it (`messages[]`). */
+export interface WaMessage {
+  from: string;
+  id: string;
+  timestamp: string;
+  type: 'text' | 'button' | 'interactive' | string;
+  text?: { body: string };
+  button?: { payload: string; text: string };
+  interactive?: { type: 'button_reply' | 'list_reply'; button_reply?: { id: string; title: string }; list_reply?: { id: string; title: string; description?: string } };
+  [k: string]: unknown;
+}
+
+/** The answer of a webhook POST to the service. */
+export interface PostResult { status: number; text: string; json: any }
+
+export interface FakeGraph {
+  /** `http://127.0.0.1:<port>/v21.0`: the channel's `api_base_url`. */
+  baseUrl: string;
+  requests: GraphRequest[];
+  /** Every wamid answered, with its request. */
+  sent: Map<string, GraphRequest>;
+  /** Decides each answer; default: success with a new wamid. Set `graph.script = …` in a test. */
+  script: (req: GraphRequest, n: number) => GraphAnswer | undefined;
+  close(): Promise<void>;
+}
+
+/** Meta's success answer for a message to `to` with id `wamid`. */
+export function graphOk(to: string, wamid: string) {
+  return { status: 200, body: { messaging_product: 'whatsapp', contacts: [{ input: to, wa_id: to }], messages: [{ id: wamid }] } };
+}
+
+/** A Graph API error answer (`{"error":{message,type,code,error_subcode?,fbtrace_id}}`). */
+export function graphError(status: number, code: number, message: string) {
+  return { status, body: { error: { message, type: 'OAuthException', code, error_data: { messaging_product: 'whatsapp', details: message }, fbtrace_id: 'Afake' } } };
+}
+
+/** A new unique wamid in Meta's style (`wamid.` and base64). */
+export function newWamid(): string {
+  return 'wamid.' + randomBytes(24).toString('base64url');
+}
+
+/** Starts the fake Graph API on a free port. */
+export async function startFakeGraph(): Promise<FakeGraph> {
+  const requests: GraphRequest[] = [];
+  const sent = new Map<string, GraphRequest>();
+  const counts = new Map<string, number>();
+  const graph: FakeGraph = {
+    baseUrl: '',
+    requests,
+    sent,
+    script: () => undefined,
+    async close() {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      let body: any;
+      try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { body = undefined; }
+      const m = /^\/[^/]+\/([^/]+)\/messages$/.exec(req.url ?? '');
+      const r: GraphRequest = { method: req.method ?? '', path: req.url ?? '', phoneNumberId: m?.[1] ?? '', headers: req.headers, body };
+      requests.push(r);
+      const to = String(body?.to ?? '');
+      const n = (counts.get(to) ?? 0) + 1;
+      counts.set(to, n);
+      let a = graph.script(r, n);
+      if (a === 'hang') return;
+      if (!a) {
+        if (req.method !== 'POST' || !m || !body || typeof body.to !== 'string') a = graphError(400, 100, 'Invalid parameter');
+        else a = graphOk(to, newWamid());
+      }
+      const wamid = (a.body as any)?.messages?.[0]?.id;
+      if (a.status < 300 && typeof wamid === 'string') {
+        r.wamid = wamid;
+        sent.set(wamid, r);
+      }
+      res.writeHead(a.status, { 'content-type': 'application/json', ...a.headers });
+      res.end(JSON.stringify(a.body));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  graph.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v21.0`;
+  return graph;
+}
+
+/** `sha256=<hex HMAC-SHA256 of body with secret>`: Meta's X-Hub-Signature-256 value. */
+export function hubSignature(appSecret: string, body: string | Buffer): string {
+  return 'sha256=' + createHmac('sha256', appSecret).update(body).digest('hex');
+}
+
+/** Unix seconds (as Meta writes them: a decimal string) of a millisecond time. */
+export function unixSeconds(ms: number): string {
+  return String(Math.floor(ms / 1000));
+}
+
+/** One `entry[].changes[].value` for a phone number (`display_phone_number` made up from the id). */
+export function changeValue(phoneNumberId: string, fields: { statuses?: WaStatus[]; messages?: WaMessage[]; contacts?: { profile: { name: string }; wa_id: string }[] }) {
+  return {
+    messaging_product: 'whatsapp',
+    metadata: { display_phone_number: '15550' + phoneNumberId.slice(-6), phone_number_id: phoneNumberId },
+    ...fields,
+  };
+}
+
+/** Meta's whole webhook payload around one or more change values. */
+export function webhookPayload(values: ReturnType<typeof changeValue>[]) {
+  return {
+    object: 'whatsapp_business_account',
+    entry: [{ id: '1029384756', changes: values.map((value) => ({ value, field: 'messages' })) }],
+  };
+}
+
+/**
+ * POSTs a raw body to `<serviceUrl>/webhooks/whatsapp`, signed with `appSecret` (pass `signature` to
+ * send a given header instead, `null` to send none).
+ */
+export async function postPayload(serviceUrl: string, appSecret: string, body: string | Buffer | object, opts: { signature?: string | null; contentType?: string } = {}): Promise<PostResult> {
+  const raw = typeof body === 'string' || Buffer.isBuffer(body) ? body : JSON.stringify(body);
+  const headers: Record<string, string> = { 'content-type': opts.contentType ?? 'application/json' };
+  const sig = opts.signature === undefined ? hubSignature(appSecret, raw) : opts.signature;
+  if (sig !== null) headers['x-hub-signature-256'] = sig;
+  const res = await fetch(serviceUrl + '/webhooks/whatsapp', { method: 'POST', headers, body: raw as BodyInit });
+  const text = await res.text();
+  let json: unknown;
+  try { json = JSON.parse(text); } catch { json = undefined; }
+  return { status: res.status, text, json };
+}
+
+/** Posts Meta-shaped status webhooks (`statuses[]`) for one phone number, signed. */
+export function postStatuses(serviceUrl: string, appSecret: string, phoneNumberId: string, statuses: WaStatus[]): Promise<PostResult> {
+  return postPayload(serviceUrl, appSecret, webhookPayload([changeValue(phoneNumberId, { statuses })]));
+}
+
+/** Posts Meta-shaped inbound messages (`messages[]` with their `contacts[]`) for one phone number, signed. */
+export function postInbound(serviceUrl: string, appSecret: string, phoneNumberId: string, messages: WaMessage[], names: Record<string, string> = {}): Promise<PostResult> {
+  const froms = [...new Set(messages.map((m) => m.from))];
+  const contacts = froms.map((wa_id) => ({ profile: { name: names[wa_id] ?? 'Customer' }, wa_id }));
+  return postPayload(serviceUrl, appSecret, webhookPayload([changeValue(phoneNumberId, { messages, contacts })]));
+}
+
+/** A status of a message (`wamid`) to `recipient` at `atMs`; `failed` statuses take `errors`. */
+export function waStatus(wamid: string, status: string, recipient: string, atMs: number, errors?: WaStatus['errors']): WaStatus {
+  return { id: wamid, status, timestamp: unixSeconds(atMs), recipient_id: recipient, ...(errors ? { errors } : {}),
+    ...(status !== 'failed' ? { conversation: { id: 'conv' + wamid.slice(-8), origin: { type: 'marketing' } }, pricing: { billable: true, pricing_model: 'CBP', category: 'marketing' } } : {}) };
+}
+
+/** An inbound text message from `from` (digits without +) at `atMs`. */
+export function waText(from: string, body: string, atMs: number, id = newWamid()): WaMessage {
+  return { from, id, timestamp: unixSeconds(atMs), type: 'text', text: { body } };
+}
+
+/** An inbound quick-reply button press. */
+export function waButton(from: string, payload: string, text: string, atMs: number, id = newWamid()): WaMessage {
+  return { from, id, timestamp: unixSeconds(atMs), type: 'button', button: { payload, text } };
+}
+
+/** A random phone_number_id (15 digits) so companies on a shared database never collide. */
+export function randomPhoneNumberId(): string {
+  return '1' + String(Math.floor(Math.random() * 1e14)).padStart(14, '0');
+}

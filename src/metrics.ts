@@ -13,6 +13,7 @@
  * | queueDepth          | cms_queue_jobs                            | queue, state               |
  * | heldMessages        | cms_messages_held                         |                            |
  * | providerLatency     | cms_provider_request_duration_seconds     | provider, outcome          |
+ * | receiptsTotal       | cms_receipts_total                        | source, outcome            |
  * plus prom-client's default process metrics (cms_process_*, cms_nodejs_*).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -72,6 +73,19 @@ export const providerLatency = new Histogram({
   help: 'Duration of one provider delivery attempt, by provider and outcome',
   labelNames: ['provider', 'outcome'] as const,
   buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+  registers: [registry],
+});
+
+/**
+ * Receipts and inbound messages taken from providers' webhooks (receipts-and-events.md §3-4), by source
+ * (`whatsapp` | `gateway`) and outcome: `applied` (a message moved forward), `ignored` (known message,
+ * nothing to change: duplicate, late or final), `retried` (id not known yet, tried again shortly),
+ * `unknown` (id never known: ignored), `inbound` (an inbound message stored).
+ */
+export const receiptsTotal = new Counter({
+  name: 'cms_receipts_total',
+  help: 'Receipts and inbound messages from provider webhooks, by source and outcome',
+  labelNames: ['source', 'outcome'] as const,
   registers: [registry],
 });
 

@@ -11,6 +11,10 @@ export interface CompanyInput {
   subscription_active?: boolean;
   default_country?: string;
   delivery_hours?: DeliveryHours | null;
+  /** Inbound texts that opt a contact out of campaigns (receipts-and-events.md §3); stored trimmed. */
+  opt_out_keywords?: string[];
+  /** Inbound texts that opt a contact back in. */
+  opt_in_keywords?: string[];
 }
 
 export interface Company {
@@ -21,16 +25,38 @@ export interface Company {
   delivery_hours: DeliveryHours | null;
   connector: { connected: boolean; provider: string | null };
   channel: { provider: string };
+  opt_out_keywords: string[];
+  opt_in_keywords: string[];
   created_at: Date;
 }
 
-const columns = ['company_id', 'name', 'subscription_active', 'default_country', 'delivery_hours', 'connector_connected', 'connector_provider', 'channel', 'created_at'] as const;
+const columns = ['company_id', 'name', 'subscription_active', 'default_country', 'delivery_hours', 'connector_connected', 'connector_provider', 'channel', 'opt_out_keywords', 'opt_in_keywords', 'created_at'] as const;
 
 type Row = {
   company_id: number; name: string; subscription_active: boolean; default_country: string;
   delivery_hours: DeliveryHours | null; connector_connected: boolean; connector_provider: string | null;
-  channel: Record<string, unknown>; created_at: Date;
+  channel: Record<string, unknown>; opt_out_keywords: string[]; opt_in_keywords: string[]; created_at: Date;
 };
+
+/** Keywords as stored: trimmed, empty ones and duplicates (case-insensitively) dropped. */
+export function cleanKeywords(list: string[]): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const k of list) {
+    const t = k.trim();
+    const folded = t.toLowerCase();
+    if (!t || seen.has(folded)) continue;
+    seen.add(folded);
+    out.push(t);
+  }
+  return out;
+}
+
+/** Postgres unique_violation (23505) on the WhatsApp number index → 409 (receipts-and-events.md §3). */
+function isNumberTaken(err: unknown): boolean {
+  const e = err as { code?: string; constraint?: string; message?: string };
+  return e?.code === '23505' && (e.constraint === 'companies_whatsapp_number' || /companies_whatsapp_number/.test(String(e.message)));
+}
 
 function present(row: Row): Company {
   return {
@@ -41,6 +67,8 @@ function present(row: Row): Company {
     delivery_hours: row.delivery_hours,
     connector: { connected: row.connector_connected, provider: row.connector_provider },
     channel: { provider: String(row.channel.provider ?? 'outbox') },
+    opt_out_keywords: row.opt_out_keywords,
+    opt_in_keywords: row.opt_in_keywords,
     created_at: row.created_at,
   };
 }
@@ -52,6 +80,8 @@ export async function createCompany(db: Db, input: CompanyInput & { name: string
     subscription_active: input.subscription_active ?? false,
     default_country: input.default_country ?? 'DE',
     delivery_hours: input.delivery_hours ? JSON.stringify(input.delivery_hours) : null,
+    ...(input.opt_out_keywords ? { opt_out_keywords: cleanKeywords(input.opt_out_keywords) } : {}),
+    ...(input.opt_in_keywords ? { opt_in_keywords: cleanKeywords(input.opt_in_keywords) } : {}),
   }).returning(columns).executeTakeFirstOrThrow();
   return present(row);
 }
@@ -64,6 +94,8 @@ export async function updateCompany(db: Db, companyId: number, input: CompanyInp
   if (input.subscription_active !== undefined) set.subscription_active = input.subscription_active;
   if (input.default_country !== undefined) set.default_country = input.default_country;
   if (input.delivery_hours !== undefined) set.delivery_hours = input.delivery_hours ? JSON.stringify(input.delivery_hours) : null;
+  if (input.opt_out_keywords !== undefined) set.opt_out_keywords = cleanKeywords(input.opt_out_keywords);
+  if (input.opt_in_keywords !== undefined) set.opt_in_keywords = cleanKeywords(input.opt_in_keywords);
   const q = Object.keys(set).length
     ? db.updateTable('companies').set(set).where('company_id', '=', companyId).returning(columns)
     : db.selectFrom('companies').select(columns).where('company_id', '=', companyId);
@@ -96,11 +128,21 @@ export async function setConnector(db: Db, companyId: number, connected: boolean
   return present(row);
 }
 
-/** Stores the delivery channel (already validated; secrets already encrypted by the caller). */
+/**
+ * Stores the delivery channel (already validated; secrets already encrypted by the caller).
+ * 404 for an unknown company; 409 when the WhatsApp `phone_number_id` belongs to another company
+ * (receipts-and-events.md §3, unique index `companies_whatsapp_number`).
+ */
 export async function setChannel(db: Db, companyId: number, channel: Record<string, unknown>): Promise<Company> {
   if (!isRowId(companyId)) throw new DomainError(404, 'Company not found');
-  const row = await db.updateTable('companies').set({ channel: JSON.stringify(channel) })
-    .where('company_id', '=', companyId).returning(columns).executeTakeFirst();
+  let row;
+  try {
+    row = await db.updateTable('companies').set({ channel: JSON.stringify(channel) })
+      .where('company_id', '=', companyId).returning(columns).executeTakeFirst();
+  } catch (err) {
+    if (isNumberTaken(err)) throw new DomainError(409, `phone_number_id ${String(channel.phone_number_id)} is already the WhatsApp channel of another company`);
+    throw err;
+  }
   if (!row) throw new DomainError(404, 'Company not found');
   return present(row);
 }

@@ -24,6 +24,7 @@ import { registerHealthRoutes } from './health.ts';
 import { registerMetrics } from './metrics-route.ts';
 import { ConnectorSend, CreateSegment, ManageSegmentContacts, TriggerAutomation, jsonSchemaComponents, type Model } from './validation/index.ts';
 import { registerConsole } from '../console/plugin.ts';
+import { registerWebhooks } from './webhooks/plugin.ts';
 
 /** Largest request body of the public API (decisions.md §1: over 1 MiB is 413). */
 export const BODY_LIMIT = 1024 * 1024;
@@ -136,6 +137,9 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     });
     await adminPlugin(admin, deps);
   });
+
+  // Provider webhooks in (receipts-and-events.md §3-4): public, authenticated by signatures.
+  await registerWebhooks(app, deps);
 
   await registerConsole(app, deps);
   return app;

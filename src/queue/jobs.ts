@@ -10,6 +10,8 @@
  *   batch in a `seq` range (at most chunkSizeFor(provider) of them) are claimed (a renewable lease per message),
  *   handed to the company's provider and their results committed, set-based. A committed message is
  *   never claimed again; a message whose lease holder died is claimed again once the lease runs out.
+ * - `receipts-apply` {company_id, by, source, statuses, messages?, round?}: receipts and inbound messages
+ *   a provider posted to /webhooks/..., applied forward-only and set-based (handlers/receipts-apply.ts).
  * - `messages-release` {batch_id}: a campaign's held messages whose window has opened are released
  *   into `messages-deliver` chunks. Sent with `startAfter` at the opening; the workers' periodic sweep
  *   does the same for every batch against the injectable clock.
@@ -27,11 +29,12 @@ export interface JobPayloads {
   'batch-process': { batch_id: string };
   'messages-deliver': { batch_id: string; company_id: number; seq_from: number; seq_to: number };
   'messages-release': { batch_id: string };
+  'receipts-apply': import('./handlers/receipts-apply.ts').ReceiptsJob;
 }
 
 export type JobName = keyof JobPayloads;
 
-export const JOB_NAMES: readonly JobName[] = ['batch-process', 'messages-deliver', 'messages-release'];
+export const JOB_NAMES: readonly JobName[] = ['batch-process', 'messages-deliver', 'messages-release', 'receipts-apply'];
 
 /** Most pending messages one `messages-deliver` job covers (providers that make requests). */
 export const CHUNK_SIZE = 250;
@@ -74,5 +77,10 @@ export const JOB_SPECS: { readonly [N in JobName]: JobSpec } = {
   'messages-release': {
     queue: { ...RETRY, retryLimit: 20, heartbeatSeconds: 30, expireInSeconds: 120, notify: true },
     work: { ...POLL, batchSize: 4, localConcurrency: 1 },
+  },
+  'receipts-apply': {
+    // One UPDATE (and an inbound transaction) per job: well under a second; batches of jobs per fetch.
+    queue: { ...RETRY, retryLimit: 20, heartbeatSeconds: 30, expireInSeconds: 120, notify: true },
+    work: { ...POLL, batchSize: 8, localConcurrency: 2 },
   },
 };

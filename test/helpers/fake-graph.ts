@@ -63,7 +63,7 @@ export interface FakeGraph {
   /** Every wamid answered, with its request. */
   sent: Map<string, GraphRequest>;
   /** Decides each answer; default: success with a new wamid. Set `graph.script = …` in a test. */
-  script: (req: GraphRequest, n: number) => GraphAnswer | undefined;
+  script: (req: GraphRequest, n: number) => GraphAnswer | undefined | Promise<GraphAnswer | undefined>;
   close(): Promise<void>;
 }
 
@@ -100,7 +100,7 @@ export async function startFakeGraph(): Promise<FakeGraph> {
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
+    req.on('end', async () => {
       let body: any;
       try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { body = undefined; }
       const m = /^\/[^/]+\/([^/]+)\/messages$/.exec(req.url ?? '');
@@ -109,7 +109,7 @@ export async function startFakeGraph(): Promise<FakeGraph> {
       const to = String(body?.to ?? '');
       const n = (counts.get(to) ?? 0) + 1;
       counts.set(to, n);
-      let a = graph.script(r, n);
+      let a = await graph.script(r, n);
       if (a === 'hang') return;
       if (!a) {
         if (req.method !== 'POST' || !m || !body || typeof body.to !== 'string') a = graphError(400, 100, 'Invalid parameter');

@@ -8,7 +8,8 @@ import { recordAudit } from '../../domain/audit.ts';
 import type { AppDeps } from '../deps.ts';
 import { RULES } from '../rate-limit.ts';
 import { AdminValidationError } from './errors.ts';
-import { companyProps, idParam } from './schemas.ts';
+import { verifyTokenDigest } from '../../domain/receipts.ts';
+import { companyProps, detailResponse, idParam } from './schemas.ts';
 
 /** The answer shape of a company (secrets never included). */
 function view(c: Company) {
@@ -20,6 +21,8 @@ function view(c: Company) {
     delivery_hours: c.delivery_hours,
     connector: c.connector,
     channel: c.channel,
+    opt_out_keywords: c.opt_out_keywords,
+    opt_in_keywords: c.opt_in_keywords,
     created_at: c.created_at,
   };
 }
@@ -94,7 +97,7 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
       params: idParam('company_id'),
       body: {
         type: 'object', required: ['provider'],
-        description: 'outbox: no other field; webhook: url and secret; whatsapp: phone_number_id, access_token, api_base_url (optional)',
+        description: 'outbox: no other field; webhook: url and secret; whatsapp: phone_number_id, access_token, api_base_url (optional), app_secret and verify_token (optional; needed for webhooks in, docs/whatsapp.md)',
         properties: {
           provider: { type: 'string', enum: ['outbox', 'webhook', 'whatsapp'] },
           url: { type: 'string', pattern: '^https?://\\S+$', maxLength: 2048 },
@@ -102,7 +105,12 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
           phone_number_id: { type: 'string', pattern: '^[0-9]{1,32}$' },
           access_token: { type: 'string', minLength: 1, maxLength: 4096 },
           api_base_url: { type: 'string', pattern: '^https?://\\S+$', maxLength: 2048 },
+          app_secret: { type: 'string', minLength: 8, maxLength: 512, description: "whatsapp: the Meta app's secret; verifies X-Hub-Signature-256 of POST /webhooks/whatsapp" },
+          verify_token: { type: 'string', minLength: 8, maxLength: 512, description: 'whatsapp: the verify token of the GET /webhooks/whatsapp handshake' },
         },
+      },
+      response: {
+        409: { description: 'phone_number_id is the WhatsApp channel of another company', ...detailResponse },
       },
     },
   }, async (request) => {
@@ -123,6 +131,13 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
     } else if (b.provider === 'whatsapp') {
       const base = b.api_base_url ?? 'https://graph.facebook.com/v21.0';
       stored = { provider: 'whatsapp', phone_number_id: b.phone_number_id, api_base_url: base, access_token_sealed: deps.sealSecret(b.access_token) };
+      // Webhooks in (receipts-and-events.md §3): both sealed; the verify token's SHA-256 lets the GET
+      // handshake find its channel without opening every channel's secrets.
+      if (b.app_secret !== undefined) stored.app_secret_sealed = deps.sealSecret(b.app_secret);
+      if (b.verify_token !== undefined) {
+        stored.verify_token_sealed = deps.sealSecret(b.verify_token);
+        stored.verify_token_sha256 = verifyTokenDigest(b.verify_token);
+      }
       shown = { provider: 'whatsapp', phone_number_id: b.phone_number_id, api_base_url: base };
     } else {
       stored = { provider: 'outbox' };

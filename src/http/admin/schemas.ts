@@ -24,6 +24,8 @@ export const companyProps = {
   subscription_active: { type: 'boolean' },
   default_country: { type: 'string', pattern: '^[A-Z]{2}$' },
   delivery_hours: deliveryHoursSchema,
+  opt_out_keywords: { type: 'array', maxItems: 50, items: { type: 'string', minLength: 1, maxLength: 64 }, description: 'Inbound texts (trimmed, case-insensitive) that opt a contact out of campaigns' },
+  opt_in_keywords: { type: 'array', maxItems: 50, items: { type: 'string', minLength: 1, maxLength: 64 }, description: 'Inbound texts (trimmed, case-insensitive) that opt a contact back in' },
 } as const;
 
 export const detailResponse = {

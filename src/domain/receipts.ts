@@ -1,0 +1,203 @@
+/**
+ * Receipts (receipts-and-events.md §1, §3, §4): parsing and checking what providers post back, and
+ * collapsing a payload's statuses into one receipt per message before they are applied set-based
+ * (src/db/receipts.ts, job `receipts-apply`).
+ *
+ * - WhatsApp: Meta's payload `{object: "whatsapp_business_account", entry: [{changes: [{value:
+ *   {metadata: {phone_number_id}, statuses?: [...], messages?: [...], contacts?: [...]}}]}]}`, signed
+ *   `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body with the app secret>`.
+ * - Gateways (webhook provider): `{"statuses": [{message_id, status, timestamp (RFC 3339), error?}]}`,
+ *   signed as Standard Webhooks sign (verified in src/http/webhooks/provider-status.ts).
+ * Parsers throw `PayloadError` (→ 400) for a payload of the wrong shape; they never throw anything else.
+ */
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+
+/** A payload of the wrong shape: the route answers 400 with this message. */
+export class PayloadError extends Error {}
+
+/** One status as the `receipts-apply` job carries it. `at` in ms since the epoch. */
+export interface StatusItem {
+  id: string;
+  status: 'sent' | 'delivered' | 'read' | 'failed';
+  at: number;
+  code?: string;
+  title?: string;
+}
+
+/** One inbound message as the job carries it. `from`: the sender's digits as WhatsApp sends them (no +). */
+export interface InboundItem {
+  from: string;
+  id: string;
+  at: number;
+  type: string;
+  text: string | null;
+  payload: string | null;
+}
+
+/** Statuses and messages of one phone number of a WhatsApp payload. */
+export interface WhatsappChange { phoneNumberId: string; statuses: StatusItem[]; messages: InboundItem[] }
+
+/** SHA-256 (lowercase hex) of a verify token, as stored beside the sealed token. */
+export function verifyTokenDigest(token: string): string {
+  return createHash('sha256').update(token, 'utf8').digest('hex');
+}
+
+/** True when `header` is `sha256=<hex>` and equals the HMAC-SHA256 of `raw` with `secret` (constant time). */
+export function verifyHubSignature(raw: Buffer, header: string | undefined, secret: string): boolean {
+  if (typeof header !== 'string') return false;
+  const m = /^sha256=([0-9a-fA-F]{64})$/.exec(header.trim());
+  if (!m) return false;
+  const expected = createHmac('sha256', secret).update(raw).digest();
+  return timingSafeEqual(Buffer.from(m[1], 'hex'), expected);
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const str = (v: unknown, max = 1024): v is string => typeof v === 'string' && v.length > 0 && v.length <= max;
+const KNOWN_STATUS = new Set(['sent', 'delivered', 'read', 'failed']);
+
+/** Unix seconds (Meta sends a decimal string; a number is taken too) → ms; PayloadError otherwise. */
+function unixMs(v: unknown, where: string): number {
+  const s = typeof v === 'number' ? String(v) : v;
+  if (typeof s !== 'string' || !/^\d{1,12}$/.test(s)) throw new PayloadError(`${where}.timestamp must be unix seconds`);
+  return Number(s) * 1000;
+}
+
+/** A text field of a message, bounded (inbound texts are at most 4096 characters on WhatsApp). */
+function text(v: unknown): string | null {
+  return typeof v === 'string' ? v.slice(0, 4096) : null;
+}
+
+/** One `statuses[]` item → StatusItem, or null for a status this service does not track. */
+function parseStatus(s: unknown, where: string): StatusItem | null {
+  if (!isObject(s)) throw new PayloadError(`${where} must be an object`);
+  if (!str(s.id, 512)) throw new PayloadError(`${where}.id must be a string`);
+  if (typeof s.status !== 'string') throw new PayloadError(`${where}.status must be a string`);
+  const at = unixMs(s.timestamp, where);
+  if (!KNOWN_STATUS.has(s.status)) return null;
+  const item: StatusItem = { id: s.id, status: s.status as StatusItem['status'], at };
+  if (s.status === 'failed' && Array.isArray(s.errors) && isObject(s.errors[0])) {
+    const e = s.errors[0];
+    if (typeof e.code === 'number' || typeof e.code === 'string') item.code = String(e.code).slice(0, 64);
+    const title = typeof e.title === 'string' ? e.title : typeof e.message === 'string' ? e.message : undefined;
+    if (title) item.title = title.slice(0, 1024);
+  }
+  return item;
+}
+
+/** One `messages[]` item → InboundItem (text body, button payload, interactive reply id + title). */
+function parseMessage(m: unknown, where: string): InboundItem {
+  if (!isObject(m)) throw new PayloadError(`${where} must be an object`);
+  if (!str(m.from, 32) || !/^\d+$/.test(m.from)) throw new PayloadError(`${where}.from must be digits`);
+  if (!str(m.id, 512)) throw new PayloadError(`${where}.id must be a string`);
+  if (!str(m.type, 64)) throw new PayloadError(`${where}.type must be a string`);
+  const at = unixMs(m.timestamp, where);
+  let body: string | null = null;
+  let payload: string | null = null;
+  if (m.type === 'text' && isObject(m.text)) body = text(m.text.body);
+  else if (m.type === 'button' && isObject(m.button)) {
+    payload = text(m.button.payload);
+    body = text(m.button.text);
+  } else if (m.type === 'interactive' && isObject(m.interactive)) {
+    const reply = isObject(m.interactive.button_reply) ? m.interactive.button_reply : isObject(m.interactive.list_reply) ? m.interactive.list_reply : undefined;
+    if (reply) {
+      payload = text(reply.id);
+      body = text(reply.title);
+    }
+  } else if (isObject(m[m.type]) && typeof (m[m.type] as Record<string, unknown>).caption === 'string') {
+    body = text((m[m.type] as Record<string, unknown>).caption);
+  }
+  return { from: m.from, id: m.id, at, type: m.type, text: body, payload };
+}
+
+/**
+ * Parses Meta's webhook payload into its changes, one per `entry[].changes[]` (several may name the
+ * same phone number). Throws PayloadError when it is not a WhatsApp Business payload of the documented
+ * shape, or names no phone_number_id.
+ */
+export function parseWhatsappPayload(body: unknown): WhatsappChange[] {
+  if (!isObject(body)) throw new PayloadError('body must be a JSON object');
+  if (body.object !== 'whatsapp_business_account') throw new PayloadError('object must be "whatsapp_business_account"');
+  if (!Array.isArray(body.entry) || body.entry.length === 0) throw new PayloadError('entry must be a non-empty array');
+  const out: WhatsappChange[] = [];
+  body.entry.forEach((entry, e) => {
+    if (!isObject(entry) || !Array.isArray(entry.changes)) throw new PayloadError(`entry[${e}].changes must be an array`);
+    entry.changes.forEach((change, c) => {
+      const where = `entry[${e}].changes[${c}].value`;
+      if (!isObject(change) || !isObject(change.value)) throw new PayloadError(`${where} must be an object`);
+      const v = change.value;
+      if (!isObject(v.metadata) || !str(v.metadata.phone_number_id, 32) || !/^\d+$/.test(v.metadata.phone_number_id)) {
+        throw new PayloadError(`${where}.metadata.phone_number_id must be digits`);
+      }
+      if (v.statuses !== undefined && !Array.isArray(v.statuses)) throw new PayloadError(`${where}.statuses must be an array`);
+      if (v.messages !== undefined && !Array.isArray(v.messages)) throw new PayloadError(`${where}.messages must be an array`);
+      const statuses = ((v.statuses ?? []) as unknown[]).map((s, i) => parseStatus(s, `${where}.statuses[${i}]`)).filter((s): s is StatusItem => s !== null);
+      const messages = ((v.messages ?? []) as unknown[]).map((m, i) => parseMessage(m, `${where}.messages[${i}]`));
+      out.push({ phoneNumberId: v.metadata.phone_number_id, statuses, messages });
+    });
+  });
+  if (out.length === 0) throw new PayloadError('the payload names no phone_number_id');
+  return out;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
+
+/** True when `id` is a message id of this service (a uuid). */
+export function isMessageId(id: string): boolean {
+  return UUID.test(id);
+}
+
+/**
+ * Parses a gateway's `{"statuses":[{message_id, status: delivered|read|failed, timestamp: RFC 3339,
+ * error?: {code, title}}]}` (§4); at least one status. Throws PayloadError otherwise.
+ */
+export function parseGatewayPayload(body: unknown): StatusItem[] {
+  if (!isObject(body) || !Array.isArray(body.statuses) || body.statuses.length === 0) throw new PayloadError('statuses must be a non-empty array');
+  return body.statuses.map((s, i) => {
+    const where = `statuses[${i}]`;
+    if (!isObject(s)) throw new PayloadError(`${where} must be an object`);
+    if (!str(s.message_id, 64)) throw new PayloadError(`${where}.message_id must be a string`);
+    if (s.status !== 'delivered' && s.status !== 'read' && s.status !== 'failed') throw new PayloadError(`${where}.status must be delivered, read or failed`);
+    const at = typeof s.timestamp === 'string' && RFC3339.test(s.timestamp) ? Date.parse(s.timestamp) : NaN;
+    if (!Number.isFinite(at)) throw new PayloadError(`${where}.timestamp must be an RFC 3339 time`);
+    const item: StatusItem = { id: s.message_id, status: s.status, at };
+    if (s.error !== undefined && s.error !== null) {
+      if (!isObject(s.error)) throw new PayloadError(`${where}.error must be an object`);
+      if (s.error.code !== undefined) item.code = String(s.error.code).slice(0, 64);
+      if (typeof s.error.title === 'string') item.title = s.error.title.slice(0, 1024);
+    }
+    return item;
+  });
+}
+
+/** A message's collapsed receipt (see src/db/receipts.ts ReceiptRow). */
+export interface CollapsedReceipt {
+  id: string;
+  delivered_at: number | null;
+  read_at: number | null;
+  failed_at: number | null;
+  error_code: string | null;
+  error: string | null;
+}
+
+/**
+ * Collapses the statuses of one payload into one receipt per id: the earliest delivered and read
+ * times, the first failure. `sent` statuses carry nothing the sender has not stored and are dropped.
+ */
+export function collapseStatuses(items: StatusItem[]): CollapsedReceipt[] {
+  const byId = new Map<string, CollapsedReceipt>();
+  for (const s of items) {
+    if (s.status === 'sent') continue;
+    let r = byId.get(s.id);
+    if (!r) byId.set(s.id, (r = { id: s.id, delivered_at: null, read_at: null, failed_at: null, error_code: null, error: null }));
+    const min = (a: number | null, b: number) => (a === null ? b : Math.min(a, b));
+    if (s.status === 'delivered') r.delivered_at = min(r.delivered_at, s.at);
+    else if (s.status === 'read') r.read_at = min(r.read_at, s.at);
+    else if (s.status === 'failed' && r.failed_at === null) {
+      r.failed_at = s.at;
+      r.error_code = s.code ?? null;
+      r.error = s.title ?? null;
+    }
+  }
+  return [...byId.values()];
+}

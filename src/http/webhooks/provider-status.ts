@@ -1,0 +1,81 @@
+/**
+ * POST /webhooks/provider/status (receipts-and-events.md §4): receipts from a gateway behind the webhook
+ * provider, `{"statuses":[{message_id, status: delivered|read|failed, timestamp: RFC 3339, error?: {code,
+ * title}}]}`, signed as Standard Webhooks sign (`webhook-id`, `webhook-timestamp`, `webhook-signature`)
+ * with the company's webhook-channel secret, the same key bytes the provider signs with (webhookKey()).
+ *
+ * - Malformed JSON or shape: 400.
+ * - Every message_id must be a message of one company whose channel is the webhook provider, and the
+ *   signature must verify with its secret, the timestamp within 5 minutes (the `standardwebhooks`
+ *   library's tolerance, real time): else 401, nothing written.
+ * - Then one durable `receipts-apply` job (lookup by message_id) and 200 `{"statuses": n}`.
+ */
+import type { FastifyInstance } from 'fastify';
+import { Webhook } from 'standardwebhooks';
+import { companiesOfMessages } from '../../db/receipts.ts';
+import { isMessageId, PayloadError, parseGatewayPayload } from '../../domain/receipts.ts';
+import { webhookKey } from '../../providers/webhook.ts';
+import type { AppDeps } from '../deps.ts';
+import { sendDetail } from '../errors.ts';
+import { webhookDetail } from './plugin.ts';
+import { parseJson } from './whatsapp-receive.ts';
+
+/** True when the Standard Webhooks headers verify `raw` with the operator's webhook secret. */
+export function verifyGatewaySignature(raw: Buffer, headers: Record<string, unknown>, secret: string): boolean {
+  const h: Record<string, string> = {};
+  for (const name of ['webhook-id', 'webhook-timestamp', 'webhook-signature']) {
+    const v = headers[name];
+    if (typeof v !== 'string' || v.length === 0) return false;
+    h[name] = v;
+  }
+  try {
+    new Webhook(webhookKey(secret).toString('base64')).verify(raw.toString('utf8'), h);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export function registerProviderStatus(app: FastifyInstance, deps: AppDeps): void {
+  app.post('/webhooks/provider/status', {
+    schema: {
+      tags: ['webhooks'], operationId: 'providerStatusReceive',
+      summary: 'Receipts from a gateway behind the webhook provider (Standard Webhooks signature)',
+      description: 'See receipts-and-events.md §4 and docs/whatsapp.md. At most 4 MiB (413 beyond).',
+      headers: {
+        type: 'object',
+        properties: { 'webhook-id': { type: 'string' }, 'webhook-timestamp': { type: 'string' }, 'webhook-signature': { type: 'string' } },
+      },
+      response: {
+        200: { description: 'Accepted: enqueued for applying', type: 'object', properties: { statuses: { type: 'integer' } } },
+        400: { description: 'Not JSON, or not the documented shape', ...webhookDetail },
+        401: { description: 'Unknown message ids, ids of several companies, wrong signature or a timestamp older than 5 minutes', ...webhookDetail },
+        413: { description: 'Body over 4 MiB', ...webhookDetail },
+      },
+    },
+  }, async (request, reply) => {
+    const raw = request.body as Buffer;
+    let statuses;
+    try {
+      statuses = parseGatewayPayload(parseJson(raw));
+    } catch (err) {
+      if (err instanceof PayloadError) return sendDetail(reply, 400, err.message);
+      throw err;
+    }
+    const ids = [...new Set(statuses.map((s) => s.id.toLowerCase()))];
+    if (!ids.every(isMessageId)) return sendDetail(reply, 401, 'Unknown message_id');
+    for (const s of statuses) s.id = s.id.toLowerCase();
+    const owners = await companiesOfMessages(deps.database.db, ids);
+    const owner = owners.length === 1 && owners[0].n === ids.length ? owners[0] : undefined;
+    if (!owner || owner.provider !== 'webhook' || !owner.secret_sealed) return sendDetail(reply, 401, 'Unknown message_id');
+    let secret: string;
+    try {
+      secret = deps.openSecret(owner.secret_sealed);
+    } catch {
+      return sendDetail(reply, 401, 'Invalid signature');
+    }
+    if (!verifyGatewaySignature(raw, request.headers as Record<string, unknown>, secret)) return sendDetail(reply, 401, 'Invalid signature');
+    await deps.boss.send('receipts-apply', { company_id: owner.company_id, by: 'message_id', source: 'gateway', statuses });
+    return reply.code(200).send({ statuses: statuses.length });
+  });
+}

@@ -28,6 +28,7 @@ import { processBatch } from './handlers/batch-process.ts';
 import type { PipelineContext } from './handlers/context.ts';
 import { ChunkBusyError, deliverChunk } from './handlers/messages-deliver.ts';
 import { releaseBatch, releaseDue } from './handlers/messages-release.ts';
+import { applyReceiptsJob } from './handlers/receipts-apply.ts';
 import { JOB_NAMES, JOB_SPECS, type JobName, type JobPayloads } from './jobs.ts';
 
 export interface WorkerDeps {
@@ -53,6 +54,7 @@ const HANDLERS: { [N in JobName]: Handler<N> } = {
   'batch-process': (ctx, job) => processBatch(ctx, job.data.batch_id),
   'messages-deliver': (ctx, job) => deliverChunk(ctx, job.data, job.signal),
   'messages-release': (ctx, job) => releaseBatch(ctx, job.data),
+  'receipts-apply': (ctx, job) => applyReceiptsJob(ctx, job.data),
 };
 
 /** Starts the workers of this process (roles `worker` and `all`). */

@@ -5,6 +5,8 @@
  */
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { findContact, listInbound, listSentTo, type ContactRow, type InboundView, type SentView } from '../db/contacts.ts';
+import { DomainError } from './errors.ts';
 import { phoneDigests, toE164 } from './phone.ts';
 
 /** One contact to write. Absent (undefined/null) fields keep what is stored; variables are merged. */
@@ -47,8 +49,10 @@ export function mergeWrites(writes: ContactWrite[]): ContactWrite[] {
  * Inserts missing contacts and updates existing ones (one statement, a second only when opt-outs are
  * given); returns every written contact as stored afterwards. Phones must already be E.164; duplicates
  * are merged first. Run it inside a transaction when both statements must commit together.
+ * An opt-out state that is set or changed records `opt_out_source` (`source`, default 'operator') and
+ * `opt_out_at` = now (receipts-and-events.md §3); an unchanged one keeps both.
  */
-export async function upsertContacts(db: Db, companyId: number, writes: ContactWrite[]): Promise<StoredContact[]> {
+export async function upsertContacts(db: Db, companyId: number, writes: ContactWrite[], source = 'operator'): Promise<StoredContact[]> {
   const rows = mergeWrites(writes);
   if (rows.length === 0) return [];
   const phones: string[] = [];
@@ -69,8 +73,9 @@ export async function upsertContacts(db: Db, companyId: number, writes: ContactW
     opted.push(r.opted_out ?? null);
   }
   const { rows: out } = await sql<StoredContact>`
-    INSERT INTO contacts AS c (company_id, phone, sha256_plus, sha256_bare, first_name, last_name, variables, opted_out)
-    SELECT ${companyId}, t.phone, decode(t.plus, 'hex'), decode(t.bare, 'hex'), t.first_name, t.last_name, t.variables, coalesce(t.opted_out, false)
+    INSERT INTO contacts AS c (company_id, phone, sha256_plus, sha256_bare, first_name, last_name, variables, opted_out, opt_out_source, opt_out_at)
+    SELECT ${companyId}, t.phone, decode(t.plus, 'hex'), decode(t.bare, 'hex'), t.first_name, t.last_name, t.variables, coalesce(t.opted_out, false),
+      CASE WHEN t.opted_out THEN ${source}::text END, CASE WHEN t.opted_out THEN now() END
     FROM unnest(${phones}::text[], ${plus}::text[], ${bare}::text[], ${first}::text[], ${last}::text[], ${vars}::jsonb[], ${opted}::bool[])
       AS t(phone, plus, bare, first_name, last_name, variables, opted_out)
     ON CONFLICT (company_id, phone) DO UPDATE SET
@@ -83,7 +88,7 @@ export async function upsertContacts(db: Db, companyId: number, writes: ContactW
   // "not given" from false, the column being NOT NULL).
   if (opted.some((o) => o !== null)) {
     const changed = await sql<{ contact_id: number; opted_out: boolean }>`
-      UPDATE contacts c SET opted_out = t.opted_out
+      UPDATE contacts c SET opted_out = t.opted_out, opt_out_source = ${source}::text, opt_out_at = now()
       FROM unnest(${phones}::text[], ${opted}::bool[]) AS t(phone, opted_out)
       WHERE c.company_id = ${companyId} AND c.phone = t.phone AND t.opted_out IS NOT NULL AND c.opted_out <> t.opted_out
       RETURNING c.contact_id, c.opted_out`.execute(db);
@@ -118,4 +123,29 @@ export async function importContacts(
   const stored = await upsertContacts(db, companyId, writes);
   const created = stored.filter((c) => c.created).length;
   return { created, updated: stored.length - created, invalid };
+}
+
+/** Inbound and sent messages shown per contact (newest first). */
+export const CONTACT_VIEW_LIMIT = 100;
+
+/** One contact as the operator API and console show it (issue 11 item 6). */
+export interface ContactView extends ContactRow { inbound: InboundView[]; messages: SentView[] }
+
+/**
+ * The company's contact named by a phone number in any form its default country parses (or, with
+ * `allowId`, by its numeric contact id), with its inbound messages and the messages sent to it, each
+ * newest first and at most CONTACT_VIEW_LIMIT. 404 `Contact not found` when unknown, malformed or
+ * another company's.
+ */
+export async function getContactView(db: Db, companyId: number, defaultCountry: string, key: string, allowId = false): Promise<ContactView> {
+  const id = allowId && /^[0-9]{1,15}$/.test(key) ? Number(key) : undefined;
+  const e164 = id === undefined ? toE164(key.trim(), defaultCountry) : null;
+  if (id === undefined && !e164) throw new DomainError(404, 'Contact not found');
+  const contact = await findContact(db, companyId, id !== undefined ? { contactId: id } : { phone: e164! });
+  if (!contact) throw new DomainError(404, 'Contact not found');
+  const [inbound, messages] = await Promise.all([
+    listInbound(db, companyId, contact.contact_id, CONTACT_VIEW_LIMIT),
+    listSentTo(db, companyId, contact.phone, CONTACT_VIEW_LIMIT),
+  ]);
+  return { ...contact, inbound, messages };
 }

@@ -3,11 +3,14 @@
  * TEST_DATABASE_URL is set (each test creates its own companies, so runs can share that database).
  * The server listens on 127.0.0.1 on a free port; tests talk to it over HTTP with `fetch`.
  */
+import { createHash } from 'node:crypto';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.ts';
+import { listMigrations } from '../../src/db/migrate.ts';
 import type { Clock } from '../../src/http/deps.ts';
 import type { RateLimiter } from '../../src/http/rate-limit.ts';
 import { startService, type Service } from '../../src/service.ts';
@@ -37,10 +40,38 @@ export interface StartOptions {
   env?: Record<string, string>;
 }
 
+/**
+ * A migrated embedded database to copy from (PGlite only), made once per set of migrations and reused
+ * by every test file: creating and migrating a fresh PGlite (and pg-boss's schema) takes seconds, copying
+ * its directory a fraction of that. The directory is keyed by a hash of the migration files and of
+ * pg-boss's version, built aside and renamed into place, so test files starting together never see half
+ * of one. CMS_TEST_TEMPLATE=0 makes every test file migrate its own database instead.
+ */
+async function pgliteTemplate(): Promise<string | undefined> {
+  if (process.env.CMS_TEST_TEMPLATE === '0') return undefined;
+  const hash = createHash('sha256');
+  for (const m of listMigrations()) hash.update(`${m.version}:${m.sql}\n`);
+  hash.update(String((createRequire(import.meta.url)('pg-boss/package.json') as { version: string }).version));
+  const dir = path.join(os.tmpdir(), `cms-test-template-${hash.digest('hex').slice(0, 16)}`);
+  if (fs.existsSync(path.join(dir, 'pglite'))) return dir;
+  const build = fs.mkdtempSync(`${dir}-build-`);
+  const config = loadConfig({ DATA_DIR: build, ADMIN_TOKEN, SECRETS_KEY: 'test-secrets-key', LOG_LEVEL: 'silent' });
+  const service = await startService(config, { role: 'api', logger: pino({ level: 'silent' }) });
+  await service.close();
+  try {
+    fs.renameSync(build, dir);
+  } catch {
+    fs.rmSync(build, { recursive: true, force: true }); // another test file made it first
+  }
+  return dir;
+}
+
 /** Starts a server for one test file (or test). */
 export async function startTestServer(opts: StartOptions = {}): Promise<TestServer> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-test-'));
   const pgUrl = process.env.TEST_DATABASE_URL;
+  const template = pgUrl || opts.env?.DATABASE_URL ? undefined : await pgliteTemplate();
+  if (template) fs.cpSync(path.join(template, 'pglite'), path.join(dataDir, 'pglite'), { recursive: true });
   const config = loadConfig({
     DATA_DIR: dataDir,
     ADMIN_TOKEN,

@@ -118,7 +118,7 @@ describe('automations, campaigns, connector, channel', () => {
       await s.admin('PUT', `/admin/companies/${c.company_id}/channel`, { provider: 'webhook', url, secret }, 422);
     }
     await s.admin('PUT', `/admin/companies/${c.company_id}/channel`, { provider: 'whatsapp', phone_number_id: '1', access_token: 't', api_base_url: 'http://192.168.0.1/v1' }, 422);
-    const wa = await s.admin('PUT', `/admin/companies/${c.company_id}/channel`, { provider: 'whatsapp', phone_number_id: '1234', access_token: 'EAAG-secret-token', api_base_url: 'http://127.0.0.1:9/v21.0' });
+    const wa = await s.admin('PUT', `/admin/companies/${c.company_id}/channel`, { provider: 'whatsapp', phone_number_id: String(100000000 + Math.floor(Math.random() * 899999999)), access_token: 'EAAG-secret-token', api_base_url: 'http://127.0.0.1:9/v21.0' });
     assert.ok(!JSON.stringify(wa).includes('EAAG-secret-token'));
     const row = await s.service.deps.database.db.selectFrom('companies').select('channel').where('company_id', '=', c.company_id).executeTakeFirstOrThrow();
     assert.ok(!JSON.stringify(row.channel).includes('EAAG-secret-token'), 'stored sealed');

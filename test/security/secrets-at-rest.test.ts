@@ -27,6 +27,8 @@ const secretsKey = randomBytes(32).toString('base64url');
 const webhookKeyBytes = randomBytes(32);
 const webhookSecret = 'whsec_' + webhookKeyBytes.toString('base64');
 const accessToken = 'EAAG' + randomBytes(40).toString('base64url');
+const appSecret = randomBytes(16).toString('hex');
+const verifyToken = 'verify-' + randomBytes(18).toString('base64url');
 
 let s: TestServer;
 let receiver: http.Server;
@@ -76,7 +78,7 @@ test('a database dump holds no API key, admin token, SECRETS_KEY, provider secre
   const keyA = (await admin('POST', `/admin/companies/${a.company_id}/api-keys`, { label: 'ci' })).api_key as string;
   const keyB = (await admin('POST', `/admin/companies/${b.company_id}/api-keys`, { label: 'ci' })).api_key as string;
   await admin('PUT', `/admin/companies/${a.company_id}/channel`, { provider: 'webhook', url: `${receiverUrl}/hook`, secret: webhookSecret });
-  await admin('PUT', `/admin/companies/${b.company_id}/channel`, { provider: 'whatsapp', phone_number_id: '1234', access_token: accessToken, api_base_url: `${receiverUrl}/v21.0` });
+  await admin('PUT', `/admin/companies/${b.company_id}/channel`, { provider: 'whatsapp', phone_number_id: String(100000000 + Math.floor(Math.random() * 899999999)), access_token: accessToken, api_base_url: `${receiverUrl}/v21.0`, app_secret: appSecret, verify_token: verifyToken });
   const invite = await admin('POST', `/admin/companies/${a.company_id}/users/invitations`, { email: 'ops@example.com' });
   const inviteToken = String(invite.invite_url).split('/').at(-1) as string;
   assert.ok(inviteToken.length >= 16, invite.invite_url);
@@ -100,6 +102,8 @@ test('a database dump holds no API key, admin token, SECRETS_KEY, provider secre
     SECRETS_KEY: [secretsKey],
     'webhook secret': [webhookSecret, webhookKeyBytes.toString('base64'), webhookKeyBytes.toString('hex'), webhookKeyBytes.toString('base64url')],
     'WhatsApp access token': [accessToken],
+    'WhatsApp app secret': [appSecret],
+    'WhatsApp verify token': [verifyToken],
     'invitation token': [inviteToken],
   };
   const binary: Record<string, Buffer[]> = { 'webhook secret': [webhookKeyBytes] };

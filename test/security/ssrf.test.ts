@@ -102,7 +102,7 @@ test('a stored channel that resolves to a private address (DNS rebinding) fails 
   const before = connections;
   const cases = [
     { provider: 'webhook', url: `http://localhost:${port}/hook`, secret_sealed: s.service.secrets.seal('whsec_c2VjcmV0c2VjcmV0c2VjcmV0') },
-    { provider: 'whatsapp', phone_number_id: '1234', api_base_url: `http://localhost:${port}/v21.0`, access_token_sealed: s.service.secrets.seal('EAAG-token') },
+    { provider: 'whatsapp', phone_number_id: String(100000000 + Math.floor(Math.random() * 899999999)), api_base_url: `http://localhost:${port}/v21.0`, access_token_sealed: s.service.secrets.seal('EAAG-token') },
     { provider: 'webhook', url: `http://127.0.0.1:${port}/hook`, secret_sealed: s.service.secrets.seal('whsec_c2VjcmV0c2VjcmV0c2VjcmV0') },
   ];
   for (const channel of cases) {

@@ -74,7 +74,8 @@ async function whatsappCompany(phoneNumberId: string) {
 
 test('template messages in the Cloud API shape; error codes mapped to retry or failure; token never shown', async () => {
   const run = Math.floor(Math.random() * 1000);
-  const { companyId, key, automationId } = await whatsappCompany('106540352242922');
+  const numberId = '1065' + String(100000000 + Math.floor(Math.random() * 899999999)); // unique: phone_number_id is unique across companies of a shared database
+  const { companyId, key, automationId } = await whatsappCompany(numberId);
   const rateLimited = phone(run, 1).slice(1);
   const undeliverable = phone(run, 2).slice(1);
   const flaky = phone(run, 3).slice(1);
@@ -94,7 +95,7 @@ test('template messages in the Cloud API shape; error codes mapped to retry or f
   const ours = graph.requests.filter((r) => contacts.some((c) => c.phone.slice(1) === r.body.to));
   for (const r of ours) {
     assert.equal(r.method, 'POST');
-    assert.equal(r.path, '/v21.0/106540352242922/messages');
+    assert.equal(r.path, `/v21.0/${numberId}/messages`);
     assert.equal(r.headers.authorization, `Bearer ${TOKEN}`);
     assert.match(String(r.headers['content-type']), /^application\/json/);
   }
@@ -133,13 +134,14 @@ test('template messages in the Cloud API shape; error codes mapped to retry or f
 
 test('requests per phone number stay under WHATSAPP_RATE_PER_SECOND (20/s here)', async () => {
   const run = Math.floor(Math.random() * 1000);
-  const { key, automationId } = await whatsappCompany('555000111');
+  const numberId = '555' + String(100000000 + Math.floor(Math.random() * 899999999));
+  const { key, automationId } = await whatsappCompany(numberId);
   answer = (r) => ok(r.body.to);
   const contacts = Array.from({ length: 45 }, (_, i) => ({ phone: phone(run, i), first_name: `F${i}`, variables: { order_id: `A-${i}` } }));
   const res = await s.api('/api/automations/send', { key, body: { automation_id: automationId, contacts } });
   assert.equal(res.status, 200, res.text);
   assert.equal((await completed(s, res.json.batch_id)).counts.sent, 45);
-  const times = graph.requests.filter((r) => r.path === '/v21.0/555000111/messages').map((r) => r.at).sort((a, b) => a - b);
+  const times = graph.requests.filter((r) => r.path === `/v21.0/${numberId}/messages`).map((r) => r.at).sort((a, b) => a - b);
   assert.equal(times.length, 45);
   // Any 21 consecutive requests span at least one second (a little slack for timer granularity).
   for (let i = 0; i + 20 < times.length; i++) assert.ok(times[i + 20] - times[i] >= 950, `requests ${i}..${i + 20} within ${times[i + 20] - times[i]} ms`);

@@ -1,7 +1,8 @@
 /**
  * `cms channel set`: PUT /admin/companies/{company_id}/channel (operator-api.md, "Providers").
  * outbox: `{provider}`; webhook: `{provider, url, secret}`; whatsapp:
- * `{provider, phone_number_id, access_token, api_base_url?}`. Secrets are never echoed back.
+ * `{provider, phone_number_id, access_token, api_base_url?, app_secret?, verify_token?}` (the last two
+ * for webhooks in, docs/whatsapp.md). Secrets are never echoed back.
  * Here `--url` is the webhook URL; give the server address before the command
  * (`cms --url BASE channel set ...`) or in CMS_URL.
  */
@@ -20,12 +21,14 @@ interface ChannelOptions {
   phoneNumberId?: string;
   accessToken?: string;
   apiBaseUrl?: string;
+  appSecret?: string;
+  verifyToken?: string;
 }
 
 const flagsFor: Record<ChannelOptions['provider'], (keyof ChannelOptions)[]> = {
   outbox: [],
   webhook: ['url', 'secret'],
-  whatsapp: ['phoneNumberId', 'accessToken', 'apiBaseUrl'],
+  whatsapp: ['phoneNumberId', 'accessToken', 'apiBaseUrl', 'appSecret', 'verifyToken'],
 };
 
 const flagName: Partial<Record<keyof ChannelOptions, string>> = {
@@ -34,10 +37,12 @@ const flagName: Partial<Record<keyof ChannelOptions, string>> = {
   phoneNumberId: '--phone-number-id',
   accessToken: '--access-token',
   apiBaseUrl: '--api-base-url',
+  appSecret: '--app-secret',
+  verifyToken: '--verify-token',
 };
 
 /** Validate the provider-specific options and build the request body. Throws `UsageError`. */
-export function channelBody(o: ChannelOptions): ChannelSettings {
+export function channelBody(o: ChannelOptions): ChannelSettings & { app_secret?: string; verify_token?: string } {
   const allowed = flagsFor[o.provider];
   const stray = (Object.keys(flagName) as (keyof ChannelOptions)[]).filter(
     (k) => o[k] !== undefined && !allowed.includes(k),
@@ -59,12 +64,14 @@ export function channelBody(o: ChannelOptions): ChannelSettings {
       return { provider: 'webhook', url, secret: need('secret') };
     }
     case 'whatsapp': {
-      const body: ChannelSettings = {
+      const body: ChannelSettings & { provider: 'whatsapp'; app_secret?: string; verify_token?: string } = {
         provider: 'whatsapp',
         phone_number_id: need('phoneNumberId'),
         access_token: need('accessToken'),
       };
       if (o.apiBaseUrl !== undefined) body.api_base_url = o.apiBaseUrl;
+      if (o.appSecret !== undefined) body.app_secret = o.appSecret;
+      if (o.verifyToken !== undefined) body.verify_token = o.verifyToken;
       return body;
     }
   }
@@ -89,7 +96,9 @@ export function registerChannel(program: Command): void {
       .option('--secret <secret>', 'webhook: signing secret (Standard Webhooks, HMAC-SHA256)', parseNonEmpty)
       .option('--phone-number-id <id>', 'whatsapp: Cloud API phone number id', parseNonEmpty)
       .option('--access-token <token>', 'whatsapp: Cloud API access token', parseNonEmpty)
-      .option('--api-base-url <url>', 'whatsapp: Cloud API base URL (server default if omitted)', parseNonEmpty),
+      .option('--api-base-url <url>', 'whatsapp: Cloud API base URL (server default if omitted)', parseNonEmpty)
+      .option('--app-secret <secret>', "whatsapp: the Meta app's secret, verifies webhooks in (docs/whatsapp.md)", parseNonEmpty)
+      .option('--verify-token <token>', 'whatsapp: the verify token you enter in the Meta app\'s webhook settings', parseNonEmpty),
     { serverUrl: false },
   ).action(async (opts: ChannelOptions, cmd: Command) => {
     const body = channelBody(opts);

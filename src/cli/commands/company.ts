@@ -2,7 +2,7 @@
  * `cms company create|update`: POST /admin/companies and PATCH /admin/companies/{company_id}
  * (operator-api.md). Prints the company the server returns.
  */
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import type { CompanyUpdate, DeliveryHours } from '../api-types.ts';
 import { addCommonOptions, contextFor } from '../context.ts';
 import { UsageError } from '../errors.ts';
@@ -14,6 +14,15 @@ interface CompanyOptions {
   subscriptionActive?: boolean;
   defaultCountry?: string;
   deliveryHours?: DeliveryHours | 'none';
+  optOutKeywords?: string[];
+  optInKeywords?: string[];
+}
+
+/** `--opt-out-keywords STOP,ENDE`: a comma-separated list of keywords (receipts-and-events.md §3). */
+export function parseKeywords(value: string): string[] {
+  const list = value.split(',').map((k) => k.trim()).filter(Boolean);
+  if (list.length === 0) throw new InvalidArgumentError('give at least one keyword, e.g. STOP,ENDE');
+  return list;
 }
 
 /** Add the company fields as options; `--name` is required for create. */
@@ -28,12 +37,16 @@ function addCompanyOptions(cmd: Command, nameRequired: boolean): Command {
       '--delivery-hours <spec>',
       'campaign delivery window HH:MM-HH:MM@Area/City, e.g. 09:00-21:00@Europe/Berlin, or "none"',
       parseDeliveryHours,
-    );
+    )
+    .option('--opt-out-keywords <list>', 'inbound texts that opt a contact out of campaigns, comma-separated, e.g. STOP,ENDE', parseKeywords)
+    .option('--opt-in-keywords <list>', 'inbound texts that opt a contact back in, comma-separated, e.g. START', parseKeywords);
 }
 
 /** Map parsed options onto the API body, leaving out what was not given. */
-function companyBody(o: CompanyOptions): CompanyUpdate {
-  const body: CompanyUpdate = {};
+function companyBody(o: CompanyOptions): CompanyUpdate & { opt_out_keywords?: string[]; opt_in_keywords?: string[] } {
+  const body: CompanyUpdate & { opt_out_keywords?: string[]; opt_in_keywords?: string[] } = {};
+  if (o.optOutKeywords !== undefined) body.opt_out_keywords = o.optOutKeywords;
+  if (o.optInKeywords !== undefined) body.opt_in_keywords = o.optInKeywords;
   if (o.name !== undefined) body.name = o.name;
   if (o.subscriptionActive !== undefined) body.subscription_active = o.subscriptionActive;
   if (o.defaultCountry !== undefined) body.default_country = o.defaultCountry;
@@ -67,7 +80,7 @@ export function registerCompany(program: Command): void {
     const body = companyBody(opts);
     if (Object.keys(body).length === 0) {
       throw new UsageError(
-        'nothing to update: give --name, --[no-]subscription-active, --default-country or --delivery-hours',
+        'nothing to update: give --name, --[no-]subscription-active, --default-country, --delivery-hours, --opt-out-keywords or --opt-in-keywords',
       );
     }
     const ctx = await contextFor(cmd);

@@ -3,6 +3,10 @@
  * PUT /admin/companies/{company_id}/contacts in chunks of at most 10 000 contacts, one request
  * at a time; prints the summed `{created, updated, invalid}` (operator-api.md). Rows without a
  * phone are counted as invalid without being sent. On a TTY, large files get a progress bar.
+ *
+ * `cms contacts show --company ID PHONE`: GET /admin/companies/{company_id}/contacts/{phone} (issue 11
+ * item 6): the contact, its opt-out state with source and time, its inbound messages and the messages
+ * sent to it (newest first).
  */
 import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
@@ -10,7 +14,7 @@ import type { ContactsResult } from '../api-types.ts';
 import { MAX_CONTACTS_PER_REQUEST } from '../client.ts';
 import { addCommonOptions, contextFor } from '../context.ts';
 import { openContactsCsv } from '../csv-import.ts';
-import { printJson, printRecord } from '../output.ts';
+import { printJson, printLine, printRecord, printTable } from '../output.ts';
 import { parseNonEmpty, parsePositiveInt } from '../parse.ts';
 
 /** Files at least this large (bytes) get a progress bar when stdout and stderr are TTYs. */
@@ -31,7 +35,35 @@ export interface ImportSummary extends ContactsResult {
 
 /** Register `contacts import --company ID FILE` on `program`. */
 export function registerContacts(program: Command): void {
-  const group = program.command('contacts').description('import contacts of a company');
+  const group = program.command('contacts').description('import and show contacts of a company');
+
+  addCommonOptions(
+    group
+      .command('show')
+      .description('show one contact: opt-out state (source, time), inbound messages, messages sent')
+      .argument('<phone>', "phone number, E.164 or national (the company's default country)")
+      .requiredOption('--company <id>', 'company id', parseNonEmpty),
+  ).action(async (phone: string, opts: { company: string }, cmd: Command) => {
+    const ctx = await contextFor(cmd);
+    const c = await ctx.client.request<Record<string, any>>('GET', `/admin/companies/${encodeURIComponent(opts.company)}/contacts/${encodeURIComponent(phone)}`);
+    if (ctx.json) return printJson(c);
+    printRecord({
+      contact_id: c.contact_id, phone: c.phone, first_name: c.first_name, last_name: c.last_name,
+      opted_out: c.opted_out, opt_out_source: c.opt_out_source, opt_out_at: c.opt_out_at, variables: c.variables,
+    }, `Contact ${c.phone}:`);
+    printLine();
+    printLine('Inbound messages (newest first):');
+    printTable(c.inbound as Record<string, unknown>[], [
+      { key: 'received_at' }, { key: 'type' }, { key: 'text' }, { key: 'payload' },
+    ]);
+    printLine();
+    printLine('Messages sent (newest first):');
+    printTable(c.messages as Record<string, unknown>[], [
+      { key: 'message_id' }, { key: 'kind' }, { key: 'status' },
+      { key: 'reason', header: 'reason/error', format: (_v, m) => [m.reason, m.error_code, m.error].filter(Boolean).join(' ') },
+      { key: 'sent_at' }, { key: 'delivered_at' }, { key: 'read_at' },
+    ]);
+  });
 
   addCommonOptions(
     group

@@ -110,12 +110,15 @@ export type ChannelSettings =
   | { provider: 'webhook'; url: string; secret: string }
   | { provider: 'whatsapp'; phone_number_id: string; access_token: string; api_base_url?: string };
 
-/** Answer of GET /admin/batches/{batch_id}. */
+/**
+ * Answer of GET /admin/batches/{batch_id}. `counts` is the funnel (receipts-and-events.md §1): a read
+ * message counts in sent, delivered and read; total = sent + failed + skipped + pending.
+ */
 export interface Batch {
   batch_id: string;
   kind: 'automation' | 'campaign';
   status: 'accepted' | 'processing' | 'completed';
-  counts: { total: number; sent: number; failed: number; skipped: number; pending: number };
+  counts: { total: number; sent: number; delivered?: number; read?: number; failed: number; skipped: number; pending: number };
   ignored_contacts: number;
   created_at: string;
   completed_at: string | null;
@@ -129,9 +132,16 @@ export interface BatchMessage {
   status: string;
   reason?: string | null;
   error?: string | null;
+  error_code?: string | null;
   attempts: number;
   scheduled_for?: string | null;
+  /** A pending message waiting for a retry: when it is attempted again. */
+  next_attempt_at?: string | null;
+  provider_message_id?: string | null;
   sent_at?: string | null;
+  delivered_at?: string | null;
+  read_at?: string | null;
+  failed_at?: string | null;
   rendered: unknown;
   [extra: string]: unknown;
 }

@@ -93,13 +93,22 @@ export async function acceptBatch(
   return batchId;
 }
 
+/**
+ * A batch's funnel (receipts-and-events.md §1): `sent` counts every message the provider took (status
+ * sent, delivered or read), `delivered` those delivered or read, `read` those read; `total` =
+ * sent + failed + skipped + pending.
+ */
+export interface BatchCounts {
+  total: number; sent: number; delivered: number; read: number; failed: number; skipped: number; pending: number;
+}
+
 export interface BatchView {
   batch_id: string;
   kind: BatchKind;
   source_id: number;
   company_id: number;
   status: BatchStatus;
-  counts: { total: number; sent: number; failed: number; skipped: number; pending: number };
+  counts: BatchCounts;
   ignored_contacts: number;
   created_at: Date;
   completed_at: Date | null;
@@ -122,20 +131,26 @@ export function toJsonText(value: unknown): string {
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * A batch with its counts (operator-api.md GET /admin/batches/{id}); `companyId` scopes the lookup
- * when given. Messages not yet written count as pending, so the counts always add up to the total.
+ * A batch with its counts (operator-api.md GET /admin/batches/{id}; the funnel of
+ * receipts-and-events.md §1, see BatchCounts); `companyId` scopes the lookup when given. Messages not
+ * yet written, and messages waiting for delivery hours or a retry, count as pending, so the counts
+ * always add up to the total. Throws notFound for an unknown or malformed id.
  */
 export async function getBatch(db: Db, batchId: string, companyId?: number): Promise<BatchView> {
   if (!UUID_RE.test(batchId)) throw notFound('Batch not found');
   const { rows } = await sql<{
     batch_id: string; kind: BatchKind; source_id: number; company_id: number; status: BatchStatus; total: number;
-    ignored_contacts: number; created_at: Date; completed_at: Date | null; sent: number; failed: number; skipped: number;
+    ignored_contacts: number; created_at: Date; completed_at: Date | null; sent: number; delivered: number; read: number;
+    failed: number; skipped: number;
   }>`
     SELECT b.batch_id, b.kind, b.source_id, b.company_id, b.status, b.total, b.ignored_contacts, b.created_at, b.completed_at,
-           coalesce(m.sent, 0)::int AS sent, coalesce(m.failed, 0)::int AS failed, coalesce(m.skipped, 0)::int AS skipped
+           coalesce(m.sent, 0)::int AS sent, coalesce(m.delivered, 0)::int AS delivered, coalesce(m.read, 0)::int AS read,
+           coalesce(m.failed, 0)::int AS failed, coalesce(m.skipped, 0)::int AS skipped
     FROM batches b
     LEFT JOIN LATERAL (
-      SELECT count(*) FILTER (WHERE status = 'sent') AS sent,
+      SELECT count(*) FILTER (WHERE status IN ('sent', 'delivered', 'read')) AS sent,
+             count(*) FILTER (WHERE status IN ('delivered', 'read')) AS delivered,
+             count(*) FILTER (WHERE status = 'read') AS read,
              count(*) FILTER (WHERE status = 'failed') AS failed,
              count(*) FILTER (WHERE status = 'skipped') AS skipped
       FROM messages WHERE batch_id = b.batch_id) m ON true
@@ -150,7 +165,7 @@ export async function getBatch(db: Db, batchId: string, companyId?: number): Pro
     source_id: row.source_id,
     company_id: row.company_id,
     status: row.status,
-    counts: { total: row.total, sent: row.sent, failed: row.failed, skipped: row.skipped, pending },
+    counts: { total: row.total, sent: row.sent, delivered: row.delivered, read: row.read, failed: row.failed, skipped: row.skipped, pending },
     ignored_contacts: row.ignored_contacts,
     created_at: row.created_at,
     completed_at: row.completed_at,
@@ -163,17 +178,28 @@ export interface MessageView {
   status: MessageStatus;
   reason?: string;
   error?: string;
+  error_code?: string;
   attempts: number;
   scheduled_for?: Date;
+  next_attempt_at?: Date;
+  provider_message_id?: string;
   sent_at?: Date;
+  delivered_at?: Date;
+  read_at?: Date;
+  failed_at?: Date;
   rendered: unknown;
 }
 
-/** The messages of a batch in batch order (operator-api.md GET /admin/batches/{id}/messages). */
+/**
+ * The messages of a batch in batch order (operator-api.md GET /admin/batches/{id}/messages;
+ * receipts-and-events.md §1): optional fields appear only when set; `next_attempt_at` only while the
+ * message is pending (waiting for a retry).
+ */
 export async function listBatchMessages(db: Db, batchId: string, companyId?: number): Promise<MessageView[]> {
   await getBatch(db, batchId, companyId);
   const rows = await db.selectFrom('messages')
-    .select(['message_id', 'phone', 'status', 'reason', 'error', 'attempts', 'scheduled_for', 'sent_at', 'rendered'])
+    .select(['message_id', 'phone', 'status', 'reason', 'error', 'error_code', 'attempts', 'scheduled_for', 'next_attempt_at',
+      'provider_message_id', 'sent_at', 'delivered_at', 'read_at', 'failed_at', 'rendered'])
     .where('batch_id', '=', batchId.toLowerCase()).orderBy('seq').execute();
   return rows.map((r) => ({
     message_id: r.message_id,
@@ -181,9 +207,15 @@ export async function listBatchMessages(db: Db, batchId: string, companyId?: num
     status: r.status,
     ...(r.reason ? { reason: r.reason } : {}),
     ...(r.error ? { error: r.error } : {}),
+    ...(r.error_code ? { error_code: r.error_code } : {}),
     attempts: r.attempts,
     ...(r.scheduled_for ? { scheduled_for: r.scheduled_for } : {}),
+    ...(r.next_attempt_at && r.status === 'pending' ? { next_attempt_at: r.next_attempt_at } : {}),
+    ...(r.provider_message_id ? { provider_message_id: r.provider_message_id } : {}),
     ...(r.sent_at ? { sent_at: r.sent_at } : {}),
+    ...(r.delivered_at ? { delivered_at: r.delivered_at } : {}),
+    ...(r.read_at ? { read_at: r.read_at } : {}),
+    ...(r.failed_at ? { failed_at: r.failed_at } : {}),
     rendered: r.rendered,
   }));
 }

@@ -14,19 +14,11 @@ import { LRUCache } from 'lru-cache';
 import { isAllowedAddress, type AddressPolicy } from '../domain/network-guard.ts';
 import type { SecretBox } from '../domain/secrets.ts';
 import { outboxProvider } from './outbox.ts';
-import type { RetryPolicy } from './retry.ts';
 import type { Provider, ProviderName } from './types.ts';
 import { createWebhookAgent, webhookProvider } from './webhook.ts';
 import { Pacer, whatsappProvider } from './whatsapp.ts';
 
 export type { Provider, ProviderName, SendResult } from './types.ts';
-
-/** Retry policy per provider: attempts and backoff bounds (ms); see retry.ts. */
-export const RETRY_POLICIES: Readonly<Record<ProviderName, RetryPolicy>> = {
-  outbox: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 },
-  webhook: { maxAttempts: 5, baseDelayMs: 250, maxDelayMs: 8_000 },
-  whatsapp: { maxAttempts: 5, baseDelayMs: 500, maxDelayMs: 15_000 },
-};
 
 /** A provider that cannot be built (corrupt channel, secret sealed under another key): fails each message. */
 function brokenProvider(name: ProviderName, error: string): Provider {
@@ -45,6 +37,8 @@ export interface ProviderRegistryOptions {
   whatsappRatePerSecond: number;
   /** Which addresses deliveries may connect to (domain/network-guard.ts). */
   addressPolicy: AddressPolicy;
+  /** One delivery attempt's bound, connect to last byte (ms; DELIVERY_TIMEOUT, receipts-and-events.md §2). */
+  deliveryTimeoutMs: number;
 }
 
 /** A problem with a provider URL's literal IP address (names are checked at connect time), or null. */
@@ -63,7 +57,7 @@ function literalAddressProblem(url: string, policy: AddressPolicy): string | nul
 
 /** Creates the process's provider registry. */
 export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderRegistry {
-  const agent = createWebhookAgent(opts.addressPolicy);
+  const agent = createWebhookAgent(opts.addressPolicy, opts.deliveryTimeoutMs);
   const pacer = new Pacer(opts.whatsappRatePerSecond);
   const cache = new LRUCache<string, Provider>({ max: 1_000 });
 
@@ -79,7 +73,7 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
         }
         const problem = literalAddressProblem(str('url'), opts.addressPolicy);
         if (problem) return brokenProvider('webhook', problem);
-        return webhookProvider({ url: str('url'), secret, agent });
+        return webhookProvider({ url: str('url'), secret, agent, timeoutMs: opts.deliveryTimeoutMs });
       }
       case 'whatsapp': {
         let accessToken: string;
@@ -97,6 +91,7 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
           accessToken,
           agent,
           pacer,
+          timeoutMs: opts.deliveryTimeoutMs,
         });
       }
       default:

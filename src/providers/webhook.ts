@@ -12,18 +12,18 @@
  * treat it when it is strict base64 (decoded), and otherwise its UTF-8 bytes are the key.
  *
  * Connections are kept alive (one shared undici Agent, a pool per origin). Each attempt is bounded by
- * `timeoutMs` (headers and body). 2xx is sent; 408, 429, 5xx, timeouts, connection errors and
- * responses that are not HTTP are retryable; any other status (3xx included: redirects are not
- * followed) fails at once. A 429's or 503's Retry-After is passed on to the retry loop.
+ * `timeoutMs` (DELIVERY_TIMEOUT, connect to last byte). 2xx is sent, with the `webhook-id` (the message
+ * id) as the provider's message id; 408, 429, 5xx, timeouts, connection errors and responses that are
+ * not HTTP are retryable (receipts-and-events.md §2); any other status (3xx included: redirects are not
+ * followed) fails at once. The HTTP status is the failure's code; a retryable answer's Retry-After is
+ * passed on to the retry decision (providers/retry.ts).
  */
 import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 import { Agent, request } from 'undici';
 import { guardedLookup, type AddressPolicy } from '../domain/network-guard.ts';
 import type { Rendered } from '../domain/render.ts';
+import { attemptSignal, networkFailure, retryAfterMs } from './http-failure.ts';
 import type { Provider, SendResult } from './types.ts';
-
-/** Bound of one webhook attempt (ms): connect, headers and body. */
-export const WEBHOOK_TIMEOUT_MS = 5_000;
 
 /** Connections kept per receiving origin. */
 export const WEBHOOK_CONNECTIONS_PER_ORIGIN = 128;
@@ -44,41 +44,19 @@ export function signWebhook(key: Buffer | KeyObject, id: string, timestamp: numb
 
 /**
  * A keep-alive HTTP agent for provider requests (webhook and WhatsApp); connects only to addresses
- * `policy` allows. Close it when the workers stop.
+ * `policy` allows; `timeoutMs` (DELIVERY_TIMEOUT) bounds connecting and each wait for data. Close it
+ * when the workers stop.
  */
-export function createWebhookAgent(policy: AddressPolicy): Agent {
+export function createWebhookAgent(policy: AddressPolicy, timeoutMs = 15_000): Agent {
   return new Agent({
     connect: { lookup: guardedLookup(policy) },
     connections: WEBHOOK_CONNECTIONS_PER_ORIGIN,
     keepAliveTimeout: 10_000,
     keepAliveMaxTimeout: 60_000,
-    connectTimeout: WEBHOOK_TIMEOUT_MS,
-    headersTimeout: WEBHOOK_TIMEOUT_MS,
-    bodyTimeout: WEBHOOK_TIMEOUT_MS,
+    connectTimeout: timeoutMs,
+    headersTimeout: timeoutMs,
+    bodyTimeout: timeoutMs,
   });
-}
-
-function retryAfterMs(header: string | string[] | undefined): number | undefined {
-  const value = Array.isArray(header) ? header[0] : header;
-  if (!value) return undefined;
-  const seconds = Number(value);
-  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
-  const at = Date.parse(value);
-  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
-}
-
-/** Maps an undici / network error to a retryable failure with a short, secret-free reason. */
-function networkFailure(err: unknown, timeoutMs: number, outer?: AbortSignal): SendResult {
-  const e = err as { code?: string; name?: string; message?: string };
-  if (outer?.aborted) return { status: 'failed', retryable: true, error: 'delivery interrupted' };
-  const code = e?.code ?? e?.name ?? 'error';
-  if (code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'TimeoutError' || code === 'AbortError') {
-    return { status: 'failed', retryable: true, error: `timeout after ${timeoutMs} ms` };
-  }
-  if (code === 'EADDRNOTALLOWED') return { status: 'failed', retryable: false, error: 'refused to connect: private or reserved address' };
-  if (typeof code === 'string' && code.startsWith('HPE_')) return { status: 'failed', retryable: true, error: 'invalid HTTP response' };
-  if (code === 'UND_ERR_SOCKET' || code === 'ECONNRESET') return { status: 'failed', retryable: true, error: 'connection closed by the receiver' };
-  return { status: 'failed', retryable: true, error: `connection error: ${code}` };
 }
 
 export interface WebhookOptions {
@@ -86,19 +64,21 @@ export interface WebhookOptions {
   /** The operator's secret, already opened; kept only inside this closure. */
   secret: string;
   agent: Agent;
-  timeoutMs?: number;
+  /** One attempt's bound, connect to last byte (ms; DELIVERY_TIMEOUT). */
+  timeoutMs: number;
 }
 
 /** A webhook provider for one company's URL and secret. */
 export function webhookProvider(opts: WebhookOptions): Provider {
   const key = createSecretKey(webhookKey(opts.secret));
-  const timeoutMs = opts.timeoutMs ?? WEBHOOK_TIMEOUT_MS;
+  const timeoutMs = opts.timeoutMs;
   return {
     name: 'webhook',
     async send(rendered: Rendered, signal?: AbortSignal): Promise<SendResult> {
       const body = JSON.stringify(rendered);
       const id = rendered.message_id;
       const timestamp = Math.floor(Date.now() / 1000);
+      const attempt = attemptSignal(timeoutMs, signal);
       try {
         const res = await request(opts.url, {
           method: 'POST',
@@ -111,19 +91,23 @@ export function webhookProvider(opts: WebhookOptions): Provider {
             'webhook-signature': signWebhook(key, id, timestamp, body),
           },
           body,
-          // The agent bounds connecting (connectTimeout); these bound waiting for the answer.
+          // The agent bounds connecting (connectTimeout); `attempt` bounds the whole attempt.
           headersTimeout: timeoutMs,
           bodyTimeout: timeoutMs,
-          signal,
+          signal: attempt,
         });
         // Read (and drop) the answer so the connection can be reused.
-        await res.body.dump({ limit: 64 * 1024 }).catch(() => {});
+        await res.body.dump({ limit: 64 * 1024, signal: attempt }).catch(() => {});
         const status = res.statusCode;
-        if (status >= 200 && status < 300) return { status: 'sent' };
+        if (attempt.aborted) return networkFailure(attempt.reason, timeoutMs, signal, attempt);
+        if (status >= 200 && status < 300) return { status: 'sent', providerMessageId: id };
         const retryable = status === 408 || status === 429 || status >= 500;
-        return { status: 'failed', retryable, error: `HTTP ${status}`, retryAfterMs: retryable ? retryAfterMs(res.headers['retry-after']) : undefined };
+        return {
+          status: 'failed', retryable, error: `HTTP ${status}`, code: String(status),
+          retryAfterMs: retryable ? retryAfterMs(res.headers['retry-after']) : undefined,
+        };
       } catch (err) {
-        return networkFailure(err, timeoutMs, signal);
+        return networkFailure(err, timeoutMs, signal, attempt);
       }
     },
   };

@@ -12,21 +12,22 @@
  * parameters, body parameters, and a URL-button parameter for each button whose destination was
  * replaced. A template without a `whatsapp` mapping fails at once.
  *
- * Outcomes: 2xx is sent. Graph API errors (`{"error":{"code":..,"message":..}}`) are mapped by code:
- * throttling and temporary errors are retryable (RETRYABLE_CODES), as are 429 and 5xx answers without
- * a known code, timeouts and connection errors; anything else (bad parameters, unknown template,
- * undeliverable recipient, expired token, policy blocks) fails at once. The access token never
- * appears in an error.
+ * Outcomes: 2xx is sent, with the `wamid` of the answer (`{"messages":[{"id":"wamid..."}]}`) as the
+ * provider's message id (receipts name it). Graph API errors (`{"error":{"code":..,"message":..}}`)
+ * are mapped by code (kept as the failure's `code`): throttling and temporary errors are retryable
+ * (RETRYABLE_CODES), as are 408, 429 and 5xx answers without a known code, timeouts and connection
+ * errors (the shared classifier in http-failure.ts); anything else (bad parameters, unknown template,
+ * undeliverable recipient, expired token, policy blocks) fails at once. A retryable answer's
+ * Retry-After is passed on (receipts-and-events.md §2). One attempt is bounded by `timeoutMs`
+ * (DELIVERY_TIMEOUT, connect to last byte). The access token never appears in an error.
  *
  * Throughput: requests per phone number are paced to `ratePerSecond` (Cloud API default 80 msg/s)
  * by a pacer shared by every chunk in this process, retries included.
  */
 import { Agent, request } from 'undici';
 import type { Rendered } from '../domain/render.ts';
+import { attemptSignal, networkFailure, retryAfterMs } from './http-failure.ts';
 import type { Provider, SendResult } from './types.ts';
-
-/** Bound of one Graph API request (ms). */
-export const WHATSAPP_TIMEOUT_MS = 10_000;
 
 /**
  * Graph / Cloud API error codes worth retrying: 1 unknown, 2 service temporarily unavailable,
@@ -85,8 +86,21 @@ export function templateMessage(rendered: Rendered): Record<string, unknown> | n
   };
 }
 
-/** Maps a Graph API answer that is not 2xx to a failure (see the module comment). */
-export function classifyError(status: number, text: string): SendResult {
+/** The wamid of a Graph API success answer, or undefined when the answer does not carry one. */
+export function wamidOf(text: string): string | undefined {
+  try {
+    const id = (JSON.parse(text) as { messages?: { id?: unknown }[] }).messages?.[0]?.id;
+    return typeof id === 'string' && id.length > 0 && id.length <= 256 ? id : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Maps a Graph API answer that is not 2xx to a failure (see the module comment); `retryAfter` is the
+ * answer's Retry-After header, honoured when the failure is retryable.
+ */
+export function classifyError(status: number, text: string, retryAfter?: string | string[]): SendResult {
   let code: number | undefined;
   let message = '';
   try {
@@ -96,9 +110,12 @@ export function classifyError(status: number, text: string): SendResult {
   } catch {
     // not JSON: classified by status alone
   }
-  const retryable = code !== undefined ? RETRYABLE_CODES.has(code) : status === 429 || status >= 500;
+  const retryable = code !== undefined ? RETRYABLE_CODES.has(code) : status === 408 || status === 429 || status >= 500;
   const detail = code !== undefined ? `whatsapp error ${code}${message ? `: ${message.slice(0, 300)}` : ''}` : `whatsapp HTTP ${status}`;
-  return { status: 'failed', retryable, error: `${detail} (HTTP ${status})` };
+  return {
+    status: 'failed', retryable, error: `${detail} (HTTP ${status})`, code: String(code ?? status),
+    retryAfterMs: retryable ? retryAfterMs(retryAfter) : undefined,
+  };
 }
 
 export interface WhatsAppOptions {
@@ -108,13 +125,14 @@ export interface WhatsAppOptions {
   accessToken: string;
   agent: Agent;
   pacer: Pacer;
-  timeoutMs?: number;
+  /** One attempt's bound, connect to last byte (ms; DELIVERY_TIMEOUT). */
+  timeoutMs: number;
 }
 
 /** A WhatsApp Cloud API provider for one company's phone number. */
 export function whatsappProvider(opts: WhatsAppOptions): Provider {
   const url = `${opts.apiBaseUrl.replace(/\/+$/, '')}/${encodeURIComponent(opts.phoneNumberId)}/messages`;
-  const timeoutMs = opts.timeoutMs ?? WHATSAPP_TIMEOUT_MS;
+  const timeoutMs = opts.timeoutMs;
   const authorization = `Bearer ${opts.accessToken}`;
   return {
     name: 'whatsapp',
@@ -123,6 +141,7 @@ export function whatsappProvider(opts: WhatsAppOptions): Provider {
       if (!message) return { status: 'failed', retryable: false, error: 'the template has no whatsapp mapping' };
       await opts.pacer.take(opts.phoneNumberId, signal);
       if (signal?.aborted) return { status: 'failed', retryable: true, error: 'delivery interrupted' };
+      const attempt = attemptSignal(timeoutMs, signal);
       try {
         const res = await request(url, {
           method: 'POST',
@@ -131,17 +150,13 @@ export function whatsappProvider(opts: WhatsAppOptions): Provider {
           body: JSON.stringify(message),
           headersTimeout: timeoutMs,
           bodyTimeout: timeoutMs,
-          signal,
+          signal: attempt,
         });
         const text = await res.body.text();
-        if (res.statusCode >= 200 && res.statusCode < 300) return { status: 'sent' };
-        return classifyError(res.statusCode, text);
+        if (res.statusCode >= 200 && res.statusCode < 300) return { status: 'sent', providerMessageId: wamidOf(text) };
+        return classifyError(res.statusCode, text, res.headers['retry-after']);
       } catch (err) {
-        if (signal?.aborted) return { status: 'failed', retryable: true, error: 'delivery interrupted' };
-        const code = (err as { code?: string; name?: string })?.code ?? (err as Error)?.name ?? 'error';
-        if (code === 'EADDRNOTALLOWED') return { status: 'failed', retryable: false, error: 'refused to connect: private or reserved address' };
-        const timedOut = /TIMEOUT|TimeoutError|AbortError/.test(code);
-        return { status: 'failed', retryable: true, error: timedOut ? `timeout after ${timeoutMs} ms` : `connection error: ${code}` };
+        return networkFailure(err, timeoutMs, signal, attempt);
       }
     },
   };

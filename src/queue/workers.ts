@@ -9,8 +9,9 @@
  * - Chunks in flight: `messages-deliver` runs `localConcurrency` fetch loops of `batchSize` jobs;
  *   WORKER_CONCURRENCY (config.workerConcurrency) sets the number of loops (default 4, i.e. up to 16
  *   chunks at once), each chunk with up to DELIVERY_CONCURRENCY provider requests in flight.
- * - The sweep (every SWEEP_INTERVAL_MS of real time) releases held campaign messages whose opening has
- *   passed by the injectable clock; see handlers/messages-release.ts.
+ * - The sweep (every SWEEP_INTERVAL_MS of real time) releases held messages whose time has come by the
+ *   injectable clock (delivery hours, and retries' `next_attempt_at`), and re-enqueues the messages of
+ *   dead delivery runs (lease ran out); see handlers/messages-release.ts.
  * - stop(): no new delivery attempt starts, the sweep ends, and the call waits for the jobs in hand to
  *   settle (in-flight attempts finish; claimed messages not started are handed back for a later run).
  */
@@ -27,7 +28,7 @@ import type { Boss } from './boss.ts';
 import { processBatch } from './handlers/batch-process.ts';
 import type { PipelineContext } from './handlers/context.ts';
 import { ChunkBusyError, deliverChunk } from './handlers/messages-deliver.ts';
-import { releaseBatch, releaseDue } from './handlers/messages-release.ts';
+import { recoverDead, releaseBatch, releaseDue } from './handlers/messages-release.ts';
 import { applyReceiptsJob } from './handlers/receipts-apply.ts';
 import { JOB_NAMES, JOB_SPECS, type JobName, type JobPayloads } from './jobs.ts';
 
@@ -66,9 +67,11 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     secrets: deps.secrets,
     whatsappRatePerSecond: config.whatsappRatePerSecond,
     addressPolicy: parseAddressPolicy(config.providerAllowedHosts),
+    deliveryTimeoutMs: config.deliveryTimeoutMs,
   });
   const ctx: PipelineContext = {
     db: database.db, boss, clock, logger: log, providers, drain: drain.signal, deliveryConcurrency: DELIVERY_CONCURRENCY,
+    retrySchedule: config.deliveryRetrySchedule,
   };
   boss.on('error', (err: Error) => log.warn({ err: err.message }, 'queue error'));
 
@@ -99,6 +102,9 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     releaseDue(ctx)
       .then((n) => { if (n) log.info({ released: n }, 'held messages released'); })
       .catch((err) => log.warn({ err: (err as Error).message }, 'release sweep failed'))
+      .then(() => recoverDead(ctx))
+      .then((n) => { if (n) log.warn({ recovered: n }, 'messages of dead delivery runs enqueued again'); })
+      .catch((err) => log.warn({ err: (err as Error).message }, 'lease recovery sweep failed'))
       .finally(() => { sweeping = false; });
   }, SWEEP_INTERVAL_MS);
 

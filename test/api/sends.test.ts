@@ -32,7 +32,7 @@ describe('4.3 trigger automation', () => {
     assert.equal(batch.status, 'accepted');
     assert.equal(batch.kind, 'automation');
     assert.equal(batch.ignored_contacts, 10);
-    assert.deepEqual(batch.counts, { total: 45, sent: 0, failed: 0, skipped: 0, pending: 45 });
+    assert.deepEqual(batch.counts, { total: 45, sent: 0, delivered: 0, read: 0, failed: 0, skipped: 0, pending: 45 });
   });
   test('automation id given as a lax integer string is accepted', async () => {
     const c = await s.company();

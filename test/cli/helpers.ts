@@ -101,7 +101,7 @@ function defaultRoutes(): Route[] {
         batch_id: id,
         kind: 'automation',
         status: 'completed',
-        counts: { total: 2, sent: 1, failed: 1, skipped: 0, pending: 0 },
+        counts: { total: 2, sent: 1, delivered: 0, read: 0, failed: 1, skipped: 0, pending: 0 },
         ignored_contacts: 0,
         created_at: '2025-01-01T10:00:00Z',
         completed_at: '2025-01-01T10:00:05Z',

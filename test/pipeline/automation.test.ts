@@ -61,7 +61,7 @@ test('60 items: the right messages reach the webhook, signed and rendered; conta
   assert.equal(res.json.contacts, 49); // 50 processed items, one duplicate
 
   const batch = await completed(s, res.json.batch_id);
-  assert.deepEqual(batch.counts, { total: 49, sent: 48, failed: 0, skipped: 1, pending: 0 });
+  assert.deepEqual(batch.counts, { total: 49, sent: 48, delivered: 0, read: 0, failed: 0, skipped: 1, pending: 0 });
   assert.equal(batch.ignored_contacts, 10);
   assert.ok(batch.completed_at);
   assert.equal(batch.completed_at, new Date(clock.now()).toISOString());

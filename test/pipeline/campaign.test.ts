@@ -58,7 +58,7 @@ test('held outside delivery hours, opted-out skipped, sent when the clock passes
     const b = await batchStatus(s, batchId);
     return b.status === 'processing' ? b : undefined;
   }, 45_000);
-  assert.deepEqual(held.counts, { total: 9, sent: 0, failed: 0, skipped: 3, pending: 6 });
+  assert.deepEqual(held.counts, { total: 9, sent: 0, delivered: 0, read: 0, failed: 0, skipped: 3, pending: 6 });
   const opening = '2026-01-05T08:00:00.000Z'; // 09:00 in Berlin (CET)
   const before = await messagesOf(s, batchId);
   assert.deepEqual(before.map((m) => [m.phone, m.status, m.reason ?? null, m.scheduled_for ?? null]), [
@@ -88,7 +88,7 @@ test('held outside delivery hours, opted-out skipped, sent when the clock passes
 
   clock.set(Date.parse(opening));
   const done = await completed(s, batchId);
-  assert.deepEqual(done.counts, { total: 9, sent: 6, failed: 0, skipped: 3, pending: 0 });
+  assert.deepEqual(done.counts, { total: 9, sent: 6, delivered: 0, read: 0, failed: 0, skipped: 3, pending: 0 });
   assert.equal(done.completed_at, opening);
   const got = receiver.seen.filter((x) => x.body?.batch_id === batchId);
   assert.equal(got.length, 6);
@@ -109,7 +109,7 @@ test('a window that crosses midnight: open at 23:30 local, sent at once', async 
   assert.equal(res.status, 200, res.text);
   const batchId = batchIdOf(res.json.message);
   const done = await completed(s, batchId);
-  assert.deepEqual(done.counts, { total: 2, sent: 2, failed: 0, skipped: 0, pending: 0 });
+  assert.deepEqual(done.counts, { total: 2, sent: 2, delivered: 0, read: 0, failed: 0, skipped: 0, pending: 0 });
   const messages = await messagesOf(s, batchId);
   assert.ok(messages.every((m) => m.scheduled_for === undefined && m.sent_at === '2026-01-05T22:30:00.000Z'));
 });

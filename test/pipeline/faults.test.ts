@@ -31,7 +31,9 @@ describe('with workers', () => {
     receivers.push(r);
     return r;
   };
-  before(async () => { s = await startPipelineServer('faults'); });
+  // One attempt per claim; transient failures wait 1 ms on the retry schedule (released by the next
+  // sweep): four waits, so five attempts in all, as the old in-process retry loop made.
+  before(async () => { s = await startPipelineServer('faults', { env: { DELIVERY_RETRY_SCHEDULE: '1ms,1ms,1ms,1ms', DELIVERY_TIMEOUT: '2s' } }); });
   after(async () => {
     await s.close();
     for (const r of receivers) await r.close();
@@ -54,7 +56,7 @@ describe('with workers', () => {
     assert.equal(res.status, 200, res.text);
 
     const batch = await completed(s, res.json.batch_id, 45_000);
-    assert.deepEqual(batch.counts, { total: 6, sent: 6, failed: 0, skipped: 0, pending: 0 });
+    assert.deepEqual(batch.counts, { total: 6, sent: 6, delivered: 0, read: 0, failed: 0, skipped: 0, pending: 0 });
     const messages = await messagesOf(s, res.json.batch_id);
     const delivered = r.delivered();
     assert.equal(delivered.size, 6);
@@ -80,7 +82,7 @@ describe('with workers', () => {
     assert.equal(res.status, 200, res.text);
 
     const batch = await completed(s, res.json.batch_id, 45_000);
-    assert.deepEqual(batch.counts, { total: 5, sent: 2, failed: 3, skipped: 0, pending: 0 });
+    assert.deepEqual(batch.counts, { total: 5, sent: 2, delivered: 0, read: 0, failed: 3, skipped: 0, pending: 0 });
     const byPhone = new Map((await messagesOf(s, res.json.batch_id)).map((m) => [m.phone, m]));
     const view = (i: number) => {
       const m = byPhone.get(phone(run, i));
@@ -110,9 +112,10 @@ describe('a delivery run that died holding its claims (handlers driven directly,
       boss: s.service.deps.boss,
       clock,
       logger: pino({ level: 'silent' }),
-      providers: createProviderRegistry({ secrets: s.service.secrets, whatsappRatePerSecond: 80, addressPolicy: parseAddressPolicy('127.0.0.1') }),
+      providers: createProviderRegistry({ secrets: s.service.secrets, whatsappRatePerSecond: 80, addressPolicy: parseAddressPolicy('127.0.0.1'), deliveryTimeoutMs: 5_000 }),
       drain: new AbortController().signal,
       deliveryConcurrency: 4,
+      retrySchedule: [5_000],
     };
   });
   after(async () => {
@@ -156,7 +159,7 @@ describe('a delivery run that died holding its claims (handlers driven directly,
     await deliverChunk(ctx, chunk);
     assert.equal(r.seen.length, 3, 'a finished chunk delivers nothing again');
     const batch = await completed(s, batchId);
-    assert.deepEqual(batch.counts, { total: 5, sent: 5, failed: 0, skipped: 0, pending: 0 });
+    assert.deepEqual(batch.counts, { total: 5, sent: 5, delivered: 0, read: 0, failed: 0, skipped: 0, pending: 0 });
     assert.ok((await messagesOf(s, batchId)).every((m) => m.attempts === 1));
   });
 });

@@ -99,7 +99,7 @@ export interface BatchAnswer {
   batch_id: string;
   kind: string;
   status: 'accepted' | 'processing' | 'completed';
-  counts: { total: number; sent: number; failed: number; skipped: number; pending: number };
+  counts: { total: number; sent: number; delivered: number; read: number; failed: number; skipped: number; pending: number };
   ignored_contacts: number;
   created_at: string;
   completed_at: string | null;

@@ -1,17 +1,18 @@
 /**
  * Pure parts of the send pipeline: delivery hours (IANA zones, windows across midnight, DST), template
  * rendering (scope, prototype keys, media and button precedence, WhatsApp parameters), Standard
- * Webhooks signing (the specification's test vector), retry backoff bounds, chunking, Graph error
- * classification.
+ * Webhooks signing (the specification's test vector), the retry decision on the schedule (Retry-After,
+ * permanent failures, exhaustion), chunking, Graph error classification and wamids.
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { inWindow, nextSendTime } from '../../src/domain/delivery-hours.ts';
 import { compileTemplate, RenderError, renderMessage, type RenderContact } from '../../src/domain/render.ts';
-import { backoffMs } from '../../src/providers/retry.ts';
+import { networkFailure, retryAfterMs } from '../../src/providers/http-failure.ts';
+import { nextStep } from '../../src/providers/retry.ts';
 import { signWebhook, webhookKey } from '../../src/providers/webhook.ts';
-import { classifyError, templateMessage } from '../../src/providers/whatsapp.ts';
+import { classifyError, templateMessage, wamidOf } from '../../src/providers/whatsapp.ts';
 import { chunkRanges } from '../../src/queue/handlers/message-store.ts';
 
 const at = (iso: string) => Date.parse(iso);
@@ -138,14 +139,37 @@ describe('webhook signatures', () => {
 });
 
 describe('retries and chunks', () => {
-  test('backoff: exponential with jitter inside [d/2, d], capped, at least Retry-After (capped)', () => {
-    const p = { maxAttempts: 5, baseDelayMs: 250, maxDelayMs: 8_000 };
-    assert.equal(backoffMs(p, 1, 0, () => 0), 125);
-    assert.equal(backoffMs(p, 1, 0, () => 1), 250);
-    assert.equal(backoffMs(p, 3, 0, () => 1), 1_000);
-    assert.equal(backoffMs(p, 10, 0, () => 1), 8_000);
-    assert.equal(backoffMs(p, 1, 3_000, () => 0), 3_000);
-    assert.equal(backoffMs(p, 1, 60_000, () => 0), 8_000);
+  test('retry decision: the schedule\'s wait after attempt n, Retry-After when longer, failed after the last wait or at once when permanent', () => {
+    const schedule = [5_000, 30_000, 120_000];
+    const t = 1_000_000;
+    const transient = { status: 'failed', retryable: true, error: 'HTTP 503', code: '503' } as const;
+    assert.deepEqual(nextStep(transient, 1, schedule, t), { kind: 'retry', at: t + 5_000, error: 'HTTP 503', code: '503' });
+    assert.deepEqual(nextStep(transient, 3, schedule, t), { kind: 'retry', at: t + 120_000, error: 'HTTP 503', code: '503' });
+    assert.deepEqual(nextStep(transient, 4, schedule, t), { kind: 'failed', error: 'HTTP 503', code: '503' });
+    assert.equal((nextStep({ ...transient, retryAfterMs: 60_000 }, 1, schedule, t) as any).at, t + 60_000, 'Retry-After longer than the schedule');
+    assert.equal((nextStep({ ...transient, retryAfterMs: 1_000 }, 2, schedule, t) as any).at, t + 30_000, 'Retry-After shorter than the schedule');
+    assert.deepEqual(nextStep({ status: 'failed', retryable: false, error: 'HTTP 400', code: '400' }, 1, schedule, t), { kind: 'failed', error: 'HTTP 400', code: '400' });
+    assert.deepEqual(nextStep({ status: 'sent', providerMessageId: 'wamid.X' }, 2, schedule, t), { kind: 'sent', providerMessageId: 'wamid.X' });
+    assert.deepEqual(nextStep(transient, 1, [], t), { kind: 'failed', error: 'HTTP 503', code: '503' }, 'an empty schedule: no retries');
+  });
+  test('Retry-After: delta-seconds or an HTTP date; garbage ignored', () => {
+    const now = Date.parse('2026-03-02T12:00:00Z');
+    assert.equal(retryAfterMs('120', now), 120_000);
+    assert.equal(retryAfterMs(' 0 ', now), 0);
+    assert.equal(retryAfterMs('Mon, 02 Mar 2026 12:05:00 GMT', now), 300_000);
+    assert.equal(retryAfterMs('Mon, 02 Mar 2026 11:00:00 GMT', now), 0, 'a date in the past: no wait');
+    assert.equal(retryAfterMs('soon', now), undefined);
+    assert.equal(retryAfterMs('-5', now), undefined);
+    assert.equal(retryAfterMs(undefined, now), undefined);
+  });
+  test('one network-error classifier: timeouts, resets, invalid HTTP retry; a refused address does not; interruption wins', () => {
+    const aborted = AbortSignal.abort();
+    assert.deepEqual(networkFailure({ code: 'UND_ERR_HEADERS_TIMEOUT' }, 15_000), { status: 'failed', retryable: true, error: 'timeout after 15000 ms' });
+    assert.deepEqual(networkFailure(new Error('x'), 15_000, undefined, aborted), { status: 'failed', retryable: true, error: 'timeout after 15000 ms' });
+    assert.deepEqual(networkFailure({ code: 'ECONNREFUSED' }, 1), { status: 'failed', retryable: true, error: 'connection error: ECONNREFUSED' });
+    assert.equal((networkFailure({ code: 'HPE_INVALID_CONSTANT' }, 1) as any).retryable, true);
+    assert.equal((networkFailure({ code: 'EADDRNOTALLOWED' }, 1) as any).retryable, false);
+    assert.deepEqual(networkFailure({ code: 'UND_ERR_ABORTED' }, 1, aborted), { status: 'failed', retryable: true, error: 'delivery interrupted' });
   });
   test('chunks cover every pending seq once, at most `size` each', () => {
     assert.deepEqual(chunkRanges([0, 1, 2, 4, 7, 8, 9], 3), [{ seq_from: 0, seq_to: 2 }, { seq_from: 4, seq_to: 8 }, { seq_from: 9, seq_to: 9 }]);
@@ -159,5 +183,15 @@ describe('retries and chunks', () => {
     assert.equal((classifyError(401, err(190)) as any).retryable, false);
     assert.equal((classifyError(503, 'oops') as any).retryable, true);
     assert.equal((classifyError(404, 'oops') as any).retryable, false);
+    assert.equal((classifyError(408, 'oops') as any).retryable, true);
+    assert.equal((classifyError(400, err(131026)) as any).code, '131026');
+    assert.equal((classifyError(429, err(130429), '90') as any).retryAfterMs, 90_000, 'Retry-After of a 429 is passed on');
+    assert.equal((classifyError(400, err(131026), '90') as any).retryAfterMs, undefined, 'not for a permanent failure');
+  });
+  test('wamid of a Graph answer', () => {
+    assert.equal(wamidOf(JSON.stringify({ messaging_product: 'whatsapp', messages: [{ id: 'wamid.HBgL' }] })), 'wamid.HBgL');
+    assert.equal(wamidOf('{}'), undefined);
+    assert.equal(wamidOf('not json'), undefined);
+    assert.equal(wamidOf(JSON.stringify({ messages: [{ id: 42 }] })), undefined);
   });
 });

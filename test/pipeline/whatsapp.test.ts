@@ -50,7 +50,7 @@ const ok = (to: string) => ({ status: 200, body: JSON.stringify({ messaging_prod
 const graphError = (status: number, code: number, message: string) => ({ status, body: JSON.stringify({ error: { message, type: 'OAuthException', code, fbtrace_id: 'Axyz' } }) });
 
 before(async () => {
-  s = await startPipelineServer('whatsapp', { env: { WHATSAPP_RATE_PER_SECOND: '20' } });
+  s = await startPipelineServer('whatsapp', { env: { WHATSAPP_RATE_PER_SECOND: '20', DELIVERY_RETRY_SCHEDULE: '1ms,1ms,1ms,1ms' } });
   graph = await startGraph();
 });
 after(async () => {
@@ -90,7 +90,7 @@ test('template messages in the Cloud API shape; error codes mapped to retry or f
   const res = await s.api('/api/automations/send', { key, body: { automation_id: automationId, contacts, url: 'https://shop.example/track/ORDER-9' } });
   assert.equal(res.status, 200, res.text);
   const batch = await completed(s, res.json.batch_id);
-  assert.deepEqual(batch.counts, { total: 4, sent: 3, failed: 1, skipped: 0, pending: 0 });
+  assert.deepEqual(batch.counts, { total: 4, sent: 3, delivered: 0, read: 0, failed: 1, skipped: 0, pending: 0 });
 
   const ours = graph.requests.filter((r) => contacts.some((c) => c.phone.slice(1) === r.body.to));
   for (const r of ours) {
@@ -126,6 +126,13 @@ test('template messages in the Cloud API shape; error codes mapped to retry or f
   assert.deepEqual(view(2), ['failed', 1], '131026 is not retried');
   assert.deepEqual(view(3), ['sent', 2], 'a 502 without a Graph error is retried');
   assert.match(byPhone.get(phone(run, 2)).error, /^whatsapp error 131026: Message undeliverable/);
+  assert.equal(byPhone.get(phone(run, 2)).error_code, '131026');
+  assert.ok(byPhone.get(phone(run, 2)).failed_at, 'failed_at is kept');
+  for (const i of [0, 1, 3]) {
+    const m = byPhone.get(phone(run, i));
+    assert.equal(m.provider_message_id, `wamid.${phone(run, i).slice(1)}`, 'the wamid of the Graph answer is kept');
+    assert.ok(m.sent_at && !m.error && !m.error_code && !m.next_attempt_at, `a sent message has no error or next attempt left: ${JSON.stringify(m)}`);
+  }
   assert.equal(ours.filter((r) => r.body.to === undeliverable).length, 1);
 
   const everything = JSON.stringify(await s.admin('GET', `/admin/companies/${companyId}`)) + JSON.stringify([...byPhone.values()]);

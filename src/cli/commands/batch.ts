@@ -2,6 +2,10 @@
  * `cms batch show BATCH_ID [--messages]`: GET /admin/batches/{batch_id} and, with --messages,
  * GET /admin/batches/{batch_id}/messages (operator-api.md). With --json and --messages the
  * output is the batch object with an added `messages` array.
+ *
+ * The text output shows the batch's funnel (receipts-and-events.md §1) as one line,
+ * `funnel: sent N → delivered N → read N · failed N · skipped N · pending N (of TOTAL)`, and per
+ * message its status, error code, times and, for a message waiting for a retry, its next attempt.
  */
 import type { Command } from 'commander';
 import type { Batch, BatchMessage } from '../api-types.ts';
@@ -17,6 +21,13 @@ function batchRows(batch: Batch): Record<string, unknown> {
     for (const [k, v] of Object.entries(counts)) flat[k] = v;
   }
   return flat;
+}
+
+/** The one-line funnel of a batch's counts. */
+export function funnelLine(counts: Batch['counts']): string {
+  const n = (v: number | undefined) => String(v ?? 0);
+  return `funnel: sent ${n(counts.sent)} → delivered ${n(counts.delivered)} → read ${n(counts.read)}`
+    + ` · failed ${n(counts.failed)} · skipped ${n(counts.skipped)} · pending ${n(counts.pending)} (of ${n(counts.total)})`;
 }
 
 /** Register `batch show BATCH_ID [--messages]` on `program`. */
@@ -38,6 +49,7 @@ export function registerBatch(program: Command): void {
       return;
     }
     printRecord(batchRows(batch), `Batch ${batch.batch_id ?? batchId}:`);
+    if (batch.counts && typeof batch.counts === 'object') printLine(funnelLine(batch.counts));
     if (messages) {
       printLine();
       printLine(`Messages (${messages.length}):`);
@@ -47,8 +59,13 @@ export function registerBatch(program: Command): void {
         { key: 'status' },
         { key: 'reason', header: 'reason / error', format: (_v, m) => formatValue(m.reason ?? m.error) },
         { key: 'attempts' },
-        { key: 'scheduled_for' },
+        { key: 'error_code', header: 'code' },
+        { key: 'next_attempt_at', header: 'next attempt', format: (_v, m) => formatValue(m.status === 'pending' ? m.next_attempt_at ?? m.scheduled_for : null) },
         { key: 'sent_at' },
+        { key: 'delivered_at' },
+        { key: 'read_at' },
+        { key: 'failed_at' },
+        { key: 'provider_message_id', header: 'provider id' },
       ]);
     }
   });

@@ -1,7 +1,7 @@
 /**
  * What every job handler gets: the database, the queue (to enqueue follow-up jobs), the injectable
- * clock (delivery-hours decisions, scheduled_for, sent_at, completed_at), the providers, a logger, and
- * `drain`, aborted when the workers stop (no new delivery attempt starts after that).
+ * clock (delivery-hours decisions, scheduled_for, sent_at, completed_at, next_attempt_at), the providers,
+ * the retry schedule, a logger, and `drain`, aborted when the workers stop (no new delivery attempt starts after that).
  */
 import type { Logger } from 'pino';
 import type { Db } from '../../db/database.ts';
@@ -18,4 +18,6 @@ export interface PipelineContext {
   readonly drain: AbortSignal;
   /** Deliveries in flight at once per chunk (webhook / WhatsApp). */
   readonly deliveryConcurrency: number;
+  /** DELIVERY_RETRY_SCHEDULE (ms): the waits after the 1st, 2nd, ... failed attempt (receipts-and-events.md §2). */
+  readonly retrySchedule: readonly number[];
 }

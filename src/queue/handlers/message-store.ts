@@ -52,8 +52,8 @@ export function uuidv7(now = Date.now()): string {
   return `${ts.slice(0, 8)}-${ts.slice(8)}-7${r.slice(15)}`;
 }
 
-/** A claimed message: what a delivery run hands to the provider. */
-export interface Claimed { message_id: string; seq: number; rendered: Rendered }
+/** A claimed message: what a delivery run hands to the provider; `attempts` made so far. */
+export interface Claimed { message_id: string; seq: number; rendered: Rendered; attempts: number }
 
 /**
  * Claims the deliverable messages of a batch in `seq` range [from, to]: pending, released (not held),
@@ -64,7 +64,7 @@ export async function claimMessages(db: Db, batchId: string, from: number, to: n
     UPDATE messages SET lease_until = now() + make_interval(secs => ${leaseSeconds})
     WHERE batch_id = ${batchId}::uuid AND seq BETWEEN ${from} AND ${to} AND status = 'pending' AND held_until IS NULL
       AND (lease_until IS NULL OR lease_until < now())
-    RETURNING message_id, seq, rendered`.execute(db);
+    RETURNING message_id, seq, rendered, attempts`.execute(db);
   return rows.sort((a, b) => a.seq - b.seq);
 }
 
@@ -77,25 +77,49 @@ export async function renewLeases(db: Db, messageIds: string[], leaseSeconds: nu
 }
 
 /**
- * The outcome of one message's delivery. `status: 'pending'` means interrupted before a final outcome:
- * the lease is released so that a later run sends it. `attempts` is added to the stored count.
+ * The outcome of one message's delivery run (receipts-and-events.md §1-2). Times in ms of the
+ * injectable clock.
+ * - `sent`: `sent_at`, and the provider's id when it gave one;
+ * - `failed`: `failed_at`, `error` and the provider's `error_code` (or null);
+ * - `pending` with `retry_at`: a transient failure waits for its next attempt (`next_attempt_at` and the
+ *   hold `held_until` both become `retry_at`), keeping the attempt's error and code;
+ * - `pending` without `retry_at`: interrupted before an outcome; the lease is released so that a later
+ *   run sends it at once (its earlier error stays unless this run has a newer one).
+ * `attempts` is added to the stored count. Every result clears the lease.
  */
 export interface MessageResult {
   message_id: string;
   status: 'sent' | 'failed' | 'pending';
   error: string | null;
+  error_code?: string | null;
   attempts: number;
   sent_at: number | null;
+  failed_at?: number | null;
+  provider_message_id?: string | null;
+  retry_at?: number | null;
 }
 
-/** Commits results in one statement; returns the statuses that were written (skipping finished rows). */
+/**
+ * Commits results in one statement (one UPDATE, so the outbox trigger of migration 008 builds each
+ * message event from the complete row); returns the statuses that were written (skipping rows no
+ * longer pending).
+ */
 export async function commitResults(db: Db, results: MessageResult[]): Promise<MessageStatus[]> {
   if (results.length === 0) return [];
-  const doc = JSON.stringify(results.map((r) => ({ ...r, sent_at: iso(r.sent_at) })));
+  const doc = JSON.stringify(results.map((r) => ({
+    message_id: r.message_id, status: r.status, error: r.error, error_code: r.error_code ?? null, attempts: r.attempts,
+    sent_at: iso(r.sent_at), failed_at: iso(r.failed_at ?? null), provider_message_id: r.provider_message_id ?? null,
+    retry_at: iso(r.retry_at ?? null),
+  })));
   const { rows } = await sql<{ status: MessageStatus }>`
-    UPDATE messages AS m SET status = t.status, error = t.error, attempts = m.attempts + t.attempts,
-      sent_at = t.sent_at, lease_until = NULL, updated_at = now()
-    FROM jsonb_to_recordset(${doc}::jsonb) AS t(message_id uuid, status text, error text, attempts int, sent_at timestamptz)
+    UPDATE messages AS m SET status = t.status,
+      error = CASE WHEN t.status = 'pending' THEN coalesce(t.error, m.error) ELSE t.error END,
+      error_code = CASE WHEN t.status = 'pending' AND t.error IS NULL THEN m.error_code ELSE t.error_code END,
+      attempts = m.attempts + t.attempts, sent_at = t.sent_at, failed_at = t.failed_at,
+      provider_message_id = coalesce(t.provider_message_id, m.provider_message_id),
+      next_attempt_at = t.retry_at, held_until = t.retry_at, lease_until = NULL, updated_at = now()
+    FROM jsonb_to_recordset(${doc}::jsonb) AS t(message_id uuid, status text, error text, error_code text, attempts int,
+      sent_at timestamptz, failed_at timestamptz, provider_message_id text, retry_at timestamptz)
     WHERE m.message_id = t.message_id AND m.status = 'pending'
     RETURNING m.status`.execute(db);
   return rows.map((r) => r.status);
@@ -108,7 +132,8 @@ export async function commitResults(db: Db, results: MessageResult[]): Promise<M
 export async function sendRangeToOutbox(db: Db, batchId: string, from: number, to: number, sentAt: number): Promise<number> {
   const { rows } = await sql<{ n: number }>`
     WITH done AS (
-      UPDATE messages SET status = 'sent', attempts = attempts + 1, sent_at = ${iso(sentAt)}::timestamptz, lease_until = NULL, updated_at = now()
+      UPDATE messages SET status = 'sent', attempts = attempts + 1, sent_at = ${iso(sentAt)}::timestamptz, lease_until = NULL,
+        next_attempt_at = NULL, updated_at = now()
       WHERE batch_id = ${batchId}::uuid AND seq BETWEEN ${from} AND ${to} AND status = 'pending' AND held_until IS NULL
         AND (lease_until IS NULL OR lease_until < now())
       RETURNING 1)
@@ -154,6 +179,25 @@ export async function releaseHeld(db: Db, now: number, batchId: string | null, l
       FOR UPDATE SKIP LOCKED)
     UPDATE messages m SET held_until = NULL, updated_at = now() FROM due
     WHERE m.message_id = due.message_id
+    RETURNING m.batch_id, m.company_id, m.seq`.execute(db);
+  return rows;
+}
+
+/**
+ * Recovery of dead delivery runs (issue 11 item 5): pending, released messages whose lease ran out
+ * (`lease_until < now()`, database time; a live run renews its leases well before) lose the lease, at
+ * most `limit` of them; rows locked by a concurrent recovery are skipped, so each is recovered once.
+ * Run it in the transaction that enqueues their `messages-deliver` chunks.
+ */
+export async function recoverExpiredLeases(db: Db, limit: number): Promise<Released[]> {
+  const { rows } = await sql<Released>`
+    WITH dead AS (
+      SELECT message_id FROM messages
+      WHERE lease_until IS NOT NULL AND lease_until < now() AND status = 'pending' AND held_until IS NULL
+      ORDER BY lease_until LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED)
+    UPDATE messages m SET lease_until = NULL, updated_at = now() FROM dead
+    WHERE m.message_id = dead.message_id
     RETURNING m.batch_id, m.company_id, m.seq`.execute(db);
   return rows;
 }

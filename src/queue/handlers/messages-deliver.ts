@@ -4,19 +4,25 @@
  * - outbox: one statement records every deliverable message of the range as sent (the hand-off is the
  *   commit itself).
  * - webhook / whatsapp: the deliverable messages are claimed under a lease (LEASE_SECONDS of database
- *   time, renewed every RENEW_MS while the run works), handed to the provider with up to
- *   `deliveryConcurrency` in flight (each with its own retries, see providers/retry.ts), and their
- *   results committed set-based every FLUSH_ROWS results or FLUSH_MS, whichever comes first, so a crash
- *   loses at most the results of the last moments. `attempts` grows by the attempts actually made.
- *   When the workers stop, no new message starts; claimed messages not started get their lease back.
+ *   time, renewed every RENEW_MS while the run works), handed to the provider ONCE each with up to
+ *   `deliveryConcurrency` in flight, and their results committed set-based every FLUSH_ROWS results or
+ *   FLUSH_MS, whichever comes first, so a crash loses at most the results of the last moments. After a
+ *   transient failure the message waits `pending` with `next_attempt_at` (a hold, released by the
+ *   workers' sweep) on DELIVERY_RETRY_SCHEDULE (receipts-and-events.md §2, providers/retry.ts); the
+ *   chunk does not wait for it. When the workers stop, no new message starts; claimed messages not
+ *   started get their lease back.
  *
- * Afterwards the batch is completed if nothing is pending. If pending messages are left in the range
- * (another run holds them, or this run was interrupted), the job fails with ChunkBusyError and pg-boss
- * retries it with backoff, until the range is done.
+ * The lease is short (15 s) so that messages of a run whose process died are found by the workers'
+ * sweep (`recoverDead`) within seconds of the lease running out and enqueued again (issue 11 item 5).
+ *
+ * Afterwards the batch is completed if nothing is pending. If released pending messages are left in
+ * the range (another run holds them, or this run was interrupted), the job fails with ChunkBusyError
+ * and pg-boss retries it with backoff, until the range is done; messages waiting for a retry are held
+ * and do not count.
  */
 import type { Provider } from '../../providers/index.ts';
-import { RETRY_POLICIES } from '../../providers/index.ts';
-import { sendWithRetries, type Delivery } from '../../providers/retry.ts';
+import { attemptOnce, nextStep } from '../../providers/retry.ts';
+import type { SendResult } from '../../providers/types.ts';
 import { messagesFinal } from '../../metrics.ts';
 import type { JobPayloads } from '../jobs.ts';
 import type { PipelineContext } from './context.ts';
@@ -25,9 +31,10 @@ import {
   type Claimed, type MessageResult,
 } from './message-store.ts';
 
-/** How long a claim holds without renewal (s). Longer than any single provider attempt. */
-export const LEASE_SECONDS = 60;
-const RENEW_MS = 20_000;
+/** How long a claim holds without renewal (s, database time). Renewed every RENEW_MS. */
+export const LEASE_SECONDS = 15;
+/** Lease renewal interval (ms): three renewals per lease, so one slow renewal does not lose it. */
+export const RENEW_MS = 5_000;
 const FLUSH_ROWS = 100;
 const FLUSH_MS = 200;
 
@@ -55,17 +62,28 @@ export async function deliverChunk(ctx: PipelineContext, data: JobPayloads['mess
   }
 }
 
-function resultOf(m: Claimed, d: Delivery, now: number): MessageResult {
-  const error = d.result.status === 'failed' && d.attempts > 0 ? d.result.error : null;
-  if (d.interrupted) return { message_id: m.message_id, status: 'pending', error, attempts: d.attempts, sent_at: null };
-  if (d.result.status === 'sent') return { message_id: m.message_id, status: 'sent', error: null, attempts: d.attempts, sent_at: now };
-  return { message_id: m.message_id, status: 'failed', error, attempts: d.attempts, sent_at: null };
+/**
+ * The result to commit for claimed message `m` after one attempt (`result`), or after none
+ * (`result` null: interrupted before it started). `schedule`: DELIVERY_RETRY_SCHEDULE (ms).
+ */
+export function resultOf(m: Claimed, result: SendResult | null, interrupted: boolean, schedule: readonly number[], now: number): MessageResult {
+  const base = { message_id: m.message_id, sent_at: null };
+  if (!result) return { ...base, status: 'pending', error: null, attempts: 0 };
+  if (interrupted && result.status === 'failed') {
+    return { ...base, status: 'pending', error: result.error, error_code: result.code ?? null, attempts: 1 };
+  }
+  const step = nextStep(result, m.attempts + 1, schedule, now);
+  switch (step.kind) {
+    case 'sent': return { ...base, status: 'sent', error: null, attempts: 1, sent_at: now, provider_message_id: step.providerMessageId };
+    case 'failed': return { ...base, status: 'failed', error: step.error, error_code: step.code, attempts: 1, failed_at: now };
+    case 'retry': return { ...base, status: 'pending', error: step.error, error_code: step.code, attempts: 1, retry_at: step.at };
+  }
 }
 
 async function deliverClaimed(ctx: PipelineContext, provider: Provider, data: JobPayloads['messages-deliver'], abort?: AbortSignal): Promise<void> {
   const claimed = await claimMessages(ctx.db, data.batch_id, data.seq_from, data.seq_to, LEASE_SECONDS);
   if (claimed.length === 0) return;
-  const policy = RETRY_POLICIES[provider.name];
+  const schedule = ctx.retrySchedule;
   const held = new Set(claimed.map((m) => m.message_id)); // claimed and not yet committed
   let buffer: MessageResult[] = [];
   let chain: Promise<void> = Promise.resolve();
@@ -96,8 +114,8 @@ async function deliverClaimed(ctx: PipelineContext, provider: Provider, data: Jo
   const lane = async () => {
     while (next < claimed.length && !ctx.drain.aborted && !abort?.aborted && flushError === undefined) {
       const m = claimed[next++];
-      const delivery = await sendWithRetries(provider, m.rendered, policy, { abort, drain: ctx.drain });
-      buffer.push(resultOf(m, delivery, ctx.clock.now()));
+      const result = await attemptOnce(provider, m.rendered, abort);
+      buffer.push(resultOf(m, result, !!abort?.aborted, schedule, ctx.clock.now()));
       if (buffer.length >= FLUSH_ROWS) void flush();
     }
   };
@@ -105,7 +123,7 @@ async function deliverClaimed(ctx: PipelineContext, provider: Provider, data: Jo
     await Promise.all(Array.from({ length: Math.min(ctx.deliveryConcurrency, claimed.length) }, lane));
     // Claimed but never started (the workers are stopping): give the leases back at once.
     for (; next < claimed.length; next++) {
-      buffer.push({ message_id: claimed[next].message_id, status: 'pending', error: null, attempts: 0, sent_at: null });
+      buffer.push(resultOf(claimed[next], null, true, schedule, ctx.clock.now()));
     }
   } finally {
     clearInterval(flushTimer);

@@ -1,17 +1,23 @@
 /**
- * Releases held campaign messages (4.4 delivery hours) once their window has opened, judged by the
- * injectable clock: in one transaction, due messages lose their hold and `messages-deliver` chunks are
- * enqueued for them. Two callers:
+ * Releases held messages once their time has come, judged by the injectable clock: campaign messages
+ * waiting for delivery hours (4.4) and messages waiting for a retry (`next_attempt_at`,
+ * receipts-and-events.md §2). In one transaction, due messages lose their hold and `messages-deliver`
+ * chunks are enqueued for them. Two callers:
  * - the `messages-release` {batch_id} job, deferred (pg-boss, real time) to the window opening; if the
  *   clock says the batch still has messages not yet due, it defers itself again to the next one;
  * - the workers' periodic sweep (`releaseDue` over every batch), which is what makes a moved clock
  *   take effect within a sweep interval, and which also covers a lost or early release job.
  * Each message is released once (row locks, SKIP LOCKED), so concurrent callers never double-enqueue.
+ *
+ * `recoverDead` (also run by the sweep) does the same for messages whose delivery run died: pending,
+ * released messages whose lease ran out lose it and are enqueued again (issue 11 item 5).
  */
 import { enqueueMany } from '../boss.ts';
 import { CHUNK_SIZE, type JobPayloads } from '../jobs.ts';
 import type { PipelineContext } from './context.ts';
-import { chunkRanges, nextHeld, releaseHeld, type Released } from './message-store.ts';
+import type { Transaction } from 'kysely';
+import type { DB } from '../../db/schema.ts';
+import { chunkRanges, nextHeld, recoverExpiredLeases, releaseHeld, type Released } from './message-store.ts';
 
 /** Most messages one release transaction takes; the rest wait for the next call. */
 export const RELEASE_LIMIT = 10_000;
@@ -21,21 +27,39 @@ export async function releaseDue(ctx: PipelineContext, batchId: string | null = 
   const now = ctx.clock.now();
   return ctx.db.transaction().execute(async (trx) => {
     const released = await releaseHeld(trx, now, batchId, RELEASE_LIMIT);
-    const byBatch = new Map<string, Released[]>();
-    for (const r of released) {
-      const list = byBatch.get(r.batch_id) ?? [];
-      list.push(r);
-      byBatch.set(r.batch_id, list);
-    }
-    const jobs: { data: JobPayloads['messages-deliver'] }[] = [];
-    for (const [id, rows] of byBatch) {
-      for (const range of chunkRanges(rows.map((r) => r.seq), CHUNK_SIZE)) {
-        jobs.push({ data: { batch_id: id, company_id: rows[0].company_id, ...range } });
-      }
-    }
-    await enqueueMany(ctx.boss, trx, 'messages-deliver', jobs);
+    await enqueueDelivery(ctx, trx, released);
     return released.length;
   });
+}
+
+/**
+ * Re-enqueues the messages of dead delivery runs (lease ran out while still pending and released);
+ * returns how many. One transaction: the leases are cleared only together with the new chunks.
+ */
+export async function recoverDead(ctx: PipelineContext): Promise<number> {
+  return ctx.db.transaction().execute(async (trx) => {
+    const recovered = await recoverExpiredLeases(trx, RELEASE_LIMIT);
+    await enqueueDelivery(ctx, trx, recovered);
+    return recovered.length;
+  });
+}
+
+/** Enqueues `messages-deliver` chunks (per batch, by seq) for `rows`, in `trx`. */
+async function enqueueDelivery(ctx: PipelineContext, trx: Transaction<DB>, rows: Released[]): Promise<void> {
+  if (rows.length === 0) return;
+  const byBatch = new Map<string, Released[]>();
+  for (const r of rows) {
+    const list = byBatch.get(r.batch_id) ?? [];
+    list.push(r);
+    byBatch.set(r.batch_id, list);
+  }
+  const jobs: { data: JobPayloads['messages-deliver'] }[] = [];
+  for (const [id, list] of byBatch) {
+    for (const range of chunkRanges(list.map((r) => r.seq), CHUNK_SIZE)) {
+      jobs.push({ data: { batch_id: id, company_id: list[0].company_id, ...range } });
+    }
+  }
+  await enqueueMany(ctx.boss, trx, 'messages-deliver', jobs);
 }
 
 /** The `messages-release` job: releases the batch's due messages, and re-defers itself for the rest. */

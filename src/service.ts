@@ -20,6 +20,7 @@ import { MemoryRateLimiter, type RateLimiter } from './http/rate-limit.ts';
 import { PgRateLimiter } from './http/rate-limit-pg.ts';
 import { startBoss, type Boss } from './queue/boss.ts';
 import { startWorkers, type Workers } from './queue/workers.ts';
+import { startEventLoop, type EventLoop } from './queue/events/loop.ts';
 
 export interface Service {
   readonly app: FastifyInstance;
@@ -92,8 +93,11 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
   const deps: AppDeps = { config, database, boss, rateLimiter, auth, clock, logger, adminToken, sealSecret: (s) => secrets.seal(s), openSecret: (s) => secrets.open(s), addressPolicy };
   const app = await buildApp(deps);
   let workers: Workers | undefined;
+  let eventLoop: EventLoop | undefined;
   if (role === 'worker' || role === 'all') {
     workers = await startWorkers({ database, boss, logger, clock, secrets, config });
+    // Events out to companies (receipts-and-events.md §5): their own loop, apart from message delivery.
+    eventLoop = startEventLoop({ database, logger, clock, secrets, config });
   }
   let closed = false;
   return {
@@ -105,6 +109,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
       closed = true;
       await app.close();
       await workers?.stop();
+      await eventLoop?.stop();
       await boss.stop({ graceful: true, timeout: 10_000 }).catch((err) => logger.warn({ err }, 'queue stop'));
       await auth.close();
       await rateLimiter.close?.();

@@ -13,6 +13,7 @@ import { AdminValidationError } from './errors.ts';
 import { registerBatchRoutes } from './batches.ts';
 import { registerCompanyRoutes } from './companies.ts';
 import { registerContactRoutes } from './contacts.ts';
+import { registerEventEndpointRoutes } from './event-endpoints.ts';
 import { registerKeyRoutes } from './api-keys.ts';
 import { registerSourceRoutes } from './sources.ts';
 import { registerUserRoutes } from './users.ts';
@@ -59,4 +60,5 @@ export async function adminPlugin(app: FastifyInstance, deps: AppDeps): Promise<
   registerBatchRoutes(app, deps);
   registerAuditRoutes(app, deps);
   registerUserRoutes(app, deps);
+  registerEventEndpointRoutes(app, deps);
 }

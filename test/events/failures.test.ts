@@ -12,6 +12,7 @@ import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import { eventually, FakeClock, startTestServer, type TestServer } from '../helpers/server.ts';
+import { startPipelineServer } from '../pipeline/helpers.ts';
 import { addEndpoint, phone, startEventReceiver, until, type EventReceiver } from './helpers.ts';
 
 let s: TestServer;
@@ -167,7 +168,8 @@ test('the test event is signed like every delivery and answers its outcome', asy
 
 test('an endpoint failing every attempt for 5 days (clock time) is disabled', async () => {
   const c5 = new FakeClock(Date.parse('2026-02-01T00:00:00Z'));
-  const s5 = await startTestServer({ clock: c5, env: { EVENT_RETRY_SCHEDULE: '1d,1d,1d,1d,1d,1d,1d,1d' } });
+  // Its own database on PostgreSQL: the first server's loop (another clock) must not claim these.
+  const s5 = await startPipelineServer('events_5days', { clock: c5, env: { EVENT_RETRY_SCHEDULE: '1d,1d,1d,1d,1d,1d,1d,1d' } });
   const r5 = await startEventReceiver();
   r5.answer = () => 500;
   try {

@@ -55,10 +55,14 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
 const str = (v: unknown, max = 1024): v is string => typeof v === 'string' && v.length > 0 && v.length <= max;
 const KNOWN_STATUS = new Set(['sent', 'delivered', 'read', 'failed']);
 
+/** 9999-12-31T23:59:59Z in unix seconds. */
+const MAX_UNIX_SECONDS = 253_402_300_799;
+
 /** Unix seconds (Meta sends a decimal string; a number is taken too) → ms; PayloadError otherwise. */
 function unixMs(v: unknown, where: string): number {
   const s = typeof v === 'number' ? String(v) : v;
-  if (typeof s !== 'string' || !/^\d{1,12}$/.test(s)) throw new PayloadError(`${where}.timestamp must be unix seconds`);
+  // Up to the end of year 9999 (what PostgreSQL's timestamptz input and RFC 3339 can both write).
+  if (typeof s !== 'string' || !/^\d{1,12}$/.test(s) || Number(s) > MAX_UNIX_SECONDS) throw new PayloadError(`${where}.timestamp must be unix seconds`);
   return Number(s) * 1000;
 }
 

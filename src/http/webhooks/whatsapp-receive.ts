@@ -13,17 +13,27 @@ import type { FastifyInstance } from 'fastify';
 import { findWhatsappChannels } from '../../db/receipts.ts';
 import { PayloadError, parseWhatsappPayload, verifyHubSignature, type InboundItem, type StatusItem } from '../../domain/receipts.ts';
 import type { ReceiptsJob } from '../../queue/handlers/receipts-apply.ts';
+import { storable } from '../../domain/storable.ts';
 import type { AppDeps } from '../deps.ts';
 import { sendDetail } from '../errors.ts';
 import { webhookDetail } from './plugin.ts';
 
-/** Parses the raw body as JSON; PayloadError when it is not. */
+/**
+ * Parses the raw body as JSON (PayloadError when it is not) and makes its strings storable (U+0000 and
+ * lone surrogates become U+FFFD: PostgreSQL's text refuses them; the signature was over the bytes).
+ */
 export function parseJson(raw: unknown): unknown {
   if (!Buffer.isBuffer(raw) || raw.length === 0) throw new PayloadError('body must be JSON');
+  let value: unknown;
   try {
-    return JSON.parse(raw.toString('utf8'));
+    value = JSON.parse(raw.toString('utf8'));
   } catch {
     throw new PayloadError('body must be JSON');
+  }
+  try {
+    return storable(value);
+  } catch {
+    throw new PayloadError('body is nested too deeply'); // RangeError: the walk's stack ran out
   }
 }
 

@@ -14,6 +14,7 @@ import { registerChannel } from './commands/channel.ts';
 import { registerCompany } from './commands/company.ts';
 import { registerConnector } from './commands/connector.ts';
 import { registerContacts } from './commands/contacts.ts';
+import { registerEvents } from './commands/events.ts';
 import { registerKey } from './commands/key.ts';
 import { registerServe } from './commands/serve.ts';
 import { registerUser } from './commands/user.ts';
@@ -49,6 +50,7 @@ export function buildProgram(onAction?: (cmd: Command) => void): Command {
   registerContacts(program);
   registerBatch(program);
   registerAudit(program);
+  registerEvents(program);
   registerUser(program);
   registerServe(program);
   return program;

@@ -16,11 +16,13 @@
  *   into `messages-deliver` chunks. Sent with `startAfter` at the opening; the workers' periodic sweep
  *   does the same for every batch against the injectable clock.
  *
- * Crash recovery (pg-boss 12): every queue has `heartbeatSeconds: 30`. A worker refreshes the heartbeat
- * of the jobs it holds every 15 s while the handler runs, so a long chunk (a slow webhook, a WhatsApp
- * number paced at 80/s) is never taken for dead; a job whose process died stops heartbeating and is
- * failed and retried by the supervisor within ~30 s plus one monitor pass (`monitorIntervalSeconds` in
- * boss.ts). `expireInSeconds` is only the hard upper bound of one run (a handler that hangs while its
+ * Crash recovery (pg-boss 12): every queue has a heartbeat (`heartbeatSeconds`: 10 for `batch-process`
+ * and `messages-deliver`, pg-boss's minimum, so that work of a dead worker resumes within 30 s, issue 11
+ * item 5; 30 for the others). A worker refreshes the heartbeat of the jobs it holds every half of it
+ * while the handler runs, so a long chunk (a slow webhook, a WhatsApp number paced at 80/s) is never
+ * taken for dead; a job whose process died stops heartbeating and is failed and retried by the
+ * supervisor within the heartbeat plus one monitor pass (`monitorIntervalSeconds` in boss.ts). Messages
+ * a dead run had claimed are recovered sooner by their short leases (handlers/messages-release.ts). `expireInSeconds` is only the hard upper bound of one run (a handler that hangs while its
  * process keeps heartbeating). Retries back off exponentially (1 s doubling, capped at 30 s).
  */
 import type { Queue, WorkOptions } from 'pg-boss';
@@ -65,13 +67,13 @@ const POLL = { pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 1, bur
 export const JOB_SPECS: { readonly [N in JobName]: JobSpec } = {
   'batch-process': {
     // One transaction over at most 1000 items: seconds at worst.
-    queue: { ...RETRY, retryLimit: 20, heartbeatSeconds: 30, expireInSeconds: 300, notify: true },
+    queue: { ...RETRY, retryLimit: 20, heartbeatSeconds: 10, expireInSeconds: 300, notify: true },
     work: { ...POLL, batchSize: 4, localConcurrency: 2 },
   },
   'messages-deliver': {
-    // Up to CHUNK_SIZE provider deliveries with retries; a chunk whose messages another run still
+    // Up to CHUNK_SIZE provider deliveries, one attempt each; a chunk whose messages another run still
     // leases fails on purpose and is retried (hence the generous retryLimit).
-    queue: { ...RETRY, retryLimit: 50, heartbeatSeconds: 30, expireInSeconds: 900, notify: true },
+    queue: { ...RETRY, retryLimit: 50, heartbeatSeconds: 10, expireInSeconds: 900, notify: true },
     work: { ...POLL, batchSize: 4, localConcurrency: 2 },
   },
   'messages-release': {

@@ -11,13 +11,20 @@
  * in flight at a kill: each duplicate's first delivery happened shortly before some kill (the killed
  * worker had handed it over but not yet committed the result), and their number is at most one chunk
  * per kill.
+ *
+ * Second case (issue 11 item 5): ONE kill -9 of the only worker while it delivers 200 messages to a
+ * receiver that takes 2 s per answer, and another worker started at once (the rest of the fleet).
+ * Proves, measured: the messages the dead run had claimed (its leases: LEASE_SECONDS = 15, renewed
+ * every 5 s) are found by the other worker's sweep once their lease runs out and sent again; every
+ * message is received and the batches complete within 30 s of the kill (before: lease 60 s, pg-boss
+ * heartbeat 30 s + monitor, about 80 s).
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import {
-  brief, createTenants, Harness, judge, readState, report, runLoad, SKIP, sleep, summarize, unfinished, waitFor,
+  brief, createTenants, Harness, judge, readState, report, runLoad, SKIP, sleep, sqlOn, summarize, unfinished, waitFor,
   type Proc, type Receiver, type Sent,
 } from './helpers.ts';
 
@@ -41,6 +48,71 @@ const IN_FLIGHT_AFTER_MS = 1_000;
 const h = new Harness('workers');
 let failed = false;
 after(async () => { await h.cleanup(failed); });
+const h2 = new Harness('worker_resume');
+let failed2 = false;
+after(async () => { await h2.cleanup(failed2); });
+
+/** Issue 11 item 5: how long after a kill the dead run's messages may take to be sent again. */
+const RESUME_WITHIN_MS = 30_000;
+
+test('one kill -9 mid-send: the dead worker\'s in-flight messages are sent again and the batches complete within 30 s', { skip: SKIP, timeout: 180_000 }, async () => {
+  try {
+    const url = await h2.database();
+    const receiver: Receiver = await h2.receiver({ delayMs: 2_000 });
+    const api = h2.proc({ name: 'api', role: 'api', databaseUrl: url });
+    const victim = h2.proc({ name: 'worker-1', role: 'worker', databaseUrl: url });
+    const survivor = h2.proc({ name: 'worker-2', role: 'worker', databaseUrl: url });
+    await api.start();
+    await victim.start();
+    const tenants = await createTenants(api.url, 4, receiver);
+    const sent = await runLoad({ targets: () => [api.url], tenants, requests: 4, ratePerSecond: 100, contacts: 50, timeoutMs: 30_000, phoneBase: 50_000_000 });
+    assert.deepEqual(summarize(sent), { 200: 4 });
+
+    // Mid-send: deliveries are arriving at the receiver (answered 2 s later), none answered yet for most.
+    await waitFor('deliveries in flight', async () => receiver.requests >= 40, 60_000, 20);
+    const killAt = Date.now();
+    await victim.kill9();
+    const [{ leased }] = await sqlOn<{ leased: number }>(url, `SELECT count(*)::int AS leased FROM messages WHERE status = 'pending' AND lease_until > now()`);
+    const receivedAtKill = new Set(receiver.byId.keys());
+    const started = survivor.start();
+
+    await waitFor('all batches completed', async () => {
+      const u = await unfinished(url);
+      return u.batches === 0 && u.pending === 0 ? u : undefined;
+    }, 90_000, 200);
+    const completedMs = Date.now() - killAt;
+    const survivorStartMs = await started;
+
+    const v = judge(sent, await readState(url), receiver);
+    report(`worker-kill (single): verdict ${brief(v)}`);
+    assert.equal(v.messages, 200);
+    assert.equal(v.notSent.length, 0, 'every message sent');
+    assert.equal(v.sentNotReceived.length, 0, 'every message recorded sent was received');
+    assert.equal(receiver.badSignatures, 0);
+
+    // The dead run's messages: received (again, for those in flight) only after the kill.
+    const resumed: number[] = [];
+    for (const [id, list] of receiver.byId) {
+      if (receivedAtKill.has(id) && list.length === 1) continue;
+      const after = list.find((d) => d.t >= killAt);
+      if (after) resumed.push(after.t - killAt);
+    }
+    const inFlightAgain = [...receiver.duplicates().values()].filter((list) => list[0].t < killAt).length;
+    const first = Math.min(...resumed);
+    const last = Math.max(...resumed);
+    report(`worker-kill (single): ${leased} messages leased by the dead run at the kill; ${inFlightAgain} of them were in flight `
+      + `(delivered again); ${resumed.length} sent after the kill, ${(first / 1000).toFixed(1)}..${(last / 1000).toFixed(1)} s after it; `
+      + `all batches completed ${(completedMs / 1000).toFixed(1)} s after the kill (the other worker took ${survivorStartMs} ms to start)`);
+    assert.ok(leased > 0, 'the killed worker held claimed messages');
+    assert.ok(inFlightAgain > 0, 'some messages were in flight at the kill');
+    assert.ok(last <= RESUME_WITHIN_MS, `every message of the dead run sent again within 30 s of the kill (last after ${last} ms)`);
+    assert.ok(completedMs <= RESUME_WITHIN_MS, `the batches completed within 30 s of the kill (${completedMs} ms)`);
+  } catch (err) {
+    failed2 = true;
+    for (const p of h2.procs) report(`${p.opts.name} (pid ${p.pid}, ${p.starts} starts) last output:\n${p.tail.slice(-10).join('\n')}`);
+    throw err;
+  }
+});
 
 test('kill -9 of workers every 4 s while 10,000 messages flow: nothing lost, duplicates only from in-flight messages', { skip: SKIP, timeout: 240_000 }, async () => {
   try {

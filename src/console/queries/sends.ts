@@ -1,10 +1,12 @@
 /**
- * Send batches and messages of one company (Sends pages): recent batches with counts, and messages
- * found by phone number. Every query is scoped to the company; a batch's own page uses
+ * Send batches and messages of one company (Sends pages): recent batches with their funnel counts
+ * (receipts-and-events.md §1: a read message counts in sent, delivered and read), and messages found
+ * by phone number with their lifecycle times and a waiting message's next attempt. Every query is scoped to the company; a batch's own page uses
  * domain/batches.ts (getBatch / listBatchMessages) with the company id.
  */
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
+import type { BatchCounts } from '../../domain/batches.ts';
 import type { BatchKind, BatchStatus, MessageStatus } from '../../db/schema.ts';
 import { toE164 } from '../../domain/phone.ts';
 
@@ -20,7 +22,7 @@ export interface BatchRow {
   status: BatchStatus;
   created_at: Date;
   completed_at: Date | null;
-  counts: { total: number; sent: number; failed: number; skipped: number; pending: number };
+  counts: BatchCounts;
 }
 
 /** One page (1-based) of the company's batches, newest first; `more` tells whether another page follows. */
@@ -28,21 +30,27 @@ export async function listRecentBatches(db: Db, companyId: number, page: number)
   const offset = (page - 1) * BATCHES_PER_PAGE;
   const { rows } = await sql<{
     batch_id: string; kind: BatchKind; source_id: number; status: BatchStatus; created_at: Date; completed_at: Date | null;
-    total: number; sent: number; failed: number; skipped: number;
+    total: number; sent: number; delivered: number; read: number; failed: number; skipped: number;
   }>`
     SELECT b.batch_id, b.kind, b.source_id, b.status, b.created_at, b.completed_at, b.total,
-           coalesce(m.sent, 0)::int AS sent, coalesce(m.failed, 0)::int AS failed, coalesce(m.skipped, 0)::int AS skipped
+           coalesce(m.sent, 0)::int AS sent, coalesce(m.delivered, 0)::int AS delivered, coalesce(m.read, 0)::int AS read,
+           coalesce(m.failed, 0)::int AS failed, coalesce(m.skipped, 0)::int AS skipped
     FROM (SELECT * FROM batches WHERE company_id = ${companyId}
           ORDER BY created_at DESC, batch_id LIMIT ${BATCHES_PER_PAGE + 1} OFFSET ${offset}) b
     LEFT JOIN LATERAL (
-      SELECT count(*) FILTER (WHERE status = 'sent') AS sent,
+      SELECT count(*) FILTER (WHERE status IN ('sent', 'delivered', 'read')) AS sent,
+             count(*) FILTER (WHERE status IN ('delivered', 'read')) AS delivered,
+             count(*) FILTER (WHERE status = 'read') AS read,
              count(*) FILTER (WHERE status = 'failed') AS failed,
              count(*) FILTER (WHERE status = 'skipped') AS skipped
       FROM messages WHERE batch_id = b.batch_id) m ON true
     ORDER BY b.created_at DESC, b.batch_id`.execute(db);
   const batches = rows.slice(0, BATCHES_PER_PAGE).map((r) => ({
     batch_id: r.batch_id, kind: r.kind, source_id: r.source_id, status: r.status, created_at: r.created_at, completed_at: r.completed_at,
-    counts: { total: r.total, sent: r.sent, failed: r.failed, skipped: r.skipped, pending: r.total - r.sent - r.failed - r.skipped },
+    counts: {
+      total: r.total, sent: r.sent, delivered: r.delivered, read: r.read, failed: r.failed, skipped: r.skipped,
+      pending: r.total - r.sent - r.failed - r.skipped,
+    },
   }));
   return { batches, more: rows.length > BATCHES_PER_PAGE };
 }
@@ -56,7 +64,14 @@ export interface FoundMessage {
   status: MessageStatus;
   reason: string | null;
   error: string | null;
+  error_code: string | null;
   sent_at: Date | null;
+  delivered_at: Date | null;
+  read_at: Date | null;
+  failed_at: Date | null;
+  /** Set while a transient failure waits for its retry (only meaningful while `pending`). */
+  next_attempt_at: Date | null;
+  scheduled_for: Date | null;
 }
 
 /**
@@ -71,7 +86,8 @@ export async function searchMessagesByPhone(db: Db, companyId: number, defaultCo
   if (!e164 && digits.length < 4) return [];
   let select = db.selectFrom('messages as m')
     .innerJoin('batches as b', 'b.batch_id', 'm.batch_id')
-    .select(['m.batch_id', 'b.kind', 'b.source_id', 'b.created_at as batch_created_at', 'm.phone', 'm.status', 'm.reason', 'm.error', 'm.sent_at'])
+    .select(['m.batch_id', 'b.kind', 'b.source_id', 'b.created_at as batch_created_at', 'm.phone', 'm.status', 'm.reason', 'm.error',
+      'm.error_code', 'm.sent_at', 'm.delivered_at', 'm.read_at', 'm.failed_at', 'm.next_attempt_at', 'm.scheduled_for'])
     .where('m.company_id', '=', companyId).where('b.company_id', '=', companyId);
   select = e164
     ? select.where((eb) => eb.or([eb('m.phone', '=', e164), eb('m.phone', '=', q)]))

@@ -1,4 +1,8 @@
-/** The Sends list and the phone search results (routes/sends.ts). */
+/**
+ * The Sends list and the phone search results (routes/sends.ts): each batch's funnel (sent → delivered
+ * → read, failed, skipped, pending; receipts-and-events.md §1) and each message's status, delivered
+ * and read times, and the next attempt of a message waiting for a retry.
+ */
 import type { BatchRow, FoundMessage } from '../queries/sends.ts';
 import { badge, time } from './format.ts';
 import { BASE } from './layout.ts';
@@ -30,6 +34,15 @@ function searchForm(phone: string): SafeHtml {
 </form></search>`;
 }
 
+/**
+ * When a pending message is attempted next: its retry time, or the delivery-hours opening it waits
+ * for; '—' for any other message.
+ */
+export function nextAttempt(m: { status: string; next_attempt_at?: Date | null; scheduled_for?: Date | null }): SafeHtml | string {
+  if (m.status !== 'pending') return '—';
+  return time(m.next_attempt_at ?? m.scheduled_for ?? null);
+}
+
 function batchLink(id: string): SafeHtml {
   return html`<a href="${BASE}/sends/${id}"><code>${id.slice(0, 8)}</code><span class="visually-hidden"> (batch ${id})</span></a>`;
 }
@@ -38,21 +51,31 @@ function batchesTable(batches: BatchRow[]): SafeHtml {
   return dataTable({
     label: 'Recent batches',
     columns: [{ head: 'Batch' }, { head: 'Created' }, { head: 'Source' }, { head: 'Status' },
-      { head: 'Total', num: true }, { head: 'Sent', num: true }, { head: 'Failed', num: true }, { head: 'Skipped', num: true }, { head: 'Pending', num: true }],
+      { head: 'Total', num: true }, { head: 'Sent', num: true }, { head: 'Delivered', num: true }, { head: 'Read', num: true },
+      { head: 'Failed', num: true }, { head: 'Skipped', num: true }, { head: 'Pending', num: true }],
     rows: batches.map((b) => ({
       attrs: html`data-batch-id="${b.batch_id}"`,
       cells: [batchLink(b.batch_id), time(b.created_at), kindLabel(b.kind, b.source_id), badge(b.status),
-        b.counts.total, b.counts.sent, b.counts.failed, b.counts.skipped, b.counts.pending],
+        b.counts.total, b.counts.sent, b.counts.delivered, b.counts.read, b.counts.failed, b.counts.skipped, b.counts.pending],
     })),
   });
+}
+
+/** The reason of a skip, or the provider's error with its code ("HTTP 503 (503)" is shown once). */
+export function reasonOf(m: { reason?: string | null; error?: string | null; error_code?: string | null }): string {
+  if (m.reason) return m.reason;
+  if (!m.error) return '—';
+  return m.error_code && !m.error.includes(m.error_code) ? `${m.error} (code ${m.error_code})` : m.error;
 }
 
 function foundTable(found: FoundMessage[]): SafeHtml {
   return dataTable({
     label: 'Messages found',
-    columns: [{ head: 'Batch' }, { head: 'Created' }, { head: 'Source' }, { head: 'Phone' }, { head: 'Status' }, { head: 'Reason' }, { head: 'Sent' }],
+    columns: [{ head: 'Batch' }, { head: 'Created' }, { head: 'Source' }, { head: 'Phone' }, { head: 'Status' }, { head: 'Reason' },
+      { head: 'Sent' }, { head: 'Delivered' }, { head: 'Read' }, { head: 'Next attempt' }],
     rows: found.map((m) => ({
-      cells: [batchLink(m.batch_id), time(m.batch_created_at), kindLabel(m.kind, m.source_id), m.phone, badge(m.status), m.reason ?? m.error ?? '—', time(m.sent_at)],
+      cells: [batchLink(m.batch_id), time(m.batch_created_at), kindLabel(m.kind, m.source_id), m.phone, badge(m.status), reasonOf(m),
+        time(m.sent_at), time(m.delivered_at), time(m.read_at), nextAttempt(m)],
     })),
   });
 }

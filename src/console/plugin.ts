@@ -30,6 +30,8 @@ import { registerAssets } from './assets.ts';
 import { nowOf, SESSION_COOKIE, SESSION_COOKIE_OPTIONS } from './context.ts';
 import { registerErrorPages } from './errors.ts';
 import { registerBatchPage } from './routes/batch.ts';
+import { registerContactPage } from './routes/contact.ts';
+import { registerContactsPage } from './routes/contacts.ts';
 import { registerCredentialsPage } from './routes/credentials.ts';
 import { registerInvitePage } from './routes/invite.ts';
 import { registerLoginPage } from './routes/login.ts';
@@ -39,6 +41,8 @@ import { registerRevokeKeyPage } from './routes/revoke-key.ts';
 import { registerSegmentPage } from './routes/segment.ts';
 import { registerSegmentsPage } from './routes/segments.ts';
 import { registerSendsPage } from './routes/sends.ts';
+import { registerWebhookPage } from './routes/webhook.ts';
+import { registerWebhooksPage } from './routes/webhooks.ts';
 import { BASE } from './views/layout.ts';
 
 /** Largest console request body (forms only): 64 KiB. */
@@ -117,10 +121,14 @@ export async function registerConsole(app: FastifyInstance, deps: AppDeps): Prom
       registerPasswordPage(authed, deps);
       registerCredentialsPage(authed, deps);
       registerRevokeKeyPage(authed, deps);
+      registerWebhooksPage(authed, deps);
+      registerWebhookPage(authed, deps);
       registerSegmentsPage(authed, deps);
       registerSegmentPage(authed, deps);
       registerSendsPage(authed, deps);
       registerBatchPage(authed, deps);
+      registerContactsPage(authed, deps);
+      registerContactPage(authed, deps);
     });
   }, { prefix: BASE });
 }

@@ -1,0 +1,139 @@
+/**
+ * One webhook endpoint of the signed-in company (issue 12; receipts-and-events.md §5), under
+ * /settings/integrations/webhooks/:endpointId:
+ *
+ * - GET            settings form, actions and the attempt log (status code, time, duration, response excerpt)
+ * - POST           save URL, description, events (POST-redirect-GET to `?done=saved`; the form again on 422)
+ * - POST /enabled  enable or disable (`enabled=true|false`)
+ * - POST /reveal   show the signing secret (answered, never redirected to; audit-logged)
+ * - POST /rotate   replace the signing secret and show the new one once
+ * - POST /test     send one signed test event now and show the outcome
+ * - POST /resend   `event_id`: queue that event again for this company's endpoints (`?done=resent`)
+ * - GET/POST /remove  confirmation, then removal (to the list, `?done=removed`)
+ *
+ * Another company's endpoint or event id answers 404 exactly like an unknown one.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { selectAttempts } from '../../db/events.ts';
+import { recordAudit } from '../../domain/audit.ts';
+import { DomainError } from '../../domain/errors.ts';
+import {
+  endpointView, EVENT_TYPES, findEndpoint, removeEndpoint, resendEvent, rotateEndpointSecret, updateEndpoint, type EndpointView,
+} from '../../domain/event-endpoints.ts';
+import type { AppDeps } from '../../http/deps.ts';
+import { sendTestEvent } from '../../queue/events/test-event.ts';
+import { field, parseId, sendPage, sessionOf } from '../context.ts';
+import { removeWebhookView, webhookView, WEBHOOKS_CRUMBS, WEBHOOKS_PATH, type EndpointForm, type WebhookViewModel } from '../views/webhooks.ts';
+import { endpointForm } from './webhooks.ts';
+
+/** Attempts shown on the page. */
+const ATTEMPTS_SHOWN = 100;
+
+const NOTICES: Record<string, string> = {
+  saved: 'The endpoint was saved.',
+  enabled: 'The endpoint is enabled: events are sent to it again.',
+  disabled: 'The endpoint is disabled: no events are sent to it.',
+  resent: 'The event is queued to be sent again.',
+};
+
+type Params = { Params: { endpointId: string } };
+
+/** Registers the endpoint page and its actions (signed-in scope). */
+export function registerWebhookPage(scope: FastifyInstance, deps: AppDeps): void {
+  const db = deps.database.db;
+  const path = '/settings/integrations/webhooks/:endpointId';
+
+  async function mine(request: FastifyRequest<Params>) {
+    const session = sessionOf(request);
+    const row = await findEndpoint(db, parseId(request.params.endpointId), session.company_id);
+    return { session, row };
+  }
+
+  async function show(request: FastifyRequest<Params>, reply: FastifyReply, status: number, endpoint: EndpointView, extra: Partial<Omit<WebhookViewModel, 'csrf' | 'endpoint' | 'attempts'>> & { flash?: string } = {}) {
+    const attempts = await selectAttempts(db, endpoint.endpoint_id, ATTEMPTS_SHOWN);
+    const form: EndpointForm = extra.form ?? { url: endpoint.url, description: endpoint.description ?? '', events: endpoint.events };
+    return sendPage(request, reply, status, {
+      title: 'Webhook endpoint', section: 'webhooks', crumbs: [...WEBHOOKS_CRUMBS, ['Endpoint']], flash: extra.flash,
+      body: (csrf) => webhookView({ csrf, endpoint, attempts, form, secret: extra.secret, error: extra.error, test: extra.test }),
+    });
+  }
+
+  const audit = (email: string, action: string, endpointId: number, companyId: number, details: Record<string, unknown> = {}) =>
+    recordAudit(db, { actor: `console:${email}`, action, target: `event_endpoint:${endpointId}`, company_id: companyId, details });
+
+  scope.get<Params & { Querystring: { done?: string } }>(path, async (request, reply) => {
+    const { row } = await mine(request);
+    return show(request, reply, 200, endpointView(row), { flash: NOTICES[String(request.query.done ?? '')] });
+  });
+
+  scope.post<Params>(path, async (request, reply) => {
+    const { session, row } = await mine(request);
+    const form = endpointForm(request.body);
+    if (form.url === '') return show(request, reply, 422, endpointView(row), { error: 'Enter the URL that should receive the events.', form });
+    if ([...form.description].length > 500) return show(request, reply, 422, endpointView(row), { error: 'The description can have at most 500 characters.', form });
+    try {
+      // No type ticked: all of them (as on creation).
+      const events = form.events.length ? form.events : [...EVENT_TYPES];
+      await updateEndpoint(db, deps, row.endpoint_id, { url: form.url, description: form.description === '' ? null : form.description, events }, session.company_id);
+      await audit(session.email, 'event_endpoint.update', row.endpoint_id, session.company_id, { url: form.url, events: form.events.length ? form.events : 'all' });
+      return reply.redirect(`${WEBHOOKS_PATH}/${row.endpoint_id}?done=saved`, 303);
+    } catch (err) {
+      if (err instanceof DomainError && err.status === 422) return show(request, reply, 422, endpointView(row), { error: `Not saved: ${err.detail}.`, form });
+      throw err;
+    }
+  });
+
+  scope.post<Params>(`${path}/enabled`, async (request, reply) => {
+    const { session, row } = await mine(request);
+    const enabled = field(request.body, 'enabled') === 'true';
+    await updateEndpoint(db, deps, row.endpoint_id, { enabled }, session.company_id);
+    await audit(session.email, 'event_endpoint.update', row.endpoint_id, session.company_id, { enabled });
+    return reply.redirect(`${WEBHOOKS_PATH}/${row.endpoint_id}?done=${enabled ? 'enabled' : 'disabled'}`, 303);
+  });
+
+  scope.post<Params>(`${path}/reveal`, async (request, reply) => {
+    const { session, row } = await mine(request);
+    await audit(session.email, 'event_endpoint.reveal_secret', row.endpoint_id, session.company_id);
+    return show(request, reply, 200, endpointView(row), { secret: { title: 'Signing secret', value: deps.openSecret(row.secret_sealed) } });
+  });
+
+  scope.post<Params>(`${path}/rotate`, async (request, reply) => {
+    const { session, row } = await mine(request);
+    const { endpoint, secret } = await rotateEndpointSecret(db, deps, row.endpoint_id, session.company_id);
+    await audit(session.email, 'event_endpoint.rotate_secret', row.endpoint_id, session.company_id);
+    return show(request, reply, 200, endpoint, { secret: { title: 'New signing secret', value: secret }, flash: 'The signing secret was replaced; requests are signed with the new one from now on.' });
+  });
+
+  scope.post<Params>(`${path}/test`, async (request, reply) => {
+    const { session, row } = await mine(request);
+    const test = await sendTestEvent({
+      url: row.url, secret: deps.openSecret(row.secret_sealed), endpointId: row.endpoint_id, policy: deps.addressPolicy,
+      timeoutMs: deps.config.deliveryTimeoutMs, now: new Date(deps.clock.now()),
+    });
+    await audit(session.email, 'event_endpoint.test', row.endpoint_id, session.company_id, { ok: test.ok, status_code: test.status_code });
+    return show(request, reply, 200, endpointView(row), { test });
+  });
+
+  scope.post<Params>(`${path}/resend`, async (request, reply) => {
+    const { session, row } = await mine(request);
+    const eventId = field(request.body, 'event_id');
+    const r = await resendEvent(db, eventId, session.company_id);
+    await recordAudit(db, { actor: `console:${session.email}`, action: 'event.resend', target: `event:${eventId}`, company_id: session.company_id, details: { deliveries: r.deliveries } });
+    return reply.redirect(`${WEBHOOKS_PATH}/${row.endpoint_id}?done=resent`, 303);
+  });
+
+  scope.get<Params>(`${path}/remove`, async (request, reply) => {
+    const { row } = await mine(request);
+    return sendPage(request, reply, 200, {
+      title: 'Remove webhook endpoint', section: 'webhooks', crumbs: [...WEBHOOKS_CRUMBS, ['Remove endpoint']],
+      body: (csrf) => removeWebhookView({ csrf, endpoint: endpointView(row) }),
+    });
+  });
+
+  scope.post<Params>(`${path}/remove`, async (request, reply) => {
+    const { session, row } = await mine(request);
+    await removeEndpoint(db, row.endpoint_id, session.company_id);
+    await audit(session.email, 'event_endpoint.delete', row.endpoint_id, session.company_id, { url: row.url });
+    return reply.redirect(`${WEBHOOKS_PATH}?done=removed`, 303);
+  });
+}

@@ -133,15 +133,16 @@ export interface ContactView extends ContactRow { inbound: InboundView[]; messag
 
 /**
  * The company's contact named by a phone number in any form its default country parses (or, with
- * `allowId`, by its numeric contact id), with its inbound messages and the messages sent to it, each
+ * `allowId`, by its numeric contact id when the text is no valid number), with its inbound messages and the messages sent to it, each
  * newest first and at most CONTACT_VIEW_LIMIT. 404 `Contact not found` when unknown, malformed or
  * another company's.
  */
 export async function getContactView(db: Db, companyId: number, defaultCountry: string, key: string, allowId = false): Promise<ContactView> {
-  const id = allowId && /^[0-9]{1,15}$/.test(key) ? Number(key) : undefined;
-  const e164 = id === undefined ? toE164(key.trim(), defaultCountry) : null;
+  // A valid number wins; with `allowId`, digits that are no valid number name a contact id.
+  const e164 = toE164(key.trim(), defaultCountry);
+  const id = !e164 && allowId && /^[0-9]{1,15}$/.test(key) ? Number(key) : undefined;
   if (id === undefined && !e164) throw new DomainError(404, 'Contact not found');
-  const contact = await findContact(db, companyId, id !== undefined ? { contactId: id } : { phone: e164! });
+  const contact = await findContact(db, companyId, e164 ? { phone: e164 } : { contactId: id! });
   if (!contact) throw new DomainError(404, 'Contact not found');
   const [inbound, messages] = await Promise.all([
     listInbound(db, companyId, contact.contact_id, CONTACT_VIEW_LIMIT),

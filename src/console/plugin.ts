@@ -32,6 +32,8 @@ import { registerErrorPages } from './errors.ts';
 import { registerBatchPage } from './routes/batch.ts';
 import { registerContactPage } from './routes/contact.ts';
 import { registerContactsPage } from './routes/contacts.ts';
+import { registerContactPage } from './routes/contact.ts';
+import { registerContactsPage } from './routes/contacts.ts';
 import { registerCredentialsPage } from './routes/credentials.ts';
 import { registerInvitePage } from './routes/invite.ts';
 import { registerLoginPage } from './routes/login.ts';
@@ -127,6 +129,8 @@ export async function registerConsole(app: FastifyInstance, deps: AppDeps): Prom
       registerSegmentPage(authed, deps);
       registerSendsPage(authed, deps);
       registerBatchPage(authed, deps);
+      registerContactsPage(authed, deps);
+      registerContactPage(authed, deps);
       registerContactsPage(authed, deps);
       registerContactPage(authed, deps);
     });

@@ -32,8 +32,6 @@ import { registerErrorPages } from './errors.ts';
 import { registerBatchPage } from './routes/batch.ts';
 import { registerContactPage } from './routes/contact.ts';
 import { registerContactsPage } from './routes/contacts.ts';
-import { registerContactPage } from './routes/contact.ts';
-import { registerContactsPage } from './routes/contacts.ts';
 import { registerCredentialsPage } from './routes/credentials.ts';
 import { registerInvitePage } from './routes/invite.ts';
 import { registerLoginPage } from './routes/login.ts';
@@ -129,8 +127,6 @@ export async function registerConsole(app: FastifyInstance, deps: AppDeps): Prom
       registerSegmentPage(authed, deps);
       registerSendsPage(authed, deps);
       registerBatchPage(authed, deps);
-      registerContactsPage(authed, deps);
-      registerContactPage(authed, deps);
       registerContactsPage(authed, deps);
       registerContactPage(authed, deps);
     });

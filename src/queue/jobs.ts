@@ -22,7 +22,8 @@
  * while the handler runs, so a long chunk (a slow webhook, a WhatsApp number paced at 80/s) is never
  * taken for dead; a job whose process died stops heartbeating and is failed and retried by the
  * supervisor within the heartbeat plus one monitor pass (`monitorIntervalSeconds` in boss.ts). Messages
- * a dead run had claimed are recovered sooner by their short leases (handlers/messages-release.ts). `expireInSeconds` is only the hard upper bound of one run (a handler that hangs while its
+ * a dead run had claimed are recovered sooner by their short leases (handlers/messages-release.ts).
+ * `expireInSeconds` is only the hard upper bound of one run (a handler that hangs while its
  * process keeps heartbeating). Retries back off exponentially (1 s doubling, capped at 30 s).
  */
 import type { Queue, WorkOptions } from 'pg-boss';

@@ -68,12 +68,15 @@ export async function claimMessages(db: Db, batchId: string, from: number, to: n
   return rows.sort((a, b) => a.seq - b.seq);
 }
 
-/** Extends the leases of messages this run still holds (those not yet committed). */
+/**
+ * Extends the leases of messages this run still holds (those not yet committed; a message whose retry
+ * was committed meanwhile is held and keeps no lease).
+ */
 export async function renewLeases(db: Db, messageIds: string[], leaseSeconds: number): Promise<void> {
   if (messageIds.length === 0) return;
   await sql`
     UPDATE messages SET lease_until = now() + make_interval(secs => ${leaseSeconds})
-    WHERE message_id = ANY(${messageIds}::uuid[]) AND status = 'pending'`.execute(db);
+    WHERE message_id = ANY(${messageIds}::uuid[]) AND status = 'pending' AND held_until IS NULL`.execute(db);
 }
 
 /**

@@ -103,6 +103,13 @@ test('out of order, duplicated, unknown and failed receipts: forward only, right
   const b = await s.admin('GET', `/admin/batches/${batchId}`);
   assert.deepEqual(b.counts, { total: 6, sent: 4, delivered: 3, read: 3, failed: 2, skipped: 0, pending: 0 });
   assert.equal(b.counts.sent + b.counts.failed + b.counts.skipped + b.counts.pending, b.counts.total);
+
+  // The outcomes are counted (cms_receipts_total): applied ones, and the ignored duplicates / late ones.
+  const metrics = await (await fetch(`${s.url}/metrics`)).text();
+  const count = (outcome: string) => Number(new RegExp(`^cms_receipts_total\\{source="whatsapp",outcome="${outcome}"\\} (\\d+)`, 'm').exec(metrics)?.[1] ?? 0);
+  assert.ok(count('applied') >= 6, metrics);
+  assert.ok(count('ignored') >= 4, metrics);
+  assert.ok(count('retried') >= 1, 'the unknown wamid was tried again');
 });
 
 test("a wamid of another company is never touched; the other company's own receipts still work", async () => {

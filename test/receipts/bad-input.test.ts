@@ -98,6 +98,11 @@ test('malformed JSON and wrong shapes: 400, nothing written', async () => {
 });
 
 test('a payload over 4 MiB is 413; 10,000 statuses in one POST are applied', async () => {
+  // Any Content-Type, even a malformed one, is read as bytes (Meta sends application/json).
+  for (const contentType of ['text/plain', 'garbage///', 'application/json; charset=utf-8']) {
+    const res = await postPayload(s.url, c.appSecret, webhookPayload([changeValue(c.phoneNumberId, { statuses: [] })]), { contentType });
+    assert.equal(res.status, 200, `${contentType}: ${res.text}`);
+  }
   const big = Buffer.alloc(10 * 1024 * 1024, 0x20);
   const res = await postPayload(s.url, c.appSecret, big);
   assert.equal(res.status, 413);

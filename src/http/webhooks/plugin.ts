@@ -28,6 +28,10 @@ export const webhookDetail = { type: 'object', properties: { detail: { type: 'st
 /** Registers the webhook routes in their own scope. */
 export async function registerWebhooks(app: FastifyInstance, deps: AppDeps): Promise<void> {
   await app.register(async (scope) => {
+    // Any Content-Type (even a malformed one, which Fastify would refuse with 415) reaches the route as bytes.
+    scope.addHook('onRequest', async (request) => {
+      if (request.headers['content-type'] !== undefined) request.raw.headers['content-type'] = 'application/octet-stream';
+    });
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: WEBHOOK_BODY_LIMIT }, (_req, body, done) => done(null, body));
     // The schemas document the routes; the routes check their input themselves (the signature comes first).

@@ -172,6 +172,21 @@ export async function claimDeliveries(db: Conn, now: Date, limit: number, leaseM
   return r.rows;
 }
 
+/**
+ * Extends the leases of deliveries still held (still carrying the given lease) by `leaseMs` from now
+ * (database time); returns their new leases. One statement for all of them.
+ */
+export async function renewLeases(db: Conn, held: { event_id: string; endpoint_id: number; lease: string }[], leaseMs: number): Promise<{ event_id: string; endpoint_id: number; lease: string }[]> {
+  if (held.length === 0) return [];
+  const r = await sql<{ event_id: string; endpoint_id: number; lease: string }>`
+    UPDATE event_deliveries d SET lease_until = now() + make_interval(secs => ${leaseMs / 1000})
+    FROM unnest(${held.map((h) => h.event_id)}::text[], ${held.map((h) => h.endpoint_id)}::int[], ${held.map((h) => h.lease)}::timestamptz[])
+      AS x(event_id, endpoint_id, lease)
+    WHERE d.event_id = x.event_id AND d.endpoint_id = x.endpoint_id AND d.lease_until = x.lease AND d.status = 'pending'
+    RETURNING d.event_id, d.endpoint_id, d.lease_until::text AS lease`.execute(db);
+  return r.rows;
+}
+
 /** The outcome of one attempt, as `recordAttempts` writes it. */
 export interface AttemptResult {
   event_id: string;

@@ -3,8 +3,9 @@
  * delivery (its own claims on `event_deliveries`, its own HTTP agent, bounded concurrency), so event
  * receivers never slow message delivery down.
  *
- * - Claims due deliveries in batches (db/events.ts `claimDeliveries`: FOR UPDATE SKIP LOCKED, lease in
- *   database time), at most MAX_IN_FLIGHT in hand; an endpoint holding EVENT_CONCURRENCY × QUEUE_FACTOR
+ * - Claims due deliveries in batches (db/events.ts `claimDeliveries`: FOR UPDATE SKIP LOCKED, a lease
+ *   of LEASE_MS in database time, renewed every RENEW_MS while held, so a killed process's claims are
+ *   taken over within LEASE_MS), at most MAX_IN_FLIGHT in hand; an endpoint holding EVENT_CONCURRENCY × QUEUE_FACTOR
  *   deliveries in this process is skipped by the next claim. Claims again at once when a claim came
  *   back full, otherwise every IDLE_MS of real time.
  * - Per endpoint at most `config.eventConcurrency` requests in flight (send.ts does one attempt).
@@ -25,7 +26,7 @@ import type { Agent } from 'undici';
 import type { Config } from '../../config.ts';
 import type { Database } from '../../db/database.ts';
 import {
-  claimDeliveries, deleteOldAttempts, deleteOldEvents, disableEndpoints, recordAttempts, updateFailingSince,
+  claimDeliveries, deleteOldAttempts, deleteOldEvents, disableEndpoints, recordAttempts, renewLeases, updateFailingSince,
   type AttemptResult, type ClaimedDelivery,
 } from '../../db/events.ts';
 import { parseAddressPolicy } from '../../domain/network-guard.ts';
@@ -39,6 +40,9 @@ export const MAX_IN_FLIGHT = 512;
 export const QUEUE_FACTOR = 4;
 /** Real-time wait between claims when the last one was not full (ms). */
 export const IDLE_MS = 250;
+/** Lease of a claimed delivery (database time) and how often held leases are renewed (ms). */
+export const LEASE_MS = 15_000;
+export const RENEW_MS = 5_000;
 /** Outcome buffer flush period (ms) and size. */
 export const FLUSH_MS = 50;
 export const FLUSH_ROWS = 500;
@@ -74,13 +78,16 @@ export function startEventLoop(deps: EventLoopDeps): EventLoop {
   const db = database.db;
   const log = deps.logger.child({ component: 'events' });
   const perEndpoint = config.eventConcurrency;
-  const leaseMs = config.deliveryTimeoutMs * (QUEUE_FACTOR + 1) + 30_000;
+  const leaseMs = Math.max(LEASE_MS, config.deliveryTimeoutMs + RENEW_MS);
   const agent: Agent = createEventAgent(parseAddressPolicy(config.providerAllowedHosts), config.deliveryTimeoutMs, Math.max(perEndpoint, 16));
   const stopping = new AbortController();
   const lanes = new Map<number, Lane>();
   const signers = new Map<string, Webhook>();
   let held = 0;
-  let buffer: AttemptResult[] = [];
+  /** Claimed deliveries whose outcome is not recorded yet (their leases are renewed). */
+  const holding = new Set<ClaimedDelivery>();
+  /** Outcomes to write; the lease is read at write time (a renewal may have replaced it). */
+  let buffer: { claim: ClaimedDelivery; result: Omit<AttemptResult, 'lease'> }[] = [];
   let endpointOutcomes: { endpoint_id: number; ok: boolean; gone: boolean; at: Date }[] = [];
   let flushing: Promise<void> = Promise.resolve();
   let wake: (() => void) | undefined;
@@ -107,7 +114,7 @@ export function startEventLoop(deps: EventLoopDeps): EventLoop {
   function flush(): Promise<void> {
     flushing = flushing.then(async () => {
       if (buffer.length === 0) return;
-      const rows = buffer;
+      const rows = buffer.map((b) => ({ ...b.result, lease: b.claim.lease }));
       const outcomes = endpointOutcomes;
       buffer = [];
       endpointOutcomes = [];
@@ -149,9 +156,13 @@ export function startEventLoop(deps: EventLoopDeps): EventLoop {
     if (o.ok) next = { status: 'delivered', next: null };
     else if (o.status_code === 410) next = { status: 'failed', next: null };
     else next = afterFailure(config.eventRetrySchedule, attempt, nowMs, o.retry_after_ms);
+    holding.delete(d);
     buffer.push({
-      event_id: d.event_id, endpoint_id: d.endpoint_id, lease: d.lease, attempt, status_code: o.status_code, error: o.error,
-      response_excerpt: o.response_excerpt, duration_ms: o.duration_ms, at, next_status: next.status, next_attempt_at: next.next,
+      claim: d,
+      result: {
+        event_id: d.event_id, endpoint_id: d.endpoint_id, attempt, status_code: o.status_code, error: o.error,
+        response_excerpt: o.response_excerpt, duration_ms: o.duration_ms, at, next_status: next.status, next_attempt_at: next.next,
+      },
     });
     endpointOutcomes.push({ endpoint_id: d.endpoint_id, ok: o.ok, gone: o.status_code === 410, at });
     if (buffer.length >= FLUSH_ROWS) void flush();
@@ -197,6 +208,25 @@ export function startEventLoop(deps: EventLoopDeps): EventLoop {
 
   const flusher = setInterval(() => { if (buffer.length) void flush(); }, FLUSH_MS);
 
+  /** Renews the leases of held deliveries, in the same chain as the flushes (never beside one). */
+  function renew(): void {
+    flushing = flushing.then(async () => {
+      const list = [...holding];
+      if (list.length === 0) return;
+      try {
+        const renewed = await renewLeases(db, list, leaseMs);
+        const byKey = new Map(renewed.map((r) => [`${r.event_id}|${r.endpoint_id}`, r.lease]));
+        for (const d of list) {
+          const lease = byKey.get(`${d.event_id}|${d.endpoint_id}`);
+          if (lease) d.lease = lease;
+        }
+      } catch (err) {
+        log.warn({ err: (err as Error).message }, 'event lease renewal failed');
+      }
+    });
+  }
+  const renewer = setInterval(renew, RENEW_MS);
+
   async function run(): Promise<void> {
     while (!stopping.signal.aborted) {
       let full = false;
@@ -212,6 +242,7 @@ export function startEventLoop(deps: EventLoopDeps): EventLoop {
             let lane = lanes.get(d.endpoint_id);
             if (!lane) lanes.set(d.endpoint_id, lane = { queue: [], active: 0, held: 0 });
             lane.queue.push(d);
+            holding.add(d);
             lane.held++;
             held++;
           }
@@ -234,6 +265,7 @@ export function startEventLoop(deps: EventLoopDeps): EventLoop {
       const deadline = Date.now() + config.deliveryTimeoutMs + 1000;
       while ([...lanes.values()].some((l) => l.active > 0) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       clearInterval(flusher);
+      clearInterval(renewer);
       await flush();
       await agent.close().catch(() => {});
     },

@@ -3,7 +3,7 @@
  * from POST to applied in the database.
  *
  *   node bench/receipts.ts [--db postgres://postgres@127.0.0.1:5432/postgres] [--messages 100000]
- *                          [--per-post 100] [--clients 8] [--passes 2]
+ *                          [--per-post 100] [--clients 8] [--passes 2] [--events]
  *
  * Setup (not measured): a fresh database `cms_bench_receipts` next to the one in the URL, the service
  * (API and workers in this process, as `npm start`), a company whose WhatsApp channel has an app
@@ -15,8 +15,12 @@
  * runs from the first POST until the last update is visible in the database (polled every 20 ms).
  * Reported: status updates applied per second end to end, and the answer time of each POST (p50, p99,
  * max: the webhook enqueues durably and answers; applying happens in the workers meanwhile).
+ * `--events`: the company also has an event endpoint subscribed to `message.delivered` and
+ * `message.read` (a local receiver answering 200), so the outbox triggers write one event and one
+ * delivery row per update and the event workers deliver them meanwhile (the events are not waited for).
  */
 import { createHmac, randomUUID } from 'node:crypto';
+import { createServer } from 'node:http';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
@@ -48,6 +52,7 @@ async function main(): Promise<void> {
       'per-post': { type: 'string', default: '100' },
       clients: { type: 'string', default: '8' },
       passes: { type: 'string', default: '2' },
+      events: { type: 'boolean', default: false },
     },
   });
   const messages = Number(values.messages);
@@ -55,7 +60,13 @@ async function main(): Promise<void> {
   const clients = Number(values.clients);
   const passes = Math.min(2, Math.max(1, Number(values.passes)));
   const url = await freshPostgres(values.db!);
-  const config = loadConfig({ ...process.env, DATABASE_URL: url, ADMIN_TOKEN: 'bench-admin', SECRETS_KEY: 'bench-secrets', LOG_LEVEL: 'warn', DATA_DIR: os.tmpdir() });
+  let received = 0;
+  const receiver = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => { received++; res.writeHead(200).end('{}'); });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const config = loadConfig({ ...process.env, PROVIDER_ALLOWED_HOSTS: '127.0.0.1', DATABASE_URL: url, ADMIN_TOKEN: 'bench-admin', SECRETS_KEY: 'bench-secrets', LOG_LEVEL: 'warn', DATA_DIR: os.tmpdir() });
   const service = await startService(config, { role: 'all', logger: pino({ level: 'warn' }) });
   const base = await service.app.listen({ port: 0, host: '127.0.0.1' });
   const admin = (method: string, p: string, body?: unknown) => fetch(base + p, {
@@ -67,6 +78,10 @@ async function main(): Promise<void> {
   const phoneNumberId = '1' + String(Date.now()).slice(-12);
   const appSecret = 'bench-app-secret';
   await admin('PUT', `/admin/companies/${company.company_id}/channel`, { provider: 'whatsapp', phone_number_id: phoneNumberId, access_token: 'EAAG-bench', app_secret: appSecret, verify_token: 'bench-verify-token' });
+  if (values.events) {
+    const port = (receiver.address() as { port: number }).port;
+    await admin('POST', `/admin/companies/${company.company_id}/event-endpoints`, { url: `http://127.0.0.1:${port}/events`, events: ['message.delivered', 'message.read'] });
+  }
   const db = new pg.Client({ connectionString: url });
   await db.connect();
   const batchSize = 1000;
@@ -133,16 +148,21 @@ async function main(): Promise<void> {
   latencies.sort((a, b) => a - b);
   const seconds = (finished - started) / 1000;
   const result = {
-    messages, posts: signed.length, per_post: perPost, clients, status_updates: expected, applied: done, errors,
+    messages, posts: signed.length, per_post: perPost, clients, events: values.events, status_updates: expected, applied: done, errors,
     post_phase_s: +((posted - started) / 1000).toFixed(2),
     end_to_end_s: +seconds.toFixed(2),
     updates_per_s: Math.round(done / seconds),
     post_ms: { p50: +percentile(latencies, 50).toFixed(1), p99: +percentile(latencies, 99).toFixed(1), max: +latencies[latencies.length - 1].toFixed(1) },
   };
   console.log(JSON.stringify(result, null, 2));
+  if (values.events) {
+    const { rows } = await db.query('SELECT count(*)::int AS n FROM events WHERE company_id = $1', [company.company_id]);
+    console.log(`events written: ${rows[0].n}; delivered to the receiver so far: ${received}`);
+  }
   await db.end();
   await agent.close();
   await service.close();
+  receiver.close();
 }
 
 main().catch((err) => {

@@ -83,7 +83,7 @@ async function scripted(answer: (req: IncomingMessage, body: any, n: number) => 
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
 }
 
-test('a receiver down for 60 s of clock time: messages wait pending with next_attempt_at, then all are delivered; 0 failed, 0 lost', async () => {
+test('receivers down for 60 s of clock time (503, garbage, refused connections): messages wait pending with next_attempt_at, then all are delivered; 0 failed, 0 lost', async () => {
   const start = clock.now();
   const run = Math.floor(Math.random() * 1000);
   const phones = Array.from({ length: 10 }, (_, i) => phone(run, i));
@@ -91,6 +91,16 @@ test('a receiver down for 60 s of clock time: messages wait pending with next_at
   const r = await receiver((seen) => (clock.now() < start + 60_000 ? (seen.body?.to?.endsWith('1') ? 'garbage' : 503) : 200));
   const { key, automationId } = await webhookAutomation(r.url, r.secret);
   const batchId = await send(key, automationId, phones);
+  // A second company's receiver refuses connections (nothing listens on its port) until it comes up.
+  const port = await new Promise<number>((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const p = (probe.address() as AddressInfo).port;
+      probe.close(() => resolve(p));
+    });
+  });
+  const refused = await webhookAutomation(`http://127.0.0.1:${port}/hooks`, r.secret);
+  const refusedPhones = Array.from({ length: 5 }, (_, i) => phone(run, 100 + i));
+  const refusedBatch = await send(refused.key, refused.automationId, refusedPhones);
 
   // Attempt 1 failed: pending, next attempt 5 s later (the first wait of the schedule).
   let ms = await attemptsReach(batchId, 1, 10);
@@ -99,6 +109,11 @@ test('a receiver down for 60 s of clock time: messages wait pending with next_at
     assert.equal(m.attempts, 1);
     assert.equal(m.next_attempt_at, new Date(start + SCHEDULE[0]).toISOString());
     assert.match(m.error, /^(HTTP 503|invalid HTTP response|connection closed by the receiver)$/);
+  }
+  for (const m of await attemptsReach(refusedBatch, 1, 5)) {
+    assert.equal(m.status, 'pending');
+    assert.equal(m.error, 'connection error: ECONNREFUSED');
+    assert.equal(m.next_attempt_at, new Date(start + SCHEDULE[0]).toISOString());
   }
   let b = await batchStatus(s, batchId);
   assert.equal(b.status, 'processing');
@@ -126,6 +141,19 @@ test('a receiver down for 60 s of clock time: messages wait pending with next_at
   assert.equal((await batchStatus(s, batchId)).counts.pending, 10);
 
   // 155 s after the start the receiver is back: attempt 4 delivers every message.
+  const up: { id: string; at: number }[] = [];
+  const late = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      up.push({ id: String(req.headers['webhook-id']), at: clock.now() });
+      res.writeHead(200).end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => late.listen(port, '127.0.0.1', resolve));
+  closers.push(async () => {
+    late.closeAllConnections();
+    await new Promise<void>((resolve) => late.close(() => resolve()));
+  });
   clock.advance(SCHEDULE[2]);
   b = await completed(s, batchId, 30_000);
   assert.deepEqual(b.counts, { total: 10, sent: 10, delivered: 0, read: 0, failed: 0, skipped: 0, pending: 0 });
@@ -141,6 +169,14 @@ test('a receiver down for 60 s of clock time: messages wait pending with next_at
     assert.equal(delivered.get(m.message_id)?.length, 1, 'delivered once');
   }
   assert.equal(r.seen.length, 40, 'one request per attempt');
+
+  // The refusing receiver's messages too: all sent once it listens, none failed.
+  const rb = await completed(s, refusedBatch, 30_000);
+  assert.deepEqual(rb.counts, { total: 5, sent: 5, delivered: 0, read: 0, failed: 0, skipped: 0, pending: 0 });
+  const refusedMessages = await messagesOf(s, refusedBatch);
+  assert.ok(refusedMessages.every((m) => m.attempts === 4 && m.status === 'sent'));
+  assert.deepEqual(up.map((x) => x.id).sort(), refusedMessages.map((m) => m.message_id).sort(), 'each delivered once');
+  assert.ok(up.every((x) => x.at === start + 155_000));
 });
 
 test('a receiver that answers after 6 s (DELIVERY_TIMEOUT 15 s by default): delivered once, sent', async () => {

@@ -5,14 +5,36 @@
 import { ConfigError, loadConfig, type Role } from './config.ts';
 import { startService } from './service.ts';
 
-/** Runs the service until a signal stops it. */
+/** Closes the service, giving up after `timeoutMs`; errors are ignored (the caller reports its own). */
+async function closeQuietly(service: { close(): Promise<void> }, timeoutMs: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  await Promise.race([
+    service.close().catch(() => undefined),
+    new Promise<void>((r) => { timer = setTimeout(r, timeoutMs); }),
+  ]);
+  clearTimeout(timer);
+}
+
+/**
+ * Runs the service until a signal stops it. Rejects with the listen error (`EADDRINUSE`, `EACCES`)
+ * after closing everything it had started (workers, queue, database, `cms.pid`), and with
+ * `ConfigError` on a bad configuration.
+ */
 export async function runServer(opts: { role?: Role } = {}): Promise<void> {
   const role = opts.role ?? 'all';
   const config = loadConfig();
   const service = await startService(config, { role });
   const log = service.deps.logger;
   if (role !== 'worker') {
-    const address = await service.app.listen({ port: config.port, host: config.host });
+    let address: string;
+    try {
+      address = await service.app.listen({ port: config.port, host: config.host });
+    } catch (err) {
+      // Port in use or not permitted (issue 13): stop the workers and release the database (and
+      // its `cms.pid`) before reporting, so that the process exits at once and leaves nothing behind.
+      await closeQuietly(service, 15_000);
+      throw err;
+    }
     log.info({ address, database: service.deps.database.kind, docs: `${address}/docs` }, 'cms listening');
   } else {
     log.info({ database: service.deps.database.kind }, 'cms worker running');

@@ -1,0 +1,82 @@
+/**
+ * Issue 13, first-hour trap "port already in use": `cms serve` (what `npm start` runs) and
+ * `node src/main.ts` on a busy port print one error and exit non-zero at once, leaving nothing behind:
+ * no `cms.pid` in the data directory, no process (its workers included) still running, and the data
+ * directory can be used right away by the next process. Real processes, embedded database.
+ */
+import { after, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+const BIN = path.join(import.meta.dirname, '../../bin/cms.js');
+const MAIN = path.join(import.meta.dirname, '../../src/main.ts');
+const dirs: string[] = [];
+after(() => { for (const d of dirs) fs.rmSync(d, { recursive: true, force: true }); });
+
+async function busyPort(): Promise<{ port: number; close: () => Promise<void> }> {
+  const srv = net.createServer((s) => s.destroy());
+  await new Promise<void>((r) => srv.listen(0, '127.0.0.1', r));
+  return { port: (srv.address() as net.AddressInfo).port, close: () => new Promise((r) => srv.close(() => r())) };
+}
+
+function run(args: string[], port: number, dataDir: string): Promise<{ code: number | null; output: string; ms: number; pid: number }> {
+  const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info' };
+  delete env.DATABASE_URL;
+  delete env.ADMIN_TOKEN;
+  const started = Date.now();
+  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  child.stdout.on('data', (d) => { output += d; });
+  child.stderr.on('data', (d) => { output += d; });
+  const killer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  return new Promise((resolve) => child.on('exit', (code) => {
+    clearTimeout(killer);
+    resolve({ code, output, ms: Date.now() - started, pid: child.pid! });
+  }));
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+for (const [name, args] of [['cms serve', [BIN, 'serve']], ['node src/main.ts', [MAIN]]] as const) {
+  test(`${name} on a busy port exits non-zero at once and leaves no cms.pid`, { timeout: 120_000 }, async () => {
+    const busy = await busyPort();
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-busy-'));
+    dirs.push(dataDir);
+    try {
+      const result = await run([...args], busy.port, dataDir);
+      assert.notEqual(result.code, 0, result.output);
+      assert.notEqual(result.code, null, 'exited by itself, not killed after 60 s');
+      assert.match(result.output, /EADDRINUSE/);
+      assert.ok(!fs.existsSync(path.join(dataDir, 'cms.pid')), 'cms.pid removed');
+      assert.ok(!alive(result.pid));
+      // "At once": startup (migrations on a fresh embedded database) plus closing, well under the
+      // minute a hang would take; measured ~3-6 s on a 2-core machine.
+      assert.ok(result.ms < 30_000, `exited after ${result.ms} ms`);
+      if (name === 'cms serve') assert.match(result.output, /cannot listen: .*\(set HOST\/PORT\)/);
+    } finally {
+      await busy.close();
+    }
+    // The data directory is free: the next start on a free port succeeds (and is stopped with SIGTERM).
+    const next = spawn(process.execPath, [MAIN], { env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    next.stdout.on('data', (d) => { out += d; });
+    next.stderr.on('data', (d) => { out += d; });
+    const exited = new Promise<number | null>((r) => next.on('exit', (c) => r(c)));
+    const deadline = Date.now() + 60_000;
+    while (!/cms listening/.test(out) && Date.now() < deadline && next.exitCode === null) await new Promise((r) => setTimeout(r, 100));
+    assert.match(out, /cms listening/, out);
+    next.kill('SIGTERM');
+    assert.equal(await exited, 0);
+  });
+}

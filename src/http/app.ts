@@ -15,7 +15,7 @@ import { adminPlugin } from './admin/plugin.ts';
 import type { AppDeps } from './deps.ts';
 import { isDatabaseUnavailable, sendDetail, UNAVAILABLE_RETRY_AFTER_S } from './errors.ts';
 import { registerPublicOperation } from './public-operation.ts';
-import { RouteTable } from './routing.ts';
+import { notFoundReply, RouteTable, starletteRouting } from './routing.ts';
 import { connectorSendOperation } from './routes/connector-send.ts';
 import { createSegmentOperation } from './routes/create-segment.ts';
 import { manageSegmentContactsOperation } from './routes/manage-segment-contacts.ts';
@@ -47,7 +47,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // header size limit (16 KiB) bounds the URL anyway.
     routerOptions: { maxParamLength: 16_384 },
   });
-  app.addHook('onRoute', (route) => routes.add(route.url, route.method));
+  app.addHook('onRoute', (route) => routes.add(route.url, route.method, route.routePath === '' && route.prefixTrailingSlash !== 'no-slash'));
+  // Starlette's routing (decisions.md §1 step 1, src/http/routing.ts): decoded paths, 307 on a toggled
+  // trailing slash, no empty or `/`-holding parameters. First of all hooks.
+  app.addHook('onRequest', starletteRouting(routes));
   // Routing comes first (decisions.md §1): a request for no route is 404 or 405 whatever its body and
   // Content-Type, so Fastify must not refuse a malformed Content-Type (415) before the not-found handler.
   app.addHook('onRequest', async (request) => {
@@ -59,14 +62,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   });
 
   // Error and not-found handlers first: plugins registered later inherit them.
-  app.setNotFoundHandler((request, reply) => {
-    const path = request.url.split('?')[0];
-    const allowed = routes.allowed(path);
-    if (allowed && !allowed.includes(request.method)) {
-      return sendDetail(reply, 405, 'Method Not Allowed', { Allow: allowed.filter((m) => m !== 'HEAD' || allowed.includes('GET')).join(', ') });
-    }
-    return sendDetail(reply, 404, 'Not Found');
-  });
+  app.setNotFoundHandler((request, reply) => notFoundReply(routes, request, reply));
 
   app.setErrorHandler((err: FastifyError, request, reply) => {
     if (err instanceof DomainError) return sendDetail(reply, err.status, err.detail);

@@ -16,6 +16,9 @@
  * limit, default `15s`, also for event deliveries), EVENT_RETRY_SCHEDULE (default
  * `5s,5m,30m,2h,5h,10h,10h`), EVENT_RETENTION (events and attempts kept, default `30d`),
  * EVENT_CONCURRENCY (event deliveries in flight per endpoint and process, default 8).
+ *
+ * DB_DRIVER_TRICKS (`on` or `off`, default `on`): the node-postgres and pg-boss tricks of the accept
+ * path (db/driver-tricks.ts); `off` runs on the libraries' documented APIs only.
  */
 import path from 'node:path';
 import ms from 'ms';
@@ -45,6 +48,8 @@ export interface Config {
   readonly eventRetentionMs: number;
   /** Event deliveries in flight at once per endpoint, per worker process. */
   readonly eventConcurrency: number;
+  /** DB_DRIVER_TRICKS: the tricks of db/driver-tricks.ts on (default) or off. */
+  readonly driverTricks: boolean;
 }
 
 /** Thrown when an environment variable has a value that cannot be used; the message names it. */
@@ -82,6 +87,14 @@ function schedule(env: NodeJS.ProcessEnv, name: string, fallback: string): reado
   return Object.freeze(list.map((item) => parseDuration(name, item)));
 }
 
+function onOff(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'on') return true;
+  if (raw === 'off') return false;
+  throw new ConfigError(`${name} must be on or off, got ${JSON.stringify(env[name])}`);
+}
+
 /** Reads the configuration from `env` (default `process.env`). Throws ConfigError on an unusable value. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const blank = (v: string | undefined) => (v === undefined || v === '' ? undefined : v);
@@ -102,5 +115,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventRetrySchedule: schedule(env, 'EVENT_RETRY_SCHEDULE', '5s,5m,30m,2h,5h,10h,10h'),
     eventRetentionMs: duration(env, 'EVENT_RETENTION', '30d'),
     eventConcurrency: int(env, 'EVENT_CONCURRENCY', 8, 1, 256),
+    driverTricks: onOff(env, 'DB_DRIVER_TRICKS', true),
   });
 }

@@ -15,7 +15,10 @@ import { parseAddressPolicy } from './domain/network-guard.ts';
 import { secretBox, type SecretBox } from './domain/secrets.ts';
 import { buildApp } from './http/app.ts';
 import { ApiKeyAuthenticator } from './http/auth.ts';
-import { systemClock, type AppDeps, type Clock } from './http/deps.ts';
+import { systemClock, type Clock } from './clock.ts';
+import type { AppDeps } from './http/deps.ts';
+import { BatchAcceptor } from './domain/accept-writer.ts';
+import { AutomationLookups } from './domain/automations.ts';
 import { MemoryRateLimiter, type RateLimiter } from './http/rate-limit.ts';
 import { PgRateLimiter } from './http/rate-limit-pg.ts';
 import { startBoss, type Boss } from './queue/boss.ts';
@@ -54,8 +57,9 @@ function fileSecret(dataDir: string, file: string, make: () => string, logger: L
 
 /** Opens the database, waiting for PostgreSQL when it is not reachable yet (up to `waitMs`). */
 async function openDatabase(config: Config, logger: Logger, waitMs = 60_000): Promise<Database> {
-  if (!config.databaseUrl) return openPglite(config.dataDir);
-  const database = await openPostgres(config.databaseUrl, config.dbPoolMax);
+  const driverTricks = config.driverTricks;
+  if (!config.databaseUrl) return openPglite(config.dataDir, { driverTricks });
+  const database = await openPostgres(config.databaseUrl, config.dbPoolMax, { driverTricks });
   const deadline = Date.now() + waitMs;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -90,7 +94,9 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
   const rateLimiter: RateLimiter = opts.rateLimiter ?? (database.kind === 'postgres' ? new PgRateLimiter(database) : new MemoryRateLimiter());
   const clock = opts.clock ?? systemClock;
   const addressPolicy = parseAddressPolicy(config.providerAllowedHosts);
-  const deps: AppDeps = { config, database, boss, rateLimiter, auth, clock, logger, adminToken, sealSecret: (s) => secrets.seal(s), openSecret: (s) => secrets.open(s), addressPolicy };
+  const acceptor = new BatchAcceptor(database, boss);
+  const automationLookups = new AutomationLookups(database.db);
+  const deps: AppDeps = { config, database, boss, acceptor, automationLookups, rateLimiter, auth, clock, logger, adminToken, sealSecret: (s) => secrets.seal(s), openSecret: (s) => secrets.open(s), addressPolicy };
   const app = await buildApp(deps);
   let workers: Workers | undefined;
   let eventLoop: EventLoop | undefined;

@@ -10,30 +10,9 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DB } from './schema.ts';
 import { pgliteDialect } from './pglite-dialect.ts';
-import { PreparingClient } from './prepared.ts';
+import { clientClass, openPipelinePool } from './driver-tricks.ts';
 
 export type Db = Kysely<DB>;
-
-const embedded = new WeakSet<Db>();
-const pipelinePools = new WeakMap<Db, pg.Pool>();
-
-/**
- * True when `db` (the root instance, not a transaction) runs on the embedded PGlite. For the few hot-path
- * statements whose best form differs: PGlite has no network round trip or per-connection plan cache to
- * save, and its JavaScript parameter encoding makes some forms slower there (see accept-writer.ts).
- */
-export function isEmbedded(db: Db): boolean {
-  return embedded.has(db);
-}
-
-/**
- * A small pool of PostgreSQL connections in node-postgres's pipeline mode, beside the pool behind `db`
- * (PostgreSQL only; undefined on PGlite). On such a connection the statements of one transaction can be
- * sent without waiting for each answer (accept-writer.ts). Statements marked PREPARED run named there too.
- */
-export function pipelinePool(db: Db): pg.Pool | undefined {
-  return pipelinePools.get(db);
-}
 
 /** Runs one SQL text (possibly several statements, no parameters); resolves to the last statement's rows. */
 export type ScriptRunner = (text: string) => Promise<Record<string, unknown>[]>;
@@ -50,6 +29,14 @@ export interface Database {
    * statements (parsed and planned once per connection; Kysely sends every statement unnamed).
    */
   readonly pgPool: pg.Pool | undefined;
+  /**
+   * A small pool of PostgreSQL connections in node-postgres's pipeline mode, beside `pgPool`
+   * (PostgreSQL with the driver tricks on only; see db/driver-tricks.ts trick 2): the accept
+   * transaction's statements are sent without waiting for each answer (domain/accept-writer.ts).
+   */
+  readonly pipelinePool: pg.Pool | undefined;
+  /** Whether the driver tricks of db/driver-tricks.ts are on (`DB_DRIVER_TRICKS`, default on). */
+  readonly driverTricks: boolean;
   /** Runs a multi-statement SQL script inside one transaction, under a cluster-wide advisory lock. */
   runScriptLocked(lockKey: number, script: (run: ScriptRunner) => Promise<void>): Promise<void>;
   /** Resolves when the database answers `SELECT 1`; rejects otherwise. */
@@ -94,8 +81,11 @@ function claimDataDir(dataDir: string): void {
   fs.writeFileSync(pidFile, `${process.pid}\n`);
 }
 
-/** Opens PGlite in `dataDir` (created if missing; `memory://` for an in-memory database). */
-export async function openPglite(dataDir: string): Promise<Database> {
+/**
+ * Opens PGlite in `dataDir` (created if missing; `memory://` for an in-memory database). `driverTricks`
+ * (default true) only matters to pg-boss's queue-cache warm-up (db/driver-tricks.ts trick 4).
+ */
+export async function openPglite(dataDir: string, opts: { driverTricks?: boolean } = {}): Promise<Database> {
   const inMemory = dataDir.startsWith('memory://');
   if (!inMemory) {
     fs.mkdirSync(dataDir, { recursive: true });
@@ -105,13 +95,14 @@ export async function openPglite(dataDir: string): Promise<Database> {
     parsers: { [INT8]: parseInt8 },
   });
   const db = new Kysely<DB>({ dialect: pgliteDialect(pglite) });
-  embedded.add(db);
   return {
     kind: 'pglite',
     db,
     pglite,
     url: undefined,
     pgPool: undefined,
+    pipelinePool: undefined,
+    driverTricks: opts.driverTricks ?? true,
     async runScriptLocked(_lockKey, script) {
       // One process owns a PGlite directory, and the transaction holds PGlite's exclusive lock.
       await pglite.transaction(async (tx) => {
@@ -129,10 +120,14 @@ export async function openPglite(dataDir: string): Promise<Database> {
   };
 }
 
-/** Opens a pool of at most `poolMax` connections to the PostgreSQL database at `url`. */
-export async function openPostgres(url: string, poolMax: number): Promise<Database> {
+/**
+ * Opens a pool of at most `poolMax` connections to the PostgreSQL database at `url`, plus, with the
+ * driver tricks on (`driverTricks`, default true), the pipelined pool of db/driver-tricks.ts.
+ */
+export async function openPostgres(url: string, poolMax: number, opts: { driverTricks?: boolean } = {}): Promise<Database> {
+  const tricks = opts.driverTricks ?? true;
   const options: pg.PoolConfig = {
-    Client: PreparingClient, // texts marked PREPARED run as named statements (db/prepared.ts)
+    Client: clientClass(tricks), // with the tricks: texts marked PREPARED run as named statements (db/prepared.ts)
     connectionString: url,
     max: poolMax,
     connectionTimeoutMillis: 5_000,
@@ -140,15 +135,17 @@ export async function openPostgres(url: string, poolMax: number): Promise<Databa
     types: { getTypeParser: ((oid: number, format?: string) => (oid === INT8 ? parseInt8 : pg.types.getTypeParser(oid, format as 'text'))) as typeof pg.types.getTypeParser },
   };
   const pool = guarded(new pg.Pool(options));
-  const pipelined = guarded(new pg.Pool({ ...options, max: Math.min(4, poolMax), pipeline: true }));
+  const pipelined = openPipelinePool(tricks, options, Math.min(4, poolMax));
+  if (pipelined) guarded(pipelined);
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
-  pipelinePools.set(db, pipelined);
   return {
     kind: 'postgres',
     db,
     pglite: undefined,
     url,
     pgPool: pool,
+    pipelinePool: pipelined,
+    driverTricks: tricks,
     async runScriptLocked(lockKey, script) {
       const client = await pool.connect();
       try {
@@ -171,7 +168,7 @@ export async function openPostgres(url: string, poolMax: number): Promise<Databa
     },
     async close() {
       await db.destroy();
-      await pipelined.end();
+      await pipelined?.end();
     },
   };
 }

@@ -6,18 +6,22 @@
  * one transaction per request caps a database at a few hundred accepted sends per second. The writer
  * gathers the batches that requests hand it while earlier transactions are in flight and writes each
  * group in ONE transaction: one multi-row INSERT of batches, one multi-row INSERT of jobs, then each
- * request's own `withinTransaction` step (its idempotency record), then COMMIT. Every request of the
- * group is answered only after that commit. On PostgreSQL a group with no such step is sent pipelined,
- * all four statements in one round trip (see #commitPipelined). If a group fails, its requests are
- * retried one by one, so one bad request cannot fail the others.
+ * request's idempotency record (data handed to {@link BatchAcceptor.write}), then COMMIT. Every request
+ * of the group is answered only after that commit. On PostgreSQL with the driver tricks on, a group
+ * without idempotency records is sent pipelined, all four statements in one round trip (see
+ * #commitPipelined and db/driver-tricks.ts). If a group fails, its requests are retried one by one, so
+ * one bad request cannot fail the others.
+ *
+ * One {@link BatchAcceptor} per service, built in service.ts and handed to the routes through AppDeps.
  */
-import { CompiledQuery, type Transaction } from 'kysely';
+import { CompiledQuery } from 'kysely';
 import type pg from 'pg';
-import { isEmbedded, pipelinePool, type Db } from '../db/database.ts';
+import type { Database } from '../db/database.ts';
+import { BEGIN_GUARDED, corked, guardedInsert } from '../db/driver-tricks.ts';
 import { PREPARED } from '../db/prepared.ts';
-import type { DB } from '../db/schema.ts';
 import { StatementGroups } from '../db/statement-groups.ts';
 import { enqueueMany, insertJobs, type Boss } from '../queue/boss.ts';
+import { completeKey } from './idempotency.ts';
 
 /**
  * The group's batch rows as the parameters of {@link INSERT_BATCHES}: one array per column, and the
@@ -52,17 +56,13 @@ FROM unnest($1::uuid[], $2::int[], $3::text[], $4::int[], $5::int[], $6::int[], 
   AS r(batch_id, company_id, kind, source_id, total, ignored, off, len, overrides, template)`;
 
 /**
- * {@link INSERT_BATCHES} for a pipelined transaction: it inserts only inside the transaction that the
- * BEGIN sent before it opened (that BEGIN also sets `cms.accept_txn`, which lasts to the transaction's
- * end). Should the BEGIN not take effect, this statement would run as a transaction of its own and
- * commit a batch whether or not its job follows; guarded, it then inserts nothing and the writer,
- * seeing fewer rows than batches, fails the group.
+ * {@link INSERT_BATCHES} for a pipelined transaction: it inserts only inside the transaction that
+ * {@link BEGIN_GUARDED} opened (db/driver-tricks.ts trick 3). Should the BEGIN not take effect, it
+ * inserts nothing and the writer, seeing fewer rows than batches, fails the group.
  */
-export const INSERT_BATCHES_GUARDED = `${INSERT_BATCHES}
-WHERE current_setting('cms.accept_txn', true) = 'on'`;
+export const INSERT_BATCHES_GUARDED = guardedInsert(INSERT_BATCHES);
 
-/** One simple-protocol message: if BEGIN fails the rest of the message is not run. */
-export const BEGIN_GUARDED = `BEGIN; SET LOCAL cms.accept_txn = 'on'`;
+export { BEGIN_GUARDED };
 
 /** One batch row as `batches` takes it (JSON columns already serialised). */
 export interface BatchRow {
@@ -77,32 +77,37 @@ export interface BatchRow {
   template: string;
 }
 
+/**
+ * The answer a request records under its Idempotency-Key (domain/idempotency.ts), committed in the same
+ * transaction as its batch: the key, the HTTP status and the exact body text.
+ */
+export interface AnswerRecord { key: string; status: number; body: string }
+
 interface Pending {
   row: BatchRow;
-  within?: (trx: Transaction<DB>, batchId: string) => Promise<void>;
+  idempotency: AnswerRecord | undefined;
   resolve: () => void;
   reject: (err: unknown) => void;
 }
 
-export class AcceptWriter {
-  readonly #db: Db;
+export class BatchAcceptor {
+  readonly #database: Database;
   readonly #boss: Boss;
   readonly #groups: StatementGroups<Pending>;
-  readonly #embedded: boolean;
-  readonly #pipeline: pg.Pool | undefined;
 
   /** `maxGroup`: batches per transaction; `maxInFlight`: transactions open at once. */
-  constructor(db: Db, boss: Boss, opts: { maxGroup?: number; maxInFlight?: number } = {}) {
-    this.#db = db;
+  constructor(database: Database, boss: Boss, opts: { maxGroup?: number; maxInFlight?: number } = {}) {
+    this.#database = database;
     this.#boss = boss;
-    this.#embedded = isEmbedded(db);
-    this.#pipeline = pipelinePool(db);
     this.#groups = new StatementGroups((group) => this.#flush(group), { maxGroup: opts.maxGroup ?? 64, maxInFlight: opts.maxInFlight ?? 4 });
   }
 
-  /** Resolves once the batch row and its `batch-process` job are committed. */
-  write(row: BatchRow, within?: Pending['within']): Promise<void> {
-    return new Promise((resolve, reject) => this.#groups.add({ row, within, resolve, reject }));
+  /**
+   * Resolves once the batch row, its `batch-process` job and (when given) the idempotency record of
+   * the request's answer are committed together; rejects when they are not (nothing of it is stored).
+   */
+  write(row: BatchRow, opts: { idempotency?: AnswerRecord } = {}): Promise<void> {
+    return new Promise((resolve, reject) => this.#groups.add({ row, idempotency: opts.idempotency, resolve, reject }));
   }
 
   async #flush(group: Pending[]): Promise<void> {
@@ -127,9 +132,10 @@ export class AcceptWriter {
   }
 
   async #commit(group: Pending[]): Promise<void> {
-    if (this.#pipeline && group.every((p) => p.within === undefined)) return this.#commitPipelined(this.#pipeline, group);
-    await this.#db.transaction().execute(async (trx) => {
-      if (this.#embedded) {
+    const pipeline = this.#database.pipelinePool;
+    if (pipeline && group.every((p) => p.idempotency === undefined)) return this.#commitPipelined(pipeline, group);
+    await this.#database.db.transaction().execute(async (trx) => {
+      if (this.#database.kind === 'pglite') {
         // PGlite encodes a bytea parameter in JavaScript, byte by byte (5 ms for 8 rows, measured), and
         // has no plan cache to gain: the plain multi-row INSERT is its fastest form (0.9 ms).
         await trx.insertInto('batches').values(group.map((p) => p.row)).execute();
@@ -137,13 +143,15 @@ export class AcceptWriter {
         await trx.executeQuery(CompiledQuery.raw(INSERT_BATCHES, groupParams(group)));
       }
       await enqueueMany(this.#boss, trx, 'batch-process', group.map((p) => ({ data: { batch_id: p.row.batch_id } })));
-      for (const p of group) await p.within?.(trx, p.row.batch_id);
+      for (const p of group) {
+        if (p.idempotency) await completeKey(trx, p.row.company_id, p.idempotency.key, p.idempotency.status, p.idempotency.body);
+      }
     });
   }
 
   /**
-   * The same transaction as {@link #commit}, sent pipelined on one connection (PostgreSQL, groups
-   * without a `within` step): BEGIN, the batch INSERT, pg-boss's job INSERT and COMMIT leave in one
+   * The same transaction as {@link #commit}, sent pipelined on one connection (PostgreSQL with the
+   * driver tricks on, groups without idempotency records): BEGIN, the batch INSERT, pg-boss's job INSERT and COMMIT leave in one
    * write and are answered together, one round trip instead of four. Each statement carries its own
    * Sync, so a failing INSERT leaves the transaction aborted and the COMMIT behind it rolls back (it
    * answers ROLLBACK); the group counts as committed only when every statement succeeded, the batch
@@ -151,16 +159,10 @@ export class AcceptWriter {
    */
   async #commitPipelined(pool: pg.Pool, group: Pending[]): Promise<void> {
     const client = await pool.connect();
-    const stream = (client as unknown as { connection: { stream: { cork?(): void; uncork?(): void } } }).connection.stream;
-    // Statements written while corked leave in one write when the cork is released.
-    let corked = true;
-    const send = () => {
-      if (corked) stream.uncork?.();
-      corked = false;
-    };
+    // Statements written while corked leave in one write when `send` uncorks.
+    const send = corked(client);
     let closed = false; // COMMIT (or ROLLBACK) has been sent
     let broken: Error | undefined;
-    stream.cork?.();
     try {
       // Every statement's outcome is read below; until then a rejection must not count as unhandled
       // (the early ROLLBACK path never reads them).

@@ -16,18 +16,46 @@ export interface Automation {
 export interface Campaign { campaign_id: number; company_id: number; name: string; template: Template; created_at: Date }
 
 /**
- * Trigger lookups (4.3, the hot path) are cached per process for at most 2 s, like API keys: a change made
- * through this process applies at once (`forgetAutomationLookups`), one made through another process
- * within 2 s.
+ * Trigger lookups (4.3, the hot path), cached for at most 2 s, like API keys: a change made through this
+ * process applies at once ({@link AutomationLookups.forget}, called by the operator routes), one made
+ * through another process within 2 s. One per service, built in service.ts (AppDeps.automationLookups).
  */
-const lookups = new LRUCache<string, Automation | false>({ max: 20_000, ttl: 2_000 });
+export class AutomationLookups {
+  readonly #db: Db;
+  readonly #cache = new LRUCache<string, Automation | false>({ max: 20_000, ttl: 2_000 });
 
-/** Drops cached trigger lookups (after an automation was created or changed). */
-export function forgetAutomationLookups(): void {
-  lookups.clear();
+  constructor(db: Db) {
+    this.#db = db;
+  }
+
+  /** Drops cached trigger lookups (after an automation was created or changed). */
+  forget(): void {
+    this.#cache.clear();
+  }
+
+  /**
+   * The automation that 4.3 may trigger: this company's, of type `api`, active. Throws 404
+   * `Automation not found`, 400 `Automation is not of type 'api'` or 400 `Automation is not active`.
+   */
+  async findTriggerable(companyId: number, automationId: number | bigint): Promise<Automation> {
+    if (!isRowId(automationId)) throw notFound('Automation not found');
+    const key = `${companyId}:${automationId}`;
+    let row = this.#cache.get(key);
+    if (row === undefined) {
+      const db = this.#db;
+      const [found] = await executePrepared(db, db.selectFrom('automations').selectAll()
+        .where('automation_id', '=', automationId).where('company_id', '=', companyId));
+      row = (found as unknown as Automation | undefined) ?? false;
+      this.#cache.set(key, row);
+    }
+    if (!row) throw notFound('Automation not found');
+    if (row.type !== 'api') throw new DomainError(400, "Automation is not of type 'api'");
+    if (!row.active) throw new DomainError(400, 'Automation is not active');
+    return row;
+  }
 }
 
-/** Creates an automation for the company; 404 when the company does not exist. */
+/** Creates an automation for the company; 404 when the company does not exist. Callers forget cached lookups. */
 export async function createAutomation(
   db: Db, companyId: number, input: { name: string; type: string; active: boolean; template: Template },
 ): Promise<Automation> {
@@ -39,12 +67,11 @@ export async function createAutomation(
       eb.val(input.active).as('active'), eb.val(JSON.stringify(input.template)).as('template'),
     ]).where('company_id', '=', companyId))
     .returningAll().executeTakeFirst();
-  forgetAutomationLookups();
   if (!row) throw new DomainError(404, 'Company not found');
   return row as unknown as Automation;
 }
 
-/** Changes name, active flag or template; 404 `Automation not found`. */
+/** Changes name, active flag or template; 404 `Automation not found`. Callers forget cached lookups. */
 export async function updateAutomation(
   db: Db, automationId: number, input: { name?: string; active?: boolean; template?: Template },
 ): Promise<Automation> {
@@ -54,28 +81,7 @@ export async function updateAutomation(
   if (input.active !== undefined) set.active = input.active;
   if (input.template !== undefined) set.template = JSON.stringify(input.template);
   const row = await db.updateTable('automations').set(set).where('automation_id', '=', automationId).returningAll().executeTakeFirst();
-  forgetAutomationLookups();
   if (!row) throw notFound('Automation not found');
-  return row as unknown as Automation;
-}
-
-/**
- * The automation that 4.3 may trigger: this company's, of type `api`, active. Throws 404
- * `Automation not found`, 400 `Automation is not of type 'api'` or 400 `Automation is not active`.
- */
-export async function findTriggerableAutomation(db: Db, companyId: number, automationId: number | bigint): Promise<Automation> {
-  if (!isRowId(automationId)) throw notFound('Automation not found');
-  const key = `${companyId}:${automationId}`;
-  let row = lookups.get(key);
-  if (row === undefined) {
-    const [found] = await executePrepared(db, db.selectFrom('automations').selectAll()
-      .where('automation_id', '=', automationId).where('company_id', '=', companyId));
-    row = (found as unknown as Automation | undefined) ?? false;
-    lookups.set(key, row);
-  }
-  if (!row) throw notFound('Automation not found');
-  if (row.type !== 'api') throw new DomainError(400, "Automation is not of type 'api'");
-  if (!row.active) throw new DomainError(400, 'Automation is not active');
   return row as unknown as Automation;
 }
 

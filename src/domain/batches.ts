@@ -6,12 +6,11 @@
  * commit does the caller answer `accepted`: a crash after the answer loses nothing.
  */
 import { randomUUID } from 'node:crypto';
-import { sql, type Transaction } from 'kysely';
+import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
-import type { BatchKind, BatchStatus, DB, MessageStatus } from '../db/schema.ts';
+import type { BatchKind, BatchStatus, MessageStatus } from '../db/schema.ts';
 import { batchesAccepted } from '../metrics.ts';
-import type { Boss } from '../queue/boss.ts';
-import { AcceptWriter } from './accept-writer.ts';
+import type { AnswerRecord, BatchAcceptor } from './accept-writer.ts';
 import { notFound } from './errors.ts';
 import { toE164 } from './phone.ts';
 
@@ -55,6 +54,8 @@ export function distinctItems(items: Omit<BatchItem, 'e164'>[], defaultCountry: 
 }
 
 export interface AcceptInput {
+  /** The new batch's id ({@link newBatchId}), chosen by the caller so its answer can be recorded with it. */
+  batchId: string;
   companyId: number;
   kind: BatchKind;
   sourceId: number;
@@ -64,22 +65,19 @@ export interface AcceptInput {
   overrides: BatchOverrides;
 }
 
-const writers = new WeakMap<Boss, AcceptWriter>();
+/** A fresh batch id (UUID v4). */
+export function newBatchId(): string {
+  return randomUUID();
+}
 
 /**
- * Writes the batch and enqueues its processing in one transaction; resolves to the new batch id once
- * both are committed. `withinTransaction` runs in that transaction too (the idempotency record of the
- * answer). Concurrent calls share transactions (see accept-writer.ts).
+ * Writes the batch and enqueues its processing in one transaction through the service's `acceptor`;
+ * resolves once both are committed, together with `idempotency` (the request's answer under its
+ * Idempotency-Key) when given. Concurrent calls share transactions (see accept-writer.ts).
  */
-export async function acceptBatch(
-  db: Db, boss: Boss, input: AcceptInput,
-  withinTransaction?: (trx: Transaction<DB>, batchId: string) => Promise<void>,
-): Promise<string> {
-  let writer = writers.get(boss);
-  if (!writer) writers.set(boss, (writer = new AcceptWriter(db, boss)));
-  const batchId = randomUUID();
-  await writer.write({
-    batch_id: batchId,
+export async function acceptBatch(acceptor: BatchAcceptor, input: AcceptInput, opts: { idempotency?: AnswerRecord } = {}): Promise<void> {
+  await acceptor.write({
+    batch_id: input.batchId,
     company_id: input.companyId,
     kind: input.kind,
     source_id: input.sourceId,
@@ -88,9 +86,8 @@ export async function acceptBatch(
     items: toJsonText(input.items),
     overrides: JSON.stringify(input.overrides),
     template: JSON.stringify(input.template),
-  }, withinTransaction);
+  }, opts);
   batchesAccepted.inc({ kind: input.kind });
-  return batchId;
 }
 
 /**

@@ -14,7 +14,7 @@ import { DomainError } from '../domain/errors.ts';
 import { adminPlugin } from './admin/plugin.ts';
 import type { AppDeps } from './deps.ts';
 import { isDatabaseUnavailable, sendDetail, UNAVAILABLE_RETRY_AFTER_S } from './errors.ts';
-import { registerPublicOperation } from './public-operation.ts';
+import { preparePublicPlugin, registerPublicOperation } from './public-operation.ts';
 import { notFoundReply, RouteTable, starletteRouting } from './routing.ts';
 import { connectorSendOperation } from './routes/connector-send.ts';
 import { createSegmentOperation } from './routes/create-segment.ts';
@@ -110,21 +110,12 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
 
   await app.register(async (pub) => {
     // The public operations read the raw body whatever its Content-Type: decisions.md §1 step 2
-    // decides what it means, and validation is ours (Pydantic v2 semantics), not Fastify's.
-    // Fastify refuses a malformed Content-Type (415) before any parser runs; FastAPI hands the body to
-    // validation instead. Keep the header as sent for parseBody and let Fastify read the bytes.
-    pub.addHook('onRequest', async (request) => {
-      const sent = request.headers['content-type'];
-      (request as { sentContentType?: string }).sentContentType = sent;
-      if (sent !== undefined) request.raw.headers['content-type'] = 'application/octet-stream';
-    });
-    pub.removeAllContentTypeParsers();
-    pub.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
-    pub.setValidatorCompiler(() => () => true);
-    pub.setSerializerCompiler(() => (data) => JSON.stringify(data));
-    for (const op of [createSegmentOperation, manageSegmentContactsOperation, triggerAutomationOperation, connectorSendOperation]) {
-      registerPublicOperation(pub, deps, op as never);
-    }
+    // decides what it means (see preparePublicPlugin).
+    preparePublicPlugin(pub);
+    registerPublicOperation(pub, deps, createSegmentOperation);
+    registerPublicOperation(pub, deps, manageSegmentContactsOperation);
+    registerPublicOperation(pub, deps, triggerAutomationOperation);
+    registerPublicOperation(pub, deps, connectorSendOperation);
   });
 
   await app.register(async (admin) => {

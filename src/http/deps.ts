@@ -3,22 +3,24 @@
  * no globals). Side effects sit behind these small interfaces so tests can swap them.
  */
 import type { Logger } from 'pino';
+import type { Clock } from '../clock.ts';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
+import type { BatchAcceptor } from '../domain/accept-writer.ts';
+import type { AutomationLookups } from '../domain/automations.ts';
 import type { AddressPolicy } from '../domain/network-guard.ts';
 import type { Boss } from '../queue/boss.ts';
 import type { ApiKeyAuthenticator } from './auth.ts';
 import type { RateLimiter } from './rate-limit.ts';
 
-/** The clock: milliseconds since the epoch. Tests use a fake one. */
-export interface Clock { now(): number }
-
-export const systemClock: Clock = { now: () => Date.now() };
-
 export interface AppDeps {
   readonly config: Config;
   readonly database: Database;
   readonly boss: Boss;
+  /** Group commit of accepted sends (4.3, 4.4): one per service. */
+  readonly acceptor: BatchAcceptor;
+  /** The 4.3 automation lookups with their short-lived cache: one per service. */
+  readonly automationLookups: AutomationLookups;
   readonly rateLimiter: RateLimiter;
   readonly auth: ApiKeyAuthenticator;
   readonly clock: Clock;

@@ -1,22 +1,31 @@
 /**
  * The request pipeline of the four public operations, in the order decisions.md §1 fixes:
  * routing (Fastify) → body size (413) and parsing (400 / 422 json_invalid) → authentication (401) →
- * subscription (403, 4.2 only) → validation of path and body (422) → rate limit (429) → the operation.
- * Each operation is declared once (model, limit, handler, docs) and registered through this module.
+ * subscription (403, 4.2 only) → validation of path and body (422) → idempotency (issue 5 item 5) →
+ * rate limit (429) → the operation. Each step is a named function below that either yields what the
+ * next step needs or an early {@link Answer}; {@link registerPublicOperation} runs them in that order
+ * and registers the route with its OpenAPI description ({@link describeOperation}). Each operation is
+ * declared once (model, limit, handler, docs).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Transaction } from 'kysely';
-import type { DB } from '../db/schema.ts';
 import type { AuthContext } from '../domain/api-keys.ts';
+import type { AnswerRecord } from '../domain/accept-writer.ts';
 import { claimKey, completeKey, isValidIdempotencyKey, releaseKey, requestHash } from '../domain/idempotency.ts';
 import { DomainError } from '../domain/errors.ts';
 import { storable } from '../domain/storable.ts';
 import { rateLimitRefusals } from '../metrics.ts';
 import type { AppDeps } from './deps.ts';
-import { sendDetail, sendJsonText } from './errors.ts';
-import { rateLimitHeaders, type RateLimitRule } from './rate-limit.ts';
-import { jsonSchemaOf, parseBody, renderValidationError, validateRequest, type Model } from './validation/index.ts';
+import { sendJsonText } from './errors.ts';
+import { rateLimitHeaders, rateLimitKey, type RateLimitRule } from './rate-limit.ts';
+import { jsonSchemaOf, parseBody, renderValidationError, validateRequest, type BodyParse, type Model } from './validation/index.ts';
 import { errorSchemas } from './openapi-schemas.ts';
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** The Content-Type header as the client sent it (public routes read every body as bytes). */
+    sentContentType: string | undefined;
+  }
+}
 
 export interface OperationContext<T> {
   readonly deps: AppDeps;
@@ -25,11 +34,20 @@ export interface OperationContext<T> {
   readonly path: Record<string, number | bigint>;
   readonly request: FastifyRequest;
   /**
-   * Records the 200 answer under the request's Idempotency-Key inside the caller's transaction, so the
-   * answer and what it reports commit together. Undefined without the header: the accept transaction
-   * then has no step of the request's own and can be sent pipelined (domain/accept-writer.ts).
+   * The request's claimed Idempotency-Key (operations with `idempotent`), undefined without the
+   * header. An operation with `recordsAnswer` stores its 200 answer under it itself, in the transaction
+   * that writes what the answer reports (see {@link answerRecord}).
    */
-  readonly recordAnswer: ((trx: Transaction<DB>, answer: unknown) => Promise<void>) | undefined;
+  readonly idempotencyKey: string | undefined;
+}
+
+/**
+ * The idempotency record of a 200 answer for `key` (undefined without a key): what an operation with
+ * `recordsAnswer` hands to the accept transaction (domain/accept-writer.ts). The body text is exactly
+ * what the pipeline sends, `JSON.stringify(answer)`.
+ */
+export function answerRecord(key: string | undefined, answer: unknown): AnswerRecord | undefined {
+  return key === undefined ? undefined : { key, status: 200, body: JSON.stringify(answer) };
 }
 
 export interface PublicOperation<T> {
@@ -43,6 +61,11 @@ export interface PublicOperation<T> {
   readonly requiresSubscription?: boolean;
   /** Honours the optional Idempotency-Key header (4.3 and 4.4; issue 5 item 5). */
   readonly idempotent?: boolean;
+  /**
+   * The handler commits its 200 answer under the Idempotency-Key itself (with {@link answerRecord}),
+   * in the transaction that writes what the answer reports; otherwise the pipeline records it after.
+   */
+  readonly recordsAnswer?: boolean;
   readonly successSchema: object;
   /** Extra documented error statuses, e.g. { 404: 'Segment not found' }. */
   readonly errors: Readonly<Record<number, string>>;
@@ -70,8 +93,104 @@ function firstHeader(request: FastifyRequest, name: string): string | undefined 
   return undefined;
 }
 
-/** Registers one public operation on the (raw-body) public plugin. */
-export function registerPublicOperation<T>(app: FastifyInstance, deps: AppDeps, op: PublicOperation<T>): void {
+/** An early answer of a step: the status, the exact JSON text and extra headers. */
+export interface Answer { readonly status: number; readonly text: string; readonly headers?: Record<string, string> }
+
+const detail = (status: number, text: string, headers?: Record<string, string>): Answer =>
+  ({ status, text: JSON.stringify({ detail: text }), headers });
+
+function send(reply: FastifyReply, answer: Answer): FastifyReply {
+  if (answer.headers) reply.headers(answer.headers);
+  return sendJsonText(reply, answer.status, answer.text);
+}
+
+const isAnswer = (v: unknown): v is Answer => typeof v === 'object' && v !== null && 'status' in v && 'text' in v;
+
+/** Step 2: the body parsed (400 unparseable, 422 json_invalid); a missing body is validated later. */
+export function parseStep(rawBody: Buffer, contentType: string | undefined): BodyParse | Answer {
+  const body = parseBody(rawBody, contentType);
+  if (body.kind === 'unparseable') return detail(400, 'There was an error parsing the body');
+  if (body.kind === 'invalid') return { status: 422, text: renderValidationError(body.errors) };
+  return body;
+}
+
+/** Step 3: the caller's company from `service-api-key` (401 with FastAPI's APIKeyHeader texts). */
+export async function authenticateStep(deps: AppDeps, request: FastifyRequest): Promise<AuthContext | Answer> {
+  const authn = await deps.auth.authenticate(firstHeader(request, 'service-api-key'));
+  if (authn.ok) return authn.auth;
+  return detail(401, authn.detail, authn.detail === 'Not authenticated' ? { 'WWW-Authenticate': 'APIKey' } : undefined);
+}
+
+/** Step 4: 403 when the operation needs an active subscription and the company has none. */
+export function subscriptionStep(op: PublicOperation<unknown>, auth: AuthContext): Answer | undefined {
+  return op.requiresSubscription && !auth.subscriptionActive ? detail(403, 'An active subscription is required') : undefined;
+}
+
+/** Step 5: the path and body validated against the operation's model (422). */
+export function validateStep<T>(op: PublicOperation<T>, body: BodyParse, request: FastifyRequest):
+  { body: T; path: Record<string, number | bigint> } | Answer {
+  const rawParams = (request.params ?? {}) as Record<string, string>;
+  const validated = validateRequest(op.model, body, op.pathParams?.map((name) => ({ name, raw: rawParams[name] ?? '' })));
+  if (!validated.ok) return { status: 422, text: renderValidationError(validated.errors) };
+  return { body: validated.body, path: validated.path };
+}
+
+/**
+ * Idempotency (after validation, before the rate limit: a replay costs the client nothing): claims the
+ * Idempotency-Key; the claimed key (undefined without the header), or 400 malformed, 422 reused with a
+ * different request, 409 in flight, or the first answer replayed.
+ */
+export async function idempotencyStep(deps: AppDeps, op: PublicOperation<unknown>, request: FastifyRequest, companyId: number, rawBody: Buffer):
+  Promise<{ key: string | undefined } | Answer> {
+  if (!op.idempotent || request.headers['idempotency-key'] === undefined) return { key: undefined };
+  const key = firstHeader(request, 'idempotency-key') ?? '';
+  if (!isValidIdempotencyKey(key)) return detail(400, 'Idempotency-Key must be 1 to 255 visible ASCII characters');
+  const claim = await claimKey(deps.database.db, companyId, key, requestHash(op.operationId, rawBody), deps.clock.now());
+  if (claim.kind === 'mismatch') return detail(422, 'Idempotency-Key reused with a different request');
+  if (claim.kind === 'in_flight') return detail(409, 'A request with this Idempotency-Key is still being processed', { 'Retry-After': '1' });
+  if (claim.kind === 'replay') return { status: claim.status, text: claim.body, headers: { 'Idempotent-Replayed': 'true' } };
+  return { key };
+}
+
+/**
+ * Step 6: the company's rate limit for the operation; sets the X-RateLimit headers either way. 429
+ * when refused (and the claimed Idempotency-Key is freed: a refused request leaves nothing to replay).
+ */
+export async function rateLimitStep(deps: AppDeps, op: PublicOperation<unknown>, request: FastifyRequest, reply: FastifyReply,
+  companyId: number, idemKey: string | undefined): Promise<Answer | undefined> {
+  const decision = await deps.rateLimiter.consume(rateLimitKey(companyId, op.rule), op.rule, deps.clock.now());
+  reply.headers(rateLimitHeaders(op.rule, decision));
+  if (decision.allowed) return undefined;
+  request.log.info({ company_id: companyId, rule: op.rule.name }, 'rate limit exceeded');
+  rateLimitRefusals.inc({ operation: op.rule.name });
+  if (idemKey !== undefined) await releaseKey(deps.database.db, companyId, idemKey);
+  return { status: 429, text: JSON.stringify({ error: `Rate limit exceeded: ${op.rule.text}` }) };
+}
+
+/**
+ * Step 7: the operation. Its 200 answer, or a DomainError's documented answer, is recorded under the
+ * Idempotency-Key (unless the operation recorded it itself); an unexpected error frees the key and is
+ * rethrown (503 / 500 by the app's error handler).
+ */
+export async function operationStep<T>(ctx: OperationContext<T>, op: PublicOperation<T>): Promise<Answer> {
+  const { deps, auth: { companyId }, idempotencyKey: key } = ctx;
+  try {
+    const text = JSON.stringify(await op.handle(ctx));
+    if (key !== undefined && !op.recordsAnswer) await completeKey(deps.database.db, companyId, key, 200, text);
+    return { status: 200, text };
+  } catch (err) {
+    if (err instanceof DomainError) {
+      const text = JSON.stringify({ detail: err.detail });
+      if (key !== undefined) await completeKey(deps.database.db, companyId, key, err.status, text);
+      return { status: err.status, text };
+    }
+    if (key !== undefined) await releaseKey(deps.database.db, companyId, key).catch(() => {});
+    throw err;
+  }
+}
+
+/** The route's OpenAPI description: parameters, the Idempotency-Key header and every documented answer. */
+export function describeOperation<T>(op: PublicOperation<T>): object {
   const responses: Record<string, object> = {
     200: { description: 'Successful Response', ...op.successSchema },
     401: { description: 'Missing or invalid service-api-key', ...errorSchemas.detail },
@@ -105,79 +224,56 @@ export function registerPublicOperation<T>(app: FastifyInstance, deps: AppDeps, 
   const params = op.pathParams?.length
     ? { type: 'object', properties: Object.fromEntries(op.pathParams.map((p) => [p, { type: 'integer', title: p.replace(/_/g, ' ').replace(/\b\w/g, (c) => c.toUpperCase()) }])), required: [...op.pathParams] }
     : undefined;
+  return {
+    operationId: op.operationId,
+    summary: op.summary,
+    description: op.description,
+    tags: ['public'],
+    security: [{ APIKeyHeader: [] }],
+    ...(params ? { params } : {}),
+    ...(headers ? { headers } : {}),
+    body: jsonSchemaOf(op.model as Model<unknown>),
+    response: responses,
+  };
+}
 
-  app.post(op.url, {
-    schema: {
-      operationId: op.operationId,
-      summary: op.summary,
-      description: op.description,
-      tags: ['public'],
-      security: [{ APIKeyHeader: [] }],
-      ...(params ? { params } : {}),
-      ...(headers ? { headers } : {}),
-      body: jsonSchemaOf(op.model as Model<unknown>),
-      response: responses,
-    },
-  }, async (request: FastifyRequest, reply: FastifyReply) => {
+/**
+ * Prepares the (raw-body) public plugin: every body is read as bytes whatever its Content-Type, which
+ * is kept as sent in `request.sentContentType` for step 2 (Fastify would refuse a malformed one with
+ * 415 before any parser runs; FastAPI hands the body to validation instead); validation and
+ * serialisation are ours (Pydantic v2 semantics), not Fastify's.
+ */
+export function preparePublicPlugin(pub: FastifyInstance): void {
+  pub.decorateRequest('sentContentType', undefined);
+  pub.addHook('onRequest', async (request) => {
+    const sent = request.headers['content-type'];
+    request.sentContentType = sent;
+    if (sent !== undefined) request.raw.headers['content-type'] = 'application/octet-stream';
+  });
+  pub.removeAllContentTypeParsers();
+  pub.addContentTypeParser('*', { parseAs: 'buffer' }, (_req, body, done) => done(null, body));
+  pub.setValidatorCompiler(() => () => true);
+  pub.setSerializerCompiler(() => (data) => JSON.stringify(data));
+}
+
+/** Registers one public operation on the public plugin (see {@link preparePublicPlugin}): the steps in order. */
+export function registerPublicOperation<T>(app: FastifyInstance, deps: AppDeps, op: PublicOperation<T>): void {
+  const anyOp = op as PublicOperation<unknown>;
+  app.post(op.url, { schema: describeOperation(op) }, async (request: FastifyRequest, reply: FastifyReply) => {
     const rawBody = (request.body as Buffer | undefined) ?? EMPTY;
-    const body = parseBody(rawBody, (request as { sentContentType?: string }).sentContentType);
-    if (body.kind === 'unparseable') return sendDetail(reply, 400, 'There was an error parsing the body');
-    if (body.kind === 'invalid') return sendJsonText(reply, 422, renderValidationError(body.errors));
-
-    const authn = await deps.auth.authenticate(firstHeader(request, 'service-api-key'));
-    if (!authn.ok) {
-      return sendDetail(reply, 401, authn.detail, authn.detail === 'Not authenticated' ? { 'WWW-Authenticate': 'APIKey' } : {});
-    }
-    if (op.requiresSubscription && !authn.auth.subscriptionActive) {
-      return sendDetail(reply, 403, 'An active subscription is required');
-    }
-
-    const rawParams = (request.params ?? {}) as Record<string, string>;
-    const validated = validateRequest(op.model, body, op.pathParams?.map((name) => ({ name, raw: rawParams[name] ?? '' })));
-    if (!validated.ok) return sendJsonText(reply, 422, renderValidationError(validated.errors));
-
-    // Idempotency (after validation, before the rate limit: a replay costs the client nothing).
-    let idemKey: string | undefined;
-    if (op.idempotent && request.headers['idempotency-key'] !== undefined) {
-      idemKey = firstHeader(request, 'idempotency-key') ?? '';
-      if (!isValidIdempotencyKey(idemKey)) return sendDetail(reply, 400, 'Idempotency-Key must be 1 to 255 visible ASCII characters');
-      const claim = await claimKey(deps.database.db, authn.auth.companyId, idemKey,
-        requestHash(op.operationId, rawBody), deps.clock.now());
-      if (claim.kind === 'mismatch') return sendDetail(reply, 422, 'Idempotency-Key reused with a different request');
-      if (claim.kind === 'in_flight') return sendDetail(reply, 409, 'A request with this Idempotency-Key is still being processed', { 'Retry-After': '1' });
-      if (claim.kind === 'replay') return sendJsonText(reply.header('Idempotent-Replayed', 'true'), claim.status, claim.body);
-    }
-    const companyId = authn.auth.companyId;
-    let recorded = false;
-    const key = idemKey;
-    const recordAnswer = key === undefined ? undefined : async (trx: Transaction<DB>, answer: unknown) => {
-      await completeKey(trx, companyId, key, 200, JSON.stringify(answer));
-      recorded = true;
-    };
-
-    const decision = await deps.rateLimiter.consume(`${authn.auth.companyId}:${op.rule.name}`, op.rule, deps.clock.now());
-    reply.headers(rateLimitHeaders(op.rule, decision));
-    if (!decision.allowed) {
-      request.log.info({ company_id: companyId, rule: op.rule.name }, 'rate limit exceeded');
-      rateLimitRefusals.inc({ operation: op.rule.name });
-      // A refused request leaves nothing to replay: free the key for the client's retry.
-      if (idemKey !== undefined) await releaseKey(deps.database.db, companyId, idemKey);
-      return sendJsonText(reply, 429, JSON.stringify({ error: `Rate limit exceeded: ${op.rule.text}` }));
-    }
-
-    try {
-      const result = await op.handle({ deps, auth: authn.auth, body: storableBody(rawBody, validated.body), path: validated.path, request, recordAnswer });
-      const text = JSON.stringify(result);
-      if (idemKey !== undefined && !recorded) await completeKey(deps.database.db, companyId, idemKey, 200, text);
-      return sendJsonText(reply, 200, text);
-    } catch (err) {
-      if (err instanceof DomainError) {
-        const text = JSON.stringify({ detail: err.detail });
-        if (idemKey !== undefined) await completeKey(deps.database.db, companyId, idemKey, err.status, text);
-        return sendJsonText(reply, err.status, text);
-      }
-      if (idemKey !== undefined) await releaseKey(deps.database.db, companyId, idemKey).catch(() => {});
-      throw err;
-    }
+    const parsed = parseStep(rawBody, request.sentContentType);
+    if (isAnswer(parsed)) return send(reply, parsed);
+    const auth = await authenticateStep(deps, request);
+    if (isAnswer(auth)) return send(reply, auth);
+    const noSubscription = subscriptionStep(anyOp, auth);
+    if (noSubscription) return send(reply, noSubscription);
+    const valid = validateStep(op, parsed, request);
+    if (isAnswer(valid)) return send(reply, valid);
+    const idem = await idempotencyStep(deps, anyOp, request, auth.companyId, rawBody);
+    if (isAnswer(idem)) return send(reply, idem);
+    const limited = await rateLimitStep(deps, anyOp, request, reply, auth.companyId, idem.key);
+    if (limited) return send(reply, limited);
+    const body = storableBody(rawBody, valid.body);
+    return send(reply, await operationStep({ deps, auth, body, path: valid.path, request, idempotencyKey: idem.key }, op));
   });
 }

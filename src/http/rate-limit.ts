@@ -73,6 +73,11 @@ export class MemoryRateLimiter implements RateLimiter {
   }
 }
 
+/** The one rate-limit key of a company's requests under a rule: `<company id>:<rule name>`. */
+export function rateLimitKey(companyId: number, rule: Pick<RateLimitRule, 'name'>): string {
+  return `${companyId}:${rule.name}`;
+}
+
 /** The 429 headers: Retry-After (whole seconds) and the IETF RateLimit-Policy / RateLimit fields. */
 export function rateLimitHeaders(rule: RateLimitRule, d: RateLimitDecision): Record<string, string> {
   const windowS = Math.max(1, Math.round(rule.windowMs / 1000));

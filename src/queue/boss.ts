@@ -7,6 +7,7 @@
  * waiting for a poll; on PostgreSQL it holds one extra connection), and the supervisor/monitor run
  * every 10 s so that a job whose worker died (no heartbeat, see jobs.ts) is retried within ~40 s.
  */
+import { warmQueueCache } from '../db/driver-tricks.ts';
 import { PREPARED } from '../db/prepared.ts';
 import { PgBoss, fromKysely, fromPglite, type JobInsert } from 'pg-boss';
 import type { Transaction } from 'kysely';
@@ -39,10 +40,9 @@ export async function startBoss(database: Database, opts: { poolMax?: number } =
     // Keep an existing queue's policy in step with the registry (options can change between releases).
     const { notify, retryLimit, retryDelay, retryBackoff, retryDelayMax, expireInSeconds, heartbeatSeconds } = spec;
     await boss.updateQueue(name, { notify, retryLimit, retryDelay, retryBackoff, retryDelayMax, expireInSeconds, heartbeatSeconds });
-    // createQueue/updateQueue evict pg-boss's queue cache, and send() fills a missing entry through its
-    // own connection. Inside an accept transaction on PGlite (one connection, held by that transaction)
-    // that lookup would wait for the transaction forever, so fill the cache now with a harmless call.
-    await boss.deleteJob(name, '00000000-0000-4000-8000-000000000000');
+    // createQueue/updateQueue evict pg-boss's queue cache; refill it before the first accept
+    // (db/driver-tricks.ts trick 4: on PGlite a refill inside the accept transaction would wait forever).
+    await warmQueueCache(boss, name, { embedded: database.kind === 'pglite', tricks: database.driverTricks });
   }
   return boss;
 }

@@ -21,7 +21,7 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import { parseAddressPolicy } from '../domain/network-guard.ts';
 import type { SecretBox } from '../domain/secrets.ts';
-import type { Clock } from '../http/deps.ts';
+import type { Clock } from '../clock.ts';
 import { setQueueDepthSource } from '../metrics.ts';
 import { createProviderRegistry } from '../providers/index.ts';
 import type { Boss } from './boss.ts';

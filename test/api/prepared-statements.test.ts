@@ -5,12 +5,15 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { openPostgres, pipelinePool, type Database } from '../../src/db/database.ts';
-import { PREPARED, statementName } from '../../src/db/prepared.ts';
+import { openPostgres, type Database } from '../../src/db/database.ts';
+import { statementName } from '../../src/db/driver-tricks.ts';
+import { PREPARED } from '../../src/db/prepared.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const pgUrl = process.env.TEST_DATABASE_URL;
+const tricksOff = process.env.DB_DRIVER_TRICKS === 'off';
 const pgOnly = { skip: pgUrl ? false : 'PostgreSQL only (TEST_DATABASE_URL unset)' };
+const serverTricks = { skip: !pgUrl ? 'PostgreSQL only (TEST_DATABASE_URL unset)' : tricksOff ? 'the server runs with DB_DRIVER_TRICKS=off' : false };
 
 let database: Database | undefined;
 let s: TestServer;
@@ -47,7 +50,7 @@ test('a marked text also runs through Kysely and inside its transactions, with r
   await assert.rejects(db.executeQuery({ sql: `${PREPARED}SELECT 1 / $1::int`, parameters: [0], query: { kind: 'RawNode' } as never, queryId: { queryId: 'y' } }), /division by zero/);
 });
 
-test('the accept path runs prepared: its batch and job INSERTs are named statements, one text each whatever the group size', pgOnly, async () => {
+test('the accept path runs prepared: its batch and job INSERTs are named statements, one text each whatever the group size', serverTricks, async () => {
   const c = await s.company();
   const a = await s.admin('POST', `/admin/companies/${c.companyId}/automations`, { name: 'a', type: 'api', active: true, template: { body: 'Hi', buttons: [] } });
   const trigger = async (n: number) => {
@@ -60,7 +63,7 @@ test('the accept path runs prepared: its batch and job INSERTs are named stateme
   await Promise.all([1, 2, 3, 4, 5, 6].map(trigger));
   // Ask every idle connection of the service's pools: the accepts ran on some of them (without an
   // Idempotency-Key, on the pipelined pool).
-  const pools = [s.service.deps.database.pgPool!, pipelinePool(s.service.deps.database.db)!];
+  const pools = [s.service.deps.database.pgPool!, s.service.deps.database.pipelinePool!];
   assert.ok(pools[1].totalCount > 0, 'the accepts ran pipelined');
   const clients = (await Promise.all(pools.map((pool) => Promise.all(Array.from({ length: pool.totalCount }, () => pool.connect()))))).flat();
   try {
@@ -75,6 +78,20 @@ test('the accept path runs prepared: its batch and job INSERTs are named stateme
     assert.ok(texts.some((t) => t.startsWith(PREPARED) && t.includes('"api_keys"')), 'API key lookup prepared');
   } finally {
     for (const client of clients) client.release();
+  }
+});
+
+test('with the driver tricks off, a marked text runs unnamed and there is no pipelined pool', pgOnly, async () => {
+  const plain = await openPostgres(pgUrl!, 1, { driverTricks: false });
+  try {
+    assert.equal(plain.driverTricks, false);
+    assert.equal(plain.pipelinePool, undefined);
+    const marked = `${PREPARED}SELECT $1::int + 2 AS plain_n`;
+    assert.equal((await plain.pgPool!.query<{ plain_n: number }>(marked, [1])).rows[0].plain_n, 3);
+    const names = (await plain.pgPool!.query<{ statement: string }>('SELECT statement FROM pg_prepared_statements')).rows;
+    assert.equal(names.some((p) => p.statement.includes('plain_n')), false);
+  } finally {
+    await plain.close();
   }
 });
 

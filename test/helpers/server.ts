@@ -11,7 +11,7 @@ import path from 'node:path';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.ts';
 import { listMigrations } from '../../src/db/migrate.ts';
-import type { Clock } from '../../src/http/deps.ts';
+import type { Clock } from '../../src/clock.ts';
 import type { RateLimiter } from '../../src/http/rate-limit.ts';
 import { startService, type Service } from '../../src/service.ts';
 
@@ -80,6 +80,8 @@ export async function startTestServer(opts: StartOptions = {}): Promise<TestServ
     PROVIDER_ALLOWED_HOSTS: '127.0.0.1,localhost',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
     ...(pgUrl ? { DATABASE_URL: pgUrl } : {}),
+    // `DB_DRIVER_TRICKS=off npm test` runs the suite on the plain path (db/driver-tricks.ts).
+    ...(process.env.DB_DRIVER_TRICKS ? { DB_DRIVER_TRICKS: process.env.DB_DRIVER_TRICKS } : {}),
     ...opts.env,
   });
   const service = await startService(config, {

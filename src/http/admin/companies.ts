@@ -6,7 +6,7 @@ import { checkProviderUrl } from '../../domain/network-guard.ts';
 import { isSupportedCountry } from '../../domain/phone.ts';
 import { recordAudit } from '../../domain/audit.ts';
 import type { AppDeps } from '../deps.ts';
-import { RULES } from '../rate-limit.ts';
+import { RULES, rateLimitKey } from '../rate-limit.ts';
 import { AdminValidationError } from './errors.ts';
 import { verifyTokenDigest } from '../../domain/receipts.ts';
 import { companyProps, detailResponse, idParam } from './schemas.ts';
@@ -74,7 +74,7 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
     schema: { tags, summary: "Reset a company's rate-limit windows (all four operations)", params: idParam('company_id') },
   }, async (request, reply) => {
     const company = await getCompany(db, request.params.company_id);
-    for (const rule of Object.values(RULES)) await deps.rateLimiter.reset(`${company.company_id}:${rule.name}`);
+    for (const rule of Object.values(RULES)) await deps.rateLimiter.reset(rateLimitKey(company.company_id, rule));
     await recordAudit(db, { actor: 'admin', action: 'rate_limits.reset', target: `company:${company.company_id}`, company_id: company.company_id });
     return reply.code(204).send();
   });

@@ -33,6 +33,7 @@ export function registerSourceRoutes(app: FastifyInstance, deps: AppDeps): void 
   }, async (request, reply) => {
     const b = request.body;
     const automation = await createAutomation(db, request.params.company_id, { name: b.name, type: b.type, active: b.active, template: template(b.template) });
+    deps.automationLookups.forget();
     await recordAudit(db, { actor: 'admin', action: 'automation.create', target: `automation:${automation.automation_id}`, company_id: automation.company_id, details: { name: b.name, type: b.type, active: b.active } });
     return reply.code(201).send(automation);
   });
@@ -49,7 +50,7 @@ export function registerSourceRoutes(app: FastifyInstance, deps: AppDeps): void 
     const b = request.body;
     const automation = await updateAutomation(db, request.params.automation_id, {
       name: b.name, active: b.active, template: b.template === undefined ? undefined : template(b.template),
-    });
+    }).finally(() => deps.automationLookups.forget());
     await recordAudit(db, { actor: 'admin', action: 'automation.update', target: `automation:${automation.automation_id}`, company_id: automation.company_id, details: { name: b.name, active: b.active, template_changed: b.template !== undefined } });
     return automation;
   });

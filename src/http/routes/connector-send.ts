@@ -4,18 +4,18 @@
  * the batch with its job before answering `accepted`.
  */
 import { findCampaign } from '../../domain/automations.ts';
-import { acceptBatch, distinctItems } from '../../domain/batches.ts';
+import { acceptBatch, distinctItems, newBatchId } from '../../domain/batches.ts';
 import { DomainError } from '../../domain/errors.ts';
-import type { PublicOperation } from '../public-operation.ts';
+import { answerRecord, type PublicOperation } from '../public-operation.ts';
 import { RULES } from '../rate-limit.ts';
-import { ConnectorSend } from '../validation/index.ts';
+import { ConnectorSend, type ConnectorSendBody } from '../validation/index.ts';
 
 const answer = (batchId: string, contacts: number) => ({
   message: `Campaign send queued for ${contacts} contacts (batch ${batchId})`,
   status: 'accepted',
 });
 
-export const connectorSendOperation: PublicOperation<{ campaign_id: number | bigint; contacts: { phone: string }[] }> = {
+export const connectorSendOperation: PublicOperation<ConnectorSendBody> = {
   operationId: 'connector_send',
   summary: 'Send campaign through the connector',
   description: 'Sends a campaign to a list of contacts through the connected third-party push-messaging provider connector; queued and processed in the background. Opted-out contacts are skipped and messages outside the company delivery hours are held until the window opens. Rate limit: 1 per 10 second. Optional Idempotency-Key header.',
@@ -30,11 +30,15 @@ export const connectorSendOperation: PublicOperation<{ campaign_id: number | big
     } } },
   },
   idempotent: true,
-  async handle({ deps, auth, body, recordAnswer }) {
+  recordsAnswer: true,
+  async handle({ deps, auth, body, idempotencyKey }) {
     const campaign = await findCampaign(deps.database.db, auth.companyId, body.campaign_id);
     if (!auth.connectorConnected) throw new DomainError(403, 'The push-messaging connector is not connected');
     const items = distinctItems(body.contacts.map((c) => ({ phone: c.phone })), auth.defaultCountry);
-    const batchId = await acceptBatch(deps.database.db, deps.boss, {
+    const batchId = newBatchId();
+    const result = answer(batchId, items.length);
+    await acceptBatch(deps.acceptor, {
+      batchId,
       companyId: auth.companyId,
       kind: 'campaign',
       sourceId: campaign.campaign_id,
@@ -42,7 +46,7 @@ export const connectorSendOperation: PublicOperation<{ campaign_id: number | big
       items,
       ignored: 0,
       overrides: {},
-    }, recordAnswer && ((trx, id) => recordAnswer(trx, answer(id, items.length))));
-    return answer(batchId, items.length);
+    }, { idempotency: answerRecord(idempotencyKey, result) });
+    return result;
   },
 };

@@ -2,9 +2,9 @@
 import { createSegment } from '../../domain/segments.ts';
 import type { PublicOperation } from '../public-operation.ts';
 import { RULES } from '../rate-limit.ts';
-import { CreateSegment } from '../validation/index.ts';
+import { CreateSegment, type CreateSegmentBody } from '../validation/index.ts';
 
-export const createSegmentOperation: PublicOperation<{ name: string }> = {
+export const createSegmentOperation: PublicOperation<CreateSegmentBody> = {
   operationId: 'create_segment',
   summary: 'Create segment',
   description: 'Creates an empty static segment. Contacts are added with the segment-contacts operation. A company can hold at most 20 segments. Rate limit: 10 per 1 second.',

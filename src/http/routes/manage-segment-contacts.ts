@@ -2,14 +2,14 @@
  * 4.2 Manage segment contacts: POST /api/segments/{segment_id}/contacts (api.md 4.2, version 2.0.0;
  * decisions.md §3, §5). Needs an active subscription.
  */
-import { manageSegmentContacts, type ManageRequest } from '../../domain/segments.ts';
+import { manageSegmentContacts } from '../../domain/segments.ts';
 import type { PublicOperation } from '../public-operation.ts';
 import { RULES } from '../rate-limit.ts';
-import { ManageSegmentContacts } from '../validation/index.ts';
+import { ManageSegmentContacts, type ManageSegmentContactsBody } from '../validation/index.ts';
 
 const count = { type: 'integer' } as const;
 
-export const manageSegmentContactsOperation: PublicOperation<ManageRequest> = {
+export const manageSegmentContactsOperation: PublicOperation<ManageSegmentContactsBody> = {
   operationId: 'manage_segment_contacts',
   summary: 'Manage segment contacts',
   description: 'Adds existing contacts to a static segment or removes them, matched by phone number or by the SHA-256 hex digest of the E.164 number (use_hashed_phone). Numbers with no existing contact are counted as not found and are not created. Up to 1000 contacts per request. Requires an active subscription. Rate limit: 1 per 1 minute. Version 2.0.0.',

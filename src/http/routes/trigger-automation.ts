@@ -3,35 +3,14 @@
  * Only the first 50 contacts are processed (the rest are accepted, ignored and counted on the batch);
  * duplicates among them are sent once. The batch is committed with its job before `accepted`.
  */
-import { findTriggerableAutomation } from '../../domain/automations.ts';
-import { AUTOMATION_PROCESS_LIMIT, acceptBatch, distinctItems } from '../../domain/batches.ts';
-import type { PublicOperation } from '../public-operation.ts';
+import { AUTOMATION_PROCESS_LIMIT, acceptBatch, distinctItems, newBatchId } from '../../domain/batches.ts';
+import { answerRecord, type PublicOperation } from '../public-operation.ts';
 import { RULES } from '../rate-limit.ts';
-import { TriggerAutomation } from '../validation/index.ts';
-
-/** A contact item of 4.3 after validation (decisions.md §2 AutomationContact). */
-export interface AutomationContactInput {
-  phone: string;
-  first_name?: string | null;
-  last_name?: string | null;
-  variables?: Record<string, unknown> | null;
-  image_url?: string | null;
-  video_url?: string | null;
-}
-
-/** The 4.3 body after validation (decisions.md §2 TriggerAutomation). */
-export interface TriggerAutomationInput {
-  automation_id: number | bigint;
-  contacts: AutomationContactInput[];
-  image_url?: string | null;
-  video_url?: string | null;
-  url?: string | null;
-  url2?: string | null;
-}
+import { TriggerAutomation, type TriggerAutomationBody } from '../validation/index.ts';
 
 const answer = (batchId: string, contacts: number) => ({ batch_id: batchId, contacts, status: 'accepted' });
 
-export const triggerAutomationOperation: PublicOperation<TriggerAutomationInput> = {
+export const triggerAutomationOperation: PublicOperation<TriggerAutomationBody> = {
   operationId: 'trigger_automation',
   summary: 'Trigger automation',
   description: "Triggers an active automation of type 'api' for a list of contacts, with per-contact personalization data. Contacts that do not exist yet are created and their variables saved. Up to 1000 contacts accepted; only the first 50 are processed. Sends bypass delivery hours and opt-outs, and are queued and processed in the background. Rate limit: 20 per 1 second. Optional Idempotency-Key header.",
@@ -46,8 +25,9 @@ export const triggerAutomationOperation: PublicOperation<TriggerAutomationInput>
     } } },
   },
   idempotent: true,
-  async handle({ deps, auth, body, recordAnswer }) {
-    const automation = await findTriggerableAutomation(deps.database.db, auth.companyId, body.automation_id);
+  recordsAnswer: true,
+  async handle({ deps, auth, body, idempotencyKey }) {
+    const automation = await deps.automationLookups.findTriggerable(auth.companyId, body.automation_id);
     const first = body.contacts.slice(0, AUTOMATION_PROCESS_LIMIT);
     const items = distinctItems(first.map((c) => ({
       phone: c.phone,
@@ -57,7 +37,10 @@ export const triggerAutomationOperation: PublicOperation<TriggerAutomationInput>
       image_url: c.image_url ?? null,
       video_url: c.video_url ?? null,
     })), auth.defaultCountry);
-    const batchId = await acceptBatch(deps.database.db, deps.boss, {
+    const batchId = newBatchId();
+    const result = answer(batchId, items.length);
+    await acceptBatch(deps.acceptor, {
+      batchId,
       companyId: auth.companyId,
       kind: 'automation',
       sourceId: automation.automation_id,
@@ -65,7 +48,7 @@ export const triggerAutomationOperation: PublicOperation<TriggerAutomationInput>
       items,
       ignored: body.contacts.length - first.length,
       overrides: { image_url: body.image_url ?? null, video_url: body.video_url ?? null, url: body.url ?? null, url2: body.url2 ?? null },
-    }, recordAnswer && ((trx, id) => recordAnswer(trx, answer(id, items.length))));
-    return answer(batchId, items.length);
+    }, { idempotency: answerRecord(idempotencyKey, result) });
+    return result;
   },
 };

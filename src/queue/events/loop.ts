@@ -31,7 +31,7 @@ import {
 } from '../../db/events.ts';
 import { parseAddressPolicy } from '../../domain/network-guard.ts';
 import type { SecretBox } from '../../domain/secrets.ts';
-import type { Clock } from '../../http/deps.ts';
+import type { Clock } from '../../clock.ts';
 import { createEventAgent, sendEvent, type AttemptOutcome } from './send.ts';
 
 /** Deliveries in hand per process (claimed, queued or in flight). */

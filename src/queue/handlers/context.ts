@@ -5,7 +5,7 @@
  */
 import type { Logger } from 'pino';
 import type { Db } from '../../db/database.ts';
-import type { Clock } from '../../http/deps.ts';
+import type { Clock } from '../../clock.ts';
 import type { ProviderRegistry } from '../../providers/index.ts';
 import type { Boss } from '../boss.ts';
 

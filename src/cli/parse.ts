@@ -3,9 +3,8 @@
  * `InvalidArgumentError`, which commander reports as a usage error naming the option.
  */
 import { InvalidArgumentError } from 'commander';
+import { isHhmm, isIanaTimeZone } from '../local-time.ts';
 import type { DeliveryHours } from './api-types.ts';
-
-const TIME = /^([01]\d|2[0-3]):[0-5]\d$/;
 
 /**
  * `09:00-21:00@Europe/Berlin` → `{start: "09:00", end: "21:00", timezone: "Europe/Berlin"}`;
@@ -16,13 +15,11 @@ export function parseDeliveryHours(value: string): DeliveryHours | 'none' {
   const v = value.trim();
   if (v.toLowerCase() === 'none') return 'none';
   const m = /^([^-@]+)-([^-@]+)@(.+)$/.exec(v);
-  if (!m || !TIME.test(m[1]) || !TIME.test(m[2])) {
+  if (!m || !isHhmm(m[1]) || !isHhmm(m[2])) {
     throw new InvalidArgumentError('expected HH:MM-HH:MM@Area/City, e.g. 09:00-21:00@Europe/Berlin, or "none".');
   }
   const timezone = m[3];
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: timezone });
-  } catch {
+  if (!isIanaTimeZone(timezone)) {
     throw new InvalidArgumentError(`unknown time zone "${timezone}" (IANA name expected, e.g. Europe/Berlin).`);
   }
   return { start: m[1], end: m[2], timezone };

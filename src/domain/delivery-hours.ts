@@ -10,16 +10,11 @@
  * after the gap; times it repeats open at their first occurrence.
  */
 import type { DeliveryHours } from '../db/schema.ts';
+import { parseHhmm } from '../local-time.ts';
+
+export { parseHhmm };
 
 const MINUTE = 60_000;
-const HHMM = /^([01]\d|2[0-3]):([0-5]\d)$/;
-
-/** Minutes after midnight of an `HH:MM` text; throws on anything else. */
-export function parseHhmm(text: string): number {
-  const m = HHMM.exec(text);
-  if (!m) throw new Error(`not an HH:MM time: ${JSON.stringify(text)}`);
-  return Number(m[1]) * 60 + Number(m[2]);
-}
 
 interface LocalParts { year: number; month: number; day: number; minutes: number }
 

@@ -37,7 +37,9 @@ export function isAllowedAddress(ip: string, policy: AddressPolicy): boolean {
   let addr = ipaddr.parse(ip);
   if (addr.kind() === 'ipv6' && (addr as ipaddr.IPv6).isIPv4MappedAddress()) addr = (addr as ipaddr.IPv6).toIPv4Address();
   for (const [range, bits] of policy.ranges) {
-    if (range.kind() === addr.kind() && addr.match(range as never, bits)) return true;
+    if (range.kind() !== addr.kind()) continue;
+    const inside = addr.kind() === 'ipv4' ? (addr as ipaddr.IPv4).match(range as ipaddr.IPv4, bits) : (addr as ipaddr.IPv6).match(range as ipaddr.IPv6, bits);
+    if (inside) return true;
   }
   return addr.range() === 'unicast';
 }

@@ -44,7 +44,7 @@ export async function adminPlugin(app: FastifyInstance, deps: AppDeps): Promise<
   app.addHook('preValidation', async (request) => {
     if (request.body !== undefined) request.body = storable(request.body);
   });
-  app.setSchemaErrorFormatter((errors, context) => new AdminValidationError(errors.map((e) => toDetailItem(e as never, context))));
+  app.setSchemaErrorFormatter((errors, context) => new AdminValidationError(errors.map((e) => toDetailItem(e, context))));
   app.setErrorHandler((err: FastifyError, _request, reply) => {
     if (err instanceof AdminValidationError) return reply.code(422).send({ detail: err.items });
     if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return reply.code(422).send({ detail: [{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }] });

@@ -1,4 +1,6 @@
 /** JSON Schemas shared by the operator API routes (operator-api.md). */
+import { HHMM_PATTERN } from '../../local-time.ts';
+
 export const idParam = (name: string) => ({
   type: 'object', required: [name], properties: { [name]: { type: 'integer', minimum: 1, maximum: 2147483647 } },
 }) as const;
@@ -11,8 +13,8 @@ export const deliveryHoursSchema = {
       required: ['start', 'end', 'timezone'],
       additionalProperties: false,
       properties: {
-        start: { type: 'string', pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$' },
-        end: { type: 'string', pattern: '^([01][0-9]|2[0-3]):[0-5][0-9]$' },
+        start: { type: 'string', pattern: HHMM_PATTERN },
+        end: { type: 'string', pattern: HHMM_PATTERN },
         timezone: { type: 'string', minLength: 1, maxLength: 64 },
       },
     },

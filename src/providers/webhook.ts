@@ -7,9 +7,11 @@
  *                      receivers compare it with their own clock)
  *   webhook-signature: `v1,` + base64(HMAC-SHA256(key, `${id}.${timestamp}.${body}`))
  *
- * Key derivation from the operator's secret: `whsec_<base64>` → the base64-decoded bytes (the
- * Standard Webhooks format). A secret without the prefix is treated the way the reference libraries
- * treat it when it is strict base64 (decoded), and otherwise its UTF-8 bytes are the key.
+ * Key derivation from the operator's secret (issue 13): `whsec_<base64>` → the base64-decoded bytes
+ * (the Standard Webhooks format: receivers verify with `new Webhook(secret)` of the `standardwebhooks`
+ * package). A secret without the prefix is used as its UTF-8 bytes, whatever it looks like (never
+ * base64-decoded): receivers verify with `new Webhook(secret, { format: 'raw' })`. When the operator
+ * sets the channel without a secret, `generateWebhookSecret` makes one (`whsec_` + 32 random bytes).
  *
  * Connections are kept alive (one shared undici Agent, a pool per origin). Each attempt is bounded by
  * `timeoutMs` (DELIVERY_TIMEOUT, connect to last byte). 2xx is sent, with the `webhook-id` (the message
@@ -18,7 +20,7 @@
  * followed) fails at once. The HTTP status is the failure's code; a retryable answer's Retry-After is
  * passed on to the retry decision (providers/retry.ts).
  */
-import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
+import { createHmac, createSecretKey, randomBytes, type KeyObject } from 'node:crypto';
 import { Agent, request } from 'undici';
 import { guardedLookup, type AddressPolicy } from '../domain/network-guard.ts';
 import type { Rendered } from '../domain/render.ts';
@@ -30,11 +32,26 @@ export const WEBHOOK_CONNECTIONS_PER_ORIGIN = 128;
 
 const STRICT_BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
-/** The HMAC key of an operator's webhook secret (see the module comment). */
+/** Prefix of Standard Webhooks secrets: `whsec_` + base64 of the key bytes. */
+export const WHSEC_PREFIX = 'whsec_';
+
+/** The HMAC key of an operator's webhook secret: `whsec_` + base64 → those bytes; else its UTF-8 bytes. */
 export function webhookKey(secret: string): Buffer {
-  if (secret.startsWith('whsec_')) return Buffer.from(secret.slice('whsec_'.length), 'base64');
-  if (secret.length > 0 && STRICT_BASE64.test(secret)) return Buffer.from(secret, 'base64');
+  if (secret.startsWith(WHSEC_PREFIX)) return Buffer.from(secret.slice(WHSEC_PREFIX.length), 'base64');
   return Buffer.from(secret, 'utf8');
+}
+
+/** Why a `whsec_` secret is malformed (its rest is not non-empty strict base64), or undefined when fine. */
+export function webhookSecretProblem(secret: string): string | undefined {
+  if (!secret.startsWith(WHSEC_PREFIX)) return undefined;
+  const rest = secret.slice(WHSEC_PREFIX.length);
+  if (rest.length === 0 || !STRICT_BASE64.test(rest)) return 'a secret starting with whsec_ must continue with base64 (Standard Webhooks); a secret without the prefix is used as its UTF-8 bytes';
+  return undefined;
+}
+
+/** A new Standard Webhooks secret: `whsec_` + base64 of 32 random bytes. */
+export function generateWebhookSecret(): string {
+  return WHSEC_PREFIX + randomBytes(32).toString('base64');
 }
 
 /** The Standard Webhooks signature header value for one delivery (a KeyObject saves per-call key setup). */

@@ -64,7 +64,7 @@ describe('cms connector / channel', () => {
 
   it('channel set checks provider-specific options locally', async () => {
     const bad: [string[], RegExp][] = [
-      [['--provider', 'webhook', '--url', 'https://h.example'], /needs --secret/],
+      [['--provider', 'webhook'], /needs --url/],
       [['--provider', 'webhook', '--url', 'ftp://h.example', '--secret', 's'], /http\(s\) URL/],
       [['--provider', 'whatsapp', '--phone-number-id', '1'], /needs --access-token/],
       [['--provider', 'outbox', '--secret', 's'], /--secret: not used with --provider outbox/],

@@ -132,8 +132,8 @@ describe('webhook signatures', () => {
     const key = webhookKey('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw');
     assert.equal(signWebhook(key, 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, '{"test": 2432232314}'), 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
   });
-  test('secrets without the prefix: strict base64 is decoded, anything else is used as UTF-8', () => {
-    assert.deepEqual(webhookKey('MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'), webhookKey('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'));
+  test('secrets without the prefix are used as their UTF-8 bytes, even when they look like base64 (issue 13)', () => {
+    assert.deepEqual(webhookKey('MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'), Buffer.from('MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'));
     assert.deepEqual(webhookKey('not base64: a plain secret!'), Buffer.from('not base64: a plain secret!'));
   });
 });

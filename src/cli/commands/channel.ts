@@ -1,6 +1,7 @@
 /**
  * `cms channel set`: PUT /admin/companies/{company_id}/channel (operator-api.md, "Providers").
- * outbox: `{provider}`; webhook: `{provider, url, secret}`; whatsapp:
+ * outbox: `{provider}`; webhook: `{provider, url, secret?}` (without a secret the server generates a
+ * `whsec_` one and returns it once: printed here); whatsapp:
  * `{provider, phone_number_id, access_token, api_base_url?, app_secret?, verify_token?}` (the last two
  * for webhooks in, docs/whatsapp.md). Secrets are never echoed back.
  * Here `--url` is the webhook URL; give the server address before the command
@@ -61,7 +62,8 @@ export function channelBody(o: ChannelOptions): ChannelSettings & { app_secret?:
     case 'webhook': {
       const url = need('url');
       if (!/^https?:\/\/\S+$/.test(url)) throw new UsageError(`--url must be an http(s) URL, got ${url}`);
-      return { provider: 'webhook', url, secret: need('secret') };
+      // Without --secret the server generates one (whsec_...) and answers it once.
+      return (o.secret === undefined ? { provider: 'webhook', url } : { provider: 'webhook', url, secret: o.secret }) as ChannelSettings;
     }
     case 'whatsapp': {
       const body: ChannelSettings & { provider: 'whatsapp'; app_secret?: string; verify_token?: string } = {
@@ -93,7 +95,7 @@ export function registerChannel(program: Command): void {
         new Option('--provider <name>', 'delivery provider').choices(['outbox', 'webhook', 'whatsapp']).makeOptionMandatory(),
       )
       .option('--url <url>', 'webhook: URL that receives signed POSTs of each message', parseNonEmpty)
-      .option('--secret <secret>', 'webhook: signing secret (Standard Webhooks, HMAC-SHA256)', parseNonEmpty)
+      .option('--secret <secret>', 'webhook: signing secret (Standard Webhooks, HMAC-SHA256): whsec_<base64>, or any text used as its bytes; omitted: one is generated and printed once', parseNonEmpty)
       .option('--phone-number-id <id>', 'whatsapp: Cloud API phone number id', parseNonEmpty)
       .option('--access-token <token>', 'whatsapp: Cloud API access token', parseNonEmpty)
       .option('--api-base-url <url>', 'whatsapp: Cloud API base URL (server default if omitted)', parseNonEmpty)

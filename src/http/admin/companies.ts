@@ -7,8 +7,8 @@ import { isSupportedCountry } from '../../domain/phone.ts';
 import { recordAudit } from '../../domain/audit.ts';
 import type { AppDeps } from '../deps.ts';
 import { RULES, rateLimitKey } from '../rate-limit.ts';
-import { isIanaTimeZone } from '../../local-time.ts';
 import { AdminValidationError } from './errors.ts';
+import { generateWebhookSecret, webhookSecretProblem } from '../../providers/webhook.ts';
 import { verifyTokenDigest } from '../../domain/receipts.ts';
 import { companyProps, detailResponse, idParam } from './schemas.ts';
 
@@ -33,8 +33,12 @@ function checkInput(input: CompanyInput): void {
     throw new DomainError(422, `default_country ${input.default_country} is not a supported ISO 3166-1 alpha-2 region`);
   }
   const tz = input.delivery_hours?.timezone;
-  if (tz !== undefined && !isIanaTimeZone(tz)) {
-    throw new DomainError(422, `delivery_hours.timezone ${tz} is not an IANA timezone`);
+  if (tz !== undefined) {
+    try {
+      new Intl.DateTimeFormat('en', { timeZone: tz });
+    } catch {
+      throw new DomainError(422, `delivery_hours.timezone ${tz} is not an IANA timezone`);
+    }
   }
 }
 
@@ -90,15 +94,15 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
 
   app.put<{ Params: { company_id: number }; Body: Record<string, string> }>('/admin/companies/:company_id/channel', {
     schema: {
-      tags, summary: 'Choose the delivery channel (provider) of a company; secrets are stored encrypted and never echoed',
+      tags, summary: 'Choose the delivery channel (provider) of a company; secrets are stored encrypted and never echoed (a generated webhook secret is returned once)',
       params: idParam('company_id'),
       body: {
         type: 'object', required: ['provider'],
-        description: 'outbox: no other field; webhook: url and secret; whatsapp: phone_number_id, access_token, api_base_url (optional), app_secret and verify_token (optional; needed for webhooks in, docs/whatsapp.md)',
+        description: 'outbox: no other field; webhook: url and secret (optional: without one a whsec_ secret is generated and returned once in `secret`); whatsapp: phone_number_id, access_token, api_base_url (optional), app_secret and verify_token (optional; needed for webhooks in, docs/whatsapp.md)',
         properties: {
           provider: { type: 'string', enum: ['outbox', 'webhook', 'whatsapp'] },
           url: { type: 'string', pattern: '^https?://\\S+$', maxLength: 2048 },
-          secret: { type: 'string', minLength: 16, maxLength: 512 },
+          secret: { type: 'string', minLength: 16, maxLength: 512, description: 'webhook: `whsec_` + base64 (Standard Webhooks; the decoded bytes are the HMAC key) or any other text (its UTF-8 bytes are the key, never base64-decoded)' },
           phone_number_id: { type: 'string', pattern: '^[0-9]{1,32}$' },
           access_token: { type: 'string', minLength: 1, maxLength: 4096 },
           api_base_url: { type: 'string', pattern: '^https?://\\S+$', maxLength: 2048 },
@@ -112,7 +116,7 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
     },
   }, async (request) => {
     const b = request.body;
-    const needed = b.provider === 'webhook' ? ['url', 'secret'] : b.provider === 'whatsapp' ? ['phone_number_id', 'access_token'] : [];
+    const needed = b.provider === 'webhook' ? ['url'] : b.provider === 'whatsapp' ? ['phone_number_id', 'access_token'] : [];
     const missing = needed.filter((f) => b[f] === undefined);
     if (missing.length) throw new AdminValidationError(missing.map((f) => ({ type: 'missing', loc: ['body', f], msg: 'Field required' })));
     for (const field of ['url', 'api_base_url'] as const) {
@@ -122,8 +126,13 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
     }
     let stored: Record<string, unknown>;
     let shown: Record<string, unknown>;
+    let generated: string | undefined;
     if (b.provider === 'webhook') {
-      stored = { provider: 'webhook', url: b.url, secret_sealed: deps.sealSecret(b.secret) };
+      const problem = b.secret === undefined ? undefined : webhookSecretProblem(b.secret);
+      if (problem) throw new AdminValidationError([{ type: 'value_error', loc: ['body', 'secret'], msg: problem }]);
+      // Without a secret, one is generated and returned once, in this answer only (issue 13).
+      if (b.secret === undefined) generated = generateWebhookSecret();
+      stored = { provider: 'webhook', url: b.url, secret_sealed: deps.sealSecret(b.secret ?? generated!) };
       shown = { provider: 'webhook', url: b.url };
     } else if (b.provider === 'whatsapp') {
       const base = b.api_base_url ?? 'https://graph.facebook.com/v21.0';
@@ -142,6 +151,6 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
     }
     const company = await setChannel(db, request.params.company_id, stored);
     await recordAudit(db, { actor: 'admin', action: 'channel.set', target: `company:${company.company_id}`, company_id: company.company_id, details: shown });
-    return { company_id: company.company_id, channel: shown };
+    return { company_id: company.company_id, channel: shown, ...(generated ? { secret: generated } : {}) };
   });
 }

@@ -41,11 +41,12 @@ export function webhookKey(secret: string): Buffer {
   return Buffer.from(secret, 'utf8');
 }
 
-/** Why a `whsec_` secret is malformed (its rest is not non-empty strict base64), or undefined when fine. */
+/** Why a `whsec_` secret is malformed (its rest is not non-empty base64, padding optional), or undefined when fine. */
 export function webhookSecretProblem(secret: string): string | undefined {
   if (!secret.startsWith(WHSEC_PREFIX)) return undefined;
   const rest = secret.slice(WHSEC_PREFIX.length);
-  if (rest.length === 0 || !STRICT_BASE64.test(rest)) return 'a secret starting with whsec_ must continue with base64 (Standard Webhooks); a secret without the prefix is used as its UTF-8 bytes';
+  // Padding may be left out (Node and the reference libraries decode it); anything else is refused.
+  if (rest.length === 0 || !STRICT_BASE64.test(rest.length % 4 === 0 ? rest : rest + '='.repeat(4 - (rest.length % 4)))) return 'a secret starting with whsec_ must continue with base64 (Standard Webhooks); a secret without the prefix is used as its UTF-8 bytes';
   return undefined;
 }
 

@@ -90,6 +90,13 @@ describe('console in a browser', () => {
       await page.getByRole('button', { name: 'Copy' }).click();
       await page.getByText('Copied to the clipboard.').waitFor();
       assert.equal(await page.evaluate(() => navigator.clipboard.readText()), apiKey);
+      // POST-redirect-GET (issue 13): the page is a GET; reloading it creates no second key and does
+      // not show the key again.
+      assert.match(page.url(), /\/credentials$/);
+      await page.reload();
+      await assertHeading(page, 'Credentials');
+      assert.equal(await page.getByText(apiKey).count(), 0);
+      assert.equal(await page.locator('tr', { hasText: 'shop integration' }).count(), 1);
       const row = page.locator('tr', { hasText: 'shop integration' });
       const keyId = await row.getAttribute('data-key-id');
       assert.ok(keyId);

@@ -91,8 +91,10 @@ describe('console pages', () => {
   test('a created key is shown once, never cached, and only its prefix is listed afterwards', async () => {
     const companyId = await newCompany(s);
     const c = await signedInClient(s, companyId);
-    const created = await c.submit('/console/settings/integrations/credentials', '/console/settings/integrations/credentials', { label: '  my <label>  ' });
-    assert.equal(created.status, 201);
+    const posted = await c.submit('/console/settings/integrations/credentials', '/console/settings/integrations/credentials', { label: '  my <label>  ' });
+    assert.equal(posted.status, 303, 'POST-redirect-GET (issue 13)');
+    const created = await c.get(posted.location!);
+    assert.equal(created.status, 200);
     assert.equal(created.headers.get('cache-control'), 'no-store');
     const key = /value="(cms_live_[A-Za-z0-9]+)"/.exec(created.text)?.[1];
     assert.ok(key);

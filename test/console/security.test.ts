@@ -318,8 +318,9 @@ describe('pages and invitations', () => {
     assert.equal(wrong.status, 400);
     assert.match(wrong.text, /current password is wrong/);
     const ok = await laptop.submit('/console/account/password', '/console/account/password', { current_password: PASSWORD, new_password: 'a brand new password', new_password_confirm: 'a brand new password' });
-    assert.equal(ok.status, 200);
-    assert.match(ok.text, /Password changed/);
+    assert.equal(ok.status, 303, 'POST-redirect-GET');
+    assert.equal(ok.location, '/console/account/password?done=changed');
+    assert.match((await laptop.get(ok.location!)).text, /Password changed/);
     assert.equal((await laptop.get('/console/segments')).status, 200, 'this session stays');
     assert.equal((await phone.get('/console/segments')).status, 303, 'the other session ended');
     const again = new ConsoleClient(s.url);

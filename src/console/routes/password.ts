@@ -1,6 +1,7 @@
 /**
  * Password change: GET/POST /console/account/password (issue 6 item 1). Needs the current password;
- * other sessions of the user end, this one stays.
+ * other sessions of the user end, this one stays. POST-redirect-GET (issue 13): a change answers `303`
+ * to `?done=changed`, whose GET shows the notice; a refused change shows the form again (400).
  */
 import type { FastifyInstance } from 'fastify';
 import { recordAudit } from '../../domain/audit.ts';
@@ -8,6 +9,7 @@ import { DomainError } from '../../domain/errors.ts';
 import { changePassword } from '../../domain/users.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { field, nowOf, sendPage, sessionOf } from '../context.ts';
+import { BASE } from '../views/layout.ts';
 import { passwordView } from '../views/password.ts';
 
 const CRUMBS: [string, string?][] = [['Account'], ['Password']];
@@ -16,8 +18,9 @@ const CRUMBS: [string, string?][] = [['Account'], ['Password']];
 export function registerPasswordPage(scope: FastifyInstance, deps: AppDeps): void {
   const db = deps.database.db;
 
-  scope.get('/account/password', async (request, reply) => sendPage(request, reply, 200, {
+  scope.get<{ Querystring: { done?: string } }>('/account/password', async (request, reply) => sendPage(request, reply, 200, {
     title: 'Change password', section: 'account', crumbs: CRUMBS,
+    flash: request.query.done === 'changed' ? 'Password changed. Your other sessions were signed out.' : undefined,
     body: (csrf) => passwordView({ csrf, email: sessionOf(request).email }),
   }));
 
@@ -26,9 +29,8 @@ export function registerPasswordPage(scope: FastifyInstance, deps: AppDeps): voi
     const current = field(request.body, 'current_password');
     const next = field(request.body, 'new_password');
     const confirm = field(request.body, 'new_password_confirm');
-    const render = (status: number, error?: string, done?: boolean) => sendPage(request, reply, status, {
+    const render = (status: number, error?: string) => sendPage(request, reply, status, {
       title: 'Change password', section: 'account', crumbs: CRUMBS,
-      flash: done ? 'Password changed. Your other sessions were signed out.' : undefined,
       body: (csrf) => passwordView({ csrf, email: session.email, error }),
     });
     if (next !== confirm) return render(400, 'The two new passwords differ.');
@@ -39,6 +41,6 @@ export function registerPasswordPage(scope: FastifyInstance, deps: AppDeps): voi
       throw err;
     }
     await recordAudit(db, { actor: `console:${session.email}`, action: 'user.password_change', target: `user:${session.user_id}`, company_id: session.company_id });
-    return render(200, undefined, true);
+    return reply.redirect(`${BASE}/account/password?done=changed`, 303);
   });
 }

@@ -29,6 +29,8 @@ export interface Service {
   readonly app: FastifyInstance;
   readonly deps: AppDeps;
   readonly secrets: SecretBox;
+  /** The background workers (roles worker and all; undefined for the api role). */
+  readonly workers: Workers | undefined;
   /** Stops taking requests, lets workers finish what they hold, closes the database. */
   close(): Promise<void>;
 }
@@ -88,14 +90,14 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
   const adminToken = config.adminToken ?? fileSecret(config.dataDir, 'admin-token', () => 'cms_admin_' + randomBytes(24).toString('base64url'), logger, 'ADMIN_TOKEN');
   const secrets = secretBox(config.secretsKey ?? fileSecret(config.dataDir, 'secrets-key', () => randomBytes(32).toString('base64url'), logger, 'SECRETS_KEY'));
   const boss: Boss = await startBoss(database, { poolMax: Math.max(2, Math.ceil(config.dbPoolMax / 2)) });
-  const auth = new ApiKeyAuthenticator(database.db);
+  const clock = opts.clock ?? systemClock;
+  const auth = new ApiKeyAuthenticator(database.db, { clock });
   // One process owns an embedded database, so an in-memory log is exact there; on PostgreSQL the log
   // is shared by every API process.
   const rateLimiter: RateLimiter = opts.rateLimiter ?? (database.kind === 'postgres' ? new PgRateLimiter(database) : new MemoryRateLimiter());
-  const clock = opts.clock ?? systemClock;
   const addressPolicy = parseAddressPolicy(config.providerAllowedHosts);
   const acceptor = new BatchAcceptor(database, boss);
-  const automationLookups = new AutomationLookups(database.db);
+  const automationLookups = new AutomationLookups(database.db, clock);
   const deps: AppDeps = { config, database, boss, acceptor, automationLookups, rateLimiter, auth, clock, logger, adminToken, sealSecret: (s) => secrets.seal(s), openSecret: (s) => secrets.open(s), addressPolicy };
   const app = await buildApp(deps);
   let workers: Workers | undefined;
@@ -110,6 +112,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
     app,
     deps,
     secrets,
+    workers,
     async close() {
       if (closed) return;
       closed = true;

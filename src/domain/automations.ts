@@ -3,6 +3,7 @@
  * (decisions.md §3). Another company's id answers exactly like an unknown one.
  */
 import { LRUCache } from 'lru-cache';
+import { systemClock, type Clock } from '../clock.ts';
 import type { Db } from '../db/database.ts';
 import { executePrepared } from '../db/prepared.ts';
 import { DomainError, isRowId, notFound } from './errors.ts';
@@ -22,10 +23,12 @@ export interface Campaign { campaign_id: number; company_id: number; name: strin
  */
 export class AutomationLookups {
   readonly #db: Db;
-  readonly #cache = new LRUCache<string, Automation | false>({ max: 20_000, ttl: 2_000 });
+  readonly #cache: LRUCache<string, Automation | false>;
 
-  constructor(db: Db) {
+  /** `clock`: the cache's time (the service's clock; tests pass a fake one). */
+  constructor(db: Db, clock: Clock = systemClock) {
     this.#db = db;
+    this.#cache = new LRUCache<string, Automation | false>({ max: 20_000, ttl: 2_000, perf: clock });
   }
 
   /** Drops cached trigger lookups (after an automation was created or changed). */

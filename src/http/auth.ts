@@ -2,9 +2,11 @@
  * Authentication of the public API (api.md part 5; decisions.md §1 step 3): the `service-api-key`
  * header names a company API key. Lookups are cached for at most `ttlMs` (default 2 s), so a key revoked
  * in another process stops working within that time; a revocation in this process takes effect at once.
- * `last_used_at` is written in the background, at most once per flush interval per key.
+ * `last_used_at` is written in the background, at most once per flush interval per key. The cache's
+ * time is the service's clock (tests pass a fake one).
  */
 import { LRUCache } from 'lru-cache';
+import { systemClock, type Clock } from '../clock.ts';
 import type { Db } from '../db/database.ts';
 import { findApiKey, hashApiKey, touchApiKeys, type AuthContext } from '../domain/api-keys.ts';
 
@@ -16,9 +18,9 @@ export class ApiKeyAuthenticator {
   readonly #used = new Set<number>();
   readonly #timer: NodeJS.Timeout;
 
-  constructor(db: Db, opts: { ttlMs?: number; flushMs?: number } = {}) {
+  constructor(db: Db, opts: { ttlMs?: number; flushMs?: number; clock?: Clock } = {}) {
     this.#db = db;
-    this.#cache = new LRUCache({ max: 50_000, ttl: opts.ttlMs ?? 2_000 });
+    this.#cache = new LRUCache({ max: 50_000, ttl: opts.ttlMs ?? 2_000, perf: opts.clock ?? systemClock });
     this.#timer = setInterval(() => void this.flush().catch(() => {}), opts.flushMs ?? 5_000);
     this.#timer.unref();
   }

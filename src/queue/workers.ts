@@ -41,7 +41,14 @@ export interface WorkerDeps {
   config: Config;
 }
 
-export interface Workers { stop(): Promise<void> }
+export interface Workers {
+  stop(): Promise<void>;
+  /**
+   * Runs one held-message sweep now (what the SWEEP_INTERVAL_MS timer runs), after any sweep in
+   * progress; resolves when it is done. Tests use it instead of waiting for the timer.
+   */
+  sweepNow(): Promise<void>;
+}
 
 /** Real-time interval of the held-message sweep (ms). */
 export const SWEEP_INTERVAL_MS = 1_000;
@@ -96,16 +103,17 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   for (const name of JOB_NAMES) await register(name);
 
   let sweeping = false;
+  const runSweep = () => releaseDue(ctx)
+    .then((n) => { if (n) log.info({ released: n }, 'held messages released'); })
+    .catch((err) => log.warn({ err: (err as Error).message }, 'release sweep failed'))
+    .then(() => recoverDead(ctx))
+    .then((n) => { if (n) log.warn({ recovered: n }, 'messages of dead delivery runs enqueued again'); })
+    .catch((err) => log.warn({ err: (err as Error).message }, 'lease recovery sweep failed'))
+    .finally(() => { sweeping = false; });
   const sweep = setInterval(() => {
     if (sweeping || drain.signal.aborted) return;
     sweeping = true;
-    releaseDue(ctx)
-      .then((n) => { if (n) log.info({ released: n }, 'held messages released'); })
-      .catch((err) => log.warn({ err: (err as Error).message }, 'release sweep failed'))
-      .then(() => recoverDead(ctx))
-      .then((n) => { if (n) log.warn({ recovered: n }, 'messages of dead delivery runs enqueued again'); })
-      .catch((err) => log.warn({ err: (err as Error).message }, 'lease recovery sweep failed'))
-      .finally(() => { sweeping = false; });
+    void runSweep();
   }, SWEEP_INTERVAL_MS);
 
   setQueueDepthSource({
@@ -126,6 +134,11 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
 
   let stopped = false;
   return {
+    async sweepNow() {
+      while (sweeping) await new Promise((r) => setTimeout(r, 10));
+      sweeping = true;
+      await runSweep();
+    },
     async stop() {
       if (stopped) return;
       stopped = true;

@@ -7,7 +7,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
-import { eventually, startTestServer, type TestServer } from '../helpers/server.ts';
+import { eventually, FakeClock, startTestServer, type TestServer } from '../helpers/server.ts';
 
 const pgUrl = process.env.TEST_DATABASE_URL;
 
@@ -42,13 +42,14 @@ class Proxy {
 
 let s: TestServer;
 let proxy: Proxy;
+const clock = new FakeClock();
 before(async () => {
   if (!pgUrl) return;
   proxy = new Proxy(new URL(pgUrl));
   await proxy.start();
   const viaProxy = new URL(pgUrl);
   viaProxy.port = String(proxy.port);
-  s = await startTestServer({ role: 'api', env: { DATABASE_URL: viaProxy.toString() } });
+  s = await startTestServer({ role: 'api', clock, env: { DATABASE_URL: viaProxy.toString() } });
 });
 after(async () => {
   if (!pgUrl) return;
@@ -62,8 +63,8 @@ test('503 with Retry-After while PostgreSQL is unreachable, then recovery', { sk
   assert.equal(ok.status, 200);
 
   await proxy.cut();
-  // Past the authenticator's cache, so the key lookup itself needs the database too.
-  await new Promise((r) => setTimeout(r, 2_100));
+  // Past the authenticator's cache (2 s of the service's clock), so the key lookup itself needs the database too.
+  clock.advance(2_100);
   for (const body of [{ name: 'during' }]) {
     const r = await s.api('/api/segments/create', { key: c.key, body });
     assert.equal(r.status, 503);

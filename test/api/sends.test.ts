@@ -4,6 +4,7 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { RULES, rateLimitKey } from '../../src/http/rate-limit.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 let s: TestServer;
@@ -122,7 +123,7 @@ describe('4.4 send campaign', () => {
     const foreign = await s.api('/api/connector/send', { key: b.key, body: body(campA.campaign_id) });
     assert.equal(foreign.status, 404);
     assert.equal(foreign.text, '{"detail":"Campaign not found"}');
-    await s.service.deps.rateLimiter.reset(`${b.companyId}:connector_send`);
+    await s.service.deps.rateLimiter.reset(rateLimitKey(b.companyId, RULES.connectorSend));
     await s.admin('PUT', `/admin/companies/${b.companyId}/connector`, { connected: false });
     const off = await s.api('/api/connector/send', { key: b.key, body: body(campB.campaign_id) });
     assert.equal(off.status, 403);

@@ -4,6 +4,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { RULES, rateLimitKey } from '../../src/http/rate-limit.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 let s: TestServer;
@@ -27,11 +28,11 @@ test('another company\'s segment, automation and campaign ids answer like unknow
     ['campaign', (id) => s.api('/api/connector/send', { key: b.key, body: { campaign_id: id, contacts: [{ phone: '+4915112345678' }] } })],
   ];
   for (const [what, call] of pairs) {
-    await s.service.deps.rateLimiter.reset(`${b.companyId}:segment_contacts`);
-    await s.service.deps.rateLimiter.reset(`${b.companyId}:connector_send`);
+    await s.service.deps.rateLimiter.reset(rateLimitKey(b.companyId, RULES.manageSegmentContacts));
+    await s.service.deps.rateLimiter.reset(rateLimitKey(b.companyId, RULES.connectorSend));
     const foreign = await call(what === 'segment' ? segA : what === 'automation' ? autoA : campA);
-    await s.service.deps.rateLimiter.reset(`${b.companyId}:segment_contacts`);
-    await s.service.deps.rateLimiter.reset(`${b.companyId}:connector_send`);
+    await s.service.deps.rateLimiter.reset(rateLimitKey(b.companyId, RULES.manageSegmentContacts));
+    await s.service.deps.rateLimiter.reset(rateLimitKey(b.companyId, RULES.connectorSend));
     const unknown = await call(missing);
     assert.equal(foreign.status, 404, what);
     assert.equal(foreign.text, unknown.text, what);

@@ -82,7 +82,11 @@ test('held outside delivery hours, opted-out skipped, sent when the clock passes
 
   // Several sweeps later, still held: nothing reached the receiver.
   clock.set(Date.parse('2026-01-05T07:59:59Z'));
-  await new Promise((r) => setTimeout(r, 2_500));
+  for (let i = 0; i < 3; i++) await s.service.workers!.sweepNow();
+  // A sweep that released them would have cleared held_until in its own transaction.
+  const stillHeld = await db.selectFrom('messages').select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('batch_id', '=', batchId).where('held_until', 'is not', null).executeTakeFirstOrThrow();
+  assert.equal(Number(stillHeld.n), 6, 'still held after the sweeps');
   assert.equal(receiver.seen.filter((x) => x.body?.batch_id === batchId).length, 0);
   assert.equal((await batchStatus(s, batchId)).counts.pending, 6);
 

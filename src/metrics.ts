@@ -14,6 +14,7 @@
  * | heldMessages        | cms_messages_held                         |                            |
  * | providerLatency     | cms_provider_request_duration_seconds     | provider, outcome          |
  * | receiptsTotal       | cms_receipts_total                        | source, outcome            |
+ * | eventAttempts       | cms_event_attempts_total                  | outcome                    |
  * plus prom-client's default process metrics (cms_process_*, cms_nodejs_*).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
@@ -86,6 +87,17 @@ export const receiptsTotal = new Counter({
   name: 'cms_receipts_total',
   help: 'Receipts and inbound messages from provider webhooks, by source and outcome',
   labelNames: ['source', 'outcome'] as const,
+  registers: [registry],
+});
+
+/**
+ * Event delivery attempts to companies' endpoints (receipts-and-events.md §5), by outcome:
+ * `delivered` (2xx), `retry` (failed, due again later), `failed` (schedule run out or 410).
+ */
+export const eventAttempts = new Counter({
+  name: 'cms_event_attempts_total',
+  help: 'Event delivery attempts to company endpoints, by outcome',
+  labelNames: ['outcome'] as const,
   registers: [registry],
 });
 

@@ -7,7 +7,8 @@
  *   of LEASE_MS in database time, renewed every RENEW_MS while held, so a killed process's claims are
  *   taken over within LEASE_MS), at most MAX_IN_FLIGHT in hand; an endpoint holding EVENT_CONCURRENCY × QUEUE_FACTOR
  *   deliveries in this process is skipped by the next claim. Claims again at once when a claim came
- *   back full, otherwise every IDLE_MS of real time.
+ *   back full or when a saturated endpoint's hand drains below its cap, otherwise every IDLE_MS of real time
+ *   (so a busy endpoint costs one claim per many deliveries, not one per delivery).
  * - Per endpoint at most `config.eventConcurrency` requests in flight (send.ts does one attempt).
  * - Outcomes are buffered and written set-based (`recordAttempts`) every FLUSH_MS or FLUSH_ROWS rows:
  *   2xx → delivered; 410 → endpoint disabled ("receiver answered 410 Gone"), its pending deliveries
@@ -32,12 +33,13 @@ import {
 import { parseAddressPolicy } from '../../domain/network-guard.ts';
 import type { SecretBox } from '../../domain/secrets.ts';
 import type { Clock } from '../../clock.ts';
+import { eventAttempts } from '../../metrics.ts';
 import { createEventAgent, sendEvent, type AttemptOutcome } from './send.ts';
 
 /** Deliveries in hand per process (claimed, queued or in flight). */
 export const MAX_IN_FLIGHT = 512;
 /** Deliveries one endpoint may hold in this process, as a multiple of its concurrency. */
-export const QUEUE_FACTOR = 4;
+export const QUEUE_FACTOR = 8;
 /** Real-time wait between claims when the last one was not full (ms). */
 export const IDLE_MS = 250;
 /** Lease of a claimed delivery (database time) and how often held leases are renewed (ms). */
@@ -157,6 +159,7 @@ export function startEventLoop(deps: EventLoopDeps): EventLoop {
     else if (o.status_code === 410) next = { status: 'failed', next: null };
     else next = afterFailure(config.eventRetrySchedule, attempt, nowMs, o.retry_after_ms);
     holding.delete(d);
+    eventAttempts.inc({ outcome: next.status === 'pending' ? 'retry' : next.status });
     buffer.push({
       claim: d,
       result: {
@@ -188,7 +191,8 @@ export function startEventLoop(deps: EventLoopDeps): EventLoop {
         held--;
         if (lane.held === 0) lanes.delete(endpointId);
         else pump(endpointId, lane);
-        nudge();
+        // Wake the claim loop only when this endpoint has room for a good claim again.
+        if (lane.held === perEndpoint * QUEUE_FACTOR - 1 || lane.held === 0 || held === MAX_IN_FLIGHT / 2) nudge();
       });
     }
   }

@@ -14,6 +14,7 @@ import { claimKey, completeKey, isValidIdempotencyKey, releaseKey, requestHash }
 import { DomainError } from '../domain/errors.ts';
 import { storable } from '../domain/storable.ts';
 import { rateLimitRefusals } from '../metrics.ts';
+import type { AuthResult } from './auth.ts';
 import type { AppDeps } from './deps.ts';
 import { sendJsonText } from './errors.ts';
 import { rateLimitHeaders, rateLimitKey, type RateLimitRule } from './rate-limit.ts';
@@ -104,7 +105,8 @@ function send(reply: FastifyReply, answer: Answer): FastifyReply {
   return sendJsonText(reply, answer.status, answer.text);
 }
 
-const isAnswer = (v: unknown): v is Answer => typeof v === 'object' && v !== null && 'status' in v && 'text' in v;
+/** True when a step's outcome is an early answer. */
+export const isAnswer = (v: unknown): v is Answer => typeof v === 'object' && v !== null && 'status' in v && 'text' in v;
 
 /** Step 2: the body parsed (400 unparseable, 422 json_invalid); a missing body is validated later. */
 export function parseStep(rawBody: Buffer, contentType: string | undefined): BodyParse | Answer {
@@ -115,24 +117,52 @@ export function parseStep(rawBody: Buffer, contentType: string | undefined): Bod
 }
 
 /** Step 3: the caller's company from `service-api-key` (401 with FastAPI's APIKeyHeader texts). */
-export async function authenticateStep(deps: AppDeps, request: FastifyRequest): Promise<AuthContext | Answer> {
-  const authn = await deps.auth.authenticate(firstHeader(request, 'service-api-key'));
+export function authenticationStep(authn: AuthResult): AuthContext | Answer {
   if (authn.ok) return authn.auth;
   return detail(401, authn.detail, authn.detail === 'Not authenticated' ? { 'WWW-Authenticate': 'APIKey' } : undefined);
 }
 
 /** Step 4: 403 when the operation needs an active subscription and the company has none. */
-export function subscriptionStep(op: PublicOperation<unknown>, auth: AuthContext): Answer | undefined {
+export function subscriptionStep(op: Pick<PublicOperation<unknown>, 'requiresSubscription'>, auth: AuthContext): Answer | undefined {
   return op.requiresSubscription && !auth.subscriptionActive ? detail(403, 'An active subscription is required') : undefined;
 }
 
 /** Step 5: the path and body validated against the operation's model (422). */
-export function validateStep<T>(op: PublicOperation<T>, body: BodyParse, request: FastifyRequest):
+export function validateStep<T>(op: Pick<PublicOperation<T>, 'model' | 'pathParams'>, body: BodyParse, rawParams: Readonly<Record<string, string>>):
   { body: T; path: Record<string, number | bigint> } | Answer {
-  const rawParams = (request.params ?? {}) as Record<string, string>;
   const validated = validateRequest(op.model, body, op.pathParams?.map((name) => ({ name, raw: rawParams[name] ?? '' })));
   if (!validated.ok) return { status: 422, text: renderValidationError(validated.errors) };
   return { body: validated.body, path: validated.path };
+}
+
+/** What a request brings to steps 2-5: its raw body, Content-Type and key as sent, its path parameters. */
+export interface RequestInput {
+  readonly rawBody: Buffer;
+  readonly contentType: string | undefined;
+  readonly apiKey: string | undefined;
+  readonly params: Readonly<Record<string, string>>;
+}
+
+/** A request that passed steps 2-5: its company, validated body and path. */
+export interface Admitted<T> { readonly auth: AuthContext; readonly body: T; readonly path: Record<string, number | bigint> }
+
+/**
+ * Steps 2-5 of decisions.md §1 in their order: parsing, authentication (`authenticate`, the
+ * service's ApiKeyAuthenticator; not called when parsing failed), subscription, validation. The first
+ * failing step's answer, or what the later steps need. The route runs it; the oracle tests
+ * (test/validation) replay the recorded FastAPI cases through it.
+ */
+export async function admit<T>(op: Pick<PublicOperation<T>, 'model' | 'pathParams' | 'requiresSubscription'>, input: RequestInput,
+  authenticate: (apiKey: string | undefined) => Promise<AuthResult>): Promise<Admitted<T> | Answer> {
+  const parsed = parseStep(input.rawBody, input.contentType);
+  if (isAnswer(parsed)) return parsed;
+  const auth = authenticationStep(await authenticate(input.apiKey));
+  if (isAnswer(auth)) return auth;
+  const noSubscription = subscriptionStep(op, auth);
+  if (noSubscription) return noSubscription;
+  const valid = validateStep(op, parsed, input.params);
+  if (isAnswer(valid)) return valid;
+  return { auth, body: valid.body, path: valid.path };
 }
 
 /**
@@ -261,19 +291,20 @@ export function registerPublicOperation<T>(app: FastifyInstance, deps: AppDeps, 
   const anyOp = op as PublicOperation<unknown>;
   app.post(op.url, { schema: describeOperation(op) }, async (request: FastifyRequest, reply: FastifyReply) => {
     const rawBody = (request.body as Buffer | undefined) ?? EMPTY;
-    const parsed = parseStep(rawBody, request.sentContentType);
-    if (isAnswer(parsed)) return send(reply, parsed);
-    const auth = await authenticateStep(deps, request);
-    if (isAnswer(auth)) return send(reply, auth);
-    const noSubscription = subscriptionStep(anyOp, auth);
-    if (noSubscription) return send(reply, noSubscription);
-    const valid = validateStep(op, parsed, request);
-    if (isAnswer(valid)) return send(reply, valid);
+    const input = {
+      rawBody,
+      contentType: request.sentContentType,
+      apiKey: firstHeader(request, 'service-api-key'),
+      params: (request.params ?? {}) as Record<string, string>,
+    };
+    const admitted = await admit(op, input, (key) => deps.auth.authenticate(key));
+    if (isAnswer(admitted)) return send(reply, admitted);
+    const { auth } = admitted;
     const idem = await idempotencyStep(deps, anyOp, request, auth.companyId, rawBody);
     if (isAnswer(idem)) return send(reply, idem);
     const limited = await rateLimitStep(deps, anyOp, request, reply, auth.companyId, idem.key);
     if (limited) return send(reply, limited);
-    const body = storableBody(rawBody, valid.body);
-    return send(reply, await operationStep({ deps, auth, body, path: valid.path, request, idempotencyKey: idem.key }, op));
+    const body = storableBody(rawBody, admitted.body);
+    return send(reply, await operationStep({ deps, auth, body, path: admitted.path, request, idempotencyKey: idem.key }, op));
   });
 }

@@ -1,15 +1,15 @@
 /**
  * Body reading (decisions.md section 1 step 2): Content-Type rules, empty/null bodies,
  * Python's byte decoding (BOM, UTF-16/32 sniffing, surrogatepass), parse failures, and the
- * order body parsing -> authentication -> validation of decideStatus.
+ * order body parsing -> authentication -> validation of the request pipeline (src/http/public-operation.ts
+ * `admit`, the steps the public routes run).
  */
 
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
-import {
-  CreateSegment, bodyParseFailure, decideStatus, isJsonContentType, parseBody, validateRequest,
-  type AuthOutcome, type BodyParse,
-} from '../../src/http/validation/index.ts';
+import type { AuthResult } from '../../src/http/auth.ts';
+import { admit, isAnswer, parseStep } from '../../src/http/public-operation.ts';
+import { CreateSegment, isJsonContentType, parseBody, validateRequest } from '../../src/http/validation/index.ts';
 
 describe('Content-Type', () => {
   const json = ['application/json', 'application/json; charset=utf-8', 'APPLICATION/JSON', 'Application/Json;charset=UTF-8',
@@ -73,30 +73,52 @@ describe('byte decoding like json.loads(bytes)', () => {
 });
 
 describe('order: body parsing, then authentication, then validation', () => {
-  const run = (body: string | Buffer, auth: AuthOutcome, ct = 'application/json'): [number, string] => {
-    const parsed: BodyParse = parseBody(typeof body === 'string' ? Buffer.from(body) : body, ct);
-    const a = decideStatus(parsed, auth, () => validateRequest(CreateSegment, parsed));
-    return a ? [a.status, a.body] : [200, ''];
+  type Key = 'missing' | 'invalid' | 'ok';
+  const company = { keyId: 1, companyId: 1, defaultCountry: 'DE', subscriptionActive: true, connectorConnected: false };
+  // The authenticator's answers (src/http/auth.ts) without a database: no key, an unknown key, a good key.
+  const authenticate = async (key: string | undefined): Promise<AuthResult> =>
+    !key ? { ok: false, detail: 'Not authenticated' } : key === 'good' ? { ok: true, auth: company } : { ok: false, detail: 'Invalid API key' };
+  const apiKey = (k: Key) => (k === 'missing' ? undefined : k === 'ok' ? 'good' : 'bad');
+  const admitted = (body: string | Buffer, k: Key, ct = 'application/json') =>
+    admit({ model: CreateSegment }, { rawBody: typeof body === 'string' ? Buffer.from(body) : body, contentType: ct, apiKey: apiKey(k), params: {} }, authenticate);
+  const run = async (body: string | Buffer, k: Key, ct = 'application/json'): Promise<[number, string]> => {
+    const a = await admitted(body, k, ct);
+    return isAnswer(a) ? [a.status, a.text] : [200, ''];
   };
-  test('malformed JSON beats a missing key (422 json_invalid)', () => assert.equal(run('{"name":', 'missing')[0], 422));
-  test('invalid UTF-8 beats a missing key (400)', () => assert.deepEqual(run(Buffer.from([0xff]), 'missing'), [400, '{"detail":"There was an error parsing the body"}']));
-  test('nesting over 512 beats a missing key (400)', () => assert.equal(run('['.repeat(513) + ']'.repeat(513), 'missing')[0], 400));
-  test('a missing key beats a missing body and validation errors', () => {
-    assert.deepEqual(run('', 'missing'), [401, '{"detail":"Not authenticated"}']);
-    assert.deepEqual(run('{"name":""}', 'invalid'), [401, '{"detail":"Invalid API key"}']);
-    assert.equal(run('{"name":"x"}', 'missing', 'text/plain')[0], 401);
+  test('malformed JSON beats a missing key (422 json_invalid)', async () => assert.equal((await run('{"name":', 'missing'))[0], 422));
+  test('invalid UTF-8 beats a missing key (400)', async () => assert.deepEqual(await run(Buffer.from([0xff]), 'missing'), [400, '{"detail":"There was an error parsing the body"}']));
+  test('nesting over 512 beats a missing key (400)', async () => assert.equal((await run('['.repeat(513) + ']'.repeat(513), 'missing'))[0], 400));
+  test('a missing key beats a missing body and validation errors', async () => {
+    assert.deepEqual(await run('', 'missing'), [401, '{"detail":"Not authenticated"}']);
+    assert.deepEqual(await run('{"name":""}', 'invalid'), [401, '{"detail":"Invalid API key"}']);
+    assert.equal((await run('{"name":"x"}', 'missing', 'text/plain'))[0], 401);
   });
-  test('401 for a missing key carries WWW-Authenticate: APIKey', () => {
-    const a = decideStatus({ kind: 'missing' }, 'missing', () => ({ ok: false, errors: [] }));
-    assert.equal(a?.headers['www-authenticate'], 'APIKey');
-    const b = decideStatus({ kind: 'missing' }, 'invalid', () => ({ ok: false, errors: [] }));
-    assert.equal(b?.headers['www-authenticate'], undefined);
+  test('401 for a missing key carries WWW-Authenticate: APIKey', async () => {
+    const a = await admitted('', 'missing');
+    assert.ok(isAnswer(a));
+    assert.equal(a.headers?.['WWW-Authenticate'], 'APIKey');
+    const b = await admitted('', 'invalid');
+    assert.ok(isAnswer(b));
+    assert.equal(b.headers?.['WWW-Authenticate'], undefined);
   });
-  test('with a good key: missing body is 422 missing', () => {
-    assert.deepEqual(run('', 'ok'), [422, '{"detail":[{"type":"missing","loc":["body"],"msg":"Field required","input":null}]}']);
+  test('with a good key: missing body is 422 missing', async () => {
+    assert.deepEqual(await run('', 'ok'), [422, '{"detail":[{"type":"missing","loc":["body"],"msg":"Field required","input":null}]}']);
   });
-  test('bodyParseFailure is null for values and missing bodies', () => {
-    assert.equal(bodyParseFailure({ kind: 'missing' }), null);
-    assert.equal(bodyParseFailure({ kind: 'value', value: 1 }), null);
+  test('with a good key and a valid body: admitted with the validated body', async () => {
+    const a = await admitted('{"name":"x"}', 'ok');
+    assert.ok(!isAnswer(a));
+    assert.deepEqual(a.body, { name: 'x' });
+    assert.equal(a.auth.companyId, 1);
+  });
+  test('the authenticator is not asked when the body cannot be parsed', async () => {
+    let asked = 0;
+    const a = await admit({ model: CreateSegment }, { rawBody: Buffer.from('{'), contentType: 'application/json', apiKey: 'good', params: {} },
+      async (k) => { asked++; return authenticate(k); });
+    assert.ok(isAnswer(a) && a.status === 422);
+    assert.equal(asked, 0);
+  });
+  test('parseStep passes values and missing bodies on', () => {
+    assert.deepEqual(parseStep(Buffer.alloc(0), 'application/json'), { kind: 'missing' });
+    assert.deepEqual(parseStep(Buffer.from('1'), 'application/json'), { kind: 'value', value: 1 });
   });
 });

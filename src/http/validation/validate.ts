@@ -41,7 +41,7 @@ type Result = unknown;
 /**
  * Validates path parameters (ints) and the parsed body against `model`.
  * `body` must be a `value` or `missing` parse result (parse failures are answered earlier,
- * see respond.ts); an `invalid` result is passed through as its errors.
+ * see parseStep in src/http/public-operation.ts); an `invalid` result is passed through as its errors.
  */
 export function validateRequest<T>(model: Model<T>, body: BodyParse, path: readonly PathParam[] = []): Validated<T> {
   const errors: ValidationErrorItem[] = [];

@@ -32,7 +32,7 @@ async function post(c: ConsoleClient, pagePath: string, action: string, fields: 
     method: 'POST', redirect: 'manual', body,
     headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: [...c.cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
   });
-  return { status: res.status, text: await res.text(), location: res.headers.get('location') };
+  return { status: res.status, text: await res.text(), location: res.headers.get('location'), headers: { 'cache-control': res.headers.get('cache-control') ?? '' } as Record<string, string> };
 }
 
 test('add, list, edit, disable, reveal, rotate, test, attempt log, resend, remove', async () => {
@@ -55,17 +55,27 @@ test('add, list, edit, disable, reveal, rotate, test, attempt log, resend, remov
   assert.equal((await s.admin('GET', `/admin/companies/${companyId}/event-endpoints`)).endpoints.length, 0);
 
   const path = `/console-${companyId}`;
+  // POST-redirect-GET: to the new endpoint's page, where the secret is revealed on request.
   const add = await post(c, PAGE, PAGE, [['url', events.url + path], ['description', 'CRM <b>'], ['events', 'contact.opted_out'], ['events', 'contact.opted_in']]);
-  assert.equal(add.status, 201);
-  const secret = /value="(whsec_[^"]+)"/.exec(add.text)![1];
-  events.secretFor(path, secret);
-  assert.match(add.text, /CRM &lt;b&gt;/, 'escaped');
+  assert.equal(add.status, 303);
   const [ep] = (await s.admin('GET', `/admin/companies/${companyId}/event-endpoints`)).endpoints;
+  const detail = `${PAGE}/${ep.endpoint_id}`;
+  assert.equal(add.location, `${detail}?done=added`);
+  const added = await c.get(add.location!);
+  assert.equal(added.status, 200);
+  assert.match(added.text, /The endpoint was added/);
+  assert.ok(!/whsec_/.test(added.text), 'no secret until revealed');
+  const revealed = await post(c, detail, `${detail}/reveal`, []);
+  assert.equal(revealed.status, 200);
+  assert.equal(revealed.headers?.['cache-control'] ?? 'no-store', 'no-store');
+  const secret = /value="(whsec_[^"]+)"/.exec(revealed.text)![1];
+  assert.equal(secret, (await s.admin('GET', `/admin/event-endpoints/${ep.endpoint_id}/secret`)).secret);
+  events.secretFor(path, secret);
   assert.deepEqual(ep.events, ['contact.opted_out', 'contact.opted_in']);
   const list = await c.get(PAGE);
   assert.match(list.text, new RegExp(`data-endpoint-id="${ep.endpoint_id}"`));
+  assert.match(list.text, /CRM &lt;b&gt;/, 'escaped');
   assert.ok(!list.text.includes(secret), 'the list never shows the secret');
-  const detail = `${PAGE}/${ep.endpoint_id}`;
 
   // Events arrive, and the attempt log shows them with status, time, duration, excerpt.
   await s.admin('PUT', `/admin/companies/${companyId}/contacts`, { contacts: [{ phone: phone(5, 1), opted_out: true }] });
@@ -96,18 +106,24 @@ test('add, list, edit, disable, reveal, rotate, test, attempt log, resend, remov
   assert.equal(badEdit.status, 422);
   assert.equal((await s.admin('GET', `/admin/event-endpoints/${ep.endpoint_id}`)).url, events.url + path);
 
-  const reveal = await post(c, detail, `${detail}/reveal`, []);
-  assert.equal(reveal.status, 200);
-  assert.ok(reveal.text.includes(secret));
   const rotate = await post(c, detail, `${detail}/rotate`, []);
-  const secret2 = /value="(whsec_[^"]+)"/.exec(rotate.text)![1];
+  assert.equal(rotate.status, 303);
+  assert.equal(rotate.location, `${detail}?done=rotated`);
+  const reveal = await post(c, detail, `${detail}/reveal`, []);
+  const secret2 = /value="(whsec_[^"]+)"/.exec(reveal.text)![1];
   assert.notEqual(secret2, secret);
   events.secretFor(path, secret2);
 
   const testEvent = await post(c, detail, `${detail}/test`, []);
-  assert.equal(testEvent.status, 200);
-  assert.match(testEvent.text, /data-test-result="ok"/);
+  assert.equal(testEvent.status, 303);
+  assert.match(testEvent.location!, /\?test=ok&ms=\d+&status=200$/);
+  assert.match((await c.get(testEvent.location!)).text, /data-test-result="ok"[^>]*>Test event delivered: HTTP 200/);
   assert.equal(events.seen.at(-1)!.body.type, 'endpoint.test');
+  await s.admin('PATCH', `/admin/event-endpoints/${ep.endpoint_id}`, { url: 'http://127.0.0.1:9/closed' });
+  const failedTest = await post(c, detail, `${detail}/test`, []);
+  assert.match(failedTest.location!, /\?test=failed&ms=\d+&error=connection\+error/);
+  assert.match((await c.get(failedTest.location!)).text, /data-test-result="failed"[^>]*>Test event not delivered: connection error/);
+  await s.admin('PATCH', `/admin/event-endpoints/${ep.endpoint_id}`, { url: events.url + path });
   assert.deepEqual(events.signatureFailures(), []);
 
   const off = await post(c, detail, `${detail}/enabled`, [['enabled', 'false']]);

@@ -5,9 +5,11 @@
  * - GET            settings form, actions and the attempt log (status code, time, duration, response excerpt)
  * - POST           save URL, description, events (POST-redirect-GET to `?done=saved`; the form again on 422)
  * - POST /enabled  enable or disable (`enabled=true|false`)
- * - POST /reveal   show the signing secret (answered, never redirected to; audit-logged)
- * - POST /rotate   replace the signing secret and show the new one once
- * - POST /test     send one signed test event now and show the outcome
+ * - POST /reveal   show the signing secret: the one POST answered with a page (200) rather than a
+ *                  redirect, since it changes nothing (but the audit log) and the secret must not
+ *                  travel in a URL or cookie; the answer is never cached
+ * - POST /rotate   replace the signing secret (`?done=rotated`; reveal shows the new one)
+ * - POST /test     send one signed test event now (`?test=ok|failed&status=&ms=&error=` shows the outcome)
  * - POST /resend   `event_id`: queue that event again for this company's endpoints (`?done=resent`)
  * - GET/POST /remove  confirmation, then removal (to the list, `?done=removed`)
  *
@@ -30,6 +32,8 @@ import { endpointForm } from './webhooks.ts';
 const ATTEMPTS_SHOWN = 100;
 
 const NOTICES: Record<string, string> = {
+  added: 'The endpoint was added. Reveal its signing secret below to verify the requests it receives.',
+  rotated: 'The signing secret was replaced; requests are signed with the new one from now on. Reveal it below.',
   saved: 'The endpoint was saved.',
   enabled: 'The endpoint is enabled: events are sent to it again.',
   disabled: 'The endpoint is disabled: no events are sent to it.',
@@ -61,9 +65,14 @@ export function registerWebhookPage(scope: FastifyInstance, deps: AppDeps): void
   const audit = (email: string, action: string, endpointId: number, companyId: number, details: Record<string, unknown> = {}) =>
     recordAudit(db, { actor: `console:${email}`, action, target: `event_endpoint:${endpointId}`, company_id: companyId, details });
 
-  scope.get<Params & { Querystring: { done?: string } }>(path, async (request, reply) => {
+  scope.get<Params & { Querystring: Record<string, string | undefined> }>(path, async (request, reply) => {
     const { row } = await mine(request);
-    return show(request, reply, 200, endpointView(row), { flash: NOTICES[String(request.query.done ?? '')] });
+    const q = request.query;
+    const number = (v: string | undefined) => (v !== undefined && /^\d{1,9}$/.test(v) ? Number(v) : null);
+    const test = q.test === 'ok' || q.test === 'failed'
+      ? { ok: q.test === 'ok', status_code: number(q.status), duration_ms: number(q.ms), error: q.test === 'failed' ? (q.error ?? 'not delivered').slice(0, 200) : null }
+      : undefined;
+    return show(request, reply, 200, endpointView(row), { flash: NOTICES[String(q.done ?? '')], test });
   });
 
   scope.post<Params>(path, async (request, reply) => {
@@ -99,9 +108,9 @@ export function registerWebhookPage(scope: FastifyInstance, deps: AppDeps): void
 
   scope.post<Params>(`${path}/rotate`, async (request, reply) => {
     const { session, row } = await mine(request);
-    const { endpoint, secret } = await rotateEndpointSecret(db, deps, row.endpoint_id, session.company_id);
+    await rotateEndpointSecret(db, deps, row.endpoint_id, session.company_id);
     await audit(session.email, 'event_endpoint.rotate_secret', row.endpoint_id, session.company_id);
-    return show(request, reply, 200, endpoint, { secret: { title: 'New signing secret', value: secret }, flash: 'The signing secret was replaced; requests are signed with the new one from now on.' });
+    return reply.redirect(`${WEBHOOKS_PATH}/${row.endpoint_id}?done=rotated`, 303);
   });
 
   scope.post<Params>(`${path}/test`, async (request, reply) => {
@@ -111,7 +120,10 @@ export function registerWebhookPage(scope: FastifyInstance, deps: AppDeps): void
       timeoutMs: deps.config.deliveryTimeoutMs, now: new Date(deps.clock.now()),
     });
     await audit(session.email, 'event_endpoint.test', row.endpoint_id, session.company_id, { ok: test.ok, status_code: test.status_code });
-    return show(request, reply, 200, endpointView(row), { test });
+    const q = new URLSearchParams({ test: test.ok ? 'ok' : 'failed', ms: String(test.duration_ms) });
+    if (test.status_code !== null) q.set('status', String(test.status_code));
+    if (!test.ok && test.error) q.set('error', test.error);
+    return reply.redirect(`${WEBHOOKS_PATH}/${row.endpoint_id}?${q}`, 303);
   });
 
   scope.post<Params>(`${path}/resend`, async (request, reply) => {

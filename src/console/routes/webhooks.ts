@@ -1,8 +1,9 @@
 /**
  * Settings › Integrations & developers › Webhooks (issue 12; receipts-and-events.md §5), list page:
  * GET shows the signed-in company's event endpoints and the add form; POST adds one (URL checked by
- * the network guard, event types among the nine, at most 20) and shows its signing secret once (201),
- * or the form again with the reason (422 / 409). Only the session's company is ever read or changed.
+ * the network guard, event types among the nine, at most 20), then POST-redirect-GET: 303 to the new
+ * endpoint's page (`?done=added`), where the signing secret can be revealed; or the form again with
+ * the reason (422 / 409). Only the session's company is ever read or changed.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAudit } from '../../domain/audit.ts';
@@ -10,7 +11,7 @@ import { DomainError } from '../../domain/errors.ts';
 import { createEndpoint, listEndpoints } from '../../domain/event-endpoints.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { field, sendPage, sessionOf } from '../context.ts';
-import { webhooksView, WEBHOOKS_CRUMBS, type EndpointForm } from '../views/webhooks.ts';
+import { webhooksView, WEBHOOKS_CRUMBS, WEBHOOKS_PATH, type EndpointForm } from '../views/webhooks.ts';
 
 /** Fixed notices other pages ask this one to show (`?done=`). */
 const NOTICES: Record<string, string> = { removed: 'The webhook endpoint was removed.' };
@@ -27,12 +28,12 @@ export function registerWebhooksPage(scope: FastifyInstance, deps: AppDeps): voi
   const db = deps.database.db;
   const path = '/settings/integrations/webhooks';
 
-  async function show(request: FastifyRequest, reply: FastifyReply, status: number, extra: { created?: Awaited<ReturnType<typeof createEndpoint>>; error?: string; form?: EndpointForm; flash?: string }) {
+  async function show(request: FastifyRequest, reply: FastifyReply, status: number, extra: { error?: string; form?: EndpointForm; flash?: string }) {
     const session = sessionOf(request);
     const endpoints = await listEndpoints(db, session.company_id);
     return sendPage(request, reply, status, {
       title: 'Webhooks', section: 'webhooks', crumbs: WEBHOOKS_CRUMBS, flash: extra.flash,
-      body: (csrf) => webhooksView({ csrf, endpoints, created: extra.created, error: extra.error, form: extra.form ?? { url: '', description: '', events: [] } }),
+      body: (csrf) => webhooksView({ csrf, endpoints, error: extra.error, form: extra.form ?? { url: '', description: '', events: [] } }),
     });
   }
 
@@ -49,7 +50,7 @@ export function registerWebhooksPage(scope: FastifyInstance, deps: AppDeps): voi
         url: form.url, events: form.events.length ? form.events : undefined, description: form.description === '' ? null : form.description,
       });
       await recordAudit(db, { actor: `console:${session.email}`, action: 'event_endpoint.create', target: `event_endpoint:${created.endpoint_id}`, company_id: session.company_id, details: { url: created.url, events: created.events } });
-      return show(request, reply, 201, { created });
+      return reply.header('cache-control', 'no-store').redirect(`${WEBHOOKS_PATH}/${created.endpoint_id}?done=added`, 303);
     } catch (err) {
       if (err instanceof DomainError && (err.status === 422 || err.status === 409)) return show(request, reply, err.status, { error: `Not added: ${err.detail}.`, form });
       throw err;

@@ -48,7 +48,6 @@ function endpointState(e: EndpointView): SafeHtml {
 export interface WebhooksViewModel {
   csrf: string;
   endpoints: EndpointView[];
-  created?: EndpointView & { secret: string };
   error?: string;
   form: EndpointForm;
 }
@@ -73,7 +72,6 @@ export function webhooksView(m: WebhooksViewModel): SafeHtml {
     });
   return html`<h1>Webhooks</h1>
 <p>Webhook endpoints receive your company's events (messages sent, delivered, read, failed or skipped, sends completed, contacts opting out or in, replies) as signed HTTP POSTs, following <a href="https://www.standardwebhooks.com/">Standard Webhooks</a>. Verify each request with the endpoint's signing secret.</p>
-${m.created ? secretBox('Endpoint added', m.created.secret, 'Copy the signing secret now. You can reveal it again on the endpoint\'s page.') : ''}
 <section aria-labelledby="endpoints-title">
   <h2 id="endpoints-title">Endpoints</h2>
   ${table}
@@ -100,7 +98,7 @@ export interface WebhookViewModel {
   secret?: { title: string; value: string };
   error?: string;
   form: EndpointForm;
-  test?: { ok: boolean; status_code: number | null; error: string | null; duration_ms: number };
+  test?: { ok: boolean; status_code: number | null; error: string | null; duration_ms: number | null };
 }
 
 function attemptTable(m: WebhookViewModel): SafeHtml {
@@ -141,7 +139,7 @@ export function webhookView(m: WebhookViewModel): SafeHtml {
 ${m.secret ? secretBox(m.secret.title, m.secret.value, 'Keep it secret: whoever has it can sign requests your systems will trust.') : ''}
 ${m.test ? html`<p class="flash" role="status" data-test-result="${m.test.ok ? 'ok' : 'failed'}">${m.test.ok
     ? html`Test event delivered: HTTP ${m.test.status_code} in ${m.test.duration_ms} ms.`
-    : html`Test event not delivered: ${m.test.error ?? `HTTP ${m.test.status_code}`} (${m.test.duration_ms} ms).`}</p>` : ''}
+    : html`Test event not delivered: ${m.test.error ?? `HTTP ${m.test.status_code}`}${m.test.duration_ms !== null ? ` (${m.test.duration_ms} ms)` : ''}.`}</p>` : ''}
 <section aria-labelledby="actions-title">
   <h2 id="actions-title">Actions</h2>
   <div class="actions">

@@ -4,11 +4,12 @@
  * the batch with its job before answering `accepted`.
  */
 import { findCampaign } from '../../domain/automations.ts';
-import { acceptBatch, distinctItems, newBatchId } from '../../domain/batches.ts';
+import { distinctItems } from '../../domain/batches.ts';
 import { DomainError } from '../../domain/errors.ts';
-import { answerRecord, type PublicOperation } from '../public-operation.ts';
+import type { PublicOperation } from '../public-operation.ts';
 import { RULES } from '../rate-limit.ts';
 import { ConnectorSend, type ConnectorSendBody } from '../validation/index.ts';
+import { acceptSend } from './accept-send.ts';
 
 const answer = (batchId: string, contacts: number) => ({
   message: `Campaign send queued for ${contacts} contacts (batch ${batchId})`,
@@ -31,22 +32,18 @@ export const connectorSendOperation: PublicOperation<ConnectorSendBody> = {
   },
   idempotent: true,
   recordsAnswer: true,
-  async handle({ deps, auth, body, idempotencyKey }) {
+  async handle(ctx) {
+    const { deps, auth, body } = ctx;
     const campaign = await findCampaign(deps.database.db, auth.companyId, body.campaign_id);
     if (!auth.connectorConnected) throw new DomainError(403, 'The push-messaging connector is not connected');
     const items = distinctItems(body.contacts.map((c) => ({ phone: c.phone })), auth.defaultCountry);
-    const batchId = newBatchId();
-    const result = answer(batchId, items.length);
-    await acceptBatch(deps.acceptor, {
-      batchId,
-      companyId: auth.companyId,
+    return acceptSend(ctx, {
       kind: 'campaign',
       sourceId: campaign.campaign_id,
       template: campaign.template,
       items,
       ignored: 0,
       overrides: {},
-    }, { idempotency: answerRecord(idempotencyKey, result) });
-    return result;
+    }, (batchId) => answer(batchId, items.length));
   },
 };

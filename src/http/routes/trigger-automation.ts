@@ -3,8 +3,9 @@
  * Only the first 50 contacts are processed (the rest are accepted, ignored and counted on the batch);
  * duplicates among them are sent once. The batch is committed with its job before `accepted`.
  */
-import { AUTOMATION_PROCESS_LIMIT, acceptBatch, distinctItems, newBatchId } from '../../domain/batches.ts';
-import { answerRecord, type PublicOperation } from '../public-operation.ts';
+import { AUTOMATION_PROCESS_LIMIT, distinctItems } from '../../domain/batches.ts';
+import type { PublicOperation } from '../public-operation.ts';
+import { acceptSend } from './accept-send.ts';
 import { RULES } from '../rate-limit.ts';
 import { TriggerAutomation, type TriggerAutomationBody } from '../validation/index.ts';
 
@@ -26,7 +27,8 @@ export const triggerAutomationOperation: PublicOperation<TriggerAutomationBody> 
   },
   idempotent: true,
   recordsAnswer: true,
-  async handle({ deps, auth, body, idempotencyKey }) {
+  async handle(ctx) {
+    const { deps, auth, body } = ctx;
     const automation = await deps.automationLookups.findTriggerable(auth.companyId, body.automation_id);
     const first = body.contacts.slice(0, AUTOMATION_PROCESS_LIMIT);
     const items = distinctItems(first.map((c) => ({
@@ -37,18 +39,13 @@ export const triggerAutomationOperation: PublicOperation<TriggerAutomationBody> 
       image_url: c.image_url ?? null,
       video_url: c.video_url ?? null,
     })), auth.defaultCountry);
-    const batchId = newBatchId();
-    const result = answer(batchId, items.length);
-    await acceptBatch(deps.acceptor, {
-      batchId,
-      companyId: auth.companyId,
+    return acceptSend(ctx, {
       kind: 'automation',
       sourceId: automation.automation_id,
       template: automation.template,
       items,
       ignored: body.contacts.length - first.length,
       overrides: { image_url: body.image_url ?? null, video_url: body.video_url ?? null, url: body.url ?? null, url2: body.url2 ?? null },
-    }, { idempotency: answerRecord(idempotencyKey, result) });
-    return result;
+    }, (batchId) => answer(batchId, items.length));
   },
 };

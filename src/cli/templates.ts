@@ -55,3 +55,14 @@ async function readStdin(): Promise<string> {
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
 }
+
+/**
+ * Splits the `warnings` of an automation/campaign answer (issue 13: variables no contact has) off the
+ * record and prints each on stderr as `warning: ...`; returns the rest for printing.
+ */
+export function takeWarnings<T>(answer: T): T {
+  if (!answer || typeof answer !== 'object' || !Array.isArray((answer as { warnings?: unknown }).warnings)) return answer;
+  const { warnings, ...rest } = answer as unknown as { warnings: unknown[] };
+  for (const w of warnings) process.stderr.write(`warning: ${String(w)}\n`);
+  return rest as T;
+}

@@ -264,3 +264,46 @@ export function renderMessage(compiled: CompiledTemplate, input: RenderInput): R
   }
   return rendered;
 }
+
+/** Where a Liquid text fails to parse: the engine's message (without its position) and 1-based line/column. */
+export interface LiquidProblem {
+  message: string;
+  line: number | undefined;
+  column: number | undefined;
+}
+
+/** What a check at save time learns of one Liquid text (issue 13): the same engine as rendering. */
+export interface LiquidCheck {
+  problem: LiquidProblem | undefined;
+  /** Number of top-level `{{ }}` outputs (the WhatsApp parameters the text yields). */
+  outputs: number;
+  /** Names the text reads from the scope: top-level names, and NAME of `variables.NAME`. */
+  reads: string[];
+}
+
+/**
+ * Parses `text` with the rendering engine (strict filters, no files): syntax errors, unknown tags and
+ * unknown filters come back as a problem with the line and column; never throws.
+ */
+export function checkLiquid(text: string): LiquidCheck {
+  let parsed: LiquidTemplate[];
+  try {
+    parsed = liquid.parse(text);
+  } catch (err) {
+    const e = err as Error & { token?: { getPosition?: () => [number, number] } };
+    const position = e.token?.getPosition?.();
+    const message = firstLine(err).replace(/, line:\d+, col:\d+$/, '');
+    return { problem: { message, line: position?.[0], column: position?.[1] }, outputs: 0, reads: [] };
+  }
+  const reads = new Set<string>();
+  try {
+    const globals = analyzeSync(parsed).globals;
+    for (const [name, uses] of Object.entries(globals)) {
+      if (name !== 'variables') reads.add(name);
+      else for (const use of uses) if (typeof use.segments[1] === 'string') reads.add(use.segments[1]);
+    }
+  } catch {
+    // Static analysis is best effort: no warnings then.
+  }
+  return { problem: undefined, outputs: parsed.filter((t) => t instanceof Output).length, reads: [...reads].sort() };
+}

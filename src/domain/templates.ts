@@ -1,35 +1,63 @@
 /**
  * Message templates (operator-api.md `template`): header (none | text | image | video), Liquid body,
- * up to two URL buttons, optional WhatsApp Cloud API mapping. Validated when an operator stores one.
+ * up to two URL buttons, optional WhatsApp Cloud API mapping. Checked when an operator stores one
+ * (issue 13): the Liquid of the body and of a text header is parsed by the same engine the pipeline
+ * renders with (src/domain/render.ts: strict filters, no files), so a syntax error, an unknown tag or
+ * an unknown filter (`{{ first_name | shout }}`) is refused with its line and column instead of failing
+ * every message later; when the mapping gives `body_parameters` / `header_parameters` (the approved
+ * WhatsApp template's parameter counts), the number of top-level `{{ }}` outputs must match.
  */
-import { Liquid } from 'liquidjs';
+import { checkLiquid } from './render.ts';
 
 export interface Template {
   header: { type: 'none' } | { type: 'text'; text: string } | { type: 'image' | 'video'; url: string };
   body: string;
   buttons: { type: 'url'; text: string; url: string }[];
-  whatsapp?: { name: string; language: string };
+  whatsapp?: { name: string; language: string; body_parameters?: number; header_parameters?: number };
+}
+
+/** One problem of a template: where (`loc` under the template) and what (`msg`, with line and column). */
+export interface TemplateProblem {
+  loc: string[];
+  msg: string;
+}
+
+/** The result of checking a template: problems (refuse it) and the scope names its Liquid reads. */
+export interface TemplateCheck {
+  problems: TemplateProblem[];
+  /** Names read by the body and a text header (see `checkLiquid`), sorted. */
+  reads: string[];
 }
 
 const URL_RE = /^https?:\/\/\S+$/;
-const liquid = new Liquid();
 
-/** Returns a list of problems (empty when the template is usable), including Liquid syntax errors. */
-export function checkTemplate(t: Template): string[] {
-  const problems: string[] = [];
+/** Names every contact has (decisions.md §6): never warned about. */
+export const ALWAYS_KNOWN = new Set(['first_name', 'last_name', 'phone']);
+
+/** Checks `t` (see the module comment); never throws. */
+export function checkTemplate(t: Template): TemplateCheck {
+  const problems: TemplateProblem[] = [];
   if ((t.header.type === 'image' || t.header.type === 'video') && !URL_RE.test(t.header.url)) {
-    problems.push('header.url must be an http(s) URL');
+    problems.push({ loc: ['header', 'url'], msg: 'must be an http(s) URL' });
   }
-  if (t.buttons.length > 2) problems.push('at most two URL buttons');
-  t.buttons.forEach((b, i) => { if (!URL_RE.test(b.url)) problems.push(`buttons[${i}].url must be an http(s) URL`); });
-  for (const [where, text] of [['body', t.body], ['header.text', t.header.type === 'text' ? t.header.text : '']] as const) {
-    try {
-      liquid.parse(text);
-    } catch (err) {
-      problems.push(`${where} is not a valid Liquid template: ${(err as Error).message.split('\n')[0]}`);
+  if (t.buttons.length > 2) problems.push({ loc: ['buttons'], msg: 'at most two URL buttons' });
+  t.buttons.forEach((b, i) => { if (!URL_RE.test(b.url)) problems.push({ loc: ['buttons', String(i), 'url'], msg: 'must be an http(s) URL' }); });
+  const reads = new Set<string>();
+  const parts: [string[], string, number | undefined][] = [[['body'], t.body, t.whatsapp?.body_parameters]];
+  if (t.header.type === 'text') parts.push([['header', 'text'], t.header.text, t.whatsapp?.header_parameters]);
+  for (const [loc, text, expected] of parts) {
+    const check = checkLiquid(text);
+    if (check.problem) {
+      const at = check.problem.line !== undefined ? ` (line ${check.problem.line}, column ${check.problem.column})` : '';
+      problems.push({ loc, msg: `not a valid Liquid template: ${check.problem.message}${at}` });
+      continue;
+    }
+    for (const name of check.reads) reads.add(name);
+    if (t.whatsapp && expected !== undefined && check.outputs !== expected) {
+      problems.push({ loc, msg: `the WhatsApp template ${t.whatsapp.name} takes ${expected} parameter${expected === 1 ? '' : 's'} here, but the text has ${check.outputs} top-level {{ }} output${check.outputs === 1 ? '' : 's'}` });
     }
   }
-  return problems;
+  return { problems, reads: [...reads].sort() };
 }
 
 /** JSON Schema of a template (OpenAPI and request validation of the operator API). */
@@ -64,7 +92,12 @@ export const templateSchema = {
     whatsapp: {
       type: 'object',
       required: ['name', 'language'],
-      properties: { name: { type: 'string', minLength: 1 }, language: { type: 'string', minLength: 2 } },
+      properties: {
+        name: { type: 'string', minLength: 1 },
+        language: { type: 'string', minLength: 2 },
+        body_parameters: { type: 'integer', minimum: 0, maximum: 100, description: 'parameters of the approved template body: the body must have this many top-level {{ }} outputs' },
+        header_parameters: { type: 'integer', minimum: 0, maximum: 1, description: 'parameters of the approved text header: the header text must have this many top-level {{ }} outputs' },
+      },
     },
   },
 } as const;

@@ -9,7 +9,7 @@ import { addCommonOptions, contextFor } from '../context.ts';
 import { UsageError } from '../errors.ts';
 import { printJson, printLine, printRecord } from '../output.ts';
 import { parseNonEmpty } from '../parse.ts';
-import { templateFromOptions } from '../templates.ts';
+import { takeWarnings, templateFromOptions } from '../templates.ts';
 
 interface CreateOptions {
   company: string;
@@ -59,7 +59,7 @@ export function registerAutomation(program: Command): void {
       template,
     });
     if (ctx.json) printJson(automation);
-    else printRecord(automation, 'Automation created:');
+    else printRecord(takeWarnings(automation), 'Automation created:');
   });
 
   addCommonOptions(
@@ -85,7 +85,7 @@ export function registerAutomation(program: Command): void {
     const ctx = await contextFor(cmd);
     const automation = await ctx.client.updateAutomation(id, body);
     if (ctx.json) printJson(automation ?? { automation_id: id, updated: true });
-    else if (automation && typeof automation === 'object') printRecord(automation, 'Automation updated:');
+    else if (automation && typeof automation === 'object') printRecord(takeWarnings(automation), 'Automation updated:');
     else printLine(`Automation ${id} updated.`);
   });
 }

@@ -6,7 +6,7 @@ import { Option, type Command } from 'commander';
 import { addCommonOptions, contextFor } from '../context.ts';
 import { printJson, printRecord } from '../output.ts';
 import { parseNonEmpty } from '../parse.ts';
-import { templateFromOptions } from '../templates.ts';
+import { takeWarnings, templateFromOptions } from '../templates.ts';
 
 /** Register `campaign create --company ID --name N (--template FILE | --body TEXT)` on `program`. */
 export function registerCampaign(program: Command): void {
@@ -25,6 +25,6 @@ export function registerCampaign(program: Command): void {
     const ctx = await contextFor(cmd);
     const campaign = await ctx.client.createCampaign(opts.company, { name: opts.name, template });
     if (ctx.json) printJson(campaign);
-    else printRecord(campaign, 'Campaign created:');
+    else printRecord(takeWarnings(campaign), 'Campaign created:');
   });
 }

@@ -1,17 +1,34 @@
-/** Operator API: automations and campaigns with their templates (operator-api.md). */
+/**
+ * Operator API: automations and campaigns with their templates (operator-api.md). Templates are checked
+ * when saved (issue 13, src/domain/templates.ts): a problem is `422 {"detail":[{type:"template_error",
+ * loc:["body","template",...], msg}]}` (the admin error shape; the message has the line and column),
+ * nothing stored. A stored template's answer (201/200) carries `warnings`: one per variable the
+ * template reads that no contact of the company has (first_name, last_name and phone always exist);
+ * such a variable renders empty.
+ */
 import type { FastifyInstance } from 'fastify';
 import { createAutomation, createCampaign, updateAutomation } from '../../domain/automations.ts';
-import { DomainError } from '../../domain/errors.ts';
-import { checkTemplate, normaliseTemplate, templateSchema, type Template } from '../../domain/templates.ts';
+import { ALWAYS_KNOWN, checkTemplate, normaliseTemplate, templateSchema, type Template } from '../../domain/templates.ts';
 import { recordAudit } from '../../domain/audit.ts';
+import type { Db } from '../../db/database.ts';
+import { knownVariableNames } from '../../db/template-variables.ts';
 import type { AppDeps } from '../deps.ts';
+import { AdminValidationError } from './errors.ts';
 import { idParam } from './schemas.ts';
 
-function template(raw: unknown): Template {
+/** The normalised template, or 422 (AdminValidationError) with every problem found. */
+function template(raw: unknown): { template: Template; reads: string[] } {
   const t = normaliseTemplate(raw as Template);
-  const problems = checkTemplate(t);
-  if (problems.length) throw new DomainError(422, `Invalid template: ${problems.join('; ')}`);
-  return t;
+  const { problems, reads } = checkTemplate(t);
+  if (problems.length) throw new AdminValidationError(problems.map((p) => ({ type: 'template_error', loc: ['body', 'template', ...p.loc], msg: p.msg })));
+  return { template: t, reads };
+}
+
+/** Warnings for the variables `reads` names that no contact of the company has. */
+async function variableWarnings(db: Db, companyId: number, reads: string[]): Promise<string[]> {
+  const names = reads.filter((n) => !ALWAYS_KNOWN.has(n));
+  const known = await knownVariableNames(db, companyId, names);
+  return names.filter((n) => !known.has(n)).map((n) => `no contact of this company has the variable ${n}: it renders empty`);
 }
 
 export function registerSourceRoutes(app: FastifyInstance, deps: AppDeps): void {
@@ -32,10 +49,11 @@ export function registerSourceRoutes(app: FastifyInstance, deps: AppDeps): void 
     },
   }, async (request, reply) => {
     const b = request.body;
-    const automation = await createAutomation(db, request.params.company_id, { name: b.name, type: b.type, active: b.active, template: template(b.template) });
+    const checked = template(b.template);
+    const automation = await createAutomation(db, request.params.company_id, { name: b.name, type: b.type, active: b.active, template: checked.template });
     deps.automationLookups.forget();
     await recordAudit(db, { actor: 'admin', action: 'automation.create', target: `automation:${automation.automation_id}`, company_id: automation.company_id, details: { name: b.name, type: b.type, active: b.active } });
-    return reply.code(201).send(automation);
+    return reply.code(201).send({ ...automation, warnings: await variableWarnings(db, automation.company_id, checked.reads) });
   });
 
   app.patch<{ Params: { automation_id: number }; Body: { name?: string; active?: boolean; template?: unknown } }>('/admin/automations/:automation_id', {
@@ -48,11 +66,12 @@ export function registerSourceRoutes(app: FastifyInstance, deps: AppDeps): void 
     },
   }, async (request) => {
     const b = request.body;
+    const checked = b.template === undefined ? undefined : template(b.template);
     const automation = await updateAutomation(db, request.params.automation_id, {
-      name: b.name, active: b.active, template: b.template === undefined ? undefined : template(b.template),
+      name: b.name, active: b.active, template: checked?.template,
     }).finally(() => deps.automationLookups.forget());
     await recordAudit(db, { actor: 'admin', action: 'automation.update', target: `automation:${automation.automation_id}`, company_id: automation.company_id, details: { name: b.name, active: b.active, template_changed: b.template !== undefined } });
-    return automation;
+    return { ...automation, warnings: checked ? await variableWarnings(db, automation.company_id, checked.reads) : [] };
   });
 
   app.post<{ Params: { company_id: number }; Body: { name: string; template: unknown } }>('/admin/companies/:company_id/campaigns', {
@@ -64,8 +83,9 @@ export function registerSourceRoutes(app: FastifyInstance, deps: AppDeps): void 
       },
     },
   }, async (request, reply) => {
-    const campaign = await createCampaign(db, request.params.company_id, { name: request.body.name, template: template(request.body.template) });
+    const checked = template(request.body.template);
+    const campaign = await createCampaign(db, request.params.company_id, { name: request.body.name, template: checked.template });
     await recordAudit(db, { actor: 'admin', action: 'campaign.create', target: `campaign:${campaign.campaign_id}`, company_id: campaign.company_id, details: { name: campaign.name } });
-    return reply.code(201).send(campaign);
+    return reply.code(201).send({ ...campaign, warnings: await variableWarnings(db, campaign.company_id, checked.reads) });
   });
 }

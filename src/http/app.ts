@@ -15,7 +15,7 @@ import { adminPlugin } from './admin/plugin.ts';
 import type { AppDeps } from './deps.ts';
 import { isDatabaseUnavailable, sendDetail, UNAVAILABLE_RETRY_AFTER_S } from './errors.ts';
 import { preparePublicPlugin, registerPublicOperation } from './public-operation.ts';
-import { notFoundReply, RouteTable, starletteRouting } from './routing.ts';
+import { notFoundReply, rewriteBadPercentEncoding, RouteTable, starletteRouting } from './routing.ts';
 import { connectorSendOperation } from './routes/connector-send.ts';
 import { createSegmentOperation } from './routes/create-segment.ts';
 import { manageSegmentContactsOperation } from './routes/manage-segment-contacts.ts';
@@ -46,6 +46,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Starlette has no limit on a path parameter (Pydantic answers an over-long segment_id); Node's
     // header size limit (16 KiB) bounds the URL anyway.
     routerOptions: { maxParamLength: 16_384 },
+    // Paths with invalid percent-encoding route as uvicorn decodes them (src/http/routing.ts).
+    rewriteUrl: (req) => rewriteBadPercentEncoding(req.url ?? '/'),
   });
   app.addHook('onRoute', (route) => routes.add(route.url, route.method, route.routePath === '' && route.prefixTrailingSlash !== 'no-slash'));
   // Starlette's routing (decisions.md §1 step 1, src/http/routing.ts): decoded paths, 307 on a toggled

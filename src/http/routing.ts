@@ -86,6 +86,35 @@ export function unquotePath(raw: string): string {
   return new TextDecoder('utf-8').decode(new Uint8Array(bytes));
 }
 
+/**
+ * Fastify's `rewriteUrl`: a request target whose path does not percent-decode as UTF-8 (`%FF`, `%E2%82`,
+ * a `%` without two hex digits) is rewritten so that it routes as uvicorn would: invalid UTF-8 becomes
+ * U+FFFD (`%EF%BF%BD`) and a stray `%` stays a literal `%` (`%25`). Fastify would refuse such a URL
+ * with its own 400 before any hook; valid targets are returned unchanged.
+ */
+export function rewriteBadPercentEncoding(url: string): string {
+  const q = url.indexOf('?');
+  const path = q < 0 ? url : url.slice(0, q);
+  if (!path.includes('%')) return url;
+  try {
+    decodeURIComponent(path);
+    return url;
+  } catch {
+    // fall through: repair below
+  }
+  const fixed = path.replace(/(?:%[0-9A-Fa-f]{2})+|%/g, (run) => {
+    if (run === '%') return '%25';
+    const bytes = Uint8Array.from(run.slice(1).split('%'), (h) => Number.parseInt(h, 16));
+    try {
+      new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+      return run;
+    } catch {
+      return [...new TextEncoder().encode(new TextDecoder('utf-8').decode(bytes))].map((b) => '%' + b.toString(16).toUpperCase().padStart(2, '0')).join('');
+    }
+  });
+  return q < 0 ? fixed : fixed + url.slice(q);
+}
+
 const QUOTE_SAFE = new Set([..."ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_.-~", ...":/%#?=@[]!$&'()*+,;"]);
 
 /** Python's `urllib.parse.quote(url, safe=":/%#?=@[]!$&'()*+,;")`, as Starlette's RedirectResponse. */

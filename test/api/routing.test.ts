@@ -20,9 +20,12 @@
  *   POST //api/segments/create, /api/unknown/, /api/segments/1/contacts/x                     404
  *   GET /api/segments/create                          405 (unchanged)
  *   POST /api/segments/x/contacts (no key)            401 (a matching path goes on to auth)
- * Known differences (not routing): `/api/segments/%FF/contacts/` (invalid UTF-8 in the path) is
- * refused by Fastify's URL decoder with 400 before routing; the oracle answers 307 to `%EF%BF%BD`.
- * `/healthz/`, `/docs/` etc. are this service's own routes (the oracle has none).
+ *   Invalid percent-encoding, decoded as uvicorn does (U+FFFD; a stray `%` stays literal):
+ *   POST /api/segments/%FF/contacts/, .../%E2%82/contacts/   307 .../api/segments/%EF%BF%BD/contacts
+ *   POST /api/segments/%FF/contacts, .../%ZZ/contacts         401 (routed; auth comes next)
+ *   POST /api/segments/a%/contacts/                           307 .../api/segments/a%/contacts
+ *   POST /api/segments/%C3%A9%FF%2F/contacts/?x=%FF, /api/segments/create%FF, GET .../contacts%   404
+ * Not compared: `/healthz/`, `/docs/` etc. are this service's own routes (the oracle has none).
  *
  * The same rules hold for the whole app (operator API, console): tested below on /admin.
  */
@@ -164,4 +167,27 @@ test('the operator API and the console follow the same rules', async () => {
   // A plugin's root is served with and without its slash (Fastify's prefixTrailingSlash 'both').
   assert.equal((await raw('GET', '/docs/')).status, 200);
   assert.equal((await raw('GET', '/docs')).status, 200);
+});
+
+test('invalid percent-encoding routes as uvicorn decodes it, never a framework 400', async () => {
+  const redirects: [string, string][] = [
+    ['/api/segments/%FF/contacts/', '/api/segments/%EF%BF%BD/contacts'],
+    ['/api/segments/%E2%82/contacts/', '/api/segments/%EF%BF%BD/contacts'],
+    ['/api/segments/a%/contacts/', '/api/segments/a%/contacts'],
+  ];
+  for (const [target, location] of redirects) {
+    const r = await raw('POST', target);
+    assert.equal(r.status, 307, target);
+    assert.equal(r.headers.location, base() + location, target);
+  }
+  for (const target of ['/api/segments/%FF/contacts', '/api/segments/%ZZ/contacts']) {
+    const r = await raw('POST', target);
+    assert.equal(r.status, 401, target);
+    assert.equal(r.body, '{"detail":"Not authenticated"}');
+  }
+  for (const [method, target] of [['POST', '/api/segments/%C3%A9%FF%2F/contacts/?x=%FF'], ['POST', '/api/segments/create%FF'], ['GET', '/api/segments/1/contacts%']]) {
+    const r = await raw(method, target);
+    assert.equal(r.status, 404, target);
+    assert.equal(r.body, '{"detail":"Not Found"}');
+  }
 });

@@ -176,9 +176,11 @@ export function starletteRouting(routes: RouteTable) {
   return async function routing(request: FastifyRequest, reply: FastifyReply): Promise<void> {
     const { path: rawPath, query } = splitTarget(request.raw.url ?? '/');
     const path = unquotePath(rawPath);
+    // Fast path: the route Fastify matched matches the decoded path too (one regular expression).
+    if (!request.is404 && routes.routeMatches(request.routeOptions.url ?? '', path)) return;
     if (routes.allowed(path)) {
       // Fastify matched a route the decoded path does not (a parameter holding `%2F`): Starlette has none.
-      if (!request.is404 && !routes.routeMatches(request.routeOptions.url ?? '', path)) return notFound(reply);
+      if (!request.is404) return notFound(reply);
       return;
     }
     if (path !== '/' && path !== '') {

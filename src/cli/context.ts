@@ -17,8 +17,13 @@ export interface CommonOptions {
   json: boolean;
 }
 
-/** Commands whose own `--url` is the server's base URL (not, e.g., a webhook URL). */
-const serverUrlCommands = new WeakSet<Command>();
+/** The description of a `--url` that is the server's base URL (not, e.g., a webhook URL): it marks such commands. */
+const SERVER_URL_OPTION = 'operator API base URL (env CMS_URL, default http://127.0.0.1:$PORT or :8000)';
+
+/** True when `cmd`'s own `--url` is the server's base URL (added by {@link addCommonOptions}). */
+function hasServerUrl(cmd: Command): boolean {
+  return cmd.options.some((o) => o.long === '--url' && o.description === SERVER_URL_OPTION);
+}
 
 /**
  * Add `--json`, `--token` and (unless `serverUrl: false`) `--url` to `cmd`.
@@ -26,8 +31,7 @@ const serverUrlCommands = new WeakSet<Command>();
  */
 export function addCommonOptions(cmd: Command, opts: { serverUrl?: boolean } = {}): Command {
   if (opts.serverUrl !== false) {
-    cmd.option('--url <base>', 'operator API base URL (env CMS_URL, default http://127.0.0.1:$PORT or :8000)');
-    serverUrlCommands.add(cmd);
+    cmd.option('--url <base>', SERVER_URL_OPTION);
   }
   cmd.option('--token <token>', 'admin token (env ADMIN_TOKEN, else $DATA_DIR/admin-token)');
   cmd.option('--json', 'print machine-readable JSON');
@@ -39,7 +43,7 @@ export function commonOptions(cmd: Command): CommonOptions {
   const merged: CommonOptions = { json: false };
   for (let c: Command | null = cmd; c; c = c.parent) {
     const o = c.opts();
-    if (merged.url === undefined && serverUrlCommands.has(c) && typeof o.url === 'string') merged.url = o.url;
+    if (merged.url === undefined && hasServerUrl(c) && typeof o.url === 'string') merged.url = o.url;
     if (merged.token === undefined && typeof o.token === 'string') merged.token = o.token;
     if (o.json === true) merged.json = true;
   }

@@ -170,7 +170,7 @@ export async function admit<T>(op: Pick<PublicOperation<T>, 'model' | 'pathParam
  * Idempotency-Key; the claimed key (undefined without the header), or 400 malformed, 422 reused with a
  * different request, 409 in flight, or the first answer replayed.
  */
-export async function idempotencyStep(deps: AppDeps, op: PublicOperation<unknown>, request: FastifyRequest, companyId: number, rawBody: Buffer):
+export async function idempotencyStep(deps: AppDeps, op: Pick<PublicOperation<unknown>, 'idempotent' | 'operationId'>, request: FastifyRequest, companyId: number, rawBody: Buffer):
   Promise<{ key: string | undefined } | Answer> {
   if (!op.idempotent || request.headers['idempotency-key'] === undefined) return { key: undefined };
   const key = firstHeader(request, 'idempotency-key') ?? '';
@@ -186,7 +186,7 @@ export async function idempotencyStep(deps: AppDeps, op: PublicOperation<unknown
  * Step 6: the company's rate limit for the operation; sets the X-RateLimit headers either way. 429
  * when refused (and the claimed Idempotency-Key is freed: a refused request leaves nothing to replay).
  */
-export async function rateLimitStep(deps: AppDeps, op: PublicOperation<unknown>, request: FastifyRequest, reply: FastifyReply,
+export async function rateLimitStep(deps: AppDeps, op: Pick<PublicOperation<unknown>, 'rule'>, request: FastifyRequest, reply: FastifyReply,
   companyId: number, idemKey: string | undefined): Promise<Answer | undefined> {
   const decision = await deps.rateLimiter.consume(rateLimitKey(companyId, op.rule), op.rule, deps.clock.now());
   reply.headers(rateLimitHeaders(op.rule, decision));
@@ -288,7 +288,6 @@ export function preparePublicPlugin(pub: FastifyInstance): void {
 
 /** Registers one public operation on the public plugin (see {@link preparePublicPlugin}): the steps in order. */
 export function registerPublicOperation<T>(app: FastifyInstance, deps: AppDeps, op: PublicOperation<T>): void {
-  const anyOp = op as PublicOperation<unknown>;
   app.post(op.url, { schema: describeOperation(op) }, async (request: FastifyRequest, reply: FastifyReply) => {
     const rawBody = (request.body as Buffer | undefined) ?? EMPTY;
     const input = {
@@ -300,9 +299,9 @@ export function registerPublicOperation<T>(app: FastifyInstance, deps: AppDeps, 
     const admitted = await admit(op, input, (key) => deps.auth.authenticate(key));
     if (isAnswer(admitted)) return send(reply, admitted);
     const { auth } = admitted;
-    const idem = await idempotencyStep(deps, anyOp, request, auth.companyId, rawBody);
+    const idem = await idempotencyStep(deps, op, request, auth.companyId, rawBody);
     if (isAnswer(idem)) return send(reply, idem);
-    const limited = await rateLimitStep(deps, anyOp, request, reply, auth.companyId, idem.key);
+    const limited = await rateLimitStep(deps, op, request, reply, auth.companyId, idem.key);
     if (limited) return send(reply, limited);
     const body = storableBody(rawBody, admitted.body);
     return send(reply, await operationStep({ deps, auth, body, path: admitted.path, request, idempotencyKey: idem.key }, op));

@@ -2,13 +2,15 @@
  * The pipelined accept transaction on PostgreSQL (src/domain/accept-writer.ts; issue 4 item 3): a group
  * of batches and their jobs commit together or not at all, a failing batch does not take the others
  * down, the connection stays usable, and the guarded batch INSERT writes nothing outside the
- * transaction that its BEGIN opens.
+ * transaction that its BEGIN opens. On either database: an idempotency record handed to the
+ * BatchAcceptor as data commits with its batch or not at all.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import { BatchAcceptor, BEGIN_GUARDED, INSERT_BATCHES_GUARDED, type BatchRow } from '../../src/domain/accept-writer.ts';
+import { claimKey, requestHash } from '../../src/domain/idempotency.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
 const pgOnly = {
@@ -98,4 +100,31 @@ test('the guarded batch INSERT writes nothing outside the transaction its BEGIN 
     client.release();
   }
   assert.equal((await stored([r.batch_id])).batches.size, 0);
+});
+
+test('an idempotency record handed as data commits with its batch, and not at all when the batch fails', async () => {
+  const c = await s.company();
+  const db = s.service.deps.database.db;
+  const acceptor = new BatchAcceptor(s.service.deps.database, s.service.deps.boss);
+  const claim = async (key: string) => {
+    const got = await claimKey(db, c.companyId, key, requestHash('t', Buffer.from(key)), Date.now());
+    assert.equal(got.kind, 'claimed');
+  };
+  const record = (key: string) => db.selectFrom('idempotency_keys').select(['response_status', 'response_body'])
+    .where('company_id', '=', c.companyId).where('idempotency_key', '=', key).executeTakeFirst();
+
+  await claim('k-good');
+  const good = row(c.companyId);
+  // Together with requests without a record, as a group.
+  const plain = [row(c.companyId), row(c.companyId)];
+  await Promise.all([acceptor.write(good, { idempotency: { key: 'k-good', status: 200, body: '{"ok":1}' } }), ...plain.map((r) => acceptor.write(r))]);
+  assert.deepEqual(await record('k-good'), { response_status: 200, response_body: '{"ok":1}' });
+  const got = await stored([good.batch_id, ...plain.map((r) => r.batch_id)]);
+  assert.equal(got.batches.size, 3);
+  assert.equal(got.jobs.get(good.batch_id), 1);
+
+  await claim('k-bad');
+  const duplicate = row(c.companyId, good.batch_id); // its batch INSERT fails
+  await assert.rejects(acceptor.write(duplicate, { idempotency: { key: 'k-bad', status: 200, body: '{"ok":2}' } }), /duplicate key/);
+  assert.deepEqual(await record('k-bad'), { response_status: null, response_body: null }, 'the answer was not recorded');
 });

@@ -136,10 +136,12 @@ export function startEventLoop(deps: EventLoopDeps): EventLoop {
         await updateFailingSince(db, ok, failing);
         if (gone.size) {
           const off = await disableEndpoints(db, [...gone], 'receiver answered 410 Gone');
+          dropQueued(off);
           if (off.length) log.warn({ endpoints: off }, 'event endpoints disabled: 410 Gone');
         }
         if (failing.length) {
           const off = await disableEndpoints(db, [], 'every delivery attempt failed for 5 days', new Date(clock.now() - FAILING_DISABLE_MS));
+          dropQueued(off);
           if (off.length) log.warn({ endpoints: off }, 'event endpoints disabled: failing for 5 days');
         }
       } catch (err) {
@@ -148,6 +150,19 @@ export function startEventLoop(deps: EventLoopDeps): EventLoop {
       }
     });
     return flushing;
+  }
+
+  /** Forgets the deliveries of disabled endpoints that are claimed but not started (their rows are failed). */
+  function dropQueued(endpointIds: number[]): void {
+    for (const id of endpointIds) {
+      const lane = lanes.get(id);
+      if (!lane) continue;
+      for (const d of lane.queue) holding.delete(d);
+      lane.held -= lane.queue.length;
+      held -= lane.queue.length;
+      lane.queue = [];
+      if (lane.held === 0) lanes.delete(id);
+    }
   }
 
   function record(d: ClaimedDelivery, o: AttemptOutcome): void {

@@ -26,7 +26,13 @@ export interface BatchItem {
 }
 
 /** Request-level overrides of a 4.3 batch. */
-export interface BatchOverrides { image_url?: string | null; video_url?: string | null; url?: string | null; url2?: string | null }
+export interface BatchOverrides {
+  image_url?: string | null; video_url?: string | null; url?: string | null; url2?: string | null;
+  /** Campaign sends from the console / operator (src/domain/campaign-sends.ts): not before this instant (ISO). */
+  send_at?: string | null;
+  /** Set by a cancel before fan-out: every message is written skipped / `cancelled`. */
+  cancelled?: boolean;
+}
 
 /** Items that 4.3 processes: only the first 50; the rest are accepted and ignored. */
 export const AUTOMATION_PROCESS_LIMIT = 50;

@@ -32,7 +32,7 @@ function formatter(timeZone: string): Intl.DateTimeFormat {
 }
 
 /** Wall-clock date and minute-of-day of instant `ms` in `timeZone`. */
-function localParts(ms: number, timeZone: string): LocalParts & { seconds: number } {
+export function localParts(ms: number, timeZone: string): LocalParts & { seconds: number } {
   const parts: Record<string, number> = {};
   for (const p of formatter(timeZone).formatToParts(ms)) {
     if (p.type !== 'literal') parts[p.type] = Number(p.value);
@@ -51,7 +51,7 @@ function offsetAt(ms: number, timeZone: string): number {
  * The first instant at or after the wall-clock time `minutes` on the local date `y-m-d` in `timeZone`
  * (ms since the epoch). Inside a DST gap this is the end of the gap.
  */
-function instantOf(y: number, m: number, d: number, minutes: number, timeZone: string): number {
+export function instantOf(y: number, m: number, d: number, minutes: number, timeZone: string): number {
   const wall = Date.UTC(y, m - 1, d, 0, minutes);
   // Two candidate offsets (before and after a possible change) give at most two candidate instants.
   const guesses = [wall - offsetAt(wall - 43_200_000, timeZone), wall - offsetAt(wall + 43_200_000, timeZone)];

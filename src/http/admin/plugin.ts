@@ -15,6 +15,7 @@ import { registerCompanyRoutes } from './companies.ts';
 import { registerContactRoutes } from './contacts.ts';
 import { registerEventEndpointRoutes } from './event-endpoints.ts';
 import { registerKeyRoutes } from './api-keys.ts';
+import { registerSelfServiceRoutes } from './self-service.ts';
 import { registerSourceRoutes } from './sources.ts';
 import { registerUserRoutes } from './users.ts';
 
@@ -61,4 +62,5 @@ export async function adminPlugin(app: FastifyInstance, deps: AppDeps): Promise<
   registerAuditRoutes(app, deps);
   registerUserRoutes(app, deps);
   registerEventEndpointRoutes(app, deps);
+  registerSelfServiceRoutes(app, deps);
 }

@@ -17,7 +17,7 @@ import { AdminValidationError } from './errors.ts';
 import { idParam } from './schemas.ts';
 
 /** The normalised template, or 422 (AdminValidationError) with every problem found. */
-function template(raw: unknown): { template: Template; reads: string[] } {
+export function template(raw: unknown): { template: Template; reads: string[] } {
   const t = normaliseTemplate(raw as Template);
   const { problems, reads } = checkTemplate(t);
   if (problems.length) throw new AdminValidationError(problems.map((p) => ({ type: 'template_error', loc: ['body', 'template', ...p.loc], msg: p.msg })));
@@ -25,7 +25,7 @@ function template(raw: unknown): { template: Template; reads: string[] } {
 }
 
 /** Warnings for the variables `reads` names that no contact of the company has. */
-async function variableWarnings(db: Db, companyId: number, reads: string[]): Promise<string[]> {
+export async function variableWarnings(db: Db, companyId: number, reads: string[]): Promise<string[]> {
   const names = reads.filter((n) => !ALWAYS_KNOWN.has(n));
   const known = await knownVariableNames(db, companyId, names);
   return names.filter((n) => !known.has(n)).map((n) => `no contact of this company has the variable ${n}: it renders empty`);

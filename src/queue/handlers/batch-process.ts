@@ -11,6 +11,9 @@
  * - 4.4 only: an opted-out contact → `skipped` / `opted_out`; outside the company's delivery hours
  *   (judged at fan-out by the injectable clock) every message is held: `pending`, `scheduled_for` =
  *   `held_until` = the next opening, and one `messages-release` job is deferred to that instant;
+ * - a scheduled send (`overrides.send_at`, src/domain/campaign-sends.ts) is held like delivery hours
+ *   until max(send_at, the next opening at send_at); a batch cancelled before its fan-out
+ *   (`overrides.cancelled`) writes every valid item `skipped` / `cancelled`;
  * - the template (the batch's snapshot) is rendered per contact; a render error fails that message
  *   only (`failed`, error `template error: ...`, no attempt);
  * - the remaining `pending` messages are split into `messages-deliver` chunks (chunkSizeFor the
@@ -77,13 +80,17 @@ export async function processBatch(ctx: PipelineContext, batchId: string): Promi
 
     const contacts = await writeContacts(trx, batch);
     const now = ctx.clock.now();
-    const opensAt = batch.kind === 'campaign' ? nextSendTime(batch.delivery_hours, now) : now;
+    // A scheduled send (overrides.send_at) is held until then, and then until its delivery hours open.
+    const sendAt = Math.max(now, batch.overrides?.send_at ? Date.parse(batch.overrides.send_at) || now : now);
+    const opensAt = batch.kind === 'campaign' ? nextSendTime(batch.delivery_hours, sendAt) : sendAt;
+    const cancelled = batch.overrides?.cancelled === true;
     const held = opensAt > now;
     const compiled = compileTemplate(normaliseTemplate(batch.template));
 
     const messages: NewMessage[] = batch.items.map((item, seq) => {
       const base = { message_id: uuidv7(), seq, contact_id: null, phone: item.e164 ?? item.phone, reason: null, error: null, scheduled_for: null, held_until: null, rendered: null };
       if (!item.e164) return { ...base, status: 'skipped', reason: 'invalid_phone' };
+      if (cancelled) return { ...base, status: 'skipped', reason: 'cancelled' };
       const contact = contacts.get(item.e164)!;
       const withContact = { ...base, contact_id: contact.contact_id };
       if (batch.kind === 'campaign' && contact.opted_out) return { ...withContact, status: 'skipped', reason: 'opted_out' };

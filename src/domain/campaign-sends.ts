@@ -1,0 +1,163 @@
+/**
+ * Campaign sends started by a company (issue 15 item 2; operator-api.md `POST /admin/campaigns/{id}/sends`,
+ * `POST /admin/batches/{id}/cancel`).
+ *
+ * - **Audience**: a segment of the company (its members' numbers) or a list of numbers, normalised and
+ *   de-duplicated exactly as 4.4 does (`distinctItems`).
+ * - **Plan** (shown before confirming): how many messages will be sent, skipped as opted out, skipped
+ *   as invalid numbers, and held for the company's delivery hours at the send time.
+ * - **Send** now or at `send_at` (ms): a `campaign` batch through the accept step of 4.3 / 4.4
+ *   (`acceptBatch`), its send time in `overrides.send_at`; `batch-process` fans it out at once and holds
+ *   every message until max(send_at, next delivery-hours opening) (`held_until`, released by the
+ *   workers' sweep), so a scheduled send uses the hold mechanism of delivery hours.
+ * - **Cancel**: one UPDATE turns every `pending` message of the batch that no delivery run holds
+ *   under a live lease (held or not) into `skipped` / `cancelled`; a batch not yet fanned out is
+ *   flagged `overrides.cancelled` first, and its fan-out then writes every message skipped/cancelled.
+ *   Race-free against delivery: delivery commits results only `WHERE status = 'pending'` and claims
+ *   only unleased pending messages, so a message is either cancelled or handed to a provider, never
+ *   both. A message already claimed under a lease (being sent at that moment) is left alone and may
+ *   still end `sent`.
+ */
+import { sql } from 'kysely';
+import type { Db } from '../db/database.ts';
+import type { DeliveryHours } from '../db/schema.ts';
+import type { BatchAcceptor } from './accept-writer.ts';
+import { acceptBatch, distinctItems, getBatch, newBatchId, type BatchItem } from './batches.ts';
+import { instantOf, nextSendTime } from './delivery-hours.ts';
+import { DomainError, isRowId, notFound } from './errors.ts';
+import type { SourceRow } from './source-tools.ts';
+
+/** Most numbers one send takes (a pasted list or a segment). */
+export const MAX_SEND_CONTACTS = 100_000;
+
+/** Who a send goes to: a segment of the company, or numbers (as given). */
+export type Audience = { segment_id: number } | { contacts: string[] };
+
+/** The company data a send needs. */
+export interface SendCompany { company_id: number; default_country: string; delivery_hours: DeliveryHours | null }
+
+/** The company of a send; 404 `Company not found`. */
+export async function sendCompany(db: Db, companyId: number): Promise<SendCompany> {
+  const row = isRowId(companyId)
+    ? await db.selectFrom('companies').select(['company_id', 'default_country', 'delivery_hours']).where('company_id', '=', companyId).executeTakeFirst()
+    : undefined;
+  if (!row) throw notFound('Company not found');
+  return { company_id: row.company_id, default_country: row.default_country, delivery_hours: (row.delivery_hours ?? null) as DeliveryHours | null };
+}
+
+/** The time zone in which the company schedules: that of its delivery hours, else UTC. */
+export function companyTimeZone(c: SendCompany): string {
+  return c.delivery_hours?.timezone ?? 'UTC';
+}
+
+/**
+ * A local date-time `YYYY-MM-DDTHH:MM` (an HTML datetime-local value) in `timeZone` as ms since the
+ * epoch; null when malformed. Inside a DST gap: the end of the gap.
+ */
+export function localToInstant(text: string, timeZone: string): number | null {
+  const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})$/.exec(text.trim());
+  if (!m) return null;
+  const [y, mo, d, h, mi] = m.slice(1).map(Number);
+  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59) return null;
+  const check = new Date(Date.UTC(y, mo - 1, d));
+  if (check.getUTCMonth() !== mo - 1) return null;
+  return instantOf(y, mo, d, h * 60 + mi, timeZone);
+}
+
+/** The numbers of an audience (segment members in contact order); 404 `Segment not found`, 422 when too many. */
+export async function audiencePhones(db: Db, companyId: number, audience: Audience): Promise<string[]> {
+  if ('contacts' in audience) {
+    if (audience.contacts.length > MAX_SEND_CONTACTS) throw new DomainError(422, `at most ${MAX_SEND_CONTACTS} numbers per send`);
+    return audience.contacts;
+  }
+  if (!isRowId(audience.segment_id)) throw notFound('Segment not found');
+  const seg = await db.selectFrom('segments').select('segment_id')
+    .where('segment_id', '=', audience.segment_id).where('company_id', '=', companyId).executeTakeFirst();
+  if (!seg) throw notFound('Segment not found');
+  const rows = await db.selectFrom('segment_members as m').innerJoin('contacts as c', 'c.contact_id', 'm.contact_id')
+    .select('c.phone').where('m.segment_id', '=', audience.segment_id).where('c.company_id', '=', companyId)
+    .orderBy('c.contact_id').limit(MAX_SEND_CONTACTS + 1).execute();
+  if (rows.length > MAX_SEND_CONTACTS) throw new DomainError(422, `at most ${MAX_SEND_CONTACTS} numbers per send`);
+  return rows.map((r) => r.phone);
+}
+
+/** What a send will do (see the module comment); `send_at`/`opens_at` in ms. */
+export interface SendPlan {
+  total: number;
+  send: number;
+  skipped_opted_out: number;
+  skipped_invalid: number;
+  /** Of `send`: held because the company's delivery hours are closed at the send time. */
+  held_for_delivery_hours: number;
+  send_at: number;
+  /** When the first message may leave: max(send_at, next opening of the delivery hours). */
+  opens_at: number;
+}
+
+/** The distinct items of `phones` and what sending them at `sendAt` (ms) will do. */
+export async function planSend(db: Db, company: SendCompany, phones: string[], sendAt: number): Promise<{ items: BatchItem[]; plan: SendPlan }> {
+  const items = distinctItems(phones.map((phone) => ({ phone })), company.default_country);
+  const valid = items.filter((i) => i.e164).map((i) => i.e164 as string);
+  let optedOut = 0;
+  if (valid.length) {
+    const { rows } = await sql<{ n: number }>`
+      SELECT count(*)::int AS n FROM contacts
+      WHERE company_id = ${company.company_id} AND opted_out AND phone = ANY(${valid}::text[])`.execute(db);
+    optedOut = rows[0]?.n ?? 0;
+  }
+  const send = valid.length - optedOut;
+  const opensAt = nextSendTime(company.delivery_hours, sendAt);
+  return {
+    items,
+    plan: {
+      total: items.length, send, skipped_opted_out: optedOut, skipped_invalid: items.length - valid.length,
+      held_for_delivery_hours: opensAt > sendAt ? send : 0, send_at: sendAt, opens_at: opensAt,
+    },
+  };
+}
+
+/**
+ * Starts a send of `campaign` (see the module comment); `sendAt` null sends now. Resolves to the batch
+ * id once the batch and its job are committed. 422 when nobody is in the audience.
+ */
+export async function startCampaignSend(
+  db: Db, acceptor: BatchAcceptor, campaign: SourceRow, items: BatchItem[], sendAt: number | null,
+): Promise<string> {
+  if (items.length === 0) throw new DomainError(422, 'the audience has no numbers');
+  const batchId = newBatchId();
+  await acceptBatch(acceptor, {
+    batchId, companyId: campaign.company_id, kind: 'campaign', sourceId: campaign.id, template: campaign.template,
+    items, ignored: 0, overrides: sendAt === null ? {} : { send_at: new Date(sendAt).toISOString() },
+  });
+  return batchId;
+}
+
+/** What a cancel did: messages it turned skipped/cancelled (and whether the batch was not yet fanned out). */
+export interface CancelResult { batch_id: string; cancelled: number; before_fan_out: boolean }
+
+/**
+ * Cancels a batch's unsent messages (see the module comment); `companyId` scopes it (null: the
+ * operator). 404 `Batch not found`. Then completes the batch when nothing is pending. Idempotent.
+ */
+export async function cancelBatch(db: Db, batchId: string, companyId: number | null, now: number): Promise<CancelResult> {
+  const batch = await getBatch(db, batchId, companyId ?? undefined);
+  const id = batch.batch_id;
+  return db.transaction().execute(async (trx) => {
+    // Before fan-out: the flag makes batch-process write every message skipped/cancelled (it locks the
+    // row with its own UPDATE ... WHERE status = 'accepted', so one of the two wins cleanly).
+    const flagged = await sql<{ batch_id: string }>`
+      UPDATE batches SET overrides = coalesce(overrides, '{}'::jsonb) || '{"cancelled": true}'::jsonb
+      WHERE batch_id = ${id}::uuid AND status = 'accepted' RETURNING batch_id`.execute(trx);
+    const { rows } = await sql<{ n: number }>`
+      WITH c AS (
+        UPDATE messages SET status = 'skipped', reason = 'cancelled', held_until = NULL, next_attempt_at = NULL, updated_at = now()
+        WHERE batch_id = ${id}::uuid AND status = 'pending' AND (lease_until IS NULL OR lease_until < now())
+        RETURNING 1)
+      SELECT count(*)::int AS n FROM c`.execute(trx);
+    await sql`
+      UPDATE batches SET status = 'completed', completed_at = ${new Date(now).toISOString()}::timestamptz
+      WHERE batch_id = ${id}::uuid AND status = 'processing'
+        AND NOT EXISTS (SELECT 1 FROM messages WHERE batch_id = ${id}::uuid AND status = 'pending')`.execute(trx);
+    return { batch_id: id, cancelled: rows[0]?.n ?? 0, before_fan_out: flagged.rows.length > 0 };
+  });
+}

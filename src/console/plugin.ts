@@ -29,6 +29,7 @@ import { findSession } from '../domain/users.ts';
 import { registerAssets } from './assets.ts';
 import { nowOf, SESSION_COOKIE, SESSION_COOKIE_OPTIONS } from './context.ts';
 import { registerErrorPages } from './errors.ts';
+import { registerSourcePages } from './routes/automations.ts';
 import { registerBatchPage } from './routes/batch.ts';
 import { registerContactPage } from './routes/contact.ts';
 import { registerContactsPage } from './routes/contacts.ts';
@@ -129,6 +130,8 @@ export async function registerConsole(app: FastifyInstance, deps: AppDeps): Prom
       registerBatchPage(authed, deps);
       registerContactsPage(authed, deps);
       registerContactPage(authed, deps);
+      registerSourcePages(authed, deps, 'automation');
+      registerSourcePages(authed, deps, 'campaign');
     });
   }, { prefix: BASE });
 }

@@ -9,11 +9,13 @@ import { html, type SafeHtml } from './html.ts';
 export const BASE = '/console';
 
 /** The sections of the main navigation. */
-export type Section = 'credentials' | 'webhooks' | 'segments' | 'contacts' | 'sends' | 'account';
+export type Section = 'credentials' | 'webhooks' | 'automations' | 'campaigns' | 'segments' | 'contacts' | 'sends' | 'account';
 
 const NAV: { section: Section; href: string; label: string }[] = [
   { section: 'credentials', href: `${BASE}/settings/integrations/credentials`, label: 'Credentials' },
   { section: 'webhooks', href: `${BASE}/settings/integrations/webhooks`, label: 'Webhooks' },
+  { section: 'automations', href: `${BASE}/automations`, label: 'Automations' },
+  { section: 'campaigns', href: `${BASE}/campaigns`, label: 'Campaigns' },
   { section: 'segments', href: `${BASE}/segments`, label: 'Segments' },
   { section: 'contacts', href: `${BASE}/contacts`, label: 'Contacts' },
   { section: 'sends', href: `${BASE}/sends`, label: 'Sends' },

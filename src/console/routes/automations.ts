@@ -1,0 +1,213 @@
+/**
+ * Automations and campaigns in the console (issue 15 item 1), registered once per kind:
+ * - `GET /{kind}s`: the list; `GET /{kind}s/new`, `POST /{kind}s/new`: create (303 to its page);
+ * - `GET /{kind}s/{id}`: editor, preview (`?preview=1&preview_phone=&preview_first_name=&preview_variables=`
+ *   re-renders with the pipeline's code, src/domain/source-tools.ts), test-send form;
+ *   `POST /{kind}s/{id}`: save (303 `?done=saved`);
+ * - `POST /automations/{id}/active`: activate / deactivate (303);
+ * - `POST /{kind}s/{id}/test-send`: a batch of one through the accept step, 303 to its Sends page.
+ * Templates are checked on save by the operator API's function (`checkTemplate`): each problem is shown
+ * beside its field with the input kept (422) and nothing is written. Another company's id is 404.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { recordAudit } from '../../domain/audit.ts';
+import { createAutomation, createCampaign, updateAutomation } from '../../domain/automations.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { findSource, listAutomations, listCampaigns, previewSource, testSend, updateCampaign, type SourceKind, type SourceRow } from '../../domain/source-tools.ts';
+import { checkTemplate, type Template } from '../../domain/templates.ts';
+import type { AppDeps } from '../../http/deps.ts';
+import { field, parseId, sendPage, sessionOf } from '../context.ts';
+import { BASE } from '../views/layout.ts';
+import { EMPTY_FORM, editorForm, formOf, kindTitle, sourcesPath, sourcesView, sourceView, type FieldErrors, type PreviewModel, type SourceForm } from '../views/automations.ts';
+
+const FIELDS: (keyof SourceForm)[] = ['name', 'type', 'header_type', 'header_text', 'header_url', 'body', 'b1_text', 'b1_url', 'b2_text', 'b2_url', 'wa_name', 'wa_language', 'wa_body_parameters', 'wa_header_parameters'];
+
+/** The editor's fields of a parsed form body. */
+export function sourceForm(body: unknown): SourceForm {
+  const f = {} as SourceForm;
+  for (const name of FIELDS) f[name] = field(body, name);
+  return f;
+}
+
+const len = (s: string) => [...s].length;
+
+/**
+ * The template of a form, checked by the operator API's rules (lengths of `templateSchema`, then
+ * `checkTemplate`); problems by field, none when valid.
+ */
+export function formTemplate(kind: SourceKind, f: SourceForm): { template?: Template; errors: FieldErrors } {
+  const errors: FieldErrors = {};
+  if (f.name.trim() === '' || len(f.name) > 255) errors.name = 'Enter a name of 1 to 255 characters.';
+  if (kind === 'automation' && (f.type.trim() === '' || len(f.type) > 32)) errors.type = 'Enter a type of 1 to 32 characters (api for operation 4.3).';
+  if (f.body === '' || len(f.body) > 4096) errors.body = 'Enter a body of 1 to 4096 characters.';
+  let header: Template['header'] = { type: 'none' };
+  if (f.header_type === 'text') {
+    if (len(f.header_text) > 1024) errors.header_text = 'At most 1024 characters.';
+    header = { type: 'text', text: f.header_text };
+  } else if (f.header_type === 'image' || f.header_type === 'video') {
+    header = { type: f.header_type, url: f.header_url.trim() };
+  } else if (f.header_type !== 'none') errors.header_type = 'Choose none, text, image or video.';
+  const buttons: Template['buttons'] = [];
+  for (const i of [1, 2] as const) {
+    const text = f[`b${i}_text`].trim();
+    const url = f[`b${i}_url`].trim();
+    if (text === '' && url === '') continue;
+    if (text === '' || len(text) > 25) errors[`b${i}_text`] = 'A button needs a text of 1 to 25 characters.';
+    buttons.push({ type: 'url', text, url });
+  }
+  let whatsapp: Template['whatsapp'];
+  const waName = f.wa_name.trim(), waLang = f.wa_language.trim();
+  if (waName || waLang || f.wa_body_parameters.trim() || f.wa_header_parameters.trim()) {
+    if (waName === '') errors.wa_name = 'Enter the approved template name (or clear the mapping).';
+    if (len(waLang) < 2) errors.wa_language = 'Enter the template language, e.g. en_US.';
+    whatsapp = { name: waName, language: waLang };
+    const count = (text: string, max: number, key: 'wa_body_parameters' | 'wa_header_parameters') => {
+      if (text.trim() === '') return undefined;
+      if (!/^[0-9]{1,3}$/.test(text.trim()) || Number(text) > max) { errors[key] = `A whole number from 0 to ${max}.`; return undefined; }
+      return Number(text);
+    };
+    const bp = count(f.wa_body_parameters, 100, 'wa_body_parameters');
+    const hp = count(f.wa_header_parameters, 1, 'wa_header_parameters');
+    if (bp !== undefined) whatsapp.body_parameters = bp;
+    if (hp !== undefined) whatsapp.header_parameters = hp;
+  }
+  const template: Template = { header, body: f.body, buttons, ...(whatsapp ? { whatsapp } : {}) };
+  if (Object.keys(errors).length) return { errors };
+  for (const p of checkTemplate(template).problems) {
+    const [a, b, c] = p.loc;
+    const key: keyof FieldErrors = a === 'body' ? 'body' : a === 'header' ? (b === 'text' ? 'header_text' : 'header_url')
+      : a === 'buttons' && b !== undefined && c === 'url' ? (b === '0' ? 'b1_url' : 'b2_url') : 'b1_text';
+    errors[key] = errors[key] ? `${errors[key]} ${p.msg}` : capitalise(p.msg) + '.';
+  }
+  return Object.keys(errors).length ? { errors } : { template, errors };
+}
+
+const capitalise = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
+
+const NOTICES: Record<string, string> = {
+  created: 'Created.', saved: 'Saved.', activated: 'Activated: it can be triggered now.', deactivated: 'Deactivated: triggers are refused.',
+};
+
+/** Registers the pages of the module comment for `kind` (signed-in scope). */
+export function registerSourcePages(scope: FastifyInstance, deps: AppDeps, kind: SourceKind): void {
+  const db = deps.database.db;
+  const base = `/${kind}s`;
+  const title = kindTitle(kind);
+  const crumbs = (extra?: string): [string, string?][] => extra ? [[title, sourcesPath(kind)], [extra]] : [[title]];
+  const actor = (request: FastifyRequest) => `console:${sessionOf(request).email}`;
+
+  scope.get(base, async (request, reply) => {
+    const companyId = sessionOf(request).company_id;
+    const rows = kind === 'automation' ? await listAutomations(db, companyId) : await listCampaigns(db, companyId);
+    return sendPage(request, reply, 200, { title, section: `${kind}s`, crumbs: crumbs(), body: () => sourcesView(kind, rows) });
+  });
+
+  function showNew(request: FastifyRequest, reply: FastifyReply, status: number, form: SourceForm, errors: FieldErrors) {
+    return sendPage(request, reply, status, {
+      title: `New ${kind}`, section: `${kind}s`, crumbs: crumbs(`New ${kind}`),
+      body: (csrf) => editorForm(kind, csrf, form, errors),
+    });
+  }
+
+  scope.get(`${base}/new`, async (request, reply) => showNew(request, reply, 200, EMPTY_FORM, {}));
+
+  scope.post(`${base}/new`, async (request, reply) => {
+    const session = sessionOf(request);
+    const form = sourceForm(request.body);
+    const { template, errors } = formTemplate(kind, form);
+    if (!template) return showNew(request, reply, 422, form, errors);
+    let id: number;
+    if (kind === 'automation') {
+      const a = await createAutomation(db, session.company_id, { name: form.name.trim(), type: form.type.trim(), active: false, template });
+      deps.automationLookups.forget();
+      id = a.automation_id;
+    } else {
+      id = (await createCampaign(db, session.company_id, { name: form.name.trim(), template })).campaign_id;
+    }
+    await recordAudit(db, { actor: actor(request), action: `${kind}.create`, target: `${kind}:${id}`, company_id: session.company_id, details: { name: form.name.trim() } });
+    return reply.header('cache-control', 'no-store').redirect(`${sourcesPath(kind)}/${id}?done=created`, 303);
+  });
+
+  async function showSource(request: FastifyRequest, reply: FastifyReply, status: number, source: SourceRow, o: {
+    form?: SourceForm; errors?: FieldErrors; flash?: string; testPhone?: string; preview?: PreviewModel;
+  }) {
+    return sendPage(request, reply, status, {
+      title: source.name, section: `${kind}s`, crumbs: crumbs(source.name), flash: o.flash,
+      body: (csrf) => sourceView({
+        kind, csrf, source, form: o.form ?? formOf(source), errors: o.errors ?? {},
+        preview: o.preview ?? { phone: '', first_name: '', variables: '' }, testPhone: o.testPhone ?? '',
+      }),
+    });
+  }
+
+  scope.get<{ Params: { id: string }; Querystring: Record<string, string | undefined> }>(`${base}/:id`, async (request, reply) => {
+    const source = await findSource(db, kind, parseId(request.params.id), sessionOf(request).company_id);
+    const q = request.query;
+    const errors: FieldErrors = {};
+    let preview: PreviewModel | undefined;
+    if (q.preview) {
+      preview = { phone: String(q.preview_phone ?? ''), first_name: String(q.preview_first_name ?? ''), variables: String(q.preview_variables ?? '') };
+      let variables: Record<string, unknown> | null = null;
+      if (preview.variables.trim() !== '') {
+        try {
+          const parsed: unknown = JSON.parse(preview.variables);
+          if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
+          variables = parsed as Record<string, unknown>;
+        } catch {
+          errors.preview_variables = 'Enter a JSON object, e.g. {"city": "Berlin"}.';
+        }
+      }
+      if (!errors.preview_variables) {
+        try {
+          preview.result = await previewSource(db, source, { phone: preview.phone, first_name: preview.first_name || null, variables });
+        } catch (err) {
+          if (!(err instanceof DomainError && err.status === 422)) throw err;
+          errors.preview_phone = 'Not a phone number.';
+        }
+      }
+    }
+    return showSource(request, reply, Object.keys(errors).length ? 422 : 200, source, { flash: NOTICES[String(q.done ?? '')], preview, errors });
+  });
+
+  scope.post<{ Params: { id: string } }>(`${base}/:id`, async (request, reply) => {
+    const session = sessionOf(request);
+    const source = await findSource(db, kind, parseId(request.params.id), session.company_id);
+    const form = sourceForm(request.body);
+    const { template, errors } = formTemplate(kind, form);
+    if (!template) return showSource(request, reply, 422, source, { form, errors });
+    if (kind === 'automation') {
+      await updateAutomation(db, source.id, { name: form.name.trim(), template }).finally(() => deps.automationLookups.forget());
+      if (form.type.trim() !== source.type) await db.updateTable('automations').set({ type: form.type.trim() }).where('automation_id', '=', source.id).execute();
+    } else {
+      await updateCampaign(db, source.id, { name: form.name.trim(), template });
+    }
+    await recordAudit(db, { actor: actor(request), action: `${kind}.update`, target: `${kind}:${source.id}`, company_id: session.company_id, details: { name: form.name.trim(), template_changed: true } });
+    return reply.header('cache-control', 'no-store').redirect(`${sourcesPath(kind)}/${source.id}?done=saved`, 303);
+  });
+
+  if (kind === 'automation') {
+    scope.post<{ Params: { id: string } }>(`${base}/:id/active`, async (request, reply) => {
+      const session = sessionOf(request);
+      const source = await findSource(db, kind, parseId(request.params.id), session.company_id);
+      const active = field(request.body, 'active') === 'true';
+      await updateAutomation(db, source.id, { active }).finally(() => deps.automationLookups.forget());
+      await recordAudit(db, { actor: actor(request), action: 'automation.update', target: `automation:${source.id}`, company_id: session.company_id, details: { active } });
+      return reply.header('cache-control', 'no-store').redirect(`${sourcesPath(kind)}/${source.id}?done=${active ? 'activated' : 'deactivated'}`, 303);
+    });
+  }
+
+  scope.post<{ Params: { id: string } }>(`${base}/:id/test-send`, async (request, reply) => {
+    const session = sessionOf(request);
+    const source = await findSource(db, kind, parseId(request.params.id), session.company_id);
+    const phone = field(request.body, 'test_phone').trim();
+    try {
+      if (phone === '') throw new DomainError(422, 'invalid phone number');
+      const batchId = await testSend(db, deps.acceptor, source, phone);
+      await recordAudit(db, { actor: actor(request), action: `${kind}.test_send`, target: `batch:${batchId}`, company_id: session.company_id, details: { [`${kind}_id`]: source.id } });
+      return reply.header('cache-control', 'no-store').redirect(`${BASE}/sends/${batchId}`, 303);
+    } catch (err) {
+      if (!(err instanceof DomainError && err.status === 422)) throw err;
+      return showSource(request, reply, 422, source, { errors: { test_phone: 'Enter a valid phone number (E.164, or national for your default country).' }, testPhone: phone });
+    }
+  });
+}

@@ -1,0 +1,199 @@
+/**
+ * Automations and campaigns pages (routes/automations.ts; issue 15 item 1): the list, the template
+ * editor (header none / text / image / video, Liquid body, up to two URL buttons, the WhatsApp mapping),
+ * each problem shown beside its field with the input kept, the live preview (re-rendered by a GET with
+ * the chosen phone or sample data), the test-send form and, for automations, activate / deactivate.
+ */
+import type { PreviewResult, SourceKind, SourceRow } from '../../domain/source-tools.ts';
+import type { Template } from '../../domain/templates.ts';
+import { badge, time } from './format.ts';
+import { BASE } from './layout.ts';
+import { html, type SafeHtml } from './html.ts';
+import { dataTable } from './table.ts';
+
+/** Path of a kind's list page. */
+export const sourcesPath = (kind: SourceKind) => `${BASE}/${kind}s`;
+/** Label of a kind, capitalised and plural. */
+export const kindTitle = (kind: SourceKind) => (kind === 'automation' ? 'Automations' : 'Campaigns');
+
+/** The editor's fields as text, exactly as the user typed them. */
+export interface SourceForm {
+  name: string; type: string; header_type: string; header_text: string; header_url: string; body: string;
+  b1_text: string; b1_url: string; b2_text: string; b2_url: string;
+  wa_name: string; wa_language: string; wa_body_parameters: string; wa_header_parameters: string;
+}
+
+/** Problems by field name of SourceForm (and `test_phone`, `preview`). */
+export type FieldErrors = Partial<Record<keyof SourceForm | 'test_phone' | 'preview_phone' | 'preview_variables', string>>;
+
+/** The form of a stored source. */
+export function formOf(s: { name: string; type?: string; template: Template }): SourceForm {
+  const t = s.template;
+  const b = t.buttons ?? [];
+  return {
+    name: s.name, type: s.type ?? 'api', header_type: t.header.type,
+    header_text: t.header.type === 'text' ? t.header.text : '',
+    header_url: t.header.type === 'image' || t.header.type === 'video' ? t.header.url : '',
+    body: t.body, b1_text: b[0]?.text ?? '', b1_url: b[0]?.url ?? '', b2_text: b[1]?.text ?? '', b2_url: b[1]?.url ?? '',
+    wa_name: t.whatsapp?.name ?? '', wa_language: t.whatsapp?.language ?? '',
+    wa_body_parameters: t.whatsapp?.body_parameters?.toString() ?? '', wa_header_parameters: t.whatsapp?.header_parameters?.toString() ?? '',
+  };
+}
+
+/** An empty editor. */
+export const EMPTY_FORM: SourceForm = formOf({ name: '', template: { header: { type: 'none' }, body: '', buttons: [] } });
+
+/** The list page. */
+export function sourcesView(kind: SourceKind, rows: SourceRow[]): SafeHtml {
+  const base = sourcesPath(kind);
+  const table = rows.length === 0
+    ? html`<p>No ${kind}s yet.</p>`
+    : dataTable({
+      label: kindTitle(kind),
+      columns: [{ head: 'Name' }, ...(kind === 'automation' ? [{ head: 'Type' }, { head: 'Status' }] : []), { head: 'Body' }, { head: 'Created' }, { head: 'Actions', hiddenHead: true }],
+      rows: rows.map((r) => ({
+        attrs: html`data-${kind}-id="${r.id}"`,
+        cells: [
+          r.name,
+          ...(kind === 'automation' ? [html`<code>${r.type}</code>`, badge(r.active ? 'active' : 'inactive')] : []),
+          html`<span class="excerpt">${r.template.body.length > 80 ? r.template.body.slice(0, 80) + '…' : r.template.body}</span>`,
+          time(r.created_at),
+          html`<a href="${base}/${r.id}">Edit<span class="visually-hidden"> ${r.name}</span></a>${kind === 'campaign' ? html` · <a href="${base}/${r.id}/send">Send<span class="visually-hidden"> ${r.name}</span></a>` : ''}`,
+        ],
+      })),
+    });
+  return html`<h1>${kindTitle(kind)}</h1>
+<p>${kind === 'automation'
+    ? 'Automations are messages your integration triggers through the API (operation 4.3). Only active automations can be triggered.'
+    : 'Campaigns are messages you send to a segment or a list of numbers, now or at a scheduled time. Opted-out contacts are skipped; delivery hours hold messages until they open.'}</p>
+<p><a href="${base}/new" role="button">New ${kind}</a></p>
+${table}`;
+}
+
+function err(errors: FieldErrors, name: keyof FieldErrors): SafeHtml | '' {
+  return errors[name] ? html`<small id="${name}-error" class="error" role="alert">${errors[name]}</small>` : '';
+}
+
+function inv(errors: FieldErrors, name: keyof FieldErrors): SafeHtml | '' {
+  return errors[name] ? html` aria-invalid="true" aria-describedby="${name}-error"` : '';
+}
+
+function input(f: SourceForm, errors: FieldErrors, name: keyof SourceForm, label: string, attrs: SafeHtml | string = ''): SafeHtml {
+  return html`<label for="${name}">${label}</label>
+<input id="${name}" name="${name}" type="text" value="${f[name]}"${attrs ? html` ${attrs}` : ''}${inv(errors, name)}>
+${err(errors, name)}`;
+}
+
+/** The template editor form (create when `id` is absent). */
+export function editorForm(kind: SourceKind, csrf: string, f: SourceForm, errors: FieldErrors, id?: number): SafeHtml {
+  const action = id === undefined ? `${sourcesPath(kind)}/new` : `${sourcesPath(kind)}/${id}`;
+  return html`<form method="post" action="${action}" class="template-editor" novalidate>
+<input type="hidden" name="_csrf" value="${csrf}">
+${input(f, errors, 'name', 'Name', html`required maxlength="255"`)}
+${kind === 'automation' ? input(f, errors, 'type', 'Type (api: triggered through operation 4.3)', html`required maxlength="32"`) : ''}
+<fieldset>
+  <legend>Header</legend>
+  <label for="header_type">Header type</label>
+  <select id="header_type" name="header_type"${inv(errors, 'header_type')}>
+    ${['none', 'text', 'image', 'video'].map((t) => html`<option value="${t}"${f.header_type === t ? html` selected` : ''}>${t}</option>`)}
+  </select>
+  ${err(errors, 'header_type')}
+  ${input(f, errors, 'header_text', 'Header text (Liquid; text headers)', html`maxlength="1024"`)}
+  ${input(f, errors, 'header_url', 'Default media URL (image and video headers)', html`maxlength="2048" inputmode="url"`)}
+</fieldset>
+<label for="body">Body (Liquid: {{ first_name }}, {{ last_name }}, {{ phone }}, any contact variable)</label>
+<textarea id="body" name="body" rows="6" required maxlength="4096"${inv(errors, 'body')}>${f.body}</textarea>
+${err(errors, 'body')}
+<fieldset>
+  <legend>URL buttons (up to two)</legend>
+  <div class="grid">
+    <div>${input(f, errors, 'b1_text', 'Button 1 text', html`maxlength="25"`)}</div>
+    <div>${input(f, errors, 'b1_url', 'Button 1 URL', html`maxlength="2048" inputmode="url"`)}</div>
+  </div>
+  <div class="grid">
+    <div>${input(f, errors, 'b2_text', 'Button 2 text', html`maxlength="25"`)}</div>
+    <div>${input(f, errors, 'b2_url', 'Button 2 URL', html`maxlength="2048" inputmode="url"`)}</div>
+  </div>
+</fieldset>
+<fieldset>
+  <legend>WhatsApp template mapping (optional)</legend>
+  <div class="grid">
+    <div>${input(f, errors, 'wa_name', 'Approved template name', html`maxlength="512"`)}</div>
+    <div>${input(f, errors, 'wa_language', 'Language (e.g. en_US)', html`maxlength="16"`)}</div>
+  </div>
+  <div class="grid">
+    <div>${input(f, errors, 'wa_body_parameters', 'Body parameters (count)', html`inputmode="numeric"`)}</div>
+    <div>${input(f, errors, 'wa_header_parameters', 'Header parameters (0 or 1)', html`inputmode="numeric"`)}</div>
+  </div>
+</fieldset>
+<button type="submit">${id === undefined ? `Create ${kind}` : 'Save changes'}</button>
+</form>`;
+}
+
+/** What the preview section shows. */
+export interface PreviewModel { phone: string; first_name: string; variables: string; result?: PreviewResult }
+
+function previewSection(kind: SourceKind, id: number, p: PreviewModel, errors: FieldErrors): SafeHtml {
+  const r = p.result;
+  let out: SafeHtml | string = '';
+  if (r && r.ok) {
+    const m = r.rendered;
+    out = html`<article class="preview" aria-label="Rendered message" data-preview>
+  <p><small>To ${m.to}${r.contact_found ? ' (a contact of your company)' : ' (no contact with this number: sample data)'}</small></p>
+  ${m.header.type === 'text' ? html`<p><strong data-preview-header>${m.header.text}</strong></p>` : m.header.type === 'none' ? '' : html`<p><small>${m.header.type}: <code>${m.header.url}</code></small></p>`}
+  <pre class="preview-body" data-preview-body>${m.body}</pre>
+  ${m.buttons.length ? html`<ul>${m.buttons.map((b) => html`<li>${b.text}: <code>${b.url}</code></li>`)}</ul>` : ''}
+  ${m.whatsapp ? html`<p><small>WhatsApp ${m.whatsapp.name} (${m.whatsapp.language}): body parameters ${JSON.stringify(m.whatsapp.body_parameters)}, header parameters ${JSON.stringify(m.whatsapp.header_parameters)}</small></p>` : ''}
+</article>`;
+  } else if (r && !r.ok) {
+    out = html`<p class="error" role="alert" data-preview-error>Every message would fail: ${r.error}</p>`;
+  }
+  return html`<section aria-labelledby="preview-title">
+<h2 id="preview-title">Preview</h2>
+<p>Rendered by the same code that sends your messages, for a contact (by phone) or sample data.</p>
+<form method="get" action="${sourcesPath(kind)}/${id}#preview-title">
+  <div class="grid">
+    <div><label for="preview_phone">Contact phone</label>
+    <input id="preview_phone" name="preview_phone" type="tel" value="${p.phone}"${inv(errors, 'preview_phone')}>${err(errors, 'preview_phone')}</div>
+    <div><label for="preview_first_name">Sample first name</label>
+    <input id="preview_first_name" name="preview_first_name" type="text" value="${p.first_name}"></div>
+  </div>
+  <label for="preview_variables">Sample variables (JSON object)</label>
+  <input id="preview_variables" name="preview_variables" type="text" value="${p.variables}" placeholder='{"city": "Berlin"}'${inv(errors, 'preview_variables')}>
+  ${err(errors, 'preview_variables')}
+  <input type="hidden" name="preview" value="1">
+  <button type="submit" class="secondary">Preview</button>
+</form>
+${out}
+</section>`;
+}
+
+/** The edit page of one source: editor, status, preview, test send. */
+export function sourceView(m: {
+  kind: SourceKind; csrf: string; source: SourceRow; form: SourceForm; errors: FieldErrors; preview: PreviewModel; testPhone: string;
+}): SafeHtml {
+  const { kind, source: s } = m;
+  const base = `${sourcesPath(kind)}/${s.id}`;
+  const hidden = html`<input type="hidden" name="_csrf" value="${m.csrf}">`;
+  return html`<h1>${s.name}</h1>
+${kind === 'automation' ? html`<section aria-labelledby="status-title">
+<h2 id="status-title">Status</h2>
+<p>${badge(s.active ? 'active' : 'inactive')} Automation id <code>${s.id}</code></p>
+<form method="post" action="${base}/active" class="inline">${hidden}<input type="hidden" name="active" value="${s.active ? 'false' : 'true'}"><button type="submit" class="secondary outline">${s.active ? 'Deactivate' : 'Activate'}</button></form>
+</section>` : html`<p>Campaign id <code>${s.id}</code> · <a href="${base}/send">Send this campaign</a></p>`}
+<section aria-labelledby="editor-title">
+<h2 id="editor-title">Template</h2>
+${editorForm(kind, m.csrf, m.form, m.errors, s.id)}
+</section>
+${previewSection(kind, s.id, m.preview, m.errors)}
+<section aria-labelledby="test-title">
+<h2 id="test-title">Test send</h2>
+<p>Sends the saved template to one number through the real pipeline; it appears in Sends.${kind === 'campaign' ? ' As a campaign message, an opted-out number is skipped and delivery hours apply.' : ''}</p>
+<form method="post" action="${base}/test-send">${hidden}
+  <label for="test_phone">Phone number</label>
+  <input id="test_phone" name="test_phone" type="tel" required value="${m.testPhone}"${inv(m.errors, 'test_phone')}>
+  ${err(m.errors, 'test_phone')}
+  <button type="submit">Send test message</button>
+</form>
+</section>`;
+}

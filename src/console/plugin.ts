@@ -30,6 +30,7 @@ import { registerAssets } from './assets.ts';
 import { nowOf, SESSION_COOKIE, SESSION_COOKIE_OPTIONS } from './context.ts';
 import { registerErrorPages } from './errors.ts';
 import { registerSourcePages } from './routes/automations.ts';
+import { registerCampaignSendPages } from './routes/campaign-send.ts';
 import { registerBatchPage } from './routes/batch.ts';
 import { registerContactPage } from './routes/contact.ts';
 import { registerContactsPage } from './routes/contacts.ts';
@@ -132,6 +133,7 @@ export async function registerConsole(app: FastifyInstance, deps: AppDeps): Prom
       registerContactPage(authed, deps);
       registerSourcePages(authed, deps, 'automation');
       registerSourcePages(authed, deps, 'campaign');
+      registerCampaignSendPages(authed, deps);
     });
   }, { prefix: BASE });
 }

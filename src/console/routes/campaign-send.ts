@@ -1,0 +1,124 @@
+/**
+ * Campaign sends from the console (issue 15 item 2; src/domain/campaign-sends.ts):
+ * - `GET /campaigns/{id}/send`: the audience (segment or pasted numbers) and time (now, or a local
+ *   date-time in the company's time zone: that of its delivery hours, else UTC) form;
+ * - `POST /campaigns/{id}/send`: review, display only (nothing written): how many will be sent, skipped
+ *   as opted out or invalid, held for delivery hours; errors beside their fields with the input kept;
+ * - `POST /campaigns/{id}/send/confirm`: the same checks again, then the send through the accept step,
+ *   303 to its page in Sends;
+ * - `GET /sends/{batch_id}/cancel`, `POST /sends/{batch_id}/cancel`: confirm, then cancel (303 back to
+ *   the send): messages not yet handed to a provider end skipped / `cancelled`.
+ * Another company's campaign, segment or batch is 404.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { recordAudit } from '../../domain/audit.ts';
+import { getBatch } from '../../domain/batches.ts';
+import { audiencePhones, cancelBatch, companyTimeZone, localToInstant, MAX_SEND_CONTACTS, planSend, sendCompany, startCampaignSend, type Audience } from '../../domain/campaign-sends.ts';
+import { localParts } from '../../domain/delivery-hours.ts';
+import { findSource, type SourceRow } from '../../domain/source-tools.ts';
+import type { AppDeps } from '../../http/deps.ts';
+import { field, parseId, sendPage, sessionOf } from '../context.ts';
+import { listCompanySegments } from '../queries/segments.ts';
+import { BASE } from '../views/layout.ts';
+import { cancelView, sendFormView, sendReviewView, type SendErrors, type SendForm } from '../views/campaign-send.ts';
+
+const pad = (n: number) => String(n).padStart(2, '0');
+
+/** `YYYY-MM-DD HH:MM` of instant `ms` in `timeZone`. */
+function localTime(ms: number, timeZone: string): string {
+  const p = localParts(ms, timeZone);
+  return `${p.year}-${pad(p.month)}-${pad(p.day)} ${pad(Math.floor(p.minutes / 60))}:${pad(p.minutes % 60)}`;
+}
+
+function sendForm(body: unknown): SendForm {
+  return { audience: field(body, 'audience'), segment_id: field(body, 'segment_id'), numbers: field(body, 'numbers'), when: field(body, 'when'), send_at: field(body, 'send_at') };
+}
+
+/** Registers the pages of the module comment (signed-in scope). */
+export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps): void {
+  const db = deps.database.db;
+
+  async function showForm(request: FastifyRequest, reply: FastifyReply, status: number, campaign: SourceRow, form: SendForm, errors: SendErrors) {
+    const company = await sendCompany(db, campaign.company_id);
+    const segments = await listCompanySegments(db, campaign.company_id);
+    return sendPage(request, reply, status, {
+      title: `Send ${campaign.name}`, section: 'campaigns', crumbs: [['Campaigns', `${BASE}/campaigns`], [campaign.name, `${BASE}/campaigns/${campaign.id}`], ['Send']],
+      body: (csrf) => sendFormView({ csrf, campaign, segments, form, errors, timeZone: companyTimeZone(company) }),
+    });
+  }
+
+  /** The checked choices: audience, send time (ms, null: now); or errors by field. */
+  async function check(campaign: SourceRow, f: SendForm) {
+    const company = await sendCompany(db, campaign.company_id);
+    const tz = companyTimeZone(company);
+    const errors: SendErrors = {};
+    let audience: Audience | undefined;
+    let label = '';
+    if (f.audience === 'numbers') {
+      const numbers = f.numbers.split(/[\s,;]+/).map((x) => x.trim()).filter((x) => x !== '');
+      if (numbers.length === 0) errors.numbers = 'Paste at least one phone number.';
+      else if (numbers.length > MAX_SEND_CONTACTS) errors.numbers = `At most ${MAX_SEND_CONTACTS} numbers.`;
+      else { audience = { contacts: numbers }; label = `${numbers.length} pasted number${numbers.length === 1 ? '' : 's'}`; }
+    } else {
+      const segments = await listCompanySegments(db, campaign.company_id);
+      const seg = segments.find((s) => String(s.segment_id) === f.segment_id);
+      if (!seg) errors.segment_id = 'Choose one of your segments.';
+      else { audience = { segment_id: seg.segment_id }; label = `segment ${seg.name}`; }
+    }
+    let sendAt: number | null = null;
+    const now = deps.clock.now();
+    if (f.when === 'later') {
+      sendAt = localToInstant(f.send_at, tz);
+      if (sendAt === null) errors.send_at = `Enter a date and time (${tz}).`;
+      else if (sendAt <= now) errors.send_at = `That time has passed: choose a time after ${localTime(now, tz)} (${tz}).`;
+    }
+    if (!audience || Object.keys(errors).length) return { errors };
+    const phones = await audiencePhones(db, company.company_id, audience);
+    const { items, plan } = await planSend(db, company, phones, sendAt ?? now);
+    if (items.length === 0) return { errors: audience && 'segment_id' in audience ? { segment_id: 'This segment has no members.' } : { numbers: 'Paste at least one phone number.' } };
+    return { errors, items, plan, sendAt, label, tz, audience };
+  }
+
+  const campaignOf = (request: FastifyRequest<{ Params: { id: string } }>) => findSource(db, 'campaign', parseId(request.params.id), sessionOf(request).company_id);
+
+  scope.get<{ Params: { id: string } }>('/campaigns/:id/send', async (request, reply) =>
+    showForm(request, reply, 200, await campaignOf(request), { audience: 'segment', segment_id: '', numbers: '', when: 'now', send_at: '' }, {}));
+
+  scope.post<{ Params: { id: string } }>('/campaigns/:id/send', async (request, reply) => {
+    const campaign = await campaignOf(request);
+    const form = sendForm(request.body);
+    const c = await check(campaign, form);
+    if (!c.plan) return showForm(request, reply, 422, campaign, form, c.errors);
+    return sendPage(request, reply, 200, {
+      title: `Review: send ${campaign.name}`, section: 'campaigns', crumbs: [['Campaigns', `${BASE}/campaigns`], [campaign.name, `${BASE}/campaigns/${campaign.id}`], ['Review']],
+      body: (csrf) => sendReviewView({ csrf, campaign, form, plan: c.plan, audienceLabel: c.label, timeZone: c.tz, localTime: (ms) => localTime(ms, c.tz) }),
+    });
+  });
+
+  scope.post<{ Params: { id: string } }>('/campaigns/:id/send/confirm', async (request, reply) => {
+    const session = sessionOf(request);
+    const campaign = await campaignOf(request);
+    const form = sendForm(request.body);
+    const c = await check(campaign, form);
+    if (!c.plan) return showForm(request, reply, 422, campaign, form, c.errors);
+    const batchId = await startCampaignSend(db, deps.acceptor, campaign, c.items, c.sendAt);
+    await recordAudit(db, { actor: `console:${session.email}`, action: 'campaign.send', target: `batch:${batchId}`, company_id: session.company_id, details: { campaign_id: campaign.id, audience: c.label, scheduled_for: c.sendAt === null ? null : new Date(c.sendAt).toISOString() } });
+    return reply.header('cache-control', 'no-store').redirect(`${BASE}/sends/${batchId}`, 303);
+  });
+
+  scope.get<{ Params: { batchId: string } }>('/sends/:batchId/cancel', async (request, reply) => {
+    const batch = await getBatch(db, request.params.batchId, sessionOf(request).company_id);
+    return sendPage(request, reply, 200, {
+      title: 'Cancel send', section: 'sends', crumbs: [['Sends', `${BASE}/sends`], ['Cancel']],
+      body: (csrf) => cancelView({ csrf, batchId: batch.batch_id, pending: batch.counts.pending, status: batch.status }),
+    });
+  });
+
+  scope.post<{ Params: { batchId: string } }>('/sends/:batchId/cancel', async (request, reply) => {
+    const session = sessionOf(request);
+    const result = await cancelBatch(db, request.params.batchId, session.company_id, deps.clock.now());
+    await recordAudit(db, { actor: `console:${session.email}`, action: 'batch.cancel', target: `batch:${result.batch_id}`, company_id: session.company_id, details: { cancelled: result.cancelled } });
+    return reply.header('cache-control', 'no-store').redirect(`${BASE}/sends/${result.batch_id}`, 303);
+  });
+}
+

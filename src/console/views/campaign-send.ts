@@ -1,0 +1,88 @@
+/**
+ * Campaign send pages (routes/campaign-send.ts; issue 15 item 2): choose an audience (a segment, or
+ * pasted numbers) and a time (now, or a date and time in the company's time zone), review what will
+ * happen (sent, skipped as opted out or invalid, held for delivery hours) and confirm; and the cancel
+ * confirmation of a send.
+ */
+import type { SendPlan } from '../../domain/campaign-sends.ts';
+import type { SourceRow } from '../../domain/source-tools.ts';
+import type { SegmentRow } from '../queries/segments.ts';
+import { BASE } from './layout.ts';
+import { html, type SafeHtml } from './html.ts';
+
+/** The send form as the user filled it. */
+export interface SendForm { audience: string; segment_id: string; numbers: string; when: string; send_at: string }
+
+/** Problems by field of SendForm. */
+export type SendErrors = Partial<Record<keyof SendForm, string>>;
+
+const err = (e: SendErrors, k: keyof SendForm) => (e[k] ? html`<small id="${k}-error" class="error" role="alert">${e[k]}</small>` : '');
+const inv = (e: SendErrors, k: keyof SendForm) => (e[k] ? html` aria-invalid="true" aria-describedby="${k}-error"` : '');
+
+function hiddenFields(f: SendForm): SafeHtml {
+  return html`${(Object.keys(f) as (keyof SendForm)[]).map((k) => html`<input type="hidden" name="${k}" value="${f[k]}">`)}`;
+}
+
+/** The audience and time form. */
+export function sendFormView(m: { csrf: string; campaign: SourceRow; segments: SegmentRow[]; form: SendForm; errors: SendErrors; timeZone: string }): SafeHtml {
+  const f = m.form;
+  const action = `${BASE}/campaigns/${m.campaign.id}/send`;
+  return html`<h1>Send ${m.campaign.name}</h1>
+<form method="post" action="${action}" novalidate>
+<input type="hidden" name="_csrf" value="${m.csrf}">
+<fieldset>
+  <legend>Audience</legend>
+  <label for="audience-segment"><input type="radio" id="audience-segment" name="audience" value="segment"${f.audience !== 'numbers' ? html` checked` : ''}> A segment</label>
+  <label for="segment_id">Segment</label>
+  <select id="segment_id" name="segment_id"${inv(m.errors, 'segment_id')}>
+    <option value="">Choose a segment</option>
+    ${m.segments.map((s) => html`<option value="${s.segment_id}"${String(s.segment_id) === f.segment_id ? html` selected` : ''}>${s.name} (${s.members} members)</option>`)}
+  </select>
+  ${err(m.errors, 'segment_id')}
+  <label for="audience-numbers"><input type="radio" id="audience-numbers" name="audience" value="numbers"${f.audience === 'numbers' ? html` checked` : ''}> Phone numbers</label>
+  <label for="numbers">Numbers (one per line, or separated by commas)</label>
+  <textarea id="numbers" name="numbers" rows="5"${inv(m.errors, 'numbers')}>${f.numbers}</textarea>
+  ${err(m.errors, 'numbers')}
+</fieldset>
+<fieldset>
+  <legend>When</legend>
+  <label for="when-now"><input type="radio" id="when-now" name="when" value="now"${f.when !== 'later' ? html` checked` : ''}> Now</label>
+  <label for="when-later"><input type="radio" id="when-later" name="when" value="later"${f.when === 'later' ? html` checked` : ''}> At a date and time</label>
+  <label for="send_at">Date and time (${m.timeZone})</label>
+  <input id="send_at" name="send_at" type="datetime-local" value="${f.send_at}"${inv(m.errors, 'send_at')}>
+  ${err(m.errors, 'send_at')}
+</fieldset>
+<button type="submit">Review</button>
+</form>`;
+}
+
+/** The review page: the plan, and a confirm form carrying the same choices. */
+export function sendReviewView(m: { csrf: string; campaign: SourceRow; form: SendForm; plan: SendPlan; audienceLabel: string; timeZone: string; localTime: (ms: number) => string }): SafeHtml {
+  const p = m.plan;
+  const action = `${BASE}/campaigns/${m.campaign.id}/send`;
+  return html`<h1>Review: send ${m.campaign.name}</h1>
+<p>To ${m.audienceLabel}, ${m.form.when === 'later' ? html`at ${m.localTime(p.send_at)} (${m.timeZone})` : 'now'}.</p>
+<dl class="plan" data-plan>
+  <dt>Will be sent</dt><dd data-count="send">${p.send}</dd>
+  <dt>Skipped: opted out</dt><dd data-count="skipped_opted_out">${p.skipped_opted_out}</dd>
+  <dt>Skipped: not a phone number</dt><dd data-count="skipped_invalid">${p.skipped_invalid}</dd>
+  <dt>Held for delivery hours</dt><dd data-count="held_for_delivery_hours">${p.held_for_delivery_hours}${p.held_for_delivery_hours ? html` (until ${m.localTime(p.opens_at)}, ${m.timeZone})` : ''}</dd>
+</dl>
+${p.send + p.skipped_opted_out + p.skipped_invalid === 0 ? html`<p class="error" role="alert">Nobody to send to.</p>` : html`<form method="post" action="${action}/confirm">
+<input type="hidden" name="_csrf" value="${m.csrf}">
+${hiddenFields(m.form)}
+<button type="submit">Confirm send</button>
+</form>`}
+<p><a href="${action}">Change</a></p>`;
+}
+
+/** The cancel confirmation of a send. */
+export function cancelView(m: { csrf: string; batchId: string; pending: number; status: string }): SafeHtml {
+  return html`<h1>Cancel send <code class="batch-id">${m.batchId}</code></h1>
+${m.pending === 0 ? html`<p>Nothing of this send is waiting any more (status ${m.status}).</p>` : html`<p>${m.pending} message${m.pending === 1 ? '' : 's'} not yet handed to a provider will end <strong>skipped</strong> (reason <code>cancelled</code>). A message being sent at this very moment may still be sent.</p>
+<form method="post" action="${BASE}/sends/${m.batchId}/cancel">
+<input type="hidden" name="_csrf" value="${m.csrf}">
+<button type="submit" class="contrast">Cancel the send</button>
+</form>`}
+<p><a href="${BASE}/sends/${m.batchId}">Back to the send</a></p>`;
+}

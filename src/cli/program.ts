@@ -10,6 +10,7 @@ import { registerAudit } from './commands/audit.ts';
 import { registerAutomation } from './commands/automation.ts';
 import { registerBatch } from './commands/batch.ts';
 import { registerCampaign } from './commands/campaign.ts';
+import { registerCampaignSend } from './commands/campaign-send.ts';
 import { registerChannel } from './commands/channel.ts';
 import { registerCompany } from './commands/company.ts';
 import { registerConnector } from './commands/connector.ts';
@@ -49,6 +50,7 @@ export function buildProgram(onAction?: (cmd: Command) => void): Command {
   registerChannel(program);
   registerContacts(program);
   registerBatch(program);
+  registerCampaignSend(program);
   registerAudit(program);
   registerEvents(program);
   registerUser(program);

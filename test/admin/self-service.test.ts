@@ -186,3 +186,26 @@ test('outside delivery hours the plan says held; cancel before fan-out flags the
   const row = await db.selectFrom('batches').select('overrides').where('batch_id', '=', batchId).executeTakeFirstOrThrow();
   assert.equal((row.overrides as any).cancelled, true);
 });
+
+test('cms campaign send --dry-run / --at and cms batch cancel', async () => {
+  const { runCli } = await import('../cli/helpers.ts');
+  const env = { CMS_URL: s.url, ADMIN_TOKEN };
+  const { companyId } = await s.company();
+  const camp = await s.admin('POST', `/admin/companies/${companyId}/campaigns`, { name: 'cli', template: { body: 'Hi' } }, 201);
+  const [a, b] = [phone(), phone()];
+  await s.admin('PUT', `/admin/companies/${companyId}/contacts`, { contacts: [{ phone: b, opted_out: true }] });
+  const dry = await runCli(['campaign', 'send', String(camp.campaign_id), '--contacts', `${a},${b}`, '--dry-run', '--json'], { env });
+  assert.equal(dry.code, 0, dry.stderr);
+  assert.deepEqual([JSON.parse(dry.stdout).plan.send, JSON.parse(dry.stdout).plan.skipped_opted_out], [1, 1]);
+  const at = new Date(clock.now() + 86_400_000).toISOString();
+  const sent = await runCli(['campaign', 'send', String(camp.campaign_id), '--contacts', a, '--at', at, '--json'], { env });
+  assert.equal(sent.code, 0, sent.stderr);
+  const batchId = JSON.parse(sent.stdout).batch_id;
+  await eventually(async () => (await messages(batchId)).length === 1);
+  const cancelled = await runCli(['batch', 'cancel', batchId], { env });
+  assert.equal(cancelled.code, 0, cancelled.stderr);
+  assert.match(cancelled.stdout, /cancelled\s+│ 1\s/);
+  assert.deepEqual((await messages(batchId)).map((m) => [m.status, m.reason]), [['skipped', 'cancelled']]);
+  const both = await runCli(['campaign', 'send', String(camp.campaign_id)], { env });
+  assert.equal(both.code, 2);
+});

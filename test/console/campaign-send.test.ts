@@ -91,6 +91,7 @@ test('pasted numbers scheduled in the company time zone: held, then cancelled; a
   await s.service.workers?.sweepNow();
   assert.equal((await s.admin('GET', `/admin/batches/${batchId}`)).counts.pending, 2, 'held until its time');
 
+  assert.ok((await cl.get(`/console/sends/${batchId}`)).text.includes(`href="/console/sends/${batchId}/cancel"`), 'the send page links to cancel');
   const cancelPage = await cl.get(`/console/sends/${batchId}/cancel`);
   assert.equal(cancelPage.status, 200);
   assert.match(cancelPage.text, /2 messages not yet handed to a provider/);

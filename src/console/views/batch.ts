@@ -26,6 +26,7 @@ export function batchView(m: BatchViewModel): SafeHtml {
   <dt>Funnel</dt><dd class="funnel">${c.sent} sent → ${c.delivered} delivered → ${c.read} read</dd>
   ${b.ignored_contacts ? html`<dt>Ignored</dt><dd>${b.ignored_contacts} contacts beyond the first 50 of the request</dd>` : ''}
 </dl>
+${b.status !== 'completed' ? html`<p><a href="${BASE}/sends/${b.batch_id}/cancel" data-cancel>Cancel what has not been sent yet</a></p>` : ''}
 <h2>Messages</h2>
 <search><form method="get" action="${BASE}/sends/${b.batch_id}" class="search">
   <label for="phone">Filter by phone number</label>

@@ -1,0 +1,55 @@
+/**
+ * `cms campaign send CAMPAIGN_ID (--segment ID | --contacts N,N,...) [--at RFC3339] [--dry-run]`:
+ * POST /admin/campaigns/{id}/sends; prints the plan (sent / skipped opted out / invalid / held for
+ * delivery hours) and, unless --dry-run, the new batch id.
+ * `cms batch cancel BATCH_ID`: POST /admin/batches/{id}/cancel; unsent messages end skipped /
+ * `cancelled` (issue 15 item 2, src/domain/campaign-sends.ts).
+ * Registered on the existing `campaign` and `batch` groups (call after registerCampaign / registerBatch).
+ */
+import { Option, type Command } from 'commander';
+import { addCommonOptions, contextFor } from '../context.ts';
+import { printJson, printRecord } from '../output.ts';
+import { parseNonEmpty, parsePositiveInt } from '../parse.ts';
+
+const group = (program: Command, name: string): Command => {
+  const g = program.commands.find((c) => c.name() === name);
+  if (!g) throw new Error(`cms: command group ${name} is not registered`);
+  return g;
+};
+
+/** Registers `campaign send` and `batch cancel` (see the module comment). */
+export function registerCampaignSend(program: Command): void {
+  addCommonOptions(
+    group(program, 'campaign')
+      .command('send')
+      .description('send a campaign to a segment or to numbers, now or at --at; --dry-run shows the plan only')
+      .argument('<campaign_id>', 'campaign id', parseNonEmpty)
+      .addOption(new Option('--segment <id>', 'segment id').argParser(parsePositiveInt).conflicts('contacts'))
+      .option('--contacts <numbers>', 'comma-separated phone numbers')
+      .option('--at <time>', 'send at this instant (RFC 3339 with offset, e.g. 2026-06-01T14:30:00+02:00)')
+      .option('--dry-run', 'only show how many will be sent, skipped and held'),
+  ).action(async (campaignId: string, opts: { segment?: number; contacts?: string; at?: string; dryRun?: boolean }, cmd: Command) => {
+    if ((opts.segment === undefined) === (opts.contacts === undefined)) cmd.error('error: give exactly one of --segment and --contacts', { exitCode: 2 });
+    const ctx = await contextFor(cmd);
+    const body = {
+      ...(opts.segment !== undefined ? { segment_id: opts.segment } : { contacts: opts.contacts!.split(',').map((x) => x.trim()).filter(Boolean) }),
+      ...(opts.at ? { scheduled_for: opts.at } : {}),
+      ...(opts.dryRun ? { dry_run: true } : {}),
+    };
+    const res = await ctx.client.request<{ batch_id?: string; plan: Record<string, unknown> }>('POST', `/admin/campaigns/${encodeURIComponent(campaignId)}/sends`, body);
+    if (ctx.json) printJson(res);
+    else printRecord({ ...(res.batch_id ? { batch_id: res.batch_id } : {}), ...res.plan }, res.batch_id ? 'Campaign send accepted:' : 'Plan (nothing sent):');
+  });
+
+  addCommonOptions(
+    group(program, 'batch')
+      .command('cancel')
+      .description('cancel what a send has not handed to a provider yet (ends skipped, reason cancelled)')
+      .argument('<batch_id>', 'batch id', parseNonEmpty),
+  ).action(async (batchId: string, _opts: unknown, cmd: Command) => {
+    const ctx = await contextFor(cmd);
+    const res = await ctx.client.request<Record<string, unknown>>('POST', `/admin/batches/${encodeURIComponent(batchId)}/cancel`);
+    if (ctx.json) printJson(res);
+    else printRecord(res, 'Cancelled:');
+  });
+}

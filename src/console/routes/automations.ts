@@ -18,6 +18,7 @@ import { checkTemplate, type Template } from '../../domain/templates.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { field, parseId, sendPage, sessionOf } from '../context.ts';
 import { BASE } from '../views/layout.ts';
+import { html } from '../views/html.ts';
 import { EMPTY_FORM, editorForm, formOf, kindTitle, sourcesPath, sourcesView, sourceView, type FieldErrors, type PreviewModel, type SourceForm } from '../views/automations.ts';
 
 const FIELDS: (keyof SourceForm)[] = ['name', 'type', 'header_type', 'header_text', 'header_url', 'body', 'b1_text', 'b1_url', 'b2_text', 'b2_url', 'wa_name', 'wa_language', 'wa_body_parameters', 'wa_header_parameters'];
@@ -105,7 +106,8 @@ export function registerSourcePages(scope: FastifyInstance, deps: AppDeps, kind:
   function showNew(request: FastifyRequest, reply: FastifyReply, status: number, form: SourceForm, errors: FieldErrors) {
     return sendPage(request, reply, status, {
       title: `New ${kind}`, section: `${kind}s`, crumbs: crumbs(`New ${kind}`),
-      body: (csrf) => editorForm(kind, csrf, form, errors),
+      body: (csrf) => html`<h1>New ${kind}</h1>
+${editorForm(kind, csrf, form, errors)}`,
     });
   }
 

@@ -209,3 +209,31 @@ test('cms campaign send --dry-run / --at and cms batch cancel', async () => {
   const both = await runCli(['campaign', 'send', String(camp.campaign_id)], { env });
   assert.equal(both.code, 2);
 });
+
+test('cancel races delivery safely: a message claimed under a live lease is left to its run (ends sent); the rest end cancelled', async () => {
+  const { commitResults, completeBatchIfDone } = await import('../../src/queue/handlers/message-store.ts');
+  const { sql } = await import('kysely');
+  const db = s.service.deps.database.db;
+  const { companyId } = await s.company();
+  const camp = await s.admin('POST', `/admin/companies/${companyId}/campaigns`, { name: 'race', template: { body: 'Race' } }, 201);
+  const at = new Date(clock.now() + 3_600_000).toISOString();
+  const sent = await s.admin('POST', `/admin/campaigns/${camp.campaign_id}/sends`, { contacts: [phone(), phone(), phone()], scheduled_for: at }, 202);
+  const ms = await eventually(async () => {
+    const m = await messages(sent.batch_id);
+    return m.length === 3 ? m : undefined;
+  });
+  // A delivery run released and claimed the first message (as releaseHeld + claimMessages do) and is sending it.
+  await sql`UPDATE messages SET held_until = NULL, lease_until = now() + interval '15 seconds' WHERE message_id = ${ms[0].message_id}::uuid`.execute(db);
+  const cancelled = await s.admin('POST', `/admin/batches/${sent.batch_id}/cancel`);
+  assert.equal(cancelled.cancelled, 2);
+  assert.deepEqual((await messages(sent.batch_id)).map((m) => m.status), ['pending', 'skipped', 'skipped']);
+  // The run commits its outcome (only WHERE status = 'pending'): the message ends sent, never both.
+  const written = await commitResults(db, [{ message_id: ms[0].message_id, status: 'sent', error: null, attempts: 1, sent_at: clock.now() }]);
+  assert.deepEqual(written, ['sent']);
+  // A late result for a cancelled message changes nothing.
+  assert.deepEqual(await commitResults(db, [{ message_id: ms[1].message_id, status: 'sent', error: null, attempts: 1, sent_at: clock.now() }]), []);
+  await completeBatchIfDone(db, sent.batch_id, clock.now()); // as the run does after its results (or already done)
+  const batch = await s.admin('GET', `/admin/batches/${sent.batch_id}`);
+  assert.equal(batch.status, 'completed');
+  assert.deepEqual(batch.counts, { total: 3, sent: 1, delivered: 0, read: 0, failed: 0, skipped: 2, pending: 0 });
+});

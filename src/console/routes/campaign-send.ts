@@ -55,7 +55,7 @@ export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps)
     let audience: Audience | undefined;
     let label = '';
     if (f.audience === 'numbers') {
-      const numbers = f.numbers.split(/[\s,;]+/).map((x) => x.trim()).filter((x) => x !== '');
+      const numbers = f.numbers.split(/[\r\n,;]+/).map((x) => x.trim()).filter((x) => x !== '');
       if (numbers.length === 0) errors.numbers = 'Paste at least one phone number.';
       else if (numbers.length > MAX_SEND_CONTACTS) errors.numbers = `At most ${MAX_SEND_CONTACTS} numbers.`;
       else { audience = { contacts: numbers }; label = `${numbers.length} pasted number${numbers.length === 1 ? '' : 's'}`; }

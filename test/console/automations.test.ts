@@ -154,3 +154,27 @@ test("another company's automation and campaign ids answer 404 and change nothin
   const stored = await s.admin('GET', `/admin/automations/${a.automation_id}`);
   assert.deepEqual([stored.name, stored.active], ['theirs', false]);
 });
+
+test('"Preview changes" renders the unsaved template for a contact or sample data and writes nothing', async () => {
+  const companyId = await newCompany(s);
+  const c = await signedInClient(s, companyId);
+  const p = phone();
+  await s.admin('PUT', `/admin/companies/${companyId}/contacts`, { contacts: [{ phone: p, first_name: 'Mo', variables: { plan: 'gold' } }] });
+  const fresh = await c.submit('/console/campaigns/new', '/console/campaigns/new', form({ name: 'Draft', body: 'Plan {{ plan | upcase }} for {{ first_name }}', intent: 'preview', editor_preview_phone: p }));
+  assert.equal(fresh.status, 200);
+  assert.match(fresh.text, /data-preview-body>Plan GOLD for Mo<\/pre>/);
+  const db = s.service.deps.database.db;
+  assert.equal((await db.selectFrom('campaigns').select('campaign_id').where('company_id', '=', companyId).execute()).length, 0, 'nothing created');
+
+  const created = await c.submit('/console/campaigns/new', '/console/campaigns/new', form({ name: 'Draft', body: 'Old {{ first_name }}' }));
+  const id = Number(/campaigns\/(\d+)/.exec(created.location!)![1]);
+  const pv = await c.submit(`/console/campaigns/${id}`, `/console/campaigns/${id}`, form({ name: 'Draft', body: 'New {{ first_name | default: "there" }}', intent: 'preview' }));
+  assert.equal(pv.status, 200);
+  assert.match(pv.text, /data-preview-body>New there<\/pre>/);
+  assert.match(pv.text, /unsaved changes/);
+  assert.match(pv.text, /New \{\{ first_name \| default: &quot;there&quot; \}\}<\/textarea>/, 'the edited input is kept');
+  assert.equal((await s.admin('GET', `/admin/campaigns/${id}`)).template.body, 'Old {{ first_name }}', 'nothing saved');
+  const badPhone = await c.submit(`/console/campaigns/${id}`, `/console/campaigns/${id}`, form({ name: 'Draft', body: 'x', intent: 'preview', editor_preview_phone: 'nope' }));
+  assert.equal(badPhone.status, 422);
+  assert.match(badPhone.text, /id="editor_preview_phone-error"/);
+});

@@ -1,6 +1,8 @@
 /**
  * Automations and campaigns in the console (issue 15 item 1), registered once per kind:
  * - `GET /{kind}s`: the list; `GET /{kind}s/new`, `POST /{kind}s/new`: create (303 to its page);
+ * - the editor's "Preview changes" (`intent=preview` on either POST): display only, the unsaved template
+ *   rendered for a phone or sample data, nothing written;
  * - `GET /{kind}s/{id}`: editor, preview (`?preview=1&preview_phone=&preview_first_name=&preview_variables=`
  *   re-renders with the pipeline's code, src/domain/source-tools.ts), test-send form;
  *   `POST /{kind}s/{id}`: save (303 `?done=saved`);
@@ -13,7 +15,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAudit } from '../../domain/audit.ts';
 import { createAutomation, createCampaign, updateAutomation } from '../../domain/automations.ts';
 import { DomainError } from '../../domain/errors.ts';
-import { findSource, listAutomations, listCampaigns, previewSource, testSend, updateCampaign, type SourceKind, type SourceRow } from '../../domain/source-tools.ts';
+import { findSource, listAutomations, listCampaigns, previewSource, testSend, updateCampaign, type PreviewResult, type SourceKind, type SourceRow } from '../../domain/source-tools.ts';
 import { checkTemplate, type Template } from '../../domain/templates.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { field, parseId, sendPage, sessionOf } from '../context.ts';
@@ -21,7 +23,7 @@ import { BASE } from '../views/layout.ts';
 import { html } from '../views/html.ts';
 import { EMPTY_FORM, editorForm, formOf, kindTitle, sourcesPath, sourcesView, sourceView, type FieldErrors, type PreviewModel, type SourceForm } from '../views/automations.ts';
 
-const FIELDS: (keyof SourceForm)[] = ['name', 'type', 'header_type', 'header_text', 'header_url', 'body', 'b1_text', 'b1_url', 'b2_text', 'b2_url', 'wa_name', 'wa_language', 'wa_body_parameters', 'wa_header_parameters'];
+const FIELDS: (keyof SourceForm)[] = ['name', 'type', 'header_type', 'header_text', 'header_url', 'body', 'b1_text', 'b1_url', 'b2_text', 'b2_url', 'wa_name', 'wa_language', 'wa_body_parameters', 'wa_header_parameters', 'editor_preview_phone'];
 
 /** The editor's fields of a parsed form body. */
 export function sourceForm(body: unknown): SourceForm {
@@ -85,6 +87,19 @@ export function formTemplate(kind: SourceKind, f: SourceForm): { template?: Temp
 
 const capitalise = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
+/**
+ * "Preview changes": the unsaved template rendered for the editor's phone (or sample data) by the
+ * pipeline's code; nothing is written. Resolves to the result, or to an error of the phone field.
+ */
+async function previewUnsaved(db: AppDeps['database']['db'], base: SourceRow, template: Template, form: SourceForm): Promise<{ result?: PreviewResult; errors: FieldErrors }> {
+  try {
+    return { result: await previewSource(db, { ...base, template }, { phone: form.editor_preview_phone ?? '' }), errors: {} };
+  } catch (err) {
+    if (!(err instanceof DomainError && err.status === 422)) throw err;
+    return { errors: { editor_preview_phone: 'Not a phone number.' } };
+  }
+}
+
 const NOTICES: Record<string, string> = {
   created: 'Created.', saved: 'Saved.', activated: 'Activated: it can be triggered now.', deactivated: 'Deactivated: triggers are refused.',
 };
@@ -103,11 +118,11 @@ export function registerSourcePages(scope: FastifyInstance, deps: AppDeps, kind:
     return sendPage(request, reply, 200, { title, section: `${kind}s`, crumbs: crumbs(), body: () => sourcesView(kind, rows) });
   });
 
-  function showNew(request: FastifyRequest, reply: FastifyReply, status: number, form: SourceForm, errors: FieldErrors) {
+  function showNew(request: FastifyRequest, reply: FastifyReply, status: number, form: SourceForm, errors: FieldErrors, preview?: PreviewResult) {
     return sendPage(request, reply, status, {
       title: `New ${kind}`, section: `${kind}s`, crumbs: crumbs(`New ${kind}`),
       body: (csrf) => html`<h1>New ${kind}</h1>
-${editorForm(kind, csrf, form, errors)}`,
+${editorForm(kind, csrf, form, errors, undefined, preview)}`,
     });
   }
 
@@ -118,6 +133,11 @@ ${editorForm(kind, csrf, form, errors)}`,
     const form = sourceForm(request.body);
     const { template, errors } = formTemplate(kind, form);
     if (!template) return showNew(request, reply, 422, form, errors);
+    if (field(request.body, 'intent') === 'preview') {
+      const draft: SourceRow = { kind, id: 0, company_id: session.company_id, name: form.name, template, created_at: new Date(0) };
+      const p = await previewUnsaved(db, draft, template, form);
+      return showNew(request, reply, p.result ? 200 : 422, form, p.errors, p.result);
+    }
     let id: number;
     if (kind === 'automation') {
       const a = await createAutomation(db, session.company_id, { name: form.name.trim(), type: form.type.trim(), active: false, template });
@@ -131,13 +151,13 @@ ${editorForm(kind, csrf, form, errors)}`,
   });
 
   async function showSource(request: FastifyRequest, reply: FastifyReply, status: number, source: SourceRow, o: {
-    form?: SourceForm; errors?: FieldErrors; flash?: string; testPhone?: string; preview?: PreviewModel;
+    form?: SourceForm; errors?: FieldErrors; flash?: string; testPhone?: string; preview?: PreviewModel; editorPreview?: PreviewResult;
   }) {
     return sendPage(request, reply, status, {
       title: source.name, section: `${kind}s`, crumbs: crumbs(source.name), flash: o.flash,
       body: (csrf) => sourceView({
         kind, csrf, source, form: o.form ?? formOf(source), errors: o.errors ?? {},
-        preview: o.preview ?? { phone: '', first_name: '', variables: '' }, testPhone: o.testPhone ?? '',
+        preview: o.preview ?? { phone: '', first_name: '', variables: '' }, testPhone: o.testPhone ?? '', editorPreview: o.editorPreview,
       }),
     });
   }
@@ -177,6 +197,10 @@ ${editorForm(kind, csrf, form, errors)}`,
     const form = sourceForm(request.body);
     const { template, errors } = formTemplate(kind, form);
     if (!template) return showSource(request, reply, 422, source, { form, errors });
+    if (field(request.body, 'intent') === 'preview') {
+      const p = await previewUnsaved(db, source, template, form);
+      return showSource(request, reply, p.result ? 200 : 422, source, { form, errors: p.errors, editorPreview: p.result, flash: p.result ? 'Preview of your unsaved changes: save them to keep them.' : undefined });
+    }
     if (kind === 'automation') {
       await updateAutomation(db, source.id, { name: form.name.trim(), template }).finally(() => deps.automationLookups.forget());
       if (form.type.trim() !== source.type) await db.updateTable('automations').set({ type: form.type.trim() }).where('automation_id', '=', source.id).execute();

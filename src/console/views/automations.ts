@@ -21,6 +21,8 @@ export interface SourceForm {
   name: string; type: string; header_type: string; header_text: string; header_url: string; body: string;
   b1_text: string; b1_url: string; b2_text: string; b2_url: string;
   wa_name: string; wa_language: string; wa_body_parameters: string; wa_header_parameters: string;
+  /** Phone of the editor's "Preview changes" (not part of the template). */
+  editor_preview_phone?: string;
 }
 
 /** Problems by field name of SourceForm (and `test_phone`, `preview`). */
@@ -85,7 +87,7 @@ ${err(errors, name)}`;
 }
 
 /** The template editor form (create when `id` is absent). */
-export function editorForm(kind: SourceKind, csrf: string, f: SourceForm, errors: FieldErrors, id?: number): SafeHtml {
+export function editorForm(kind: SourceKind, csrf: string, f: SourceForm, errors: FieldErrors, id?: number, preview?: PreviewResult): SafeHtml {
   const action = id === undefined ? `${sourcesPath(kind)}/new` : `${sourcesPath(kind)}/${id}`;
   return html`<form method="post" action="${action}" class="template-editor" novalidate>
 <input type="hidden" name="_csrf" value="${csrf}">
@@ -126,17 +128,27 @@ ${err(errors, 'body')}
     <div>${input(f, errors, 'wa_header_parameters', 'Header parameters (0 or 1)', html`inputmode="numeric"`)}</div>
   </div>
 </fieldset>
-<button type="submit">${id === undefined ? `Create ${kind}` : 'Save changes'}</button>
-</form>`;
+<fieldset>
+  <legend>Preview before saving</legend>
+  <label for="editor_preview_phone">Contact phone for the preview (optional; empty: sample data)</label>
+  <input id="editor_preview_phone" name="editor_preview_phone" type="tel" value="${f.editor_preview_phone ?? ''}"${inv(errors, 'editor_preview_phone')}>
+  ${err(errors, 'editor_preview_phone')}
+</fieldset>
+<div class="grid">
+<button type="submit" name="intent" value="save">${id === undefined ? `Create ${kind}` : 'Save changes'}</button>
+<button type="submit" name="intent" value="preview" class="secondary">Preview changes</button>
+</div>
+</form>
+${preview ? previewOutput(preview) : ''}`;
 }
 
 /** What the preview section shows. */
 export interface PreviewModel { phone: string; first_name: string; variables: string; result?: PreviewResult }
 
-function previewSection(kind: SourceKind, id: number, p: PreviewModel, errors: FieldErrors): SafeHtml {
-  const r = p.result;
-  let out: SafeHtml | string = '';
-  if (r && r.ok) {
+/** A rendered preview (or the error every message would fail with). */
+function previewOutput(r: PreviewResult): SafeHtml {
+  let out: SafeHtml = html``;
+  if (r.ok) {
     const m = r.rendered;
     out = html`<article class="preview" aria-label="Rendered message" data-preview>
   <p><small>To ${m.to}${r.contact_found ? ' (a contact of your company)' : ' (no contact with this number: sample data)'}</small></p>
@@ -145,9 +157,14 @@ function previewSection(kind: SourceKind, id: number, p: PreviewModel, errors: F
   ${m.buttons.length ? html`<ul>${m.buttons.map((b) => html`<li>${b.text}: <code>${b.url}</code></li>`)}</ul>` : ''}
   ${m.whatsapp ? html`<p><small>WhatsApp ${m.whatsapp.name} (${m.whatsapp.language}): body parameters ${JSON.stringify(m.whatsapp.body_parameters)}, header parameters ${JSON.stringify(m.whatsapp.header_parameters)}</small></p>` : ''}
 </article>`;
-  } else if (r && !r.ok) {
+  } else {
     out = html`<p class="error" role="alert" data-preview-error>Every message would fail: ${r.error}</p>`;
   }
+  return out;
+}
+
+function previewSection(kind: SourceKind, id: number, p: PreviewModel, errors: FieldErrors): SafeHtml {
+  const out = p.result ? previewOutput(p.result) : '';
   return html`<section aria-labelledby="preview-title">
 <h2 id="preview-title">Preview</h2>
 <p>Rendered by the same code that sends your messages, for a contact (by phone) or sample data.</p>
@@ -171,6 +188,8 @@ ${out}
 /** The edit page of one source: editor, status, preview, test send. */
 export function sourceView(m: {
   kind: SourceKind; csrf: string; source: SourceRow; form: SourceForm; errors: FieldErrors; preview: PreviewModel; testPhone: string;
+  /** The "Preview changes" result of the unsaved form. */
+  editorPreview?: PreviewResult;
 }): SafeHtml {
   const { kind, source: s } = m;
   const base = `${sourcesPath(kind)}/${s.id}`;
@@ -183,7 +202,7 @@ ${kind === 'automation' ? html`<section aria-labelledby="status-title">
 </section>` : html`<p>Campaign id <code>${s.id}</code> · <a href="${base}/send">Send this campaign</a></p>`}
 <section aria-labelledby="editor-title">
 <h2 id="editor-title">Template</h2>
-${editorForm(kind, m.csrf, m.form, m.errors, s.id)}
+${editorForm(kind, m.csrf, m.form, m.errors, s.id, m.editorPreview)}
 </section>
 ${previewSection(kind, s.id, m.preview, m.errors)}
 <section aria-labelledby="test-title">

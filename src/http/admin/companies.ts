@@ -7,6 +7,7 @@ import { isSupportedCountry } from '../../domain/phone.ts';
 import { recordAudit } from '../../domain/audit.ts';
 import type { AppDeps } from '../deps.ts';
 import { RULES, rateLimitKey } from '../rate-limit.ts';
+import { isIanaTimeZone } from '../../local-time.ts';
 import { AdminValidationError } from './errors.ts';
 import { generateWebhookSecret, webhookSecretProblem } from '../../providers/webhook.ts';
 import { verifyTokenDigest } from '../../domain/receipts.ts';
@@ -33,12 +34,8 @@ function checkInput(input: CompanyInput): void {
     throw new DomainError(422, `default_country ${input.default_country} is not a supported ISO 3166-1 alpha-2 region`);
   }
   const tz = input.delivery_hours?.timezone;
-  if (tz !== undefined) {
-    try {
-      new Intl.DateTimeFormat('en', { timeZone: tz });
-    } catch {
-      throw new DomainError(422, `delivery_hours.timezone ${tz} is not an IANA timezone`);
-    }
+  if (tz !== undefined && !isIanaTimeZone(tz)) {
+    throw new DomainError(422, `delivery_hours.timezone ${tz} is not an IANA timezone`);
   }
 }
 

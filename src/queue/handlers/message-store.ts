@@ -190,15 +190,18 @@ export async function releaseHeld(db: Db, now: number, batchId: string | null, l
  * Recovery of dead delivery runs (issue 11 item 5): pending, released messages whose lease ran out
  * (`lease_until < now()`, database time; a live run renews its leases well before) lose the lease, at
  * most `limit` of them; rows locked by a concurrent recovery are skipped, so each is recovered once.
+ * Only batches still `processing` are looked at (partial index `batches_processing`, migration 011:
+ * `lease_until` itself is not indexed, so claims and results stay HOT updates).
  * Run it in the transaction that enqueues their `messages-deliver` chunks.
  */
 export async function recoverExpiredLeases(db: Db, limit: number): Promise<Released[]> {
   const { rows } = await sql<Released>`
     WITH dead AS (
-      SELECT message_id FROM messages
-      WHERE lease_until IS NOT NULL AND lease_until < now() AND status = 'pending' AND held_until IS NULL
-      ORDER BY lease_until LIMIT ${limit}
-      FOR UPDATE SKIP LOCKED)
+      SELECT m.message_id FROM batches b JOIN messages m ON m.batch_id = b.batch_id
+      WHERE b.status = 'processing' AND m.status = 'pending' AND m.held_until IS NULL
+        AND m.lease_until IS NOT NULL AND m.lease_until < now()
+      LIMIT ${limit}
+      FOR UPDATE OF m SKIP LOCKED)
     UPDATE messages m SET lease_until = NULL, updated_at = now() FROM dead
     WHERE m.message_id = dead.message_id
     RETURNING m.batch_id, m.company_id, m.seq`.execute(db);

@@ -5,7 +5,7 @@
  *
  * Instance options chosen here: LISTEN/NOTIFY on (workers wake when a job is inserted instead of
  * waiting for a poll; on PostgreSQL it holds one extra connection), and the supervisor/monitor run
- * every 10 s so that a job whose worker died (no heartbeat, see jobs.ts) is retried within ~40 s.
+ * every 10 s so that a job whose worker died (no heartbeat, see jobs.ts) is retried within ~20 s (heartbeatSeconds 10 for batch-process and messages-deliver).
  */
 import { warmQueueCache } from '../db/driver-tricks.ts';
 import { PREPARED } from '../db/prepared.ts';

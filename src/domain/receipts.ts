@@ -11,6 +11,7 @@
  * Parsers throw `PayloadError` (→ 400) for a payload of the wrong shape; they never throw anything else.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import type { ReceiptRow } from '../db/receipts.ts';
 
 /** A payload of the wrong shape: the route answers 400 with this message. */
 export class PayloadError extends Error {}
@@ -174,15 +175,8 @@ export function parseGatewayPayload(body: unknown): StatusItem[] {
   });
 }
 
-/** A message's collapsed receipt (see src/db/receipts.ts ReceiptRow). */
-export interface CollapsedReceipt {
-  id: string;
-  delivered_at: number | null;
-  read_at: number | null;
-  failed_at: number | null;
-  error_code: string | null;
-  error: string | null;
-}
+/** A message's collapsed receipt: the row `applyReceipts` (src/db/receipts.ts) applies. */
+export type CollapsedReceipt = ReceiptRow;
 
 /**
  * Collapses the statuses of one payload into one receipt per id: the earliest delivered and read

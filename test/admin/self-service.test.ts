@@ -211,7 +211,7 @@ test('cms campaign send --dry-run / --at and cms batch cancel', async () => {
 });
 
 test('cancel races delivery safely: a message claimed under a live lease is left to its run (ends sent); the rest end cancelled', async () => {
-  const { commitResults, completeBatchIfDone } = await import('../../src/queue/handlers/message-store.ts');
+  const { commitResults, completeBatchIfDone } = await import('../../src/db/messages.ts');
   const { sql } = await import('kysely');
   const db = s.service.deps.database.db;
   const { companyId } = await s.company();

@@ -12,7 +12,7 @@ import { createProviderRegistry } from '../../src/providers/index.ts';
 import { processBatch } from '../../src/queue/handlers/batch-process.ts';
 import type { PipelineContext } from '../../src/queue/handlers/context.ts';
 import { ChunkBusyError, deliverChunk } from '../../src/queue/handlers/messages-deliver.ts';
-import { claimMessages, commitResults } from '../../src/queue/handlers/message-store.ts';
+import { claimMessages, commitResults } from '../../src/db/messages.ts';
 import { eventually, FakeClock, type TestServer } from '../helpers/server.ts';
 import { type Answer, completed, messagesOf, phone, type Receiver, type Seen, startPipelineServer, startReceiver } from './helpers.ts';
 

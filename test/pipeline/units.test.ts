@@ -13,7 +13,7 @@ import { networkFailure, retryAfterMs } from '../../src/providers/http-failure.t
 import { nextStep } from '../../src/providers/retry.ts';
 import { signWebhook, webhookKey } from '../../src/providers/webhook.ts';
 import { classifyError, templateMessage, wamidOf } from '../../src/providers/whatsapp.ts';
-import { chunkRanges } from '../../src/queue/handlers/message-store.ts';
+import { chunkRanges } from '../../src/db/messages.ts';
 
 const at = (iso: string) => Date.parse(iso);
 const berlin = { start: '09:00', end: '21:00', timezone: 'Europe/Berlin' };

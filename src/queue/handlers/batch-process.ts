@@ -30,7 +30,7 @@ import { messagesFinal } from '../../metrics.ts';
 import { enqueueMany } from '../boss.ts';
 import { chunkSizeFor } from '../jobs.ts';
 import type { PipelineContext } from './context.ts';
-import { chunkRanges, completeBatchIfDone, insertMessages, uuidv7, type NewMessage } from './message-store.ts';
+import { chunkRanges, completeBatchIfDone, insertMessages, uuidv7, type NewMessage } from '../../db/messages.ts';
 
 interface BatchRow {
   company_id: number;

@@ -29,7 +29,7 @@ import type { PipelineContext } from './context.ts';
 import {
   claimMessages, commitResults, completeBatchIfDone, countUnfinished, renewLeases, sendRangeToOutbox,
   type Claimed, type MessageResult,
-} from './message-store.ts';
+} from '../../db/messages.ts';
 
 /** How long a claim holds without renewal (s, database time). Renewed every RENEW_MS. */
 export const LEASE_SECONDS = 15;

@@ -17,7 +17,7 @@ import { CHUNK_SIZE, type JobPayloads } from '../jobs.ts';
 import type { PipelineContext } from './context.ts';
 import type { Transaction } from 'kysely';
 import type { DB } from '../../db/schema.ts';
-import { chunkRanges, nextHeld, recoverExpiredLeases, releaseHeld, type Released } from './message-store.ts';
+import { chunkRanges, nextHeld, recoverExpiredLeases, releaseHeld, type Released } from '../../db/messages.ts';
 
 /** Most messages one release transaction takes; the rest wait for the next call. */
 export const RELEASE_LIMIT = 10_000;

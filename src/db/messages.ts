@@ -9,9 +9,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import type { Db } from '../../db/database.ts';
-import type { MessageStatus } from '../../db/schema.ts';
-import type { Rendered } from '../../domain/render.ts';
+import type { Db } from './database.ts';
+import type { MessageStatus } from './schema.ts';
+import type { Rendered } from '../domain/render.ts';
 
 /** A message row as fan-out writes it. Times in ms since the epoch. */
 export interface NewMessage {

@@ -208,6 +208,18 @@ export async function recoverExpiredLeases(db: Db, limit: number): Promise<Relea
   return rows;
 }
 
+/**
+ * The channel provider (`companies.channel->>'provider'`, null when none is set) of each company in
+ * `companyIds`, in one statement: release and recovery chunk by it as fan-out does (`chunkSizeFor`).
+ */
+export async function companyProviders(db: Db, companyIds: number[]): Promise<Map<number, string | null>> {
+  if (companyIds.length === 0) return new Map();
+  const { rows } = await sql<{ company_id: number; provider: string | null }>`
+    SELECT company_id, channel->>'provider' AS provider FROM companies
+    WHERE company_id = ANY(${companyIds}::int[])`.execute(db);
+  return new Map(rows.map((r) => [Number(r.company_id), r.provider]));
+}
+
 /** The earliest `held_until` (ms) of a batch's messages still held, or null. */
 export async function nextHeld(db: Db, batchId: string): Promise<number | null> {
   const { rows } = await sql<{ t: Date | null }>`

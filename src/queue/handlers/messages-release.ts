@@ -13,11 +13,11 @@
  * released messages whose lease ran out lose it and are enqueued again (issue 11 item 5).
  */
 import { enqueueMany } from '../boss.ts';
-import { CHUNK_SIZE, type JobPayloads } from '../jobs.ts';
+import { chunkSizeFor, type JobPayloads } from '../jobs.ts';
 import type { PipelineContext } from './context.ts';
 import type { Transaction } from 'kysely';
 import type { DB } from '../../db/schema.ts';
-import { chunkRanges, nextHeld, recoverExpiredLeases, releaseHeld, type Released } from '../../db/messages.ts';
+import { chunkRanges, companyProviders, nextHeld, recoverExpiredLeases, releaseHeld, type Released } from '../../db/messages.ts';
 
 /** Most messages one release transaction takes; the rest wait for the next call. */
 export const RELEASE_LIMIT = 10_000;
@@ -44,7 +44,10 @@ export async function recoverDead(ctx: PipelineContext): Promise<number> {
   });
 }
 
-/** Enqueues `messages-deliver` chunks (per batch, by seq) for `rows`, in `trx`. */
+/**
+ * Enqueues `messages-deliver` chunks (per batch, by seq) for `rows`, in `trx`, each at most
+ * `chunkSizeFor` the company's provider, as fan-out chunks them (one provider query per call).
+ */
 async function enqueueDelivery(ctx: PipelineContext, trx: Transaction<DB>, rows: Released[]): Promise<void> {
   if (rows.length === 0) return;
   const byBatch = new Map<string, Released[]>();
@@ -53,9 +56,11 @@ async function enqueueDelivery(ctx: PipelineContext, trx: Transaction<DB>, rows:
     list.push(r);
     byBatch.set(r.batch_id, list);
   }
+  const providers = await companyProviders(trx, [...new Set(rows.map((r) => Number(r.company_id)))]);
   const jobs: { data: JobPayloads['messages-deliver'] }[] = [];
   for (const [id, list] of byBatch) {
-    for (const range of chunkRanges(list.map((r) => r.seq), CHUNK_SIZE)) {
+    const size = chunkSizeFor(providers.get(Number(list[0].company_id)));
+    for (const range of chunkRanges(list.map((r) => r.seq), size)) {
       jobs.push({ data: { batch_id: id, company_id: list[0].company_id, ...range } });
     }
   }

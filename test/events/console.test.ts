@@ -7,7 +7,8 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { sql } from 'kysely';
+import { eventually, startTestServer, type TestServer } from '../helpers/server.ts';
 import { csrfToken, signedInClient, type ConsoleClient } from '../console/helpers.ts';
 import { phone, startEventReceiver, until, type EventReceiver } from './helpers.ts';
 
@@ -156,6 +157,12 @@ test('BOLA: another company\'s endpoints, events and attempts are invisible and 
   await s.admin('PUT', `/admin/companies/${a.companyId}/contacts`, { contacts: [{ phone: phone(6, 1), opted_out: true }] });
   await until(() => events.delivered(path).size === 1);
   const eventId = [...events.delivered(path).keys()][0];
+  // The delivery row as written after the one attempt; a resend would queue it again (status, updated_at).
+  const deliveryRow = async () => (await sql<{ status: string; attempts: number; updated_at: Date }>`SELECT status, attempts, updated_at FROM event_deliveries WHERE endpoint_id = ${ep.endpoint_id}`.execute(s.service.deps.database.db)).rows;
+  const settled = await eventually(async () => {
+    const rows = await deliveryRow();
+    return rows.length === 1 && rows[0].status === 'delivered' ? rows : undefined;
+  });
 
   const cb = await signedInClient(s, b.companyId);
   const list = await cb.get(PAGE);
@@ -180,7 +187,7 @@ test('BOLA: another company\'s endpoints, events and attempts are invisible and 
   const after = await s.admin('GET', `/admin/event-endpoints/${ep.endpoint_id}`);
   assert.equal(after.enabled, true);
   assert.equal((await s.admin('GET', `/admin/event-endpoints/${ep.endpoint_id}/secret`)).secret, ep.secret);
-  await new Promise((res) => setTimeout(res, 300));
+  assert.deepEqual(await deliveryRow(), settled, 'nothing was queued again');
   assert.equal(events.seen.filter((x) => x.endpointPath === path).length, 1, 'nothing was resent');
   assert.equal(events.seen.filter((x) => x.body?.type === 'endpoint.test' && x.endpointPath === path).length, 0);
 });

@@ -247,8 +247,13 @@ test('Retry-After longer than the schedule is honoured', async () => {
   try {
     await s.admin('PUT', `/admin/companies/${companyId}/contacts`, { contacts: [{ phone: phone(run, 300), opted_out: true }] });
     await eventually(async () => (await s.admin('GET', `/admin/event-endpoints/${ep.endpoint_id}/attempts`)).attempts.length === 1 || undefined);
+    const attemptedAt = clock.now();
     clock.advance(60_000); // past the 10 s of the schedule, before the 120 s asked for
-    await new Promise((r) => setTimeout(r, 600));
+    // The retry is stored for 120 s after the attempt, not the schedule's 10 s: not due yet, not sent.
+    const d = await sql<{ status: string; next_attempt_at: Date }>`SELECT status, next_attempt_at FROM event_deliveries WHERE endpoint_id = ${ep.endpoint_id}`.execute(s.service.deps.database.db);
+    assert.equal(d.rows.length, 1);
+    assert.equal(d.rows[0].status, 'pending');
+    assert.equal(new Date(d.rows[0].next_attempt_at).getTime(), attemptedAt + 120_000, 'next attempt at Retry-After');
     assert.equal(events.seen.filter((x) => x.endpointPath === path).length, 1, 'not before Retry-After');
     clock.advance(61_000);
     await until(() => events.delivered(path).size === 1);

@@ -128,14 +128,20 @@ test('410 Gone disables the endpoint with the reason and fails its pending deliv
     });
     assert.equal(after.disabled_reason, 'receiver answered 410 Gone');
     await eventually(async () => (await deliveryStatus(ep.endpoint_id)).every((x) => x === 'failed') || undefined);
-    // Requests already in flight at the 410 still finish; none starts after it.
-    await new Promise((r) => setTimeout(r, 300));
-    const n = events.seen.filter((x) => x.endpointPath === path).length;
+    // Requests already in flight at the 410 still finish (each one's attempt is written); none starts after it.
+    const attempts = async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM event_attempts WHERE endpoint_id = ${ep.endpoint_id}`.execute(s.service.deps.database.db)).rows[0].n);
+    const n = await eventually(async () => {
+      const seen = events.seen.filter((x) => x.endpointPath === path).length;
+      return seen === await attempts() ? seen : undefined;
+    });
     assert.ok(n >= 1 && n <= 20);
-    // Disabled: no more events for it (none is written for a company without an enabled subscriber).
+    // Disabled: no more events for it (none is written for a company without an enabled subscriber), and
+    // no delivery is left pending, so moving the clock on sends nothing.
     await s.admin('PUT', `/admin/companies/${companyId}/contacts`, { contacts: [{ phone: phone(run, 100), opted_out: false }] });
     clock.advance(10_000);
-    await new Promise((r) => setTimeout(r, 400));
+    const statuses = await deliveryStatus(ep.endpoint_id);
+    assert.equal(statuses.length, 20, 'no delivery written for the opt-in');
+    assert.ok(statuses.every((x) => x === 'failed'));
     assert.equal(events.seen.filter((x) => x.endpointPath === path).length, n);
     // Enabling it again clears the reason.
     const again = await s.admin('PATCH', `/admin/event-endpoints/${ep.endpoint_id}`, { enabled: true });

@@ -8,6 +8,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { sql } from 'kysely';
 import { graphError, postInbound, postStatuses, startFakeGraph, waStatus, waText, type FakeGraph } from '../helpers/fake-graph.ts';
 import { eventually, FakeClock, type TestServer } from '../helpers/server.ts';
 import { startPipelineServer } from '../pipeline/helpers.ts';
@@ -33,7 +34,7 @@ after(async () => {
 test('50 contacts through the fake Graph API with receipts: exactly the expected events, ids unique and stable', async () => {
   const c = await whatsappCompany(s, graph);
   const path = `/wa-${c.companyId}`;
-  await addEndpoint(s, events, c.companyId, path);
+  const ep = await addEndpoint(s, events, c.companyId, path);
   // Every event's first attempt fails: the retry must carry the same webhook-id and body.
   events.answer = (seen) => (seen.n === 1 ? 500 : 200);
   const r = Math.floor(Math.random() * 90_000) + 10_000;
@@ -82,9 +83,11 @@ test('50 contacts through the fake Graph API with receipts: exactly the expected
     clock.advance(1_000);
     return events.delivered(path).size >= total;
   }, 45_000);
-  await new Promise((r) => setTimeout(r, 300));
-  clock.advance(5_000);
-  await new Promise((r) => setTimeout(r, 300));
+  // Every delivery of the endpoint is written delivered (so every request has been answered) and none
+  // is left to retry: nothing more can be sent.
+  const deliveries = async () => (await sql<{ status: string }>`SELECT status FROM event_deliveries WHERE endpoint_id = ${ep.endpoint_id}`.execute(s.service.deps.database.db)).rows;
+  await eventually(async () => (await deliveries()).every((d) => d.status === 'delivered') || undefined);
+  assert.equal((await deliveries()).length, total);
   const got = events.delivered(path);
   assert.equal(got.size, total);
   const counts: Record<string, number> = {};

@@ -40,6 +40,7 @@ test(`${IDLE} stalled connections do not stop normal clients`, { timeout: 120_00
       stalled.push(sock);
     }
     // Every stalled connection is still open: the server is really holding them.
+    // (A real-time pause on purpose: these are slow peers, and the server's socket timeouts run on real time.)
     await new Promise((r) => setTimeout(r, 200));
     assert.equal(stalled.filter((x) => !x.destroyed).length, IDLE);
 

@@ -6,15 +6,12 @@
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import pino from 'pino';
-import { parseAddressPolicy } from '../../src/domain/network-guard.ts';
-import { createProviderRegistry } from '../../src/providers/index.ts';
 import { processBatch } from '../../src/queue/handlers/batch-process.ts';
 import type { PipelineContext } from '../../src/queue/handlers/context.ts';
 import { ChunkBusyError, deliverChunk } from '../../src/queue/handlers/messages-deliver.ts';
 import { claimMessages, commitResults } from '../../src/db/messages.ts';
 import { eventually, FakeClock, type TestServer } from '../helpers/server.ts';
-import { type Answer, completed, messagesOf, phone, type Receiver, type Seen, startPipelineServer, startReceiver } from './helpers.ts';
+import { type Answer, completed, directContext, messagesOf, phone, type Receiver, type Seen, startPipelineServer, startReceiver } from './helpers.ts';
 
 async function automationFor(s: TestServer, receiver: Receiver, body: string) {
   const { companyId, key } = await s.company();
@@ -107,16 +104,7 @@ describe('a delivery run that died holding its claims (handlers driven directly,
   before(async () => {
     s = await startPipelineServer('faults_direct', { role: 'api', clock });
     r = await startReceiver();
-    ctx = {
-      db: s.service.deps.database.db,
-      boss: s.service.deps.boss,
-      clock,
-      logger: pino({ level: 'silent' }),
-      providers: createProviderRegistry({ secrets: s.service.secrets, whatsappRatePerSecond: 80, addressPolicy: parseAddressPolicy('127.0.0.1'), deliveryTimeoutMs: 5_000 }),
-      drain: new AbortController().signal,
-      deliveryConcurrency: 4,
-      retrySchedule: [5_000],
-    };
+    ctx = directContext(s, clock);
   });
   after(async () => {
     await ctx.providers.close();

@@ -7,6 +7,11 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import pg from 'pg';
+import pino from 'pino';
+import type { Clock } from '../../src/clock.ts';
+import { parseAddressPolicy } from '../../src/domain/network-guard.ts';
+import { createProviderRegistry } from '../../src/providers/index.ts';
+import type { PipelineContext } from '../../src/queue/handlers/context.ts';
 import { eventually, startTestServer, type StartOptions, type TestServer } from '../helpers/server.ts';
 
 /** One request the receiver saw. `n` counts requests for the same webhook-id (1 = first attempt). */
@@ -165,4 +170,22 @@ export async function startPipelineServer(name: string, opts: StartOptions = {})
     await c.end();
   };
   return server;
+}
+
+/**
+ * A pipeline context over a test server's database and queue, for tests that drive the job handlers
+ * directly (no workers): its own provider registry (close it with `ctx.providers.close()`), 4
+ * deliveries in flight, one 5 s retry wait, a 5 s attempt timeout, and `clock`.
+ */
+export function directContext(s: TestServer, clock: Clock): PipelineContext {
+  return {
+    db: s.service.deps.database.db,
+    boss: s.service.deps.boss,
+    clock,
+    logger: pino({ level: 'silent' }),
+    providers: createProviderRegistry({ secrets: s.service.secrets, whatsappRatePerSecond: 80, addressPolicy: parseAddressPolicy('127.0.0.1'), deliveryTimeoutMs: 5_000 }),
+    drain: new AbortController().signal,
+    deliveryConcurrency: 4,
+    retrySchedule: [5_000],
+  };
 }

@@ -6,16 +6,13 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import pino from 'pino';
 import { sql } from 'kysely';
-import { parseAddressPolicy } from '../../src/domain/network-guard.ts';
-import { createProviderRegistry } from '../../src/providers/index.ts';
 import { processBatch } from '../../src/queue/handlers/batch-process.ts';
 import type { PipelineContext } from '../../src/queue/handlers/context.ts';
 import { recoverDead, releaseDue } from '../../src/queue/handlers/messages-release.ts';
 import { CHUNK_SIZE } from '../../src/queue/jobs.ts';
 import { FakeClock, type TestServer } from '../helpers/server.ts';
-import { phone, type Receiver, startPipelineServer, startReceiver } from './helpers.ts';
+import { directContext, phone, type Receiver, startPipelineServer, startReceiver } from './helpers.ts';
 
 let s: TestServer;
 let r: Receiver;
@@ -25,16 +22,7 @@ const clock = new FakeClock(Date.parse('2026-01-05T02:00:00Z')); // 03:00 in Ber
 before(async () => {
   s = await startPipelineServer('release_chunks', { role: 'api', clock });
   r = await startReceiver();
-  ctx = {
-    db: s.service.deps.database.db,
-    boss: s.service.deps.boss,
-    clock,
-    logger: pino({ level: 'silent' }),
-    providers: createProviderRegistry({ secrets: s.service.secrets, whatsappRatePerSecond: 80, addressPolicy: parseAddressPolicy('127.0.0.1'), deliveryTimeoutMs: 5_000 }),
-    drain: new AbortController().signal,
-    deliveryConcurrency: 4,
-    retrySchedule: [5_000],
-  };
+  ctx = directContext(s, clock);
 });
 after(async () => {
   await ctx.providers.close();

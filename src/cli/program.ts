@@ -17,6 +17,7 @@ import { registerConnector } from './commands/connector.ts';
 import { registerContacts } from './commands/contacts.ts';
 import { registerEvents } from './commands/events.ts';
 import { registerKey } from './commands/key.ts';
+import { registerSegment } from './commands/segment.ts';
 import { registerServe } from './commands/serve.ts';
 import { registerUser } from './commands/user.ts';
 import { addCommonOptions, commonOptions } from './context.ts';
@@ -49,6 +50,7 @@ export function buildProgram(onAction?: (cmd: Command) => void): Command {
   registerConnector(program);
   registerChannel(program);
   registerContacts(program);
+  registerSegment(program);
   registerBatch(program);
   registerCampaignSend(program);
   registerAudit(program);

@@ -45,6 +45,9 @@ import { registerSegmentsPage } from './routes/segments.ts';
 import { registerSendsPage } from './routes/sends.ts';
 import { registerWebhookPage } from './routes/webhook.ts';
 import { registerWebhooksPage } from './routes/webhooks.ts';
+import { registerOverviewPage } from './routes/overview.ts';
+import { registerUsersPages } from './routes/users.ts';
+import { registerPasswordResetPages } from './routes/password-reset.ts';
 import { BASE } from './views/layout.ts';
 
 /** Largest console request body (forms only): 64 KiB. */
@@ -104,6 +107,7 @@ export async function registerConsole(app: FastifyInstance, deps: AppDeps): Prom
     // Pages without a session.
     registerLoginPage(scope, deps);
     registerInvitePage(scope, deps);
+    registerPasswordResetPages(scope, deps);
 
     // Pages of a signed-in user.
     await scope.register(async (authed) => {
@@ -118,7 +122,9 @@ export async function registerConsole(app: FastifyInstance, deps: AppDeps): Prom
         const next = request.method === 'GET' ? `?next=${encodeURIComponent(request.url)}` : '';
         return reply.code(303).header('cache-control', 'no-store').redirect(`${BASE}/login${next}`);
       });
-      authed.get('/', async (_request, reply) => reply.redirect(`${BASE}/settings/integrations/credentials`));
+      authed.get('/', async (_request, reply) => reply.redirect(`${BASE}/overview`));
+      registerOverviewPage(authed, deps);
+      registerUsersPages(authed, deps);
       registerLogout(authed, deps);
       registerPasswordPage(authed, deps);
       registerCredentialsPage(authed, deps);

@@ -9,9 +9,10 @@ import { html, type SafeHtml } from './html.ts';
 export const BASE = '/console';
 
 /** The sections of the main navigation. */
-export type Section = 'credentials' | 'webhooks' | 'automations' | 'campaigns' | 'segments' | 'contacts' | 'sends' | 'account';
+export type Section = 'overview' | 'users' | 'credentials' | 'webhooks' | 'automations' | 'campaigns' | 'segments' | 'contacts' | 'sends' | 'account';
 
 const NAV: { section: Section; href: string; label: string }[] = [
+  { section: 'overview', href: `${BASE}/overview`, label: 'Overview' },
   { section: 'credentials', href: `${BASE}/settings/integrations/credentials`, label: 'Credentials' },
   { section: 'webhooks', href: `${BASE}/settings/integrations/webhooks`, label: 'Webhooks' },
   { section: 'automations', href: `${BASE}/automations`, label: 'Automations' },
@@ -19,6 +20,7 @@ const NAV: { section: Section; href: string; label: string }[] = [
   { section: 'segments', href: `${BASE}/segments`, label: 'Segments' },
   { section: 'contacts', href: `${BASE}/contacts`, label: 'Contacts' },
   { section: 'sends', href: `${BASE}/sends`, label: 'Sends' },
+  { section: 'users', href: `${BASE}/settings/users`, label: 'Users' },
   { section: 'account', href: `${BASE}/account/password`, label: 'Account' },
 ];
 

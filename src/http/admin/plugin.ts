@@ -17,6 +17,8 @@ import { registerEventEndpointRoutes } from './event-endpoints.ts';
 import { registerKeyRoutes } from './api-keys.ts';
 import { registerSelfServiceRoutes } from './self-service.ts';
 import { registerSourceRoutes } from './sources.ts';
+import { registerSegmentRoutes } from './segments.ts';
+import { registerOverviewRoutes } from './overview.ts';
 import { registerUserRoutes } from './users.ts';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
@@ -63,4 +65,6 @@ export async function adminPlugin(app: FastifyInstance, deps: AppDeps): Promise<
   registerUserRoutes(app, deps);
   registerEventEndpointRoutes(app, deps);
   registerSelfServiceRoutes(app, deps);
+  registerSegmentRoutes(app, deps);
+  registerOverviewRoutes(app, deps);
 }

@@ -1,13 +1,17 @@
 /**
  * The operator API (operator-api.md): everything under /admin, bearer ADMIN_TOKEN, JSON in and out.
- * Request bodies are validated by Fastify's JSON Schema validator; its errors are answered in the
- * FastAPI shape (`422 {"detail":[{type, loc, msg, input}]}`) so operators see one error format.
+ * Routes are typed from TypeBox schemas (see components.ts for how to write one). Every 422 of the
+ * operator API has one shape, FastAPI's list (`{"detail":[{type, loc, msg, input?}]}`, issue 13 item 1):
+ * schema errors, malformed JSON, handler checks (`invalidInput`) and a domain `DomainError(422, msg)`
+ * (one item, `loc: ["body"]`). 401, 404 and 409 stay `{"detail": "..."}`.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { storable } from '../../domain/storable.ts';
 import type { AppDeps } from '../deps.ts';
+import { DomainError } from '../../domain/errors.ts';
 import { sendDetail } from '../errors.ts';
+import { addComponents, sharedComponents } from './components.ts';
 import { registerAuditRoutes } from './audit.ts';
 import { AdminValidationError } from './errors.ts';
 import { registerBatchRoutes } from './batches.ts';
@@ -23,9 +27,12 @@ import { registerUserRoutes } from './users.ts';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
-/** Maps one Ajv error to a FastAPI-style validation item. */
+/** FastAPI's names of the parts of a request, by Fastify's validation context. */
+const LOCATIONS: Record<string, string> = { body: 'body', params: 'path', querystring: 'query', headers: 'header' };
+
+/** Maps one Ajv error to a FastAPI-style validation item (`loc` starts with body / path / query / header). */
 function toDetailItem(e: { keyword: string; instancePath: string; message?: string; params: Record<string, unknown>; data?: unknown }, context: string) {
-  const loc: (string | number)[] = [context === 'body' ? 'body' : context];
+  const loc: (string | number)[] = [LOCATIONS[context] ?? context];
   for (const part of e.instancePath.split('/').slice(1)) loc.push(/^\d+$/.test(part) ? Number(part) : part.replace(/~1/g, '/').replace(/~0/g, '~'));
   if (e.keyword === 'required') {
     loc.push(String(e.params.missingProperty));
@@ -47,9 +54,12 @@ export async function adminPlugin(app: FastifyInstance, deps: AppDeps): Promise<
   app.addHook('preValidation', async (request) => {
     if (request.body !== undefined) request.body = storable(request.body);
   });
+  addComponents(app, sharedComponents);
   app.setSchemaErrorFormatter((errors, context) => new AdminValidationError(errors.map((e) => toDetailItem(e, context))));
   app.setErrorHandler((err: FastifyError, _request, reply) => {
     if (err instanceof AdminValidationError) return reply.code(422).send({ detail: err.items });
+    // A domain rule refused the request (e.g. a private webhook URL): one item of the admin shape.
+    if (err instanceof DomainError && err.status === 422) return reply.code(422).send({ detail: [{ type: 'value_error', loc: ['body'], msg: err.detail }] });
     if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return reply.code(422).send({ detail: [{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }] });
     if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.statusCode === 400) {
       return reply.code(422).send({ detail: [{ type: 'json_invalid', loc: ['body'], msg: 'JSON decode error' }] });

@@ -1,0 +1,98 @@
+/**
+ * Operator API `GET /admin/companies/{company_id}/overview` (issue 15 item 6): the same numbers as the
+ * console's Overview page, as JSON, for data written at known times with the service's clock fixed;
+ * another company's data never counted; 401 / 404 / 422 with their documented bodies.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { ADMIN_TOKEN, FakeClock, startTestServer, type TestServer } from '../helpers/server.ts';
+import { addContacts, insertBatchAt, seedCompany } from '../console/overview-data.ts';
+
+const zero = { pending: 0, sent: 0, delivered: 0, read: 0, failed: 0, skipped: 0, total: 0 };
+
+describe('operator API: company overview', () => {
+  let s: TestServer;
+  const clock = new FakeClock(Date.parse('2026-03-10T10:00:00Z'));
+  before(async () => {
+    s = await startTestServer({ clock, role: 'api' });
+  });
+  after(async () => {
+    await s.close();
+  });
+
+  test('200: 30 Berlin days zero-filled, totals, top reasons with labels, opt-out rate; another company not counted', async () => {
+    const hours = { start: '08:00', end: '20:00', timezone: 'Europe/Berlin' };
+    const { company_id: id } = await s.admin('POST', '/admin/companies', { name: 'Overview Co', delivery_hours: hours });
+    const { company_id: other } = await s.admin('POST', '/admin/companies', { name: 'Other Co', delivery_hours: hours });
+    await seedCompany(s, id);
+    await seedCompany(s, other);
+    await insertBatchAt(s, other, '2026-03-10T08:00:00Z', Array.from({ length: 9 }, () => ({ status: 'failed' as const, error: 'connection error: ECONNREFUSED' })));
+    await addContacts(s, other, ['2026-03-06T09:00:00Z']);
+
+    const o = await s.admin('GET', `/admin/companies/${id}/overview`);
+    assert.equal(o.timezone, 'Europe/Berlin');
+    assert.equal(o.from, '2026-02-09');
+    assert.equal(o.to, '2026-03-10');
+    assert.equal(o.days.length, 30);
+    assert.deepEqual(o.days.map((d: { date: string }) => d.date).slice(0, 3), ['2026-02-09', '2026-02-10', '2026-02-11']);
+    const byDate = new Map(o.days.map((d: { date: string }) => [d.date, d]));
+    assert.deepEqual(byDate.get('2026-03-10'), { date: '2026-03-10', ...zero, read: 1, delivered: 1, sent: 1, skipped: 1, failed: 2, total: 6 });
+    assert.deepEqual(byDate.get('2026-03-01'), { date: '2026-03-01', ...zero, pending: 1, skipped: 2, failed: 1, total: 4 });
+    assert.deepEqual(byDate.get('2026-02-09'), { date: '2026-02-09', ...zero, read: 1, total: 1 });
+    assert.deepEqual(byDate.get('2026-03-09'), { date: '2026-03-09', ...zero });
+    assert.deepEqual(o.totals, { pending: 1, sent: 1, delivered: 1, read: 2, failed: 3, skipped: 3, total: 11 });
+    assert.deepEqual(o.failure_reasons, [
+      { status: 'failed', code: '131026', example: 'Message undeliverable (HTTP 400)', label: 'Undeliverable: the number may not use WhatsApp, or has an old app version', count: 2 },
+      { status: 'skipped', code: 'opted_out', example: null, label: 'The contact opted out of campaigns', count: 2 },
+      { status: 'failed', code: '503', example: 'HTTP 503', label: 'The receiver was unavailable (HTTP 503)', count: 1 },
+      { status: 'skipped', code: 'invalid_phone', example: null, label: 'Not a valid phone number', count: 1 },
+    ]);
+    assert.deepEqual(o.opt_out, { contacts: 5, opted_out: 2, rate: 0.4, opted_out_in_period: 1 });
+
+    const b = await s.admin('GET', `/admin/companies/${other}/overview`);
+    assert.equal(b.totals.total, 20);
+    assert.deepEqual(b.failure_reasons[0], { status: 'failed', code: 'connection error: ECONNREFUSED', example: 'connection error: ECONNREFUSED', label: 'Could not connect to the provider', count: 9 });
+    assert.deepEqual(b.opt_out, { contacts: 6, opted_out: 3, rate: 0.5, opted_out_in_period: 2 });
+  });
+
+  test('a company without delivery hours: UTC days; no data: zeros and no reasons', async () => {
+    const { company_id: id } = await s.admin('POST', '/admin/companies', { name: 'UTC Co' });
+    const empty = await s.admin('GET', `/admin/companies/${id}/overview`);
+    assert.equal(empty.timezone, 'UTC');
+    assert.deepEqual(empty.totals, zero);
+    assert.deepEqual(empty.failure_reasons, []);
+    assert.deepEqual(empty.opt_out, { contacts: 0, opted_out: 0, rate: 0, opted_out_in_period: 0 });
+    assert.ok(empty.days.every((d: Record<string, unknown>) => d.total === 0));
+
+    await seedCompany(s, id);
+    const o = await s.admin('GET', `/admin/companies/${id}/overview`);
+    const byDate = new Map(o.days.map((d: { date: string }) => [d.date, d]));
+    assert.deepEqual(byDate.get('2026-03-09'), { date: '2026-03-09', ...zero, sent: 1, skipped: 1, total: 2 });
+    assert.deepEqual(byDate.get('2026-03-10'), { date: '2026-03-10', ...zero, read: 1, delivered: 1, pending: 1, failed: 2, total: 5 });
+    assert.equal(o.totals.total, 11);
+  });
+
+  test('the top reasons are capped at 8, most frequent first', async () => {
+    const { company_id: id } = await s.admin('POST', '/admin/companies', { name: 'Many reasons' });
+    const codes = ['400', '401', '403', '404', '409', '410', '413', '422', '500', '502'];
+    for (const [i, code] of codes.entries()) {
+      await insertBatchAt(s, id, '2026-03-05T12:00:00Z', Array.from({ length: i + 1 }, () => ({ status: 'failed' as const, error: `HTTP ${code}`, error_code: code })));
+    }
+    const o = await s.admin('GET', `/admin/companies/${id}/overview`);
+    assert.deepEqual(o.failure_reasons.map((r: { code: string; count: number }) => `${r.code}:${r.count}`), ['502:10', '500:9', '422:8', '413:7', '410:6', '409:5', '404:4', '403:3']);
+  });
+
+  test('401 without the token, 404 for an unknown company, 422 for a non-integer id', async () => {
+    const { company_id: id } = await s.admin('POST', '/admin/companies', { name: 'Errors Co' });
+    const noAuth = await fetch(`${s.url}/admin/companies/${id}/overview`);
+    assert.equal(noAuth.status, 401);
+    assert.deepEqual(await noAuth.json(), { detail: 'Not authenticated' });
+    const unknown = await fetch(`${s.url}/admin/companies/2147483000/overview`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    assert.equal(unknown.status, 404);
+    assert.deepEqual(await unknown.json(), { detail: 'Company not found' });
+    const bad = await fetch(`${s.url}/admin/companies/abc/overview`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
+    assert.equal(bad.status, 422);
+    const body = await bad.json() as { detail: { loc: unknown[] }[] };
+    assert.deepEqual(body.detail[0].loc, ['path', 'company_id']);
+  });
+});

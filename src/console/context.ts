@@ -4,6 +4,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { SessionInfo } from '../domain/users.ts';
+import { isAllowed } from './permissions.ts';
 import { BASE, layout, type PageOptions } from './views/layout.ts';
 import type { SafeHtml } from './views/html.ts';
 
@@ -32,7 +33,16 @@ export function sendPage(
 ): FastifyReply {
   const csrf = reply.generateCsrf();
   const s = request.consoleSession;
-  return sendHtml(reply, status, layout({ ...page, csrf, body: page.body(csrf), user: s ? { email: s.email, company_name: s.company_name } : undefined }));
+  return sendHtml(reply, status, layout({ ...page, csrf, body: page.body(csrf), user: s ? { email: s.email, company_name: s.company_name, role: s.role } : undefined }));
+}
+
+/**
+ * True when the signed-in user's role may send `method` to the console path `url` (permissions.ts):
+ * pages use it to leave out buttons and forms the role could not use. False without a session.
+ */
+export function can(request: FastifyRequest, method: string, url: string): boolean {
+  const s = request.consoleSession;
+  return s !== null && isAllowed(s.role, method, url);
 }
 
 /** A redirect target inside the console from untrusted input (`next`), or the console home. */

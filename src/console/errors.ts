@@ -1,6 +1,6 @@
 /**
  * HTML error pages of the console: unknown pages and ids (404, the same for another company's ids),
- * refused CSRF tokens (403), oversized or non-form bodies (413, 415), and anything unexpected (500,
+ * refused CSRF tokens (403), pages or changes the user's role may not use (403, {@link sendForbiddenPage}), oversized or non-form bodies (413, 415), and anything unexpected (500,
  * logged, never a stack trace). A 503 is answered while the database is unreachable.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -8,6 +8,7 @@ import { DomainError } from '../domain/errors.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { isDatabaseUnavailable, UNAVAILABLE_RETRY_AFTER_S } from '../http/errors.ts';
 import { sendPage } from './context.ts';
+import { isReadMethod, ROLE_SUMMARY } from './permissions.ts';
 import { BASE } from './views/layout.ts';
 import { html } from './views/html.ts';
 
@@ -17,6 +18,18 @@ export function sendErrorPage(request: FastifyRequest, reply: FastifyReply, stat
     title,
     body: () => html`<article class="error-page"><h1>${title}</h1><p>${text}</p><p><a href="${BASE}/">Back to the console</a></p></article>`,
   });
+}
+
+/**
+ * The 403 page of a request the signed-in user's role may not make (issue 15 item 5): says which role
+ * the user has, what it allows, and whom to ask. Nothing was written.
+ */
+export function sendForbiddenPage(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const s = request.consoleSession;
+  if (!s) return sendErrorPage(request, reply, 403, 'Not allowed', 'You may not do this.');
+  const what = isReadMethod(request.method) ? 'open this page' : 'make this change';
+  return sendErrorPage(request, reply, 403, 'Not allowed',
+    `Your role is ${s.role} (${ROLE_SUMMARY[s.role]}) so you cannot ${what}. Nothing was changed. Ask an owner of ${s.company_name} if you need more access.`);
 }
 
 /** Installs the not-found and error handlers of the console context. */

@@ -9,8 +9,12 @@
  * - cookies (@fastify/cookie) signed with a key generated once per installation and kept in the
  *   database (`console_secrets`), so every process accepts every other's cookies;
  * - CSRF protection (@fastify/csrf-protection, signed double-submit cookie) on every non-GET request;
- * - sessions stored hashed in the database (domain/users.ts), required on every page but sign-in and
- *   invitation; without one a GET is redirected to sign-in (303) and any other request is refused;
+ * - sessions stored hashed in the database (domain/users.ts), required on every page but sign-in,
+ *   invitation and password reset; without one a GET is redirected to sign-in (303) and any other
+ *   request is refused;
+ * - roles (issue 15 item 5): the same hook asks permissions.ts whether the session's role may send
+ *   this method to the matched route (`request.routeOptions.url`); if not, it answers 403 with a page
+ *   that says so before any handler runs, so nothing is written;
  * - HTML error pages (404 for unknown pages and for other companies' ids, 403 for a bad CSRF token);
  * - assets from the repository and npm (Pico CSS), never from a CDN.
  *
@@ -28,7 +32,8 @@ import type { AppDeps } from '../http/deps.ts';
 import { findSession } from '../domain/users.ts';
 import { registerAssets } from './assets.ts';
 import { nowOf, SESSION_COOKIE, SESSION_COOKIE_OPTIONS } from './context.ts';
-import { registerErrorPages } from './errors.ts';
+import { registerErrorPages, sendForbiddenPage } from './errors.ts';
+import { isAllowed } from './permissions.ts';
 import { registerSourcePages } from './routes/automations.ts';
 import { registerCampaignSendPages } from './routes/campaign-send.ts';
 import { registerBatchPage } from './routes/batch.ts';
@@ -116,7 +121,10 @@ export async function registerConsole(app: FastifyInstance, deps: AppDeps): Prom
         const session = await findSession(deps.database.db, token, nowOf(deps));
         if (session) {
           request.consoleSession = session;
-          return;
+          const url = request.routeOptions.url;
+          if (url !== undefined && isAllowed(session.role, request.method, url)) return;
+          request.log.info({ role: session.role, method: request.method, route: url }, 'console: refused by role');
+          return sendForbiddenPage(request, reply);
         }
         if (token) reply.clearCookie(SESSION_COOKIE, SESSION_COOKIE_OPTIONS);
         const next = request.method === 'GET' ? `?next=${encodeURIComponent(request.url)}` : '';

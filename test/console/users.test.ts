@@ -33,7 +33,7 @@ async function rejects(p: Promise<unknown>, status: number): Promise<void> {
 describe('invitations', () => {
   test('store only the token hash, expire after 7 days, work once', async () => {
     const companyId = await newCompany(s);
-    const inv = await createInvitation(db, companyId, freshEmail(), T0);
+    const inv = await createInvitation(db, companyId, { email: freshEmail(), role: 'owner', actor: 'admin' }, T0);
     assert.equal(inv.expires_at.getTime(), T0.getTime() + INVITATION_TTL_MS);
     const row = await db.selectFrom('console_invitations').selectAll().where('invitation_id', '=', inv.invitation_id).executeTakeFirstOrThrow();
     assert.deepEqual(Buffer.from(row.token_hash), hashToken(inv.token));
@@ -53,23 +53,23 @@ describe('invitations', () => {
 
   test('refusals: unknown company 404, bad email 422, existing user 409, weak password 422', async () => {
     const companyId = await newCompany(s);
-    await rejects(createInvitation(db, 2_147_483_000, 'a@example.com', T0), 404);
-    for (const bad of ['', 'no-at-sign', 'a@b', 'a b@example.com', `${'x'.repeat(250)}@example.com`]) await rejects(createInvitation(db, companyId, bad, T0), 422);
+    await rejects(createInvitation(db, 2_147_483_000, { email: 'a@example.com', role: 'owner', actor: 'admin' }, T0), 404);
+    for (const bad of ['', 'no-at-sign', 'a@b', 'a b@example.com', `${'x'.repeat(250)}@example.com`]) await rejects(createInvitation(db, companyId, { email: bad, role: 'owner', actor: 'admin' }, T0), 422);
     const email = freshEmail();
-    const inv = await createInvitation(db, companyId, email, T0);
+    const inv = await createInvitation(db, companyId, { email, role: 'owner', actor: 'admin' }, T0);
     await rejects(acceptInvitation(db, inv.token, 'short', at(1)), 422);
     await acceptInvitation(db, inv.token, PASSWORD, at(1));
-    await rejects(createInvitation(db, companyId, email.toUpperCase(), T0), 409);
+    await rejects(createInvitation(db, companyId, { email: email.toUpperCase(), role: 'owner', actor: 'admin' }, T0), 409);
     const otherCompany = await newCompany(s);
-    await rejects(createInvitation(db, otherCompany, email, T0), 409);
+    await rejects(createInvitation(db, otherCompany, { email, role: 'owner', actor: 'admin' }, T0), 409);
   });
 
   test('two pending links of different companies for one email: the second accepted is refused (409), its link stays unused', async () => {
     const a = await newCompany(s);
     const b = await newCompany(s);
     const email = freshEmail();
-    const invA = await createInvitation(db, a, email, T0);
-    const invB = await createInvitation(db, b, email, T0);
+    const invA = await createInvitation(db, a, { email, role: 'owner', actor: 'admin' }, T0);
+    const invB = await createInvitation(db, b, { email, role: 'owner', actor: 'admin' }, T0);
     await acceptInvitation(db, invA.token, PASSWORD, at(1));
     await rejects(acceptInvitation(db, invB.token, PASSWORD, at(2)), 409);
     assert.ok(await findInvitation(db, invB.token, at(3)), 'the refused acceptance was rolled back');
@@ -84,7 +84,7 @@ describe('invitations', () => {
 describe('sessions', () => {
   async function user(): Promise<{ user_id: number; email: string }> {
     const companyId = await newCompany(s);
-    const inv = await createInvitation(db, companyId, freshEmail(), T0);
+    const inv = await createInvitation(db, companyId, { email: freshEmail(), role: 'owner', actor: 'admin' }, T0);
     return acceptInvitation(db, inv.token, PASSWORD, T0);
   }
 

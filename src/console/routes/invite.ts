@@ -1,11 +1,11 @@
 /**
- * Accepting an invitation: GET/POST /console/invite/:token (issue 6 item 1). The link an operator got
- * from `POST /admin/companies/{id}/users/invitations` (or `cms user invite`) shows a form to choose a
- * password; submitting it creates the user and uses the link up. Then the person signs in. A used,
+ * Accepting an invitation: GET/POST /console/invite/:token (issue 6 item 1, issue 15 item 5). The link
+ * an owner made on the users page, or the operator with `POST /admin/companies/{id}/users/invitations`
+ * (`cms user invite`), shows the company and the role and a form to choose a password; submitting it
+ * creates the user with that role and uses the link up. Then the person signs in. A used, revoked,
  * superseded, expired or unknown link answers 404.
  */
 import type { FastifyInstance } from 'fastify';
-import { recordAudit } from '../../domain/audit.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { acceptInvitation, findInvitation } from '../../domain/users.ts';
 import type { AppDeps } from '../../http/deps.ts';
@@ -14,7 +14,7 @@ import { sendErrorPage } from '../errors.ts';
 import { BASE } from '../views/layout.ts';
 import { inviteView } from '../views/invite.ts';
 
-const INVALID = 'This invitation link cannot be used: it was used already, replaced by a newer invitation, or it expired. Ask the service\'s operator for a new one.';
+const INVALID = 'This invitation link cannot be used: it was used already, replaced by a newer invitation, revoked, or it expired. Ask the person who invited you for a new one.';
 
 /** The token is in the path: keep these requests out of the info-level request log. */
 const QUIET = { logLevel: 'warn' } as const;
@@ -28,7 +28,7 @@ export function registerInvitePage(scope: FastifyInstance, deps: AppDeps): void 
     if (!inv) return sendErrorPage(request, reply, 404, 'Invitation not valid', INVALID);
     return sendPage(request, reply, 200, {
       title: 'Join your company',
-      body: (csrf) => inviteView({ csrf, token: request.params.token, email: inv.email, company: inv.company_name }),
+      body: (csrf) => inviteView({ csrf, token: request.params.token, email: inv.email, role: inv.role, company: inv.company_name }),
     });
   });
 
@@ -41,12 +41,11 @@ export function registerInvitePage(scope: FastifyInstance, deps: AppDeps): void 
     const confirm = field(request.body, 'password_confirm');
     const render = (status: number, error: string) => sendPage(request, reply, status, {
       title: 'Join your company',
-      body: (csrf) => inviteView({ csrf, token, email: inv.email, company: inv.company_name, error }),
+      body: (csrf) => inviteView({ csrf, token, email: inv.email, role: inv.role, company: inv.company_name, error }),
     });
     if (password !== confirm) return render(400, 'The two passwords differ.');
     try {
-      const user = await acceptInvitation(db, token, password, now);
-      await recordAudit(db, { actor: `console:${user.email}`, action: 'user.join', target: `user:${user.user_id}`, company_id: user.company_id, details: { invitation_id: inv.invitation_id } });
+      await acceptInvitation(db, token, password, now); // audited as user.join by the domain
     } catch (err) {
       if (err instanceof DomainError && err.status === 422) return render(400, err.detail);
       if (err instanceof DomainError && err.status === 409) return render(409, 'An account with this email exists already. Sign in instead.');

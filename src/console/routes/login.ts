@@ -16,6 +16,8 @@ import { loginView } from '../views/login.ts';
 const NOTICES: Record<string, string> = {
   joined: 'Your account is ready. Sign in with your email and your new password.',
   signed_out: 'You are signed out.',
+  reset: 'Your new password is set and your sessions were signed out. Sign in with the new password.',
+  removed: 'You removed yourself from the company and were signed out.',
 };
 
 /** Registers GET and POST /login (no session needed). */

@@ -10,7 +10,7 @@ import { changePassword } from '../../domain/users.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { field, nowOf, sendPage, sessionOf } from '../context.ts';
 import { BASE } from '../views/layout.ts';
-import { passwordView } from '../views/password.ts';
+import { passwordView, type PasswordField } from '../views/password.ts';
 
 const CRUMBS: [string, string?][] = [['Account'], ['Password']];
 
@@ -29,15 +29,16 @@ export function registerPasswordPage(scope: FastifyInstance, deps: AppDeps): voi
     const current = field(request.body, 'current_password');
     const next = field(request.body, 'new_password');
     const confirm = field(request.body, 'new_password_confirm');
-    const render = (status: number, error?: string) => sendPage(request, reply, status, {
+    const render = (status: number, field: PasswordField, text: string) => sendPage(request, reply, status, {
       title: 'Change password', section: 'account', crumbs: CRUMBS,
-      body: (csrf) => passwordView({ csrf, email: session.email, error }),
+      body: (csrf) => passwordView({ csrf, email: session.email, error: { field, text } }),
     });
-    if (next !== confirm) return render(400, 'The two new passwords differ.');
+    if (next !== confirm) return render(400, 'new_password_confirm', 'The two new passwords differ.');
     try {
       await changePassword(db, session.user_id, current, next, session.token, nowOf(deps));
     } catch (err) {
-      if (err instanceof DomainError && (err.status === 403 || err.status === 422)) return render(400, err.detail);
+      if (err instanceof DomainError && err.status === 403) return render(400, 'current_password', `${err.detail}.`);
+      if (err instanceof DomainError && err.status === 422) return render(400, 'new_password', err.detail);
       throw err;
     }
     await recordAudit(db, { actor: `console:${session.email}`, action: 'user.password_change', target: `user:${session.user_id}`, company_id: session.company_id });

@@ -2,7 +2,11 @@
  * The page frame of the console: document head (bundled CSS/JS only, no CDN), skip link, main
  * navigation with the current page marked (`aria-current`), breadcrumbs, flash message, sign-out form.
  * Pages without a session (sign-in, invitation, errors before sign-in) get the frame without navigation.
+ * The navigation lists only the pages the user's role may open (permissions.ts): Users for owners,
+ * Credentials and Webhooks not for marketers.
  */
+import type { Role } from '../../domain/users.ts';
+import { mayOpen } from '../permissions.ts';
 import { html, type SafeHtml } from './html.ts';
 
 /** Where the console lives. */
@@ -24,7 +28,7 @@ const NAV: { section: Section; href: string; label: string }[] = [
   { section: 'account', href: `${BASE}/account/password`, label: 'Account' },
 ];
 
-export interface PageUser { email: string; company_name: string }
+export interface PageUser { email: string; company_name: string; role: Role }
 
 export interface PageOptions {
   title: string;
@@ -45,7 +49,7 @@ function nav(user: PageUser, csrf: string, current?: Section): SafeHtml {
   <nav aria-label="Main">
     <ul><li><a class="brand" href="${BASE}/"><strong>CMS console</strong></a> <span class="company">${user.company_name}</span></li></ul>
     <ul class="nav-links">
-      ${NAV.map((n) => html`<li><a href="${n.href}"${n.section === current ? html` aria-current="page"` : ''}>${n.label}</a></li>`)}
+      ${NAV.filter((n) => mayOpen(user.role, n.href)).map((n) => html`<li><a href="${n.href}"${n.section === current ? html` aria-current="page"` : ''}>${n.label}</a></li>`)}
       <li><form method="post" action="${BASE}/logout" class="inline-form"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit" class="secondary outline small">Sign out</button></form></li>
     </ul>
   </nav>
@@ -80,7 +84,7 @@ ${o.crumbs ? crumbs(o.crumbs) : ''}
 ${o.flash ? html`<p class="flash" role="status">${o.flash}</p>` : ''}
 ${o.body}
 </main>
-${o.user ? html`<footer class="container"><small>Signed in as ${o.user.email} · ${o.user.company_name}</small></footer>` : ''}
+${o.user ? html`<footer class="container"><small>Signed in as ${o.user.email} (${o.user.role}) · ${o.user.company_name}</small></footer>` : ''}
 </body>
 </html>`;
 }

@@ -19,6 +19,6 @@ export function loginView(m: LoginViewModel): SafeHtml {
     <input id="password" name="password" type="password" autocomplete="current-password" required maxlength="800"${invalid}${m.email ? html` autofocus` : ''}>
     <button type="submit">Sign in</button>
   </form>
-  <p><small>No account yet? Ask the service's operator for an invitation link.</small></p>
+  <p><small>No account yet, or forgot your password? Ask an owner of your company's console (or the service's operator) for an invitation or a password reset link.</small></p>
 </article>`;
 }

@@ -10,7 +10,6 @@
  *   invitations: [{invitation_id, email, created_at, expires_at}]}` (pending invitations only).
  */
 import type { FastifyInstance } from 'fastify';
-import { recordAudit } from '../../domain/audit.ts';
 import { getCompany } from '../../domain/companies.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { createInvitation, EMAIL_MAX, listCompanyUsers } from '../../domain/users.ts';
@@ -46,14 +45,13 @@ export function registerUserRoutes(app: FastifyInstance, deps: AppDeps): void {
   }, async (request, reply) => {
     let inv;
     try {
-      inv = await createInvitation(db, request.params.company_id, request.body.email, new Date(deps.clock.now()));
+      inv = await createInvitation(db, request.params.company_id, { email: request.body.email, role: 'owner', actor: 'admin' }, new Date(deps.clock.now()));
     } catch (err) {
       if (err instanceof DomainError && err.status === 422) {
         return reply.code(422).send({ detail: [{ type: 'value_error', loc: ['body', 'email'], msg: 'value is not a valid email address', input: request.body.email }] });
       }
       throw err;
     }
-    await recordAudit(db, { actor: 'admin', action: 'user.invite', target: `invitation:${inv.invitation_id}`, company_id: inv.company_id, details: { email: inv.email } });
     request.log.info({ audit: true, action: 'user.invite', invitation_id: inv.invitation_id }, 'console invitation created');
     const inviteUrl = `${request.protocol}://${request.host}/console/invite/${inv.token}`;
     return reply.code(201).send({ invitation_id: inv.invitation_id, email: inv.email, company_id: inv.company_id, invite_url: inviteUrl, expires_at: inv.expires_at.toISOString() });

@@ -8,7 +8,7 @@ import type { TestServer } from '../helpers/server.ts';
 type Msg = { status: 'pending' | 'sent' | 'delivered' | 'read' | 'failed' | 'skipped'; reason?: string; error?: string; error_code?: string };
 
 let phoneSeq = 0;
-const runTag = String(Math.floor(Math.random() * 1e6)).padStart(6, '0');
+const runTag = String(Math.floor(Math.random() * 1e3)).padStart(3, '0');
 
 /** Inserts a completed batch of `messages` accepted at `createdAt` (ISO) for the company. */
 export async function insertBatchAt(s: TestServer, companyId: number, createdAt: string, messages: Msg[]): Promise<string> {
@@ -20,7 +20,7 @@ export async function insertBatchAt(s: TestServer, companyId: number, createdAt:
   }).execute();
   await db.insertInto('messages').values(messages.map((m, seq) => ({
     message_id: crypto.randomUUID(), batch_id: batchId, company_id: companyId, seq,
-    phone: `+4915${runTag}${String(++phoneSeq).padStart(4, '0')}`, status: m.status,
+    phone: `+49151${runTag}${String(++phoneSeq).padStart(5, '0')}`, status: m.status,
     reason: m.reason ?? null, error: m.error ?? null, error_code: m.error_code ?? null,
   }))).execute();
   return batchId;
@@ -28,7 +28,7 @@ export async function insertBatchAt(s: TestServer, companyId: number, createdAt:
 
 /** Adds contacts (`opted_out_at`: null = subscribed) through the operator API, then sets their opt-out times. */
 export async function addContacts(s: TestServer, companyId: number, optOuts: (string | null)[]): Promise<void> {
-  const phones = optOuts.map(() => `+4916${runTag}${String(++phoneSeq).padStart(4, '0')}`);
+  const phones = optOuts.map(() => `+49152${runTag}${String(++phoneSeq).padStart(5, '0')}`);
   await s.admin('PUT', `/admin/companies/${companyId}/contacts`, { contacts: phones.map((phone, i) => ({ phone, opted_out: optOuts[i] !== null })) });
   const db = s.service.deps.database.db;
   for (const [i, at] of optOuts.entries()) {

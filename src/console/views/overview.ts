@@ -121,7 +121,7 @@ export function overviewView(o: Overview): SafeHtml {
   <div><dt>Opt-out rate</dt><dd data-stat="opt-out-rate">${o.opt_out.contacts ? percent.format(o.opt_out.rate) : '—'}</dd></div>
 </dl>
 
-<section aria-labelledby="per-day">
+<section>
 <h2 id="per-day">Messages per day</h2>
 <figure class="chart-figure">
 ${chartSvg(o)}
@@ -133,13 +133,13 @@ ${dailyTable(o)}
 </details>
 </section>
 
-<section aria-labelledby="reasons">
+<section>
 <h2 id="reasons">Top failure reasons</h2>
 <p>Failed messages by the provider's error, skipped ones by the reason they were not sent (${number.format(t.failed)} failed, ${number.format(t.skipped)} skipped). <a href="${BASE}/sends">See the sends</a>.</p>
 ${reasonsSection(o)}
 </section>
 
-<section aria-labelledby="opt-outs">
+<section>
 <h2 id="opt-outs">Opt-outs</h2>
 <dl class="facts">
   <dt>Opted out now</dt><dd data-stat="opted-out">${number.format(o.opt_out.opted_out)} of ${number.format(o.opt_out.contacts)} contacts (${o.opt_out.contacts ? percent.format(o.opt_out.rate) : 'no contacts yet'})</dd>

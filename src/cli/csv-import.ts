@@ -1,17 +1,23 @@
 /**
- * Streaming reader of a contacts CSV for PUT /admin/companies/{id}/contacts (operator-api.md).
- * The header row names the columns: `phone` (required), `first_name`, `last_name`, `opted_out`
- * (matched case-insensitively); every other column becomes a variable of that name.
+ * Streaming reader of a contacts CSV for PUT /admin/companies/{id}/contacts (operator-api.md), in the
+ * format of src/domain/contacts-csv.ts (the console's import reads the same): the header row names the
+ * columns: `phone` (required), `first_name`, `last_name`, `opted_out` (matched case-insensitively);
+ * every other column becomes a variable of that name; the delimiter is detected from the header row
+ * unless given.
  * Empty cells are left out (so they do not overwrite stored values); rows without a phone are
  * not sent but counted in `missingPhone`. Rows are yielded in chunks of at most `chunkSize`.
  * Errors: `CliError` for unreadable files, malformed CSV and bad `opted_out` values (with line number).
  */
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import { CsvError, parse } from 'csv-parse';
 import type { ContactInput } from './api-types.ts';
 import { MAX_CONTACTS_PER_REQUEST } from './client.ts';
 import { CliError } from './errors.ts';
+import {
+  csvParseOptions, CsvFormatError, detectDelimiter, normalizeHeader as normalizeHeaderShared,
+  parseOptedOut as parseOptedOutShared, recordToContact as recordToContactShared,
+} from '../domain/contacts-csv.ts';
 
 /** One batch of contacts ready to send, plus what was skipped locally while reading it. */
 export interface ContactChunk {
@@ -29,63 +35,49 @@ export interface ContactsCsv {
   chunks(): AsyncGenerator<ContactChunk>;
 }
 
-/** Options of `openContactsCsv`; `chunkSize` defaults to (and may not exceed) 10 000. */
+/**
+ * Options of `openContactsCsv`; `chunkSize` defaults to (and may not exceed) 10 000; `delimiter`
+ * 'auto' (the default) detects it from the header row as the console's upload does.
+ */
 export interface CsvOptions {
   chunkSize?: number;
   delimiter?: string;
 }
 
-const RESERVED = new Set(['phone', 'first_name', 'last_name', 'opted_out']);
-const TRUE = new Set(['true', 't', 'yes', 'y', '1']);
-const FALSE = new Set(['false', 'f', 'no', 'n', '0']);
-
-/** `true/yes/y/1` → true, `false/no/n/0` → false (any case), empty → undefined, else an error. */
+/** `true/yes/y/1` → true, `false/no/n/0` → false (any case), empty → undefined, else a CliError. */
 export function parseOptedOut(value: string, line: number): boolean | undefined {
-  const v = value.trim().toLowerCase();
-  if (v === '') return undefined;
-  if (TRUE.has(v)) return true;
-  if (FALSE.has(v)) return false;
-  throw new CliError(`line ${line}: opted_out must be true/false (or yes/no, 1/0), got "${value}"`);
+  return asCliError(() => parseOptedOutShared(value, line));
 }
 
-/** Map the header row: reserved names lower-cased, others kept (trimmed) as variable names. */
+/** Map the header row (src/domain/contacts-csv.ts); problems as CliError. */
 export function normalizeHeader(header: string[]): string[] {
-  const names = header.map((h) => {
-    const t = h.trim();
-    return RESERVED.has(t.toLowerCase()) ? t.toLowerCase() : t;
-  });
-  if (!names.includes('phone')) {
-    throw new CliError(`the CSV header has no "phone" column (columns: ${names.join(', ') || 'none'})`);
-  }
-  const seen = new Set<string>();
-  for (const n of names) {
-    if (n === '') throw new CliError('the CSV header has an empty column name');
-    if (seen.has(n)) throw new CliError(`the CSV header names column "${n}" twice`);
-    seen.add(n);
-  }
-  return names;
+  return asCliError(() => normalizeHeaderShared(header));
 }
 
-/** Turn one CSV record (keys from `normalizeHeader`) into a contact, or null when it has no phone. */
+/** Turn one CSV record into a contact, or null when it has no phone; problems as CliError. */
 export function recordToContact(record: Record<string, string>, line: number): ContactInput | null {
-  const phone = (record.phone ?? '').trim();
-  if (phone === '') return null;
-  const contact: ContactInput = { phone };
-  const variables: Record<string, string> = {};
-  for (const [key, raw] of Object.entries(record)) {
-    const value = raw ?? '';
-    if (key === 'phone') continue;
-    if (key === 'opted_out') {
-      const b = parseOptedOut(value, line);
-      if (b !== undefined) contact.opted_out = b;
-    } else if (value === '') {
-      continue;
-    } else if (key === 'first_name') contact.first_name = value;
-    else if (key === 'last_name') contact.last_name = value;
-    else variables[key] = value;
+  return asCliError(() => recordToContactShared(record, line));
+}
+
+function asCliError<T>(f: () => T): T {
+  try {
+    return f();
+  } catch (err) {
+    if (err instanceof CsvFormatError) throw new CliError(err.message);
+    throw err;
   }
-  if (Object.keys(variables).length > 0) contact.variables = variables;
-  return contact;
+}
+
+/** The delimiter of `file` from its first line (`detectDelimiter`); `,` for an empty file. */
+async function sniffDelimiter(file: string): Promise<string> {
+  const handle = await open(file, 'r');
+  try {
+    const buf = Buffer.alloc(64 * 1024);
+    const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
+    return detectDelimiter(buf.subarray(0, bytesRead).toString('utf8'));
+  } finally {
+    await handle.close();
+  }
 }
 
 /** Open `file` for chunked reading. Throws `CliError` when the file cannot be read. */
@@ -103,11 +95,12 @@ export async function openContactsCsv(file: string, opts: CsvOptions = {}): Prom
     if (err instanceof CliError) throw err;
     throw new CliError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
+  const delimiter = !opts.delimiter || opts.delimiter === 'auto' ? await sniffDelimiter(file) : opts.delimiter;
   const input = createReadStream(file);
   return {
     totalBytes,
     bytesRead: () => input.bytesRead,
-    chunks: () => readChunks(file, input, chunkSize, opts.delimiter ?? ','),
+    chunks: () => readChunks(file, input, chunkSize, delimiter),
   };
 }
 
@@ -118,15 +111,7 @@ async function* readChunks(
   chunkSize: number,
   delimiter: string,
 ): AsyncGenerator<ContactChunk> {
-  const parser = parse({
-    bom: true,
-    trim: true,
-    delimiter,
-    skip_empty_lines: true,
-    skip_records_with_empty_values: true,
-    info: true,
-    columns: (header: string[]) => normalizeHeader(header),
-  });
+  const parser = parse({ ...csvParseOptions(delimiter), columns: (header: string[]) => normalizeHeader(header) });
   input.on('error', (err) => parser.destroy(err));
   input.pipe(parser);
   let contacts: ContactInput[] = [];

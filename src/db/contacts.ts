@@ -1,7 +1,9 @@
 /**
- * SQL of the contact view (issue 11 item 6; receipts-and-events.md §3): one contact with its opt-out
- * state, its inbound messages and the messages sent to it. One statement per function, each scoped to
- * the company, so another company's contact is never found.
+ * SQL of the contacts (issue 11 item 6, issue 15 item 4; receipts-and-events.md §3): one contact with
+ * its opt-out state, segments and history, its inbound messages and the messages sent to it; the paged
+ * list and search (by number digits or a name prefix, keyset on the phone); the export's pages. One
+ * statement per function, each scoped to the company, so another company's contact is never found.
+ * Erased contacts (migration 012, `erased_at`) are never found nor listed.
  */
 import { sql } from 'kysely';
 import type { Db } from './database.ts';
@@ -24,7 +26,7 @@ export interface ContactRow {
 export async function findContact(db: Db, companyId: number, by: { phone: string } | { contactId: number }): Promise<ContactRow | undefined> {
   let q = db.selectFrom('contacts')
     .select(['contact_id', 'phone', 'first_name', 'last_name', 'variables', 'opted_out', 'opt_out_source', 'opt_out_at', 'created_at', 'updated_at'])
-    .where('company_id', '=', companyId);
+    .where('company_id', '=', companyId).where(sql<boolean>`erased_at IS NULL`);
   q = 'phone' in by ? q.where('phone', '=', by.phone) : q.where('contact_id', '=', by.contactId);
   const row = await q.executeTakeFirst();
   return row ? { ...row, contact_id: Number(row.contact_id), variables: (row.variables ?? {}) as Record<string, unknown> } as ContactRow : undefined;
@@ -55,4 +57,96 @@ export async function listSentTo(db: Db, companyId: number, phone: string, limit
     WHERE m.company_id = ${companyId} AND m.phone = ${phone}
     ORDER BY b.created_at DESC, m.seq LIMIT ${limit}`.execute(db);
   return rows;
+}
+
+/** A contact in a list: number, names, opt-out state, last inbound message. */
+export interface ContactListRow {
+  contact_id: number;
+  phone: string;
+  first_name: string | null;
+  last_name: string | null;
+  opted_out: boolean;
+  opt_out_source: string | null;
+  opt_out_at: Date | null;
+  last_inbound_at: Date | null;
+}
+
+/**
+ * What a contact list shows: every contact, those whose E.164 number contains `digits` (at least 4), or
+ * those each of whose `words` is a case-insensitive prefix of the first or the last name (indexed:
+ * migration 012).
+ */
+export type ContactFilter = { all: true } | { digits: string } | { words: string[] };
+
+/** One page of a contact list and the cursor of the next (the last phone shown), or null at the end. */
+export interface ContactPage { rows: ContactListRow[]; next: string | null }
+
+const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/** The company's contacts matching `filter`, by phone, `limit` (1-500) after the phone `after`. */
+export async function listContacts(db: Db, companyId: number, filter: ContactFilter, after: string | null, limit: number): Promise<ContactPage> {
+  const n = Math.min(Math.max(limit, 1), 500);
+  let where = sql`TRUE`;
+  if ('digits' in filter) where = sql`c.phone LIKE ${'%' + filter.digits.replace(/[^0-9]/g, '') + '%'}`;
+  else if ('words' in filter) {
+    for (const w of filter.words) {
+      const p = likeEscape(w.toLowerCase()) + '%';
+      where = sql`${where} AND (lower(c.first_name) LIKE ${p} OR lower(c.last_name) LIKE ${p})`;
+    }
+  }
+  const { rows } = await sql<ContactListRow>`
+    SELECT c.contact_id, c.phone, c.first_name, c.last_name, c.opted_out, c.opt_out_source, c.opt_out_at,
+           (SELECT max(i.received_at) FROM inbound_messages i WHERE i.contact_id = c.contact_id) AS last_inbound_at
+    FROM contacts c
+    WHERE c.company_id = ${companyId} AND c.erased_at IS NULL AND c.phone > ${after ?? ''} AND ${where}
+    ORDER BY c.phone LIMIT ${n + 1}`.execute(db);
+  const more = rows.length > n;
+  const page = rows.slice(0, n).map((r) => ({ ...r, contact_id: Number(r.contact_id) }));
+  return { rows: page, next: more ? page[page.length - 1].phone : null };
+}
+
+/** A segment the contact belongs to. */
+export interface ContactSegment { segment_id: number; name: string; added_at: Date }
+
+/** The contact's segments, by name. */
+export async function listContactSegments(db: Db, companyId: number, contactId: number): Promise<ContactSegment[]> {
+  const { rows } = await sql<ContactSegment>`
+    SELECT s.segment_id, s.name, m.added_at FROM segment_members m JOIN segments s ON s.segment_id = m.segment_id
+    WHERE m.contact_id = ${contactId} AND s.company_id = ${companyId} ORDER BY s.name, s.segment_id`.execute(db);
+  return rows;
+}
+
+/** An audit entry about a contact (its history: edits, opt-outs by hand). */
+export interface ContactHistoryEntry { at: Date; actor: string; action: string; details: Record<string, unknown> }
+
+/** The newest audit entries naming the contact (`contact:<id>`), at most `limit`. */
+export async function listContactHistory(db: Db, companyId: number, contactId: number, limit: number): Promise<ContactHistoryEntry[]> {
+  const { rows } = await sql<ContactHistoryEntry>`
+    SELECT at, actor, action, details FROM audit_log
+    WHERE company_id = ${companyId} AND target = ${`contact:${contactId}`}
+    ORDER BY entry_id DESC LIMIT ${limit}`.execute(db);
+  return rows;
+}
+
+/** A contact as the export writes it. */
+export interface ExportRow {
+  phone: string; first_name: string | null; last_name: string | null; opted_out: boolean;
+  opt_out_source: string | null; opt_out_at: Date | null; variables: Record<string, unknown>;
+}
+
+/** One keyset page of the export: the company's contacts after the phone `after`, by phone. */
+export async function exportPage(db: Db, companyId: number, after: string, limit: number): Promise<ExportRow[]> {
+  const { rows } = await sql<ExportRow>`
+    SELECT phone, first_name, last_name, opted_out, opt_out_source, opt_out_at, variables FROM contacts
+    WHERE company_id = ${companyId} AND erased_at IS NULL AND phone > ${after}
+    ORDER BY phone LIMIT ${limit}`.execute(db);
+  return rows;
+}
+
+/** The variable names used by any of the company's contacts, sorted (the export's extra columns). */
+export async function variableNames(db: Db, companyId: number): Promise<string[]> {
+  const { rows } = await sql<{ k: string }>`
+    SELECT DISTINCT jsonb_object_keys(variables) AS k FROM contacts
+    WHERE company_id = ${companyId} AND erased_at IS NULL AND variables <> '{}'::jsonb ORDER BY 1`.execute(db);
+  return rows.map((r) => r.k);
 }

@@ -1,11 +1,18 @@
 /**
  * Contacts (decisions.md §5-6): a contact is the pair (company, E.164 number). Bulk upsert serves the
- * operator import (PUT /admin/companies/{id}/contacts) and the send pipeline (4.3 creates contacts,
- * replaces given names and merges variables; 4.4 creates contacts by phone only).
+ * operator import (PUT /admin/companies/{id}/contacts), the CSV import job and the send pipeline (4.3
+ * creates contacts, replaces given names and merges variables; 4.4 creates contacts by phone only).
+ * Issue 15 item 4: the contact's page (fields, variables, segments, opt-out state and history, messages,
+ * inbound), the list and search rules, and the edit of names, variables and opt-out by hand (source
+ * `console` or `operator`, audit-logged). Erasure is in erasure.ts, the export in contacts-export.ts.
  */
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
-import { findContact, listInbound, listSentTo, type ContactRow, type InboundView, type SentView } from '../db/contacts.ts';
+import {
+  findContact, listContactHistory, listContactSegments, listInbound, listSentTo,
+  type ContactFilter, type ContactHistoryEntry, type ContactRow, type ContactSegment, type InboundView, type SentView,
+} from '../db/contacts.ts';
+import { recordAudit } from './audit.ts';
 import { DomainError } from './errors.ts';
 import { phoneDigests, toE164 } from './phone.ts';
 
@@ -128,8 +135,16 @@ export async function importContacts(
 /** Inbound and sent messages shown per contact (newest first). */
 export const CONTACT_VIEW_LIMIT = 100;
 
-/** One contact as the operator API and console show it (issue 11 item 6). */
-export interface ContactView extends ContactRow { inbound: InboundView[]; messages: SentView[] }
+/**
+ * One contact as the operator API and console show it (issue 11 item 6, issue 15 item 4): its segments,
+ * its history (audit entries naming it, newest first, at most CONTACT_VIEW_LIMIT), inbound and sent.
+ */
+export interface ContactView extends ContactRow {
+  segments: ContactSegment[];
+  history: ContactHistoryEntry[];
+  inbound: InboundView[];
+  messages: SentView[];
+}
 
 /**
  * The company's contact named by a phone number in any form its default country parses (or, with
@@ -144,9 +159,117 @@ export async function getContactView(db: Db, companyId: number, defaultCountry: 
   if (id === undefined && !e164) throw new DomainError(404, 'Contact not found');
   const contact = await findContact(db, companyId, e164 ? { phone: e164 } : { contactId: id! });
   if (!contact) throw new DomainError(404, 'Contact not found');
-  const [inbound, messages] = await Promise.all([
+  const [segments, history, inbound, messages] = await Promise.all([
+    listContactSegments(db, companyId, contact.contact_id),
+    listContactHistory(db, companyId, contact.contact_id, CONTACT_VIEW_LIMIT),
     listInbound(db, companyId, contact.contact_id, CONTACT_VIEW_LIMIT),
     listSentTo(db, companyId, contact.phone, CONTACT_VIEW_LIMIT),
   ]);
-  return { ...contact, inbound, messages };
+  return { ...contact, segments, history, inbound, messages };
+}
+
+/** The company's contact named by `key` (as getContactView), without its lists; 404 when unknown. */
+export async function resolveContact(db: Db, companyId: number, defaultCountry: string, key: string, allowId = false): Promise<ContactRow> {
+  const e164 = toE164(key.trim(), defaultCountry);
+  const id = !e164 && allowId && /^[0-9]{1,15}$/.test(key) ? Number(key) : undefined;
+  if (id === undefined && !e164) throw new DomainError(404, 'Contact not found');
+  const contact = await findContact(db, companyId, e164 ? { phone: e164 } : { contactId: id! });
+  if (!contact) throw new DomainError(404, 'Contact not found');
+  return contact;
+}
+
+/** Shortest search by number: at least this many digits. */
+export const MIN_SEARCH_DIGITS = 4;
+
+/**
+ * How a search text is read (the same in console, operator API and CLI): empty → every contact;
+ * letters → name words (each a case-insensitive prefix of the first or last name, at most 5 words);
+ * otherwise its digits, which must be at least MIN_SEARCH_DIGITS (400 otherwise). A full number that
+ * names a contact is looked up by the caller first.
+ */
+export function parseContactQuery(q: string): ContactFilter {
+  const text = q.trim();
+  if (text === '') return { all: true };
+  if (/\p{L}/u.test(text)) {
+    const words = text.split(/\s+/).filter(Boolean).slice(0, 5);
+    return { words };
+  }
+  const digits = text.replace(/\D/g, '');
+  if (digits.length < MIN_SEARCH_DIGITS) throw new DomainError(400, `Search by number needs at least ${MIN_SEARCH_DIGITS} digits`);
+  return { digits };
+}
+
+/** Longest variable value (characters) and most variables a contact may get by hand. */
+export const VARIABLE_VALUE_MAX = 1000;
+export const VARIABLES_MAX = 50;
+/** A variable name: a letter or `_`, then letters, digits or `_` (Liquid can name it), at most 64. */
+export const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+
+/** An edit by hand: absent fields keep what is stored; `variables` replaces the whole set. */
+export interface ContactEdit {
+  first_name?: string | null;
+  last_name?: string | null;
+  variables?: Record<string, unknown>;
+  opted_out?: boolean;
+}
+
+/** Field → message of an edit that breaks the rules (empty when it is fine). */
+export function checkContactEdit(edit: ContactEdit): Record<string, string> {
+  const errors: Record<string, string> = {};
+  for (const f of ['first_name', 'last_name'] as const) {
+    const v = edit[f];
+    if (typeof v === 'string' && [...v].length > 255) errors[f] = 'At most 255 characters.';
+  }
+  if (edit.variables) {
+    const entries = Object.entries(edit.variables);
+    if (entries.length > VARIABLES_MAX) errors.variables = `At most ${VARIABLES_MAX} variables.`;
+    for (const [k, v] of entries) {
+      if (!VARIABLE_NAME.test(k)) { errors.variables = `"${k.slice(0, 70)}" is not a variable name: a letter or _, then letters, digits or _ (at most 64).`; break; }
+      if (typeof v === 'string' && [...v].length > VARIABLE_VALUE_MAX) { errors.variables = `The value of ${k} is longer than ${VARIABLE_VALUE_MAX} characters.`; break; }
+    }
+  }
+  return errors;
+}
+
+/**
+ * Applies an edit by hand to a contact of the company in one transaction, and audit-logs it as
+ * `contact.update` on `contact:<id>` with the names of the changed fields and the new opt-out state
+ * (never the values of names or variables). An opt-out change records `opt_out_source` = `source`
+ * ('console' or 'operator') and `opt_out_at` = `now`. Returns the names of the fields that changed.
+ * Errors: 422 DomainError when the edit breaks checkContactEdit; 404 when the contact is unknown.
+ */
+export async function updateContact(
+  db: Db, companyId: number, contactId: number, edit: ContactEdit, who: { actor: string; source: 'console' | 'operator'; now: Date },
+): Promise<string[]> {
+  const errors = checkContactEdit(edit);
+  const first = Object.keys(errors)[0];
+  if (first) throw new DomainError(422, `${first}: ${errors[first]}`);
+  return db.transaction().execute(async (trx) => {
+    const before = await findContact(trx, companyId, { contactId });
+    if (!before) throw new DomainError(404, 'Contact not found');
+    const changed: string[] = [];
+    const set: Record<string, unknown> = {};
+    if (edit.first_name !== undefined && (edit.first_name || null) !== before.first_name) { set.first_name = edit.first_name || null; changed.push('first_name'); }
+    if (edit.last_name !== undefined && (edit.last_name || null) !== before.last_name) { set.last_name = edit.last_name || null; changed.push('last_name'); }
+    if (edit.variables !== undefined && JSON.stringify(sortKeys(edit.variables)) !== JSON.stringify(sortKeys(before.variables))) {
+      set.variables = JSON.stringify(edit.variables);
+      changed.push('variables');
+    }
+    if (edit.opted_out !== undefined && edit.opted_out !== before.opted_out) {
+      Object.assign(set, { opted_out: edit.opted_out, opt_out_source: who.source, opt_out_at: who.now.toISOString() });
+      changed.push('opted_out');
+    }
+    if (changed.length === 0) return changed;
+    await trx.updateTable('contacts').set({ ...set, updated_at: who.now.toISOString() } as never)
+      .where('company_id', '=', companyId).where('contact_id', '=', contactId).execute();
+    const details: Record<string, unknown> = { changed };
+    if (changed.includes('opted_out')) details.opted_out = edit.opted_out;
+    if (changed.includes('variables')) details.variable_names = Object.keys(edit.variables!).sort();
+    await recordAudit(trx, { actor: who.actor, action: 'contact.update', target: `contact:${contactId}`, company_id: companyId, details });
+    return changed;
+  });
+}
+
+function sortKeys(o: Record<string, unknown>): [string, unknown][] {
+  return Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 }

@@ -16,6 +16,9 @@
  *   into `messages-deliver` chunks. Sent with `startAfter` at the opening; the workers' periodic sweep
  *   does the same for every batch against the injectable clock.
  *
+ * - `contacts-import` {import_id, company_id}: a CSV import of contacts (issue 15 item 4), written in
+ *   chunks with its progress; a run resumes after the rows already committed (handlers/contacts-import.ts).
+ *
  * Crash recovery (pg-boss 12): every queue has a heartbeat (`heartbeatSeconds`: 10 for `batch-process`
  * and `messages-deliver`, pg-boss's minimum, so that work of a dead worker resumes within 30 s, issue 11
  * item 5; 30 for the others). A worker refreshes the heartbeat of the jobs it holds every half of it
@@ -33,11 +36,12 @@ export interface JobPayloads {
   'messages-deliver': { batch_id: string; company_id: number; seq_from: number; seq_to: number };
   'messages-release': { batch_id: string };
   'receipts-apply': import('./handlers/receipts-apply.ts').ReceiptsJob;
+  'contacts-import': import('./handlers/contacts-import.ts').ContactsImportJob;
 }
 
 export type JobName = keyof JobPayloads;
 
-export const JOB_NAMES: readonly JobName[] = ['batch-process', 'messages-deliver', 'messages-release', 'receipts-apply'];
+export const JOB_NAMES: readonly JobName[] = ['batch-process', 'messages-deliver', 'messages-release', 'receipts-apply', 'contacts-import'];
 
 /** Most pending messages one `messages-deliver` job covers (providers that make requests). */
 export const CHUNK_SIZE = 250;
@@ -85,5 +89,10 @@ export const JOB_SPECS: { readonly [N in JobName]: JobSpec } = {
     // One UPDATE (and an inbound transaction) per job: well under a second; batches of jobs per fetch.
     queue: { ...RETRY, retryLimit: 20, heartbeatSeconds: 30, expireInSeconds: 120, notify: true },
     work: { ...POLL, batchSize: 8, localConcurrency: 2 },
+  },
+  'contacts-import': {
+    // 20 MiB at most: well under a minute; a retry resumes after the committed chunks.
+    queue: { ...RETRY, retryLimit: 10, heartbeatSeconds: 30, expireInSeconds: 900, notify: true },
+    work: { ...POLL, batchSize: 1, localConcurrency: 1 },
   },
 };

@@ -3,7 +3,7 @@
  * run the held-message sweep, and feed the queue-depth metrics.
  *
  * - `batch-process` → handlers/batch-process.ts (fan-out), `messages-deliver` → handlers/messages-deliver.ts,
- *   `messages-release` → handlers/messages-release.ts. Workers fetch jobs in small batches and settle
+ *   `messages-release` → handlers/messages-release.ts, `contacts-import` → handlers/contacts-import.ts. Workers fetch jobs in small batches and settle
  *   each job on its own (`perJobResults`): one failing job is retried by pg-boss without touching the
  *   others of its batch.
  * - Chunks in flight: `messages-deliver` runs `localConcurrency` fetch loops of `batchSize` jobs;
@@ -30,6 +30,7 @@ import type { PipelineContext } from './handlers/context.ts';
 import { ChunkBusyError, deliverChunk } from './handlers/messages-deliver.ts';
 import { recoverDead, releaseBatch, releaseDue } from './handlers/messages-release.ts';
 import { applyReceiptsJob } from './handlers/receipts-apply.ts';
+import { runContactsImport } from './handlers/contacts-import.ts';
 import { JOB_NAMES, JOB_SPECS, type JobName, type JobPayloads } from './jobs.ts';
 
 export interface WorkerDeps {
@@ -70,6 +71,7 @@ const HANDLERS: { [N in JobName]: Handler<N> } = {
   'messages-deliver': (ctx, job) => deliverChunk(ctx, job.data, job.signal),
   'messages-release': (ctx, job) => releaseBatch(ctx, job.data),
   'receipts-apply': (ctx, job) => applyReceiptsJob(ctx, job.data),
+  'contacts-import': (ctx, job) => runContactsImport(ctx, job.data),
 };
 
 /** Starts the workers of this process (roles `worker` and `all`). */

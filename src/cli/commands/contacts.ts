@@ -75,7 +75,7 @@ export function registerContacts(program: Command): void {
       .argument('<file>', 'CSV file')
       .requiredOption('--company <id>', 'company id', parseNonEmpty)
       .option('--chunk-size <n>', `contacts per request (at most ${MAX_CONTACTS_PER_REQUEST})`, parsePositiveInt, MAX_CONTACTS_PER_REQUEST)
-      .option('--delimiter <char>', 'field delimiter', ',')
+      .option('--delimiter <char>', 'field delimiter (default: detected from the header row: , ; tab or |)', 'auto')
       .option('--no-progress', 'never show a progress bar'),
   ).action(async (file: string, opts: ImportOptions, cmd: Command) => {
     const ctx = await contextFor(cmd);

@@ -1,76 +1,197 @@
 /**
- * Operator API: contact import (operator-api.md PUT /admin/companies/{id}/contacts, at most 10,000;
- * opt-out changes recorded with source `operator`) and one contact's view (issue 11 item 6,
- * GET /admin/companies/{id}/contacts/{phone}: fields, opt-out state with source and time, inbound
- * messages and messages sent, newest first, at most 100 each; 404 when unknown or another company's).
+ * Operator API: a company's contacts (operator-api.md; issue 11 item 6; issue 15 item 4), with the same
+ * rules as the console's Contacts pages and `cms contacts`. Another company's contact answers 404 like
+ * an unknown one; an erased contact is unknown. Changes are audit-logged with actor `admin`.
+ *
+ * | route | answers |
+ * |---|---|
+ * | PUT /admin/companies/{company_id}/contacts `{contacts}` (at most 10,000) | 200 `ContactImportResult`; 401; 404 company; 422 |
+ * | GET /admin/companies/{company_id}/contacts?q=&after=&limit= | 200 `ContactList`; 401; 404 company; 422 (q: fewer than 4 digits) |
+ * | GET /admin/companies/{company_id}/contacts/export | 200 text/csv, streamed; 401; 404 company; 422 |
+ * | GET /admin/companies/{company_id}/contacts/{phone} | 200 `Contact`; 401; 404 company / contact; 422 |
+ * | PATCH /admin/companies/{company_id}/contacts/{phone} `{first_name?, last_name?, variables?, opted_out?}` | 200 `Contact`; 401; 404; 422 |
+ * | DELETE /admin/companies/{company_id}/contacts/{phone} (GDPR erasure) | 200 `ContactErasure`; 401; 404; 422 |
+ * | POST /admin/companies/{company_id}/contacts/imports (text/csv, at most 20 MiB) | 202 `ContactImportJob`; 401; 404; 413; 422 |
+ * | GET /admin/companies/{company_id}/contacts/imports/{import_id} | 200 `ContactImportJob`; 401; 404; 422 |
+ *
+ * Erasure is a DELETE on the contact (it disappears from every read; what it removes and keeps is in
+ * domain/erasure.ts) answering 200 with what changed, not 204, so the operator sees the counts.
  */
 import type { FastifyInstance } from 'fastify';
+import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { getCompany } from '../../domain/companies.ts';
-import { CONTACT_VIEW_LIMIT, getContactView, importContacts, type ImportRow } from '../../domain/contacts.ts';
+import { createImport, getImport, MAX_IMPORT_BYTES, type ContactImport } from '../../domain/contact-imports.ts';
+import {
+  CONTACT_VIEW_LIMIT, getContactView, importContacts, MIN_SEARCH_DIGITS, parseContactQuery, resolveContact, updateContact,
+  VARIABLE_VALUE_MAX, VARIABLES_MAX, type ContactView,
+} from '../../domain/contacts.ts';
+import { contactsCsvStream, exportFileName } from '../../domain/contacts-export.ts';
+import { eraseContact } from '../../domain/erasure.ts';
+import { DomainError } from '../../domain/errors.ts';
 import { recordAudit } from '../../domain/audit.ts';
+import { listContacts } from '../../db/contacts.ts';
 import type { AppDeps } from '../deps.ts';
-import { detailResponse } from './schemas.ts';
-import { idParam } from './schemas.ts';
+import {
+  addComponents, adminErrors, commonHeaders, component, Detail, exampleOf, idParams, invalid, invalidInput, iso, notFound, ok, ref, rowId, TIME_EXAMPLE,
+} from './components.ts';
 
-const time = { type: 'string', format: 'date-time' } as const;
-const nullable = (t: string) => ({ type: [t, 'null'] });
+const time = Type.String({ format: 'date-time' });
+const nullableTime = (description?: string) => Type.Union([time, Type.Null()], description ? { description } : {});
+const nullableString = (description?: string) => Type.Union([Type.String(), Type.Null()], description ? { description } : {});
+const PHONE = '+4915112345678';
 
-/** The answer of GET /admin/companies/{id}/contacts/{phone}. */
-export const contactViewSchema = {
-  type: 'object',
-  properties: {
-    contact_id: { type: 'integer' },
-    phone: { type: 'string' },
-    first_name: nullable('string'),
-    last_name: nullable('string'),
-    variables: { type: 'object', additionalProperties: true },
-    opted_out: { type: 'boolean' },
-    opt_out_source: { type: ['string', 'null'], description: "where the opt-out state came from: 'keyword', 'operator', 'import', 'console'" },
-    opt_out_at: { type: ['string', 'null'], format: 'date-time', description: 'when the opt-out state last changed' },
-    created_at: time,
-    updated_at: time,
-    inbound: {
-      type: 'array', description: `inbound messages, newest first (at most ${CONTACT_VIEW_LIMIT})`,
-      items: { type: 'object', properties: { provider_message_id: { type: 'string' }, type: { type: 'string' }, text: nullable('string'), payload: nullable('string'), received_at: time } },
-    },
-    messages: {
-      type: 'array', description: `messages sent to the contact, newest first (at most ${CONTACT_VIEW_LIMIT})`,
-      items: {
-        type: 'object',
-        properties: {
-          message_id: { type: 'string' }, batch_id: { type: 'string' }, kind: { type: 'string' }, status: { type: 'string' },
-          reason: nullable('string'), error: nullable('string'), error_code: nullable('string'), provider_message_id: nullable('string'),
-          sent_at: { type: ['string', 'null'], format: 'date-time' }, delivered_at: { type: ['string', 'null'], format: 'date-time' },
-          read_at: { type: ['string', 'null'], format: 'date-time' }, failed_at: { type: ['string', 'null'], format: 'date-time' }, created_at: time,
-        },
-      },
-    },
-  },
-} as const;
+/** A contact in a list. */
+export const ContactListItem = component('ContactListItem', Type.Object({
+  contact_id: Type.Integer(),
+  phone: Type.String({ description: 'E.164' }),
+  first_name: nullableString(),
+  last_name: nullableString(),
+  opted_out: Type.Boolean({ description: 'opted out of campaigns' }),
+  opt_out_source: nullableString("where the opt-out state came from: 'keyword', 'operator', 'import', 'console'"),
+  opt_out_at: nullableTime('when the opt-out state last changed'),
+  last_inbound_at: nullableTime('the last message the contact sent'),
+}), { contact_id: 311, phone: PHONE, first_name: 'Ada', last_name: 'Lovelace', opted_out: false, opt_out_source: null, opt_out_at: null, last_inbound_at: TIME_EXAMPLE });
 
+/** A page of contacts. */
+export const ContactList = component('ContactList', Type.Object({
+  contacts: Type.Array(ref(ContactListItem), { description: 'by phone number' }),
+  next_after: nullableString('pass as `after` for the next page; null on the last page'),
+}), { contacts: [exampleOf(ContactListItem)], next_after: null });
+
+const inboundItem = Type.Object({
+  provider_message_id: Type.String(), type: Type.String({ description: '`text`, `button`, `interactive`, …' }),
+  text: nullableString(), payload: nullableString(), received_at: time,
+});
+const sentItem = Type.Object({
+  message_id: Type.String(), batch_id: Type.String(), kind: Type.String({ description: '`automation` or `campaign`' }),
+  status: Type.String({ description: '`pending`, `sent`, `delivered`, `read`, `failed` or `skipped`' }),
+  reason: nullableString('why it was skipped (`opted_out`, `invalid_phone`, `cancelled`, `erased`)'),
+  error: nullableString(), error_code: nullableString(), provider_message_id: nullableString(),
+  sent_at: nullableTime(), delivered_at: nullableTime(), read_at: nullableTime(), failed_at: nullableTime(), created_at: time,
+});
+
+/** One contact with its segments, history, inbound and sent messages. */
+export const Contact = component('Contact', Type.Object({
+  contact_id: Type.Integer(),
+  phone: Type.String({ description: 'E.164' }),
+  first_name: nullableString(),
+  last_name: nullableString(),
+  variables: Type.Record(Type.String(), Type.Unknown(), { description: 'the contact\'s template variables' }),
+  opted_out: Type.Boolean(),
+  opt_out_source: nullableString("where the opt-out state came from: 'keyword', 'operator', 'import', 'console'"),
+  opt_out_at: nullableTime('when the opt-out state last changed'),
+  created_at: time,
+  updated_at: time,
+  segments: Type.Array(Type.Object({ segment_id: Type.Integer(), name: Type.String(), added_at: time }), { description: 'segments the contact is a member of, by name' }),
+  history: Type.Array(Type.Object({
+    at: time, actor: Type.String({ description: '`admin`, `console:<email>` or the importer' }),
+    action: Type.String({ description: '`contact.update` (details: changed fields, new opt-out state)' }),
+    details: Type.Record(Type.String(), Type.Unknown()),
+  }), { description: `changes by hand, newest first (at most ${CONTACT_VIEW_LIMIT})` }),
+  inbound: Type.Array(inboundItem, { description: `inbound messages, newest first (at most ${CONTACT_VIEW_LIMIT})` }),
+  messages: Type.Array(sentItem, { description: `messages sent to the contact, newest first (at most ${CONTACT_VIEW_LIMIT})` }),
+}), {
+  contact_id: 311, phone: PHONE, first_name: 'Ada', last_name: 'Lovelace', variables: { tier: 'gold' }, opted_out: true,
+  opt_out_source: 'operator', opt_out_at: TIME_EXAMPLE, created_at: TIME_EXAMPLE, updated_at: TIME_EXAMPLE,
+  segments: [{ segment_id: 4, name: 'Newsletter', added_at: TIME_EXAMPLE }],
+  history: [{ at: TIME_EXAMPLE, actor: 'admin', action: 'contact.update', details: { changed: ['opted_out'], opted_out: true } }],
+  inbound: [{ provider_message_id: 'wamid.HBgLNDkxNTE', type: 'text', text: 'STOP', payload: null, received_at: TIME_EXAMPLE }],
+  messages: [{
+    message_id: '0b7f3c1e-2a4d-4e5f-9a6b-7c8d9e0f1a2b', batch_id: '5d6e7f80-91a2-4b3c-8d4e-5f6071829304', kind: 'campaign', status: 'read',
+    reason: null, error: null, error_code: null, provider_message_id: 'wamid.HBgLNDkxNTE', sent_at: TIME_EXAMPLE, delivered_at: TIME_EXAMPLE,
+    read_at: TIME_EXAMPLE, failed_at: null, created_at: TIME_EXAMPLE,
+  }],
+});
+
+/** What an erasure changed. */
+export const ContactErasure = component('ContactErasure', Type.Object({
+  contact_id: Type.Integer({ description: 'the erased contact (its row stays, without personal data)' }),
+  messages: Type.Integer({ minimum: 0, description: 'messages whose phone and rendered content were removed (statuses kept)' }),
+  skipped: Type.Integer({ minimum: 0, description: 'of them, waiting messages that became `skipped` with reason `erased`' }),
+  inbound: Type.Integer({ minimum: 0, description: 'inbound messages whose text and payload were removed' }),
+  segments: Type.Integer({ minimum: 0, description: 'segment memberships removed' }),
+  events: Type.Integer({ minimum: 0, description: 'stored events whose phone and texts were removed' }),
+}), { contact_id: 311, messages: 12, skipped: 0, inbound: 2, segments: 1, events: 3 });
+
+/** The counts of a JSON import. */
+export const ContactImportResult = component('ContactImportResult', Type.Object({
+  created: Type.Integer({ minimum: 0 }), updated: Type.Integer({ minimum: 0 }),
+  invalid: Type.Integer({ minimum: 0, description: 'numbers that are no valid phone number (not written)' }),
+}), { created: 2, updated: 1, invalid: 0 });
+
+/** A CSV import running as a background job. */
+export const ContactImportJob = component('ContactImportJob', Type.Object({
+  import_id: Type.Integer(),
+  filename: nullableString(),
+  delimiter: Type.String({ description: 'the delimiter detected from the header row' }),
+  status: Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('completed'), Type.Literal('failed')]),
+  total: Type.Integer({ minimum: 0, description: 'data rows in the file' }),
+  processed: Type.Integer({ minimum: 0, description: 'rows done so far' }),
+  created: Type.Integer({ minimum: 0 }), updated: Type.Integer({ minimum: 0 }),
+  failed: Type.Integer({ minimum: 0, description: 'rows not imported (see errors)' }),
+  errors: Type.Array(Type.Object({ line: Type.Integer({ description: 'line of the file (1 is the header)' }), error: Type.String() }), { description: 'the first 100 rows not imported' }),
+  error: nullableString('why the whole import failed'),
+  created_at: time,
+  finished_at: nullableTime(),
+}), {
+  import_id: 17, filename: 'customers.csv', delimiter: ';', status: 'running', total: 25000, processed: 12000, created: 11890, updated: 100, failed: 10,
+  errors: [{ line: 7, error: '"12" is not a valid phone number' }], error: null, created_at: TIME_EXAMPLE, finished_at: null,
+});
+
+const companyParams = idParams('company_id', 'the company', 12);
+const phoneParams = Type.Object({
+  company_id: rowId('the company', 12),
+  phone: Type.String({ minLength: 1, maxLength: 64, description: "E.164 or national (the company's default country)", examples: [PHONE] }),
+});
+
+const isoOrNull = (d: Date | string | null) => (d ? new Date(d).toISOString() : null);
+
+function viewOut(c: ContactView) {
+  return {
+    ...c,
+    inbound: c.inbound.map((m) => ({ ...m, received_at: iso(new Date(m.received_at)) })),
+    messages: c.messages.map((m) => ({
+      ...m, sent_at: isoOrNull(m.sent_at), delivered_at: isoOrNull(m.delivered_at), read_at: isoOrNull(m.read_at),
+      failed_at: isoOrNull(m.failed_at), created_at: iso(new Date(m.created_at)),
+    })),
+    opt_out_at: c.opt_out_at ? iso(new Date(c.opt_out_at)) : null,
+    created_at: iso(new Date(c.created_at)), updated_at: iso(new Date(c.updated_at)),
+    segments: c.segments.map((s) => ({ ...s, segment_id: Number(s.segment_id), added_at: iso(new Date(s.added_at)) })),
+    history: c.history.map((h) => ({ ...h, at: iso(new Date(h.at)) })),
+  };
+}
+
+function importOut(i: ContactImport) {
+  return { ...i, created_at: iso(new Date(i.created_at)), finished_at: i.finished_at ? iso(new Date(i.finished_at)) : null };
+}
+
+/** Registers the routes of the module comment. */
 export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void {
   const db = deps.database.db;
-  app.put<{ Params: { company_id: number }; Body: { contacts: ImportRow[] } }>('/admin/companies/:company_id/contacts', {
+  const tags = ['operator: contacts'];
+  addComponents(app, [ContactListItem, ContactList, Contact, ContactErasure, ContactImportResult, ContactImportJob]);
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+
+  r.put('/admin/companies/:company_id/contacts', {
     bodyLimit: 16 * 1024 * 1024,
     schema: {
-      tags: ['operator: contacts'], summary: 'Create or update contacts (at most 10,000 a request)', params: idParam('company_id'),
-      body: {
-        type: 'object', required: ['contacts'],
-        properties: {
-          contacts: {
-            type: 'array', maxItems: 10_000,
-            items: {
-              type: 'object', required: ['phone'],
-              properties: {
-                phone: { type: 'string', maxLength: 64 },
-                first_name: { type: ['string', 'null'], maxLength: 255 },
-                last_name: { type: ['string', 'null'], maxLength: 255 },
-                variables: { type: ['object', 'null'] },
-                opted_out: { type: ['boolean', 'null'] },
-              },
-            },
-          },
-        },
+      tags, operationId: 'import_contacts', summary: 'Create or update contacts (at most 10,000 a request)',
+      description: 'Phones are normalised with the company\'s default country; given names replace, variables are merged, an opt-out state that changes is recorded with source `operator`.',
+      params: companyParams,
+      body: Type.Object({
+        contacts: Type.Array(Type.Object({
+          phone: Type.String({ maxLength: 64 }),
+          first_name: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
+          last_name: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
+          variables: Type.Optional(Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()])),
+          opted_out: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+        }), { maxItems: 10_000 }),
+      }, { examples: [{ contacts: [{ phone: PHONE, first_name: 'Ada', variables: { tier: 'gold' } }, { phone: '015112345679', opted_out: true }] }] }),
+      response: {
+        200: ok('What was written', ref(ContactImportResult), exampleOf(ContactImportResult)),
+        ...adminErrors,
+        404: notFound('Company not found'),
+        422: invalid({ type: 'maxLength', loc: ['body', 'contacts', 3, 'phone'], msg: 'must NOT have more than 64 characters' }),
       },
     },
   }, async (request) => {
@@ -80,18 +201,173 @@ export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void
     return result;
   });
 
-  app.get<{ Params: { company_id: number; phone: string } }>('/admin/companies/:company_id/contacts/:phone', {
+  r.get('/admin/companies/:company_id/contacts', {
     schema: {
-      tags: ['operator: contacts'], operationId: 'get_contact',
-      summary: "One contact: fields, opt-out state (source, time), inbound messages and messages sent",
-      params: {
-        type: 'object', required: ['company_id', 'phone'],
-        properties: { company_id: idParam('company_id').properties.company_id, phone: { type: 'string', minLength: 1, maxLength: 64, description: "E.164 or national (the company's default country)" } },
+      tags, operationId: 'list_contacts', summary: 'List or search contacts (by number digits or name), paged by phone',
+      params: companyParams,
+      querystring: Type.Object({
+        q: Type.Optional(Type.String({ maxLength: 64, description: `a number (at least ${MIN_SEARCH_DIGITS} of its digits, found anywhere in it) or name words (each a case-insensitive prefix of the first or last name); empty: every contact`, examples: ['ada love'] })),
+        after: Type.Optional(Type.String({ maxLength: 64, description: 'the `next_after` of the previous page' })),
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
+      }),
+      response: {
+        200: ok('One page of contacts', ref(ContactList), exampleOf(ContactList)),
+        ...adminErrors,
+        404: notFound('Company not found'),
+        422: invalid({ type: 'value_error', loc: ['query', 'q'], msg: `Search by number needs at least ${MIN_SEARCH_DIGITS} digits` }),
       },
-      response: { 200: contactViewSchema, 404: { description: 'Unknown company or contact', ...detailResponse } },
     },
   }, async (request) => {
     const company = await getCompany(db, request.params.company_id);
-    return getContactView(db, company.company_id, company.default_country, request.params.phone);
+    let filter;
+    try {
+      filter = parseContactQuery(request.query.q ?? '');
+    } catch (err) {
+      if (err instanceof DomainError) throw invalidInput(['query', 'q'], err.detail, 'value_error', request.query.q);
+      throw err;
+    }
+    const page = await listContacts(db, company.company_id, filter, request.query.after ?? null, request.query.limit ?? 50);
+    return {
+      contacts: page.rows.map((c) => ({ ...c, opt_out_at: c.opt_out_at ? iso(new Date(c.opt_out_at)) : null, last_inbound_at: c.last_inbound_at ? iso(new Date(c.last_inbound_at)) : null })),
+      next_after: page.next,
+    };
+  });
+
+  r.get('/admin/companies/:company_id/contacts/export', {
+    schema: {
+      tags, operationId: 'export_contacts', summary: 'Every contact as CSV (streamed, any number of contacts)',
+      description: 'Columns `phone, first_name, last_name, opted_out, opt_out_source, opt_out_at`, then one per variable name. Importing the file again changes nothing.',
+      params: companyParams,
+      produces: ['text/csv'],
+      response: {
+        200: {
+          description: 'The CSV, streamed in pages of 1,000 contacts',
+          headers: { ...commonHeaders, 'content-disposition': { type: 'string', description: 'attachment with a file name', examples: ['attachment; filename="contacts-12-2026-03-02.csv"'] } },
+          content: { 'text/csv': { schema: { type: 'string' }, example: `phone,first_name,last_name,opted_out,opt_out_source,opt_out_at,tier\n${PHONE},Ada,Lovelace,false,,,gold\n` } },
+        },
+        ...adminErrors,
+        404: notFound('Company not found'),
+        422: invalid({ type: 'type', loc: ['path', 'company_id'], msg: 'must be integer' }),
+      },
+    },
+  }, async (request, reply) => {
+    const company = await getCompany(db, request.params.company_id);
+    const stream = await contactsCsvStream(db, company.company_id);
+    return reply.type('text/csv; charset=utf-8').header('cache-control', 'no-store')
+      .header('content-disposition', `attachment; filename="${exportFileName(company.company_id, new Date(deps.clock.now()))}"`).send(stream as never);
+  });
+
+  r.get('/admin/companies/:company_id/contacts/:phone', {
+    schema: {
+      tags, operationId: 'get_contact',
+      summary: 'One contact: fields, variables, segments, opt-out state and history, inbound messages and messages sent',
+      params: phoneParams,
+      response: {
+        200: ok('The contact', ref(Contact), exampleOf(Contact)),
+        ...adminErrors,
+        404: notFound('Contact not found', 'Unknown company (`Company not found`), or no such contact of this company (`Contact not found`)'),
+        422: invalid({ type: 'maxLength', loc: ['path', 'phone'], msg: 'must NOT have more than 64 characters' }),
+      },
+    },
+  }, async (request) => {
+    const company = await getCompany(db, request.params.company_id);
+    return viewOut(await getContactView(db, company.company_id, company.default_country, request.params.phone));
+  });
+
+  r.patch('/admin/companies/:company_id/contacts/:phone', {
+    schema: {
+      tags, operationId: 'update_contact', summary: 'Change a contact\'s names, variables (the whole set) or opt-out state',
+      description: 'An opt-out state that changes is recorded with source `operator` and the time; the change is audit-logged (field names, never values).',
+      params: phoneParams,
+      body: Type.Object({
+        first_name: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
+        last_name: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
+        variables: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$' }), Type.Unknown(), {
+          maxProperties: VARIABLES_MAX, description: `replaces every variable: names a letter or _ then letters, digits, _ (at most 64); string values at most ${VARIABLE_VALUE_MAX} characters`,
+        })),
+        opted_out: Type.Optional(Type.Boolean()),
+      }, { examples: [{ variables: { tier: 'gold', city: 'Berlin' }, opted_out: true }] }),
+      response: {
+        200: ok('The contact after the change', ref(Contact), exampleOf(Contact)),
+        ...adminErrors,
+        404: notFound('Contact not found', 'Unknown company (`Company not found`), or no such contact of this company (`Contact not found`)'),
+        422: invalid({ type: 'pattern', loc: ['body', 'variables', 'bad name'], msg: 'must match pattern "^[A-Za-z_][A-Za-z0-9_]{0,63}$"' }),
+      },
+    },
+  }, async (request) => {
+    const company = await getCompany(db, request.params.company_id);
+    const contact = await resolveContact(db, company.company_id, company.default_country, request.params.phone);
+    await updateContact(db, company.company_id, contact.contact_id, request.body, { actor: 'admin', source: 'operator', now: new Date(deps.clock.now()) });
+    return viewOut(await getContactView(db, company.company_id, company.default_country, contact.phone));
+  });
+
+  r.delete('/admin/companies/:company_id/contacts/:phone', {
+    schema: {
+      tags, operationId: 'erase_contact', summary: 'Erase a contact (GDPR Art. 17): personal data removed, counts kept',
+      description: 'The contact\'s number, names and variables, its messages\' numbers and rendered content, its inbound texts and its segment memberships are removed; statuses and counts stay. Audit-logged without personal data. A later send to the number creates a new contact.',
+      params: phoneParams,
+      response: {
+        200: ok('Erased; what changed', ref(ContactErasure), exampleOf(ContactErasure)),
+        ...adminErrors,
+        404: notFound('Contact not found', 'Unknown company (`Company not found`), no such contact of this company, or erased already (`Contact not found`)'),
+        422: invalid({ type: 'maxLength', loc: ['path', 'phone'], msg: 'must NOT have more than 64 characters' }),
+      },
+    },
+  }, async (request) => {
+    const company = await getCompany(db, request.params.company_id);
+    const contact = await resolveContact(db, company.company_id, company.default_country, request.params.phone);
+    return eraseContact(db, company.company_id, contact.contact_id, { actor: 'admin', now: new Date(deps.clock.now()) });
+  });
+
+  // The CSV upload needs its own body parser: registered in a scope of its own.
+  void app.register(async (scope) => {
+    // The bytes travel as a latin1 string (one character per byte, so the UTF-8 check sees the file as
+    // sent): the admin scope's hooks and validator expect JSON-like data, not a Buffer.
+    scope.addContentTypeParser(['text/csv', 'text/plain'], { parseAs: 'buffer', bodyLimit: MAX_IMPORT_BYTES }, (_req, body, done) => done(null, (body as Buffer).toString('latin1')));
+    const s = scope.withTypeProvider<TypeBoxTypeProvider>();
+    s.post('/admin/companies/:company_id/contacts/imports', {
+      bodyLimit: MAX_IMPORT_BYTES,
+      schema: {
+        tags, operationId: 'start_contact_import', summary: 'Import a CSV of contacts in the background (progress at GET …/imports/{import_id})',
+        description: `Body: the CSV file (\`Content-Type: text/csv\`, UTF-8, at most ${MAX_IMPORT_BYTES / 1024 / 1024} MiB). Header row with a \`phone\` column; \`first_name\`, \`last_name\`, \`opted_out\`; other columns become variables; delimiter \`,\` \`;\` tab or \`|\` detected from the header. A file that cannot be read is refused (422) and nothing is written; rows that cannot be imported are reported with their line numbers.`,
+        params: companyParams,
+        querystring: Type.Object({ filename: Type.Optional(Type.String({ maxLength: 255, description: 'a name to show for the file' })) }),
+        consumes: ['text/csv'],
+        body: Type.String({ description: 'the CSV file', examples: [`phone;first_name;tier\n${PHONE};Ada;gold\n`] }),
+        response: {
+          202: ok('Accepted: the import is queued', ref(ContactImportJob), { ...exampleOf(ContactImportJob), status: 'queued', processed: 0, created: 0, updated: 0, failed: 0, errors: [] }),
+          ...adminErrors,
+          404: notFound('Company not found'),
+          413: ok(`The file is larger than ${MAX_IMPORT_BYTES / 1024 / 1024} MiB; nothing written`, ref(Detail), { detail: 'Request body too large' }),
+          422: invalid({ type: 'value_error', loc: ['body'], msg: 'The CSV header has no "phone" column (columns: mobile;name). The columns are separated by commas, semicolons, tabs or |.' }),
+        },
+      },
+    }, async (request, reply) => {
+      const company = await getCompany(db, request.params.company_id);
+      const bytes = Buffer.from(request.body, 'latin1');
+      try {
+        const imp = await createImport(db, deps.boss, company.company_id, { bytes, filename: request.query.filename ?? null }, 'admin');
+        return reply.code(202).send(importOut(imp));
+      } catch (err) {
+        if (err instanceof DomainError && err.status === 400) throw invalidInput(['body'], err.detail);
+        throw err;
+      }
+    });
+  });
+
+  r.get('/admin/companies/:company_id/contacts/imports/:import_id', {
+    schema: {
+      tags, operationId: 'get_contact_import', summary: 'Progress of a CSV import',
+      params: Type.Object({ company_id: rowId('the company', 12), import_id: rowId('the import', 17) }),
+      response: {
+        200: ok('The import', ref(ContactImportJob), exampleOf(ContactImportJob)),
+        ...adminErrors,
+        404: notFound('Import not found', 'Unknown company (`Company not found`), or no such import of this company (`Import not found`)'),
+        422: invalid({ type: 'type', loc: ['path', 'import_id'], msg: 'must be integer' }),
+      },
+    },
+  }, async (request) => {
+    const company = await getCompany(db, request.params.company_id);
+    return importOut(await getImport(db, company.company_id, request.params.import_id));
   });
 }

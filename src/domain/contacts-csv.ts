@@ -1,0 +1,122 @@
+/**
+ * The contacts CSV format, shared by `cms contacts import` (src/cli/csv-import.ts), the console's
+ * upload and the `contacts-import` job (issue 15 item 4), and written back by the export
+ * (contacts-export.ts), so an export imports again unchanged.
+ *
+ * - A header row names the columns: `phone` (required), `first_name`, `last_name`, `opted_out`
+ *   (matched case-insensitively); `opt_out_source` and `opt_out_at` are written by the export and
+ *   ignored on import; every other column becomes a variable of that name.
+ * - The delimiter is `,`, `;`, tab or `|`: detected from the header row (`detectDelimiter`).
+ * - Empty cells are left out (they do not overwrite stored values); `opted_out` is true/yes/y/1 or
+ *   false/no/n/0 in any case.
+ * Errors: `CsvFormatError` with the 1-based line number where one applies.
+ */
+
+/** A problem with the file (header) or one row; `line` is 1-based when it concerns a row. */
+export class CsvFormatError extends Error {
+  readonly line: number | undefined;
+  constructor(message: string, line?: number) {
+    super(line === undefined ? message : `line ${line}: ${message}`);
+    this.line = line;
+  }
+}
+
+/** One contact as read from a row (phone as written; normalised later). */
+export interface CsvContact {
+  phone: string;
+  first_name?: string;
+  last_name?: string;
+  variables?: Record<string, string>;
+  opted_out?: boolean;
+}
+
+const RESERVED = new Set(['phone', 'first_name', 'last_name', 'opted_out']);
+/** Columns the export writes for information; not imported. */
+export const EXPORT_ONLY_COLUMNS = ['opt_out_source', 'opt_out_at'] as const;
+const IGNORED = new Set<string>(EXPORT_ONLY_COLUMNS);
+const TRUE = new Set(['true', 't', 'yes', 'y', '1']);
+const FALSE = new Set(['false', 'f', 'no', 'n', '0']);
+
+/** Delimiters a contacts CSV may use, in order of preference. */
+export const DELIMITERS = [',', ';', '\t', '|'] as const;
+
+/**
+ * The delimiter of a CSV from its first line (the header): the first of DELIMITERS that splits it into
+ * a `phone` column, else the one occurring most often, else `,`.
+ */
+export function detectDelimiter(firstLine: string): string {
+  const line = firstLine.replace(/^\uFEFF/, '').split(/\r?\n/, 1)[0];
+  for (const d of DELIMITERS) {
+    if (line.split(d).some((h) => h.trim().replace(/^"|"$/g, '').trim().toLowerCase() === 'phone')) return d;
+  }
+  let best = ',';
+  let most = 0;
+  for (const d of DELIMITERS) {
+    const n = line.split(d).length - 1;
+    if (n > most) { best = d; most = n; }
+  }
+  return best;
+}
+
+/** `true/yes/y/1` → true, `false/no/n/0` → false (any case), empty → undefined, else an error. */
+export function parseOptedOut(value: string, line: number): boolean | undefined {
+  const v = value.trim().toLowerCase();
+  if (v === '') return undefined;
+  if (TRUE.has(v)) return true;
+  if (FALSE.has(v)) return false;
+  throw new CsvFormatError(`opted_out must be true/false (or yes/no, 1/0), got "${value}"`, line);
+}
+
+/** Maps the header row: reserved names lower-cased, others kept (trimmed) as variable names. */
+export function normalizeHeader(header: string[]): string[] {
+  const names = header.map((h) => {
+    const t = h.trim();
+    const lower = t.toLowerCase();
+    return RESERVED.has(lower) || IGNORED.has(lower) ? lower : t;
+  });
+  if (!names.includes('phone')) {
+    throw new CsvFormatError(`the CSV header has no "phone" column (columns: ${names.join(', ') || 'none'})`);
+  }
+  const seen = new Set<string>();
+  for (const n of names) {
+    if (n === '') throw new CsvFormatError('the CSV header has an empty column name');
+    if (seen.has(n)) throw new CsvFormatError(`the CSV header names column "${n}" twice`);
+    seen.add(n);
+  }
+  return names;
+}
+
+/** One record (keys from `normalizeHeader`) as a contact, or null when it has no phone. */
+export function recordToContact(record: Record<string, string>, line: number): CsvContact | null {
+  const phone = (record.phone ?? '').trim();
+  if (phone === '') return null;
+  const contact: CsvContact = { phone };
+  const variables: Record<string, string> = {};
+  for (const [key, raw] of Object.entries(record)) {
+    const value = raw ?? '';
+    if (key === 'phone' || IGNORED.has(key)) continue;
+    if (key === 'opted_out') {
+      const b = parseOptedOut(value, line);
+      if (b !== undefined) contact.opted_out = b;
+    } else if (value === '') {
+      continue;
+    } else if (key === 'first_name') contact.first_name = value;
+    else if (key === 'last_name') contact.last_name = value;
+    else variables[key] = value;
+  }
+  if (Object.keys(variables).length > 0) contact.variables = variables;
+  return contact;
+}
+
+/** The csv-parse options every reader of the format uses (`columns` maps the header). */
+export function csvParseOptions(delimiter: string) {
+  return {
+    bom: true,
+    trim: true,
+    delimiter,
+    skip_empty_lines: true,
+    skip_records_with_empty_values: true,
+    info: true,
+    columns: (header: string[]) => normalizeHeader(header),
+  } as const;
+}

@@ -1,37 +1,62 @@
 /**
- * `cms user invite --company ID --email E`: POST /admin/companies/{company_id}/users/invitations
- * (issue 6 item 1). Prints the one-time invitation link to hand to the person; it is shown only once
- * and expires after 7 days. `cms user list --company ID`: GET /admin/companies/{company_id}/users.
+ * `cms user …`: the console users of a company and their roles (issue 6 item 1, issue 15 item 5),
+ * through the operator API (src/http/admin/users.ts):
+ *
+ * - `invite --company ID --email E [--role owner|developer|marketer]` → POST
+ *   /admin/companies/{company_id}/users/invitations; prints the one-time link (7 days; role default owner);
+ * - `list --company ID` → GET /admin/companies/{company_id}/users (users with roles, pending invitations);
+ * - `role --email E --role R` → PATCH /admin/users/{user_id} (409 for the company's last owner);
+ * - `remove --email E` → DELETE /admin/users/{user_id} (their sessions end at once; 409 last owner);
+ * - `reset-link --email E` → POST /admin/users/{user_id}/password-resets; prints the one-time link (1 hour);
+ * - `revoke-invitation INVITATION_ID` → DELETE /admin/users/invitations/{invitation_id}.
+ *
+ * Users are named by email (unique across companies), found with GET /admin/users?email=; an unknown
+ * email fails with exit code 1 before anything changes.
  */
 import type { Command } from 'commander';
+import { data, integerId, type OperatorApi } from '../client.ts';
 import { addCommonOptions, contextFor } from '../context.ts';
+import { CliError, UsageError } from '../errors.ts';
 import { printJson, printLine, printRecord, printTable } from '../output.ts';
 import { parseNonEmpty } from '../parse.ts';
 
-/** Answer of POST /admin/companies/{company_id}/users/invitations. */
-export interface InvitationCreated { invitation_id: number; email: string; company_id: number; invite_url: string; expires_at: string }
+/** The roles a console user can have. */
+const ROLES = ['owner', 'developer', 'marketer'] as const;
+type Role = typeof ROLES[number];
 
-/** Answer of GET /admin/companies/{company_id}/users. */
-export interface CompanyUsers {
-  users: { user_id: number; email: string; created_at: string }[];
-  invitations: { invitation_id: number; email: string; created_at: string; expires_at: string }[];
+/** `--role` value, checked before any request (exit code 2 otherwise). */
+function parseRole(value: string): Role {
+  const v = value.trim().toLowerCase();
+  if (!(ROLES as readonly string[]).includes(v)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}, got "${value}"`);
+  return v as Role;
 }
 
-const seg = (id: string): string => encodeURIComponent(id);
+/** The user with `email` (any company); CliError when there is none. */
+async function userByEmail(api: OperatorApi, email: string) {
+  const { users } = await data(api.GET('/admin/users', { params: { query: { email } } }));
+  const user = users[0];
+  if (!user) throw new CliError(`No console user has the email ${email.trim()}.`);
+  return user;
+}
 
-/** Register `user invite --company ID --email E` and `user list --company ID` on `program`. */
+/** Register the `user` commands of the module comment on `program`. */
 export function registerUser(program: Command): void {
-  const group = program.command('user').description('invite people to a company\'s console and list them');
+  const group = program.command('user').description('invite people to a company\'s console, give them roles, remove them, reset passwords');
 
   addCommonOptions(
     group
       .command('invite')
-      .description('invite a person to the company console; prints a one-time link (valid 7 days)')
+      .description('invite a person to the company console with a role; prints a one-time link (valid 7 days)')
       .requiredOption('--company <id>', 'company id', parseNonEmpty)
-      .requiredOption('--email <email>', 'the person\'s email address (their sign-in name)', parseNonEmpty),
-  ).action(async (opts: { company: string; email: string }, cmd: Command) => {
+      .requiredOption('--email <email>', 'the person\'s email address (their sign-in name)', parseNonEmpty)
+      .option('--role <role>', `${ROLES.join(' | ')} (default owner)`),
+  ).action(async (opts: { company: string; email: string; role?: string }, cmd: Command) => {
+    const companyId = integerId(opts.company, 'company id');
+    const role = opts.role === undefined ? 'owner' : parseRole(opts.role);
     const ctx = await contextFor(cmd);
-    const inv = await ctx.client.request<InvitationCreated>('POST', `/admin/companies/${seg(opts.company)}/users/invitations`, { email: opts.email });
+    const inv = await data(ctx.api.POST('/admin/companies/{company_id}/users/invitations', {
+      params: { path: { company_id: companyId } }, body: { email: opts.email, role },
+    }));
     if (ctx.json) {
       printJson(inv);
       return;
@@ -42,24 +67,87 @@ export function registerUser(program: Command): void {
     printLine(`  ${url}`);
     printLine();
     printLine(`Send this link to ${inv.email}: it works once, until ${inv.expires_at}, and is shown only now.`);
-    printLine('Opening it lets them choose a password; then they sign in at /console/login.');
+    printLine(`Opening it lets them choose a password and join as ${inv.role}; then they sign in at /console/login.`);
   });
 
   addCommonOptions(
     group
       .command('list')
-      .description('list the console users and pending invitations of a company')
+      .description('list the console users (with their roles) and pending invitations of a company')
       .requiredOption('--company <id>', 'company id', parseNonEmpty),
   ).action(async (opts: { company: string }, cmd: Command) => {
+    const companyId = integerId(opts.company, 'company id');
     const ctx = await contextFor(cmd);
-    const res = await ctx.client.request<CompanyUsers>('GET', `/admin/companies/${seg(opts.company)}/users`);
+    const res = await data(ctx.api.GET('/admin/companies/{company_id}/users', { params: { path: { company_id: companyId } } }));
     if (ctx.json) {
       printJson(res);
       return;
     }
     printLine('Users:');
-    printTable(res.users, [{ key: 'user_id' }, { key: 'email' }, { key: 'created_at' }]);
+    printTable(res.users, [{ key: 'user_id' }, { key: 'email' }, { key: 'role' }, { key: 'created_at' }]);
     printLine('Pending invitations:');
-    printTable(res.invitations, [{ key: 'invitation_id' }, { key: 'email' }, { key: 'created_at' }, { key: 'expires_at' }]);
+    printTable(res.invitations, [{ key: 'invitation_id' }, { key: 'email' }, { key: 'role' }, { key: 'invited_by' }, { key: 'expires_at' }]);
+  });
+
+  addCommonOptions(
+    group
+      .command('role')
+      .description('give a console user another role (the last owner of a company cannot be demoted)')
+      .requiredOption('--email <email>', 'the user\'s email', parseNonEmpty)
+      .requiredOption('--role <role>', ROLES.join(' | ')),
+  ).action(async (opts: { email: string; role: string }, cmd: Command) => {
+    const role = parseRole(opts.role);
+    const ctx = await contextFor(cmd);
+    const user = await userByEmail(ctx.api, opts.email);
+    const changed = await data(ctx.api.PATCH('/admin/users/{user_id}', { params: { path: { user_id: user.user_id } }, body: { role } }));
+    if (ctx.json) printJson(changed);
+    else printLine(user.role === changed.role ? `${changed.email} is ${changed.role} already.` : `${changed.email} is now ${changed.role} (was ${user.role}).`);
+  });
+
+  addCommonOptions(
+    group
+      .command('remove')
+      .description('remove a console user; their sessions end at once (the last owner of a company cannot be removed)')
+      .requiredOption('--email <email>', 'the user\'s email', parseNonEmpty),
+  ).action(async (opts: { email: string }, cmd: Command) => {
+    const ctx = await contextFor(cmd);
+    const user = await userByEmail(ctx.api, opts.email);
+    await data(ctx.api.DELETE('/admin/users/{user_id}', { params: { path: { user_id: user.user_id } } }));
+    if (ctx.json) printJson({ user_id: user.user_id, email: user.email, removed: true });
+    else printLine(`${user.email} was removed from company ${user.company_id} and signed out.`);
+  });
+
+  addCommonOptions(
+    group
+      .command('reset-link')
+      .description('make a one-time password reset link for a console user (valid 1 hour); prints it')
+      .requiredOption('--email <email>', 'the user\'s email', parseNonEmpty),
+  ).action(async (opts: { email: string }, cmd: Command) => {
+    const ctx = await contextFor(cmd);
+    const user = await userByEmail(ctx.api, opts.email);
+    const reset = await data(ctx.api.POST('/admin/users/{user_id}/password-resets', { params: { path: { user_id: user.user_id } } }));
+    if (ctx.json) {
+      printJson(reset);
+      return;
+    }
+    printLine(`Password reset link for ${reset.email}:`);
+    printLine();
+    printLine(`  ${reset.reset_url}`);
+    printLine();
+    printLine(`It works once, until ${reset.expires_at}, and is shown only now; a newer link replaces it.`);
+    printLine('Their password and sessions stay until they use it; then every session of theirs ends.');
+  });
+
+  addCommonOptions(
+    group
+      .command('revoke-invitation')
+      .description('revoke a pending invitation: its link stops working')
+      .argument('<invitation-id>', 'invitation id (from `cms user list`)', parseNonEmpty),
+  ).action(async (invitationId: string, _opts: unknown, cmd: Command) => {
+    const id = integerId(invitationId, 'invitation id');
+    const ctx = await contextFor(cmd);
+    await data(ctx.api.DELETE('/admin/users/invitations/{invitation_id}', { params: { path: { invitation_id: id } } }));
+    if (ctx.json) printJson({ invitation_id: id, revoked: true });
+    else printLine(`Invitation ${id} revoked.`);
   });
 }

@@ -1,29 +1,87 @@
 /**
- * One segment: GET /console/segments/:segmentId shows its name, member count and the 100 most recently
- * added members. Unknown or another company's segment ids answer 404.
+ * One segment (issue 15 item 3; src/domain/segment-admin.ts):
+ * - `GET /segments/{id}[?after=CONTACT_ID]`: name, member count, members 50 per page (keyset by contact
+ *   id), the result of the last members change (once), the members, rename and delete forms;
+ * - `POST /segments/{id}/rename` `{name}`: the name rule of api.md 4.1 (surrounding spaces dropped),
+ *   303 back with a notice; refused: 422 with the error beside the field, the name kept;
+ * - `GET /segments/{id}/delete`, `POST /segments/{id}/delete`: confirm, then delete (memberships go,
+ *   contacts stay; sends already made from it are not changed) and 303 to the list;
+ * - `POST /segments/{id}/members`: routes/segment-members.ts, registered from here.
+ * Another company's segment id answers 404 exactly like an unknown one. Changes are audit-logged.
  */
-import type { FastifyInstance } from 'fastify';
-import { notFound } from '../../domain/errors.ts';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { recordAudit } from '../../domain/audit.ts';
+import { deleteSegment, getSegment, membersPage, renameSegment, segmentNameProblem } from '../../domain/segment-admin.ts';
 import type { AppDeps } from '../../http/deps.ts';
-import { parseId, sendPage, sessionOf } from '../context.ts';
-import { findCompanySegment, listSegmentMembers } from '../queries/segments.ts';
+import { field, parseId, sendPage, sessionOf } from '../context.ts';
 import { BASE } from '../views/layout.ts';
-import { segmentView } from '../views/segments.ts';
+import { deleteView, segmentView, type FieldErrors, type MembersForm } from '../views/segments.ts';
+import { registerSegmentMembersRoute, takeSummary, type ShownSummary } from './segment-members.ts';
 
-/** Members shown on a segment's page. */
-const MEMBERS_SHOWN = 100;
+/** Fixed notices other requests may ask the page to show (`?done=`). */
+const NOTICES: Record<string, string> = {
+  created: 'Segment created. Add members below.',
+  renamed: 'Segment renamed.',
+};
 
-/** Registers GET /segments/:segmentId (signed-in scope). */
+type Params = { Params: { segmentId: string } };
+
+/** A cursor from the query string: a contact id, or 0 (the first page) for anything else. */
+const cursor = (text: unknown) => (typeof text === 'string' && /^[0-9]{1,15}$/.test(text) ? Number(text) : 0);
+
+/** Registers the pages of the module comment (signed-in scope). */
 export function registerSegmentPage(scope: FastifyInstance, deps: AppDeps): void {
   const db = deps.database.db;
-  scope.get<{ Params: { segmentId: string } }>('/segments/:segmentId', async (request, reply) => {
+
+  async function show(request: FastifyRequest, reply: FastifyReply, status: number, segmentId: number, extra: {
+    after?: number; membersForm?: MembersForm; name?: string; errors?: FieldErrors; flash?: string; summary?: ShownSummary;
+  } = {}) {
     const companyId = sessionOf(request).company_id;
-    const segment = await findCompanySegment(db, companyId, parseId(request.params.segmentId));
-    if (!segment) throw notFound('Segment not found');
-    const members = await listSegmentMembers(db, companyId, segment.segment_id, MEMBERS_SHOWN);
+    const page = await membersPage(db, companyId, segmentId, extra.after ?? 0);
+    const s = page.segment;
+    return sendPage(request, reply, status, {
+      title: `Segment ${s.name}`, section: 'segments', crumbs: [['Segments', `${BASE}/segments`], [s.name]], flash: extra.flash,
+      body: (csrf) => segmentView({
+        csrf, segment: s, members: page.members, after: extra.after ?? 0, next: page.next,
+        membersForm: extra.membersForm ?? { mode: 'add', numbers: '', hashed: false },
+        name: extra.name ?? s.name, errors: extra.errors ?? {}, summary: extra.summary,
+      }),
+    });
+  }
+
+  scope.get<Params & { Querystring: { after?: string; done?: string } }>('/segments/:segmentId', async (request, reply) => {
+    const segmentId = parseId(request.params.segmentId);
+    const segment = await getSegment(db, sessionOf(request).company_id, segmentId);
+    const summary = takeSummary(deps, request, reply, segment.segment_id);
+    return show(request, reply, 200, segment.segment_id, { after: cursor(request.query.after), summary, flash: NOTICES[String(request.query.done ?? '')] });
+  });
+
+  scope.post<Params>('/segments/:segmentId/rename', async (request, reply) => {
+    const session = sessionOf(request);
+    const segment = await getSegment(db, session.company_id, parseId(request.params.segmentId));
+    const name = field(request.body, 'name').trim();
+    const problem = segmentNameProblem(name);
+    if (problem) return show(request, reply, 422, segment.segment_id, { name, errors: { name: problem } });
+    const renamed = await renameSegment(db, session.company_id, segment.segment_id, name);
+    await recordAudit(db, { actor: `console:${session.email}`, action: 'segment.rename', target: `segment:${renamed.segment_id}`, company_id: session.company_id, details: { from: segment.name, to: renamed.name } });
+    return reply.header('cache-control', 'no-store').redirect(`${BASE}/segments/${renamed.segment_id}?done=renamed`, 303);
+  });
+
+  scope.get<Params>('/segments/:segmentId/delete', async (request, reply) => {
+    const segment = await getSegment(db, sessionOf(request).company_id, parseId(request.params.segmentId));
     return sendPage(request, reply, 200, {
-      title: `Segment ${segment.name}`, section: 'segments', crumbs: [['Segments', `${BASE}/segments`], [segment.name]],
-      body: () => segmentView(segment, members, MEMBERS_SHOWN),
+      title: `Delete segment ${segment.name}`, section: 'segments',
+      crumbs: [['Segments', `${BASE}/segments`], [segment.name, `${BASE}/segments/${segment.segment_id}`], ['Delete']],
+      body: (csrf) => deleteView({ csrf, segment }),
     });
   });
+
+  scope.post<Params>('/segments/:segmentId/delete', async (request, reply) => {
+    const session = sessionOf(request);
+    const deleted = await deleteSegment(db, session.company_id, parseId(request.params.segmentId));
+    await recordAudit(db, { actor: `console:${session.email}`, action: 'segment.delete', target: `segment:${deleted.segment_id}`, company_id: session.company_id, details: { name: deleted.name, members: deleted.members } });
+    return reply.header('cache-control', 'no-store').redirect(`${BASE}/segments?done=deleted`, 303);
+  });
+
+  registerSegmentMembersRoute(scope, deps, (request, reply, status, segmentId, extra) => show(request, reply, status, segmentId, extra));
 }

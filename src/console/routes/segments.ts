@@ -1,17 +1,50 @@
-/** Segments (issue 6 item 3): GET /console/segments lists the company's segments with member counts. */
-import type { FastifyInstance } from 'fastify';
+/**
+ * Segments (issue 15 item 3; src/domain/segment-admin.ts):
+ * - `GET /segments`: the company's segments with member counts, and the create form;
+ * - `POST /segments` `{name}`: creates a segment by the rules of api.md 4.1 (name 1 to 255 characters,
+ *   surrounding spaces dropped first; at most 20 segments), then 303 to its page. A refused name or
+ *   the 21st segment: 422 with the error beside the field and the name kept, nothing written.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { recordAudit } from '../../domain/audit.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { listSegments, newSegment, segmentNameProblem } from '../../domain/segment-admin.ts';
 import type { AppDeps } from '../../http/deps.ts';
-import { sendPage, sessionOf } from '../context.ts';
-import { listCompanySegments } from '../queries/segments.ts';
-import { segmentsView } from '../views/segments.ts';
+import { field, sendPage, sessionOf } from '../context.ts';
+import { BASE } from '../views/layout.ts';
+import { segmentsView, type FieldErrors } from '../views/segments.ts';
 
-/** Registers GET /segments (signed-in scope). */
+/** Fixed notices other pages may ask this page to show (`?done=`). */
+const NOTICES: Record<string, string> = { deleted: 'The segment was deleted.' };
+
+/** Registers GET and POST /segments (signed-in scope). */
 export function registerSegmentsPage(scope: FastifyInstance, deps: AppDeps): void {
-  scope.get('/segments', async (request, reply) => {
-    const segments = await listCompanySegments(deps.database.db, sessionOf(request).company_id);
-    return sendPage(request, reply, 200, {
-      title: 'Segments', section: 'segments', crumbs: [['Segments']],
-      body: () => segmentsView(segments),
+  const db = deps.database.db;
+
+  async function show(request: FastifyRequest, reply: FastifyReply, status: number, extra: { name?: string; errors?: FieldErrors; flash?: string }) {
+    const segments = await listSegments(db, sessionOf(request).company_id);
+    return sendPage(request, reply, status, {
+      title: 'Segments', section: 'segments', crumbs: [['Segments']], flash: extra.flash,
+      body: (csrf) => segmentsView({ csrf, segments, name: extra.name ?? '', errors: extra.errors ?? {} }),
     });
+  }
+
+  scope.get<{ Querystring: { done?: string } }>('/segments', async (request, reply) =>
+    show(request, reply, 200, { flash: NOTICES[String(request.query.done ?? '')] }));
+
+  scope.post('/segments', async (request, reply) => {
+    const session = sessionOf(request);
+    const name = field(request.body, 'name').trim();
+    const problem = segmentNameProblem(name);
+    if (problem) return show(request, reply, 422, { name, errors: { name: problem } });
+    let created;
+    try {
+      created = await newSegment(db, session.company_id, name);
+    } catch (err) {
+      if (err instanceof DomainError && err.status === 400) return show(request, reply, 422, { name, errors: { name: `${err.detail}. Delete one to create another.` } });
+      throw err;
+    }
+    await recordAudit(db, { actor: `console:${session.email}`, action: 'segment.create', target: `segment:${created.segment_id}`, company_id: session.company_id, details: { name: created.name } });
+    return reply.header('cache-control', 'no-store').redirect(`${BASE}/segments/${created.segment_id}?done=created`, 303);
   });
 }

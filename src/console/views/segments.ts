@@ -1,38 +1,163 @@
-/** The Segments list and one segment's page (routes/segments.ts, routes/segment.ts). */
-import type { MemberRow, SegmentRow } from '../queries/segments.ts';
+/**
+ * Segment pages of the console (routes/segments.ts, routes/segment.ts, routes/segment-members.ts;
+ * issue 15 item 3): the list with the create form, one segment's page (facts, members paged 50 at a
+ * time, the add / remove members form with numbers, digests or a CSV file, the result of the last
+ * change, the rename form, a link to delete) and the delete confirmation. Every form shows its errors
+ * beside the field, with the input kept.
+ */
+import type { MembershipSummary, SegmentSummary, MemberEntry } from '../../domain/segment-admin.ts';
+import { MAX_SEGMENTS_PER_COMPANY, SEGMENT_NAME_MAX } from '../../domain/segment-admin.ts';
+import { MAX_UPLOAD_BYTES } from '../../domain/segment-lists.ts';
 import { time } from './format.ts';
 import { BASE } from './layout.ts';
 import { html, type SafeHtml } from './html.ts';
 import { dataTable } from './table.ts';
 
-/** Table of segments: name (link), id, members, created. */
-export function segmentsView(segments: SegmentRow[]): SafeHtml {
+/** Problems by form field (`name`, `mode`, `numbers`, `file`). */
+export type FieldErrors = Partial<Record<'name' | 'mode' | 'numbers' | 'file', string>>;
+
+const err = (e: FieldErrors, k: keyof FieldErrors) => (e[k] ? html`<small id="${k}-error" class="error" role="alert">${e[k]}</small>` : '');
+const inv = (e: FieldErrors, k: keyof FieldErrors) => (e[k] ? html` aria-invalid="true" aria-describedby="${k}-error"` : '');
+const n = (x: number) => x.toLocaleString('en');
+
+/** The Segments page: the company's segments and the create form. */
+export function segmentsView(m: { csrf: string; segments: SegmentSummary[]; name: string; errors: FieldErrors }): SafeHtml {
+  const full = m.segments.length >= MAX_SEGMENTS_PER_COMPANY;
   return html`<h1>Segments</h1>
-<p>Static segments of your contacts, created and filled through the API. A company can hold at most 20.</p>
-${segments.length === 0 ? html`<p>No segments yet. Create one with <code>POST /api/segments/create</code>.</p>` : dataTable({
+<p>Static lists of your contacts to send campaigns to. Your integration can also create and fill them through the API. A company can hold at most ${MAX_SEGMENTS_PER_COMPANY} segments; you have ${m.segments.length}.</p>
+${m.segments.length === 0 ? html`<p>No segments yet. Create one below.</p>` : dataTable({
     label: 'Segments',
     columns: [{ head: 'Name' }, { head: 'Segment id' }, { head: 'Members', num: true }, { head: 'Created' }],
-    rows: segments.map((s) => ({
+    rows: m.segments.map((s) => ({
       attrs: html`data-segment-id="${s.segment_id}"`,
-      cells: [html`<a href="${BASE}/segments/${s.segment_id}">${s.name}</a>`, s.segment_id, s.members, time(s.created_at)],
+      cells: [html`<a href="${BASE}/segments/${s.segment_id}">${s.name}</a>`, s.segment_id, n(s.members), time(s.created_at)],
     })),
-  })}`;
+  })}
+<section aria-labelledby="create-title" class="narrow">
+  <h2 id="create-title">Create a segment</h2>
+  ${full ? html`<p class="muted">You have ${MAX_SEGMENTS_PER_COMPANY} segments, the most a company can hold: delete one to create another.</p>` : ''}
+  <form method="post" action="${BASE}/segments" novalidate>
+    <input type="hidden" name="_csrf" value="${m.csrf}">
+    <label for="name">Name</label>
+    <input id="name" name="name" type="text" maxlength="${SEGMENT_NAME_MAX}" required value="${m.name}"${inv(m.errors, 'name')}>
+    ${err(m.errors, 'name')}
+    <button type="submit">Create segment</button>
+  </form>
+</section>`;
 }
 
-/** One segment: facts and its most recently added members. */
-export function segmentView(s: SegmentRow, members: MemberRow[], shown: number): SafeHtml {
+/** The members form as the user filled it (the file cannot be kept by a browser). */
+export interface MembersForm { mode: string; numbers: string; hashed: boolean }
+
+/** What one segment's page shows. */
+export interface SegmentViewModel {
+  csrf: string;
+  segment: SegmentSummary;
+  members: MemberEntry[];
+  /** Cursor of this page (0: the first) and of the next (null: this is the last). */
+  after: number;
+  next: number | null;
+  membersForm: MembersForm;
+  name: string;
+  errors: FieldErrors;
+  /** The result of the change just made (after its redirect). */
+  summary?: MembershipSummary & { source: string };
+}
+
+function summaryView(s: MembershipSummary & { source: string }): SafeHtml {
+  const add = s.mode === 'add';
+  const more = s.contacts_invalid - s.invalid.length;
+  return html`<section class="flash" role="status" aria-labelledby="summary-title" data-summary>
+  <h2 id="summary-title">${add ? 'Members added' : 'Members removed'} <small>(from ${s.source})</small></h2>
+  <dl class="facts">
+    <dt>${add ? 'Added' : 'Removed'}</dt><dd data-count="processed">${n(s.contacts_processed)}</dd>
+    <dt>${add ? 'Already members' : 'Were not members'}</dt><dd data-count="unchanged">${n(s.contacts_unchanged)}</dd>
+    <dt>Not found among your contacts</dt><dd data-count="not_found">${n(s.contacts_not_found)}</dd>
+    <dt>Invalid</dt><dd data-count="invalid">${n(s.contacts_invalid)}</dd>
+  </dl>
+  ${s.invalid.length ? html`<p>Invalid: ${s.invalid.map((i, k) => html`${k ? ', ' : ''}line ${i.position} (<code>${i.value}</code>)`)}${more > 0 ? html` and ${n(more)} more` : ''}.</p>` : ''}
+</section>`;
+}
+
+function membersTable(m: SegmentViewModel): SafeHtml {
+  const s = m.segment;
+  if (s.members === 0) return html`<p>This segment has no members yet. Add some below.</p>`;
+  if (m.members.length === 0) return html`<p>No more members. <a href="${BASE}/segments/${s.segment_id}">Back to the first page</a></p>`;
+  return html`<p>${n(s.members)} member${s.members === 1 ? '' : 's'}, ${m.members.length} on this page, in the order they became contacts.</p>
+${dataTable({
+    label: 'Member list',
+    columns: [{ head: 'Phone' }, { head: 'Name' }, { head: 'Added' }],
+    rows: m.members.map((c) => ({ cells: [html`<a href="${BASE}/contacts/${encodeURIComponent(c.phone)}">${c.phone}</a>`, [c.first_name, c.last_name].filter(Boolean).join(' ') || '—', time(c.added_at)] })),
+  })}
+<nav class="pager" aria-label="Member pages">
+  ${m.after > 0 ? html`<a href="${BASE}/segments/${s.segment_id}">First page</a>` : ''}
+  ${m.next !== null ? html`<a href="${BASE}/segments/${s.segment_id}?after=${m.next}" rel="next">Next page</a>` : ''}
+</nav>`;
+}
+
+/** One segment's page (see the module comment). */
+export function segmentView(m: SegmentViewModel): SafeHtml {
+  const s = m.segment;
+  const f = m.membersForm;
+  const e = m.errors;
+  const mb = MAX_UPLOAD_BYTES / 1024 / 1024;
   return html`<h1>${s.name}</h1>
+${m.summary ? summaryView(m.summary) : ''}
 <dl class="facts">
   <dt>Segment id</dt><dd>${s.segment_id}</dd>
-  <dt>Members</dt><dd data-members>${s.members}</dd>
+  <dt>Members</dt><dd data-members>${n(s.members)}</dd>
   <dt>Created</dt><dd>${time(s.created_at)}</dd>
 </dl>
-<h2>Members</h2>
-${members.length === 0 ? html`<p>This segment has no members yet.</p>` : html`
-${s.members > shown ? html`<p>The ${shown} most recently added of ${s.members} members.</p>` : ''}
-${dataTable({
-    label: 'Members',
-    columns: [{ head: 'Phone' }, { head: 'Name' }, { head: 'Added' }],
-    rows: members.map((m) => ({ cells: [m.phone, [m.first_name, m.last_name].filter(Boolean).join(' ') || '—', time(m.added_at)] })),
-  })}`}`;
+<section aria-labelledby="members-title">
+  <h2 id="members-title">Members</h2>
+  ${membersTable(m)}
+</section>
+<section aria-labelledby="change-title" class="narrow">
+  <h2 id="change-title">Add or remove members</h2>
+  <p>Members are your existing contacts, matched by phone number (numbers without a country code are read in your company's default country) or by the SHA-256 digest of the number in E.164 form, with or without the <code>+</code>. Numbers that are not contacts yet are counted as not found, not created.</p>
+  <form method="post" action="${BASE}/segments/${s.segment_id}/members" enctype="multipart/form-data" novalidate>
+    <input type="hidden" name="_csrf" value="${m.csrf}">
+    <fieldset${inv(e, 'mode')}>
+      <legend>Action</legend>
+      <label for="mode-add"><input type="radio" id="mode-add" name="mode" value="add"${f.mode !== 'delete' ? html` checked` : ''}> Add to the segment</label>
+      <label for="mode-delete"><input type="radio" id="mode-delete" name="mode" value="delete"${f.mode === 'delete' ? html` checked` : ''}> Remove from the segment</label>
+      ${err(e, 'mode')}
+    </fieldset>
+    <label for="numbers">Phone numbers <small>(one per line, or separated by commas)</small></label>
+    <textarea id="numbers" name="numbers" rows="6"${inv(e, 'numbers')}>${f.numbers}</textarea>
+    ${err(e, 'numbers')}
+    <label for="file">Or a CSV file <small>(UTF-8, comma-separated, at most ${mb} MiB; the column headed <code>phone</code>, or the first column)</small></label>
+    <input id="file" name="file" type="file" accept=".csv,text/csv"${inv(e, 'file')}>
+    ${err(e, 'file')}
+    <label for="hashed"><input type="checkbox" id="hashed" name="hashed" value="on"${f.hashed ? html` checked` : ''}> These are SHA-256 digests, not numbers <small>(CSV column <code>digest</code> or <code>sha256</code>)</small></label>
+    <button type="submit">Apply</button>
+  </form>
+</section>
+<section aria-labelledby="rename-title" class="narrow">
+  <h2 id="rename-title">Rename</h2>
+  <form method="post" action="${BASE}/segments/${s.segment_id}/rename" novalidate>
+    <input type="hidden" name="_csrf" value="${m.csrf}">
+    <label for="name">New name</label>
+    <input id="name" name="name" type="text" maxlength="${SEGMENT_NAME_MAX}" required value="${m.name}"${inv(e, 'name')}>
+    ${err(e, 'name')}
+    <button type="submit">Rename</button>
+  </form>
+</section>
+<section aria-labelledby="delete-title">
+  <h2 id="delete-title">Delete</h2>
+  <p><a class="danger-link" href="${BASE}/segments/${s.segment_id}/delete">Delete this segment…</a></p>
+</section>`;
+}
+
+/** The delete confirmation. */
+export function deleteView(m: { csrf: string; segment: SegmentSummary }): SafeHtml {
+  const s = m.segment;
+  return html`<h1>Delete segment ${s.name}?</h1>
+<p>The segment and its ${n(s.members)} membership${s.members === 1 ? '' : 's'} are removed; the contacts themselves stay. Its place among your ${MAX_SEGMENTS_PER_COMPANY} segments becomes free.</p>
+<p>Campaign sends already made to this segment, including scheduled ones, are not changed: they go to the members the segment had when the send was made. Cancel them in <a href="${BASE}/sends">Sends</a> if they should not go out.</p>
+<form method="post" action="${BASE}/segments/${s.segment_id}/delete" class="actions">
+  <input type="hidden" name="_csrf" value="${m.csrf}">
+  <button type="submit" class="danger">Delete segment</button>
+  <a href="${BASE}/segments/${s.segment_id}">Keep it</a>
+</form>`;
 }

@@ -1,79 +1,107 @@
 /**
  * Operator API: batch status and messages (operator-api.md GET /admin/batches/{id}[/messages];
  * receipts-and-events.md §1: the funnel counts sent / delivered / read and each message's lifecycle
- * fields). 404 `{"detail":"Batch not found"}` for an unknown or malformed id.
+ * fields), typed from TypeBox schemas (components.ts pattern).
+ *
+ * | route | answers |
+ * |---|---|
+ * | GET /admin/batches/{batch_id} | 200 `Batch`; 401; 404 `Batch not found` (unknown or malformed id); 422 (id over 64 characters) |
+ * | GET /admin/batches/{batch_id}/messages | 200 `{messages: Message[]}` in batch order; 401; 404; 422 |
  */
 import type { FastifyInstance } from 'fastify';
-import { getBatch, listBatchMessages } from '../../domain/batches.ts';
+import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { getBatch, listBatchMessages, type MessageView } from '../../domain/batches.ts';
 import type { AppDeps } from '../deps.ts';
-import { detailResponse } from './schemas.ts';
+import { addComponents, adminErrors, component, exampleOf, invalid, iso, notFound, ok, ref, TIME_EXAMPLE } from './components.ts';
 
-const time = { type: 'string', format: 'date-time' } as const;
-const count = { type: 'integer', minimum: 0 } as const;
+const time = (description?: string) => Type.String({ format: 'date-time', ...(description ? { description } : {}) });
+const count = Type.Integer({ minimum: 0 });
+const BATCH_ID_EXAMPLE = '0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10';
 
-const batchSchema = {
-  type: 'object',
-  properties: {
-    batch_id: { type: 'string' },
-    kind: { type: 'string', enum: ['automation', 'campaign'] },
-    company_id: { type: 'integer' },
-    source_id: { type: 'integer' },
-    status: { type: 'string', enum: ['accepted', 'processing', 'completed'] },
-    counts: {
-      type: 'object',
-      description: 'sent = sent + delivered + read messages; delivered = delivered + read; total = sent + failed + skipped + pending',
-      properties: { total: count, sent: count, delivered: count, read: count, failed: count, skipped: count, pending: count },
-    },
-    ignored_contacts: count,
-    created_at: time,
-    completed_at: { type: ['string', 'null'], format: 'date-time' },
-  },
-} as const;
+/** A batch's funnel: sent = sent + delivered + read messages; delivered = delivered + read; total = sent + failed + skipped + pending. */
+export const BatchCounts = component('BatchCounts', Type.Object({
+  total: count, sent: count, delivered: count, read: count, failed: count, skipped: count, pending: count,
+}, { description: 'sent = sent + delivered + read messages; delivered = delivered + read; total = sent + failed + skipped + pending' }),
+{ total: 3, sent: 2, delivered: 1, read: 0, failed: 0, skipped: 1, pending: 0 });
 
-const messageSchema = {
-  type: 'object',
-  properties: {
-    message_id: { type: 'string' },
-    phone: { type: 'string' },
-    status: { type: 'string', enum: ['pending', 'sent', 'delivered', 'read', 'failed', 'skipped'] },
-    reason: { type: 'string' },
-    error: { type: 'string' },
-    error_code: { type: 'string', description: "the provider's error code (WhatsApp's numeric code, a webhook answer's HTTP status)" },
-    attempts: count,
-    scheduled_for: time,
-    next_attempt_at: { ...time, description: 'a pending message waiting for a retry: when it is attempted again' },
-    provider_message_id: { type: 'string', description: "WhatsApp's wamid; the webhook provider's webhook-id" },
-    sent_at: time,
-    delivered_at: time,
-    read_at: time,
-    failed_at: time,
-    rendered: {},
-  },
-} as const;
+/** A send batch (one accepted trigger or campaign send) with its counts. */
+export const Batch = component('Batch', Type.Object({
+  batch_id: Type.String({ format: 'uuid' }),
+  kind: Type.Union([Type.Literal('automation'), Type.Literal('campaign')]),
+  company_id: Type.Integer(),
+  source_id: Type.Integer({ description: 'the automation or campaign id' }),
+  status: Type.Union([Type.Literal('accepted'), Type.Literal('processing'), Type.Literal('completed')]),
+  counts: ref(BatchCounts),
+  ignored_contacts: Type.Integer({ minimum: 0, description: 'contacts of the request dropped as duplicates' }),
+  created_at: time(),
+  completed_at: Type.Union([time(), Type.Null()], { description: 'when every message reached a final status' }),
+}), {
+  batch_id: BATCH_ID_EXAMPLE, kind: 'campaign', company_id: 12, source_id: 8, status: 'completed',
+  counts: exampleOf(BatchCounts), ignored_contacts: 0, created_at: TIME_EXAMPLE, completed_at: '2026-03-02T09:30:04.210Z',
+});
+
+/** One message of a batch; optional fields appear only when set. */
+export const Message = component('Message', Type.Object({
+  message_id: Type.String({ format: 'uuid' }),
+  phone: Type.String({ description: 'E.164, or the text given when it is not a number (then skipped, reason invalid_phone)' }),
+  status: Type.Union([Type.Literal('pending'), Type.Literal('sent'), Type.Literal('delivered'), Type.Literal('read'), Type.Literal('failed'), Type.Literal('skipped')]),
+  reason: Type.Optional(Type.String({ description: 'why skipped: invalid_phone, opted_out, cancelled ...' })),
+  error: Type.Optional(Type.String({ description: 'why it failed (the last error while pending for a retry)' })),
+  error_code: Type.Optional(Type.String({ description: "the provider's error code (WhatsApp's numeric code, a webhook answer's HTTP status)" })),
+  attempts: count,
+  scheduled_for: Type.Optional(time('held for the delivery hours until then')),
+  next_attempt_at: Type.Optional(time('a pending message waiting for a retry: when it is attempted again')),
+  provider_message_id: Type.Optional(Type.String({ description: "WhatsApp's wamid; the webhook provider's webhook-id" })),
+  sent_at: Type.Optional(time()),
+  delivered_at: Type.Optional(time()),
+  read_at: Type.Optional(time()),
+  failed_at: Type.Optional(time()),
+  rendered: Type.Unknown({ description: 'the message as handed to the provider (null until rendered)' }),
+}), {
+  message_id: '5c0e2d7a-1b3f-4e8d-9a6c-7f2e1d0b9a83', phone: '+4915112345678', status: 'delivered', attempts: 1,
+  provider_message_id: 'wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjQ2QzdCMjM0', sent_at: '2026-03-02T09:30:02.120Z', delivered_at: '2026-03-02T09:30:03.900Z',
+  rendered: { to: '+4915112345678', header: { type: 'none' }, body: 'Hi Anna, 20 % off all shoes this week.', buttons: [] },
+});
+
+/** A message with its times as RFC 3339 (the fields of MessageView that are set). */
+function messageJson(m: MessageView) {
+  const t = (d: Date | undefined) => (d === undefined ? undefined : iso(d));
+  return {
+    ...m, scheduled_for: t(m.scheduled_for), next_attempt_at: t(m.next_attempt_at), sent_at: t(m.sent_at),
+    delivered_at: t(m.delivered_at), read_at: t(m.read_at), failed_at: t(m.failed_at),
+  };
+}
 
 /** Registers GET /admin/batches/{batch_id} and GET /admin/batches/{batch_id}/messages. */
 export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps): void {
   const db = deps.database.db;
-  const params = { type: 'object', required: ['batch_id'], properties: { batch_id: { type: 'string', maxLength: 64 } } } as const;
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  addComponents(app, [BatchCounts, Batch, Message]);
+  const params = Type.Object({ batch_id: Type.String({ maxLength: 64, description: 'the batch id (a UUID) answered by the send', examples: [BATCH_ID_EXAMPLE] }) });
   const tags = ['operator: batches'];
+  const errors = {
+    ...adminErrors,
+    404: notFound('Batch not found', 'No such batch (an id that is not a UUID too)'),
+    422: invalid({ type: 'maxLength', loc: ['path', 'batch_id'], msg: 'must NOT have more than 64 characters' }),
+  };
 
-  app.get<{ Params: { batch_id: string } }>('/admin/batches/:batch_id', {
+  r.get('/admin/batches/:batch_id', {
     schema: {
       tags, operationId: 'get_batch', summary: 'Status and funnel counts of a send batch', params,
-      response: { 200: batchSchema, 404: detailResponse },
+      response: { 200: ok('The batch', ref(Batch), exampleOf(Batch)), ...errors },
     },
   }, async (request) => {
     const b = await getBatch(db, request.params.batch_id);
     return {
       batch_id: b.batch_id, kind: b.kind, company_id: b.company_id, source_id: b.source_id, status: b.status,
-      counts: b.counts, ignored_contacts: b.ignored_contacts, created_at: b.created_at, completed_at: b.completed_at,
+      counts: b.counts, ignored_contacts: b.ignored_contacts, created_at: iso(b.created_at), completed_at: iso(b.completed_at),
     };
   });
 
-  app.get<{ Params: { batch_id: string } }>('/admin/batches/:batch_id/messages', {
+  r.get('/admin/batches/:batch_id/messages', {
     schema: {
       tags, operationId: 'list_batch_messages', summary: 'The messages of a send batch: status, times, provider id, next attempt', params,
-      response: { 200: { type: 'object', properties: { messages: { type: 'array', items: messageSchema } } }, 404: detailResponse },
+      response: { 200: ok('The messages in batch order', Type.Object({ messages: Type.Array(ref(Message)) }), { messages: [exampleOf(Message)] }), ...errors },
     },
-  }, async (request) => ({ messages: await listBatchMessages(db, request.params.batch_id) }));
+  }, async (request) => ({ messages: (await listBatchMessages(db, request.params.batch_id)).map(messageJson) }));
 }

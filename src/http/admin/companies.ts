@@ -1,20 +1,85 @@
-/** Operator API: companies, connector and channel (operator-api.md). */
+/**
+ * Operator API: companies, connector and channel (operator-api.md), typed from TypeBox schemas
+ * (components.ts pattern).
+ *
+ * | route | answers |
+ * |---|---|
+ * | POST /admin/companies | 201 `Company`; 401; 422 (schema, unsupported country, unknown time zone) |
+ * | GET /admin/companies | 200 `{companies: Company[]}` (newest first, at most 1000); 401 |
+ * | GET /admin/companies/{company_id} | 200 `Company`; 401; 404; 422 |
+ * | PATCH /admin/companies/{company_id} | 200 `Company`; 401; 404; 422 |
+ * | DELETE /admin/companies/{company_id}/rate-limits | 204; 401; 404; 422 |
+ * | PUT /admin/companies/{company_id}/connector | 200 `ConnectorAnswer`; 401; 404; 422 |
+ * | PUT /admin/companies/{company_id}/channel | 200 `ChannelAnswer` (a generated webhook `secret` once); 401; 404; 409 number taken; 422 |
+ */
 import type { FastifyInstance } from 'fastify';
-import { createCompany, getCompany, listCompanies, setChannel, setConnector, updateCompany, type Company, type CompanyInput } from '../../domain/companies.ts';
-import { DomainError } from '../../domain/errors.ts';
+import { Type, type Static, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { createCompany, getCompany, listCompanies, setChannel, setConnector, updateCompany, type Company as CompanyRow, type CompanyInput } from '../../domain/companies.ts';
 import { checkProviderUrl } from '../../domain/network-guard.ts';
 import { isSupportedCountry } from '../../domain/phone.ts';
 import { recordAudit } from '../../domain/audit.ts';
 import type { AppDeps } from '../deps.ts';
 import { RULES, rateLimitKey } from '../rate-limit.ts';
 import { isIanaTimeZone } from '../../local-time.ts';
-import { AdminValidationError } from './errors.ts';
 import { generateWebhookSecret, webhookSecretProblem } from '../../providers/webhook.ts';
 import { verifyTokenDigest } from '../../domain/receipts.ts';
-import { companyProps, detailResponse, idParam } from './schemas.ts';
+import {
+  addComponents, adminErrors, component, conflict, exampleOf, idParams, invalid, invalidInput, iso, noContent,
+  notFound, ok, ref, TIME_EXAMPLE,
+} from './components.ts';
+import { AdminValidationError } from './errors.ts';
+import { companyProps, DeliveryHours } from './schemas.ts';
+
+const nullableString = (o: Record<string, unknown> = {}) => Type.Union([Type.String(), Type.Null()], o);
+
+/** The push-messaging connector of a company (4.4 refuses sends while it is not connected). */
+export const Connector = component('Connector', Type.Object({
+  connected: Type.Boolean(),
+  provider: nullableString({ description: 'the connected push provider, null when disconnected' }),
+}), { connected: true, provider: 'pushy' });
+
+/** A company's channel as answers show it: never its secrets. */
+export const ChannelView = component('ChannelView', Type.Object({
+  provider: Type.Union([Type.Literal('outbox'), Type.Literal('webhook'), Type.Literal('whatsapp')]),
+  url: Type.Optional(Type.String({ description: 'webhook: where messages are POSTed' })),
+  phone_number_id: Type.Optional(Type.String({ description: 'whatsapp: the sending number\'s id' })),
+  api_base_url: Type.Optional(Type.String({ description: 'whatsapp: the Graph API base' })),
+}), { provider: 'webhook', url: 'https://hooks.acme-shoes.example/cms/messages' });
+
+/** A company (secrets never included). */
+export const Company = component('Company', Type.Object({
+  company_id: Type.Integer(),
+  name: Type.String(),
+  subscription_active: Type.Boolean(),
+  default_country: Type.String({ description: 'ISO 3166-1 alpha-2' }),
+  delivery_hours: Type.Union([ref(DeliveryHours), Type.Null()]),
+  connector: ref(Connector),
+  channel: Type.Object({ provider: Type.String({ description: 'outbox, webhook or whatsapp (PUT .../channel)' }) }),
+  opt_out_keywords: Type.Array(Type.String()),
+  opt_in_keywords: Type.Array(Type.String()),
+  created_at: Type.String({ format: 'date-time' }),
+}), {
+  company_id: 12, name: 'Acme Shoes', subscription_active: true, default_country: 'DE',
+  delivery_hours: { start: '09:00', end: '20:00', timezone: 'Europe/Berlin' },
+  connector: { connected: false, provider: null }, channel: { provider: 'outbox' },
+  opt_out_keywords: ['STOP'], opt_in_keywords: ['START'], created_at: TIME_EXAMPLE,
+});
+
+/** The answer of PUT .../connector. */
+export const ConnectorAnswer = component('ConnectorAnswer', Type.Object({
+  company_id: Type.Integer(),
+  connector: ref(Connector),
+}), { company_id: 12, connector: { connected: true, provider: 'pushy' } });
+
+/** The answer of PUT .../channel; `secret` only when the webhook secret was generated (shown this once). */
+export const ChannelAnswer = component('ChannelAnswer', Type.Object({
+  company_id: Type.Integer(),
+  channel: ref(ChannelView),
+  secret: Type.Optional(Type.String({ description: 'webhook without a given secret: the generated `whsec_` secret, shown only in this answer' })),
+}), { company_id: 12, channel: { provider: 'webhook', url: 'https://hooks.acme-shoes.example/cms/messages' }, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw7NBHv1y5Tzk=' });
 
 /** The answer shape of a company (secrets never included). */
-function view(c: Company) {
+function view(c: CompanyRow): Static<typeof Company> {
   return {
     company_id: c.company_id,
     name: c.name,
@@ -25,26 +90,53 @@ function view(c: Company) {
     channel: c.channel,
     opt_out_keywords: c.opt_out_keywords,
     opt_in_keywords: c.opt_in_keywords,
-    created_at: c.created_at,
+    created_at: iso(c.created_at),
   };
 }
 
+/** The rules the schema cannot say: a supported region, an IANA time zone (422 at the field). */
 function checkInput(input: CompanyInput): void {
   if (input.default_country !== undefined && !isSupportedCountry(input.default_country)) {
-    throw new DomainError(422, `default_country ${input.default_country} is not a supported ISO 3166-1 alpha-2 region`);
+    throw invalidInput(['body', 'default_country'], `default_country ${input.default_country} is not a supported ISO 3166-1 alpha-2 region`, 'value_error', input.default_country);
   }
   const tz = input.delivery_hours?.timezone;
   if (tz !== undefined && !isIanaTimeZone(tz)) {
-    throw new DomainError(422, `delivery_hours.timezone ${tz} is not an IANA timezone`);
+    throw invalidInput(['body', 'delivery_hours', 'timezone'], `delivery_hours.timezone ${tz} is not an IANA timezone`, 'value_error', tz);
   }
 }
 
+const companyParams = idParams('company_id', 'the company', 12);
+const missingName = { type: 'missing', loc: ['body', 'name'], msg: 'Field required' };
+const badCountry = { type: 'value_error', loc: ['body', 'default_country'], msg: 'default_country XX is not a supported ISO 3166-1 alpha-2 region', input: 'XX' };
+const badCompanyId = { type: 'type', loc: ['path', 'company_id'], msg: 'must be integer' };
+const companyNotFound = notFound('Company not found');
+const webhookUrl = 'https://hooks.acme-shoes.example/cms/messages';
+
+/** Registers the routes of the module comment. */
 export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void {
   const db = deps.database.db;
   const tags = ['operator: companies'];
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  addComponents(app, [DeliveryHours, Connector, ChannelView, Company, ConnectorAnswer, ChannelAnswer]);
+  const example = exampleOf(Company);
 
-  app.post<{ Body: CompanyInput & { name: string } }>('/admin/companies', {
-    schema: { tags, summary: 'Create a company', body: { type: 'object', required: ['name'], properties: companyProps } },
+  r.post('/admin/companies', {
+    schema: {
+      tags, operationId: 'create_company', summary: 'Create a company',
+      body: Type.Object({
+        name: companyProps.name,
+        subscription_active: Type.Optional(companyProps.subscription_active),
+        default_country: Type.Optional(companyProps.default_country),
+        delivery_hours: Type.Optional(companyProps.delivery_hours),
+        opt_out_keywords: Type.Optional(companyProps.opt_out_keywords),
+        opt_in_keywords: Type.Optional(companyProps.opt_in_keywords),
+      }, { examples: [{ name: 'Acme Shoes', subscription_active: true, default_country: 'DE', delivery_hours: { start: '09:00', end: '20:00', timezone: 'Europe/Berlin' } }] }),
+      response: {
+        201: ok('The new company (channel outbox, connector disconnected)', ref(Company), example),
+        ...adminErrors,
+        422: invalid(missingName),
+      },
+    },
   }, async (request, reply) => {
     checkInput(request.body);
     const company = await createCompany(db, request.body);
@@ -52,14 +144,29 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
     return reply.code(201).send(view(company));
   });
 
-  app.get('/admin/companies', { schema: { tags, summary: 'List companies' } }, async () => ({ companies: (await listCompanies(db)).map(view) }));
+  r.get('/admin/companies', {
+    schema: {
+      tags, operationId: 'list_companies', summary: 'List companies (newest first, at most 1000)',
+      response: {
+        200: ok('The companies', Type.Object({ companies: Type.Array(ref(Company)) }), { companies: [example] }),
+        ...adminErrors,
+      },
+    },
+  }, async () => ({ companies: (await listCompanies(db)).map(view) }));
 
-  app.get<{ Params: { company_id: number } }>('/admin/companies/:company_id', {
-    schema: { tags, summary: 'Read a company', params: idParam('company_id') },
+  r.get('/admin/companies/:company_id', {
+    schema: {
+      tags, operationId: 'get_company', summary: 'Read a company', params: companyParams,
+      response: { 200: ok('The company', ref(Company), example), ...adminErrors, 404: companyNotFound, 422: invalid(badCompanyId) },
+    },
   }, async (request) => view(await getCompany(db, request.params.company_id)));
 
-  app.patch<{ Params: { company_id: number }; Body: CompanyInput }>('/admin/companies/:company_id', {
-    schema: { tags, summary: 'Change a company', params: idParam('company_id'), body: { type: 'object', properties: companyProps } },
+  r.patch('/admin/companies/:company_id', {
+    schema: {
+      tags, operationId: 'update_company', summary: 'Change a company (only the fields given)', params: companyParams,
+      body: Type.Partial(Type.Object(companyProps), { examples: [{ subscription_active: false, opt_out_keywords: ['STOP', 'ABMELDEN'] }] }),
+      response: { 200: ok('The company as changed', ref(Company), example), ...adminErrors, 404: companyNotFound, 422: invalid(badCountry) },
+    },
   }, async (request) => {
     checkInput(request.body);
     const company = await updateCompany(db, request.params.company_id, request.body);
@@ -68,8 +175,11 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
     return view(company);
   });
 
-  app.delete<{ Params: { company_id: number } }>('/admin/companies/:company_id/rate-limits', {
-    schema: { tags, summary: "Reset a company's rate-limit windows (all four operations)", params: idParam('company_id') },
+  r.delete('/admin/companies/:company_id/rate-limits', {
+    schema: {
+      tags, operationId: 'reset_rate_limits', summary: "Reset a company's rate-limit windows (all four operations)", params: companyParams,
+      response: { 204: noContent('The windows are empty: the next request of each operation is admitted'), ...adminErrors, 404: companyNotFound, 422: invalid(badCompanyId) },
+    },
   }, async (request, reply) => {
     const company = await getCompany(db, request.params.company_id);
     for (const rule of Object.values(RULES)) await deps.rateLimiter.reset(rateLimitKey(company.company_id, rule));
@@ -77,10 +187,18 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
     return reply.code(204).send();
   });
 
-  app.put<{ Params: { company_id: number }; Body: { connected: boolean; provider?: string } }>('/admin/companies/:company_id/connector', {
+  r.put('/admin/companies/:company_id/connector', {
     schema: {
-      tags, summary: 'Connect or disconnect the push-messaging connector', params: idParam('company_id'),
-      body: { type: 'object', required: ['connected'], properties: { connected: { type: 'boolean' }, provider: { type: 'string', maxLength: 64 } } },
+      tags, operationId: 'set_connector', summary: 'Connect or disconnect the push-messaging connector', params: companyParams,
+      body: Type.Object({
+        connected: Type.Boolean(),
+        provider: Type.Optional(Type.String({ maxLength: 64, description: 'the push provider (kept only while connected)' })),
+      }, { examples: [{ connected: true, provider: 'pushy' }] }),
+      response: {
+        200: ok('The connector as set', ref(ConnectorAnswer), exampleOf(ConnectorAnswer)),
+        ...adminErrors, 404: companyNotFound,
+        422: invalid({ type: 'missing', loc: ['body', 'connected'], msg: 'Field required' }),
+      },
     },
   }, async (request) => {
     const company = await setConnector(db, request.params.company_id, request.body.connected, request.body.provider ?? null);
@@ -89,51 +207,54 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
     return { company_id: company.company_id, connector: company.connector };
   });
 
-  app.put<{ Params: { company_id: number }; Body: Record<string, string> }>('/admin/companies/:company_id/channel', {
+  r.put('/admin/companies/:company_id/channel', {
     schema: {
-      tags, summary: 'Choose the delivery channel (provider) of a company; secrets are stored encrypted and never echoed (a generated webhook secret is returned once)',
-      params: idParam('company_id'),
-      body: {
-        type: 'object', required: ['provider'],
+      tags, operationId: 'set_channel', params: companyParams,
+      summary: 'Choose the delivery channel (provider) of a company; secrets are stored encrypted and never echoed (a generated webhook secret is returned once)',
+      body: Type.Object({
+        provider: Type.Union([Type.Literal('outbox'), Type.Literal('webhook'), Type.Literal('whatsapp')]),
+        url: Type.Optional(Type.String({ pattern: '^https?://\\S+$', maxLength: 2048, description: 'webhook (required): where messages are POSTed; a private or loopback address only with PROVIDER_ALLOWED_HOSTS' })),
+        secret: Type.Optional(Type.String({ minLength: 16, maxLength: 512, description: 'webhook: `whsec_` + base64 (Standard Webhooks; the decoded bytes are the HMAC key) or any other text (its UTF-8 bytes are the key, never base64-decoded); without one a `whsec_` secret is generated and answered once' })),
+        phone_number_id: Type.Optional(Type.String({ pattern: '^[0-9]{1,32}$', description: 'whatsapp (required): the sending number\'s id' })),
+        access_token: Type.Optional(Type.String({ minLength: 1, maxLength: 4096, description: 'whatsapp (required): a Graph API token' })),
+        api_base_url: Type.Optional(Type.String({ pattern: '^https?://\\S+$', maxLength: 2048, description: 'whatsapp: the Graph API base (default https://graph.facebook.com/v21.0)' })),
+        app_secret: Type.Optional(Type.String({ minLength: 8, maxLength: 512, description: "whatsapp: the Meta app's secret; verifies X-Hub-Signature-256 of POST /webhooks/whatsapp" })),
+        verify_token: Type.Optional(Type.String({ minLength: 8, maxLength: 512, description: 'whatsapp: the verify token of the GET /webhooks/whatsapp handshake' })),
+      }, {
         description: 'outbox: no other field; webhook: url and secret (optional: without one a whsec_ secret is generated and returned once in `secret`); whatsapp: phone_number_id, access_token, api_base_url (optional), app_secret and verify_token (optional; needed for webhooks in, docs/whatsapp.md)',
-        properties: {
-          provider: { type: 'string', enum: ['outbox', 'webhook', 'whatsapp'] },
-          url: { type: 'string', pattern: '^https?://\\S+$', maxLength: 2048 },
-          secret: { type: 'string', minLength: 16, maxLength: 512, description: 'webhook: `whsec_` + base64 (Standard Webhooks; the decoded bytes are the HMAC key) or any other text (its UTF-8 bytes are the key, never base64-decoded)' },
-          phone_number_id: { type: 'string', pattern: '^[0-9]{1,32}$' },
-          access_token: { type: 'string', minLength: 1, maxLength: 4096 },
-          api_base_url: { type: 'string', pattern: '^https?://\\S+$', maxLength: 2048 },
-          app_secret: { type: 'string', minLength: 8, maxLength: 512, description: "whatsapp: the Meta app's secret; verifies X-Hub-Signature-256 of POST /webhooks/whatsapp" },
-          verify_token: { type: 'string', minLength: 8, maxLength: 512, description: 'whatsapp: the verify token of the GET /webhooks/whatsapp handshake' },
-        },
-      },
+        examples: [{ provider: 'webhook', url: webhookUrl }],
+      }),
       response: {
-        409: { description: 'phone_number_id is the WhatsApp channel of another company', ...detailResponse },
+        200: ok('The channel as stored, without secrets; `secret` only when one was generated', ref(ChannelAnswer), exampleOf(ChannelAnswer)),
+        ...adminErrors, 404: companyNotFound,
+        409: conflict('phone_number_id is the WhatsApp channel of another company', 'phone_number_id 106540352242922 is already the WhatsApp channel of another company'),
+        422: invalid({ type: 'value_error', loc: ['body', 'url'], msg: 'url resolves to a private or loopback address (10.0.0.7); allow it with PROVIDER_ALLOWED_HOSTS' }),
       },
     },
   }, async (request) => {
     const b = request.body;
-    const needed = b.provider === 'webhook' ? ['url'] : b.provider === 'whatsapp' ? ['phone_number_id', 'access_token'] : [];
+    const needed = b.provider === 'webhook' ? ['url'] as const : b.provider === 'whatsapp' ? ['phone_number_id', 'access_token'] as const : [];
     const missing = needed.filter((f) => b[f] === undefined);
     if (missing.length) throw new AdminValidationError(missing.map((f) => ({ type: 'missing', loc: ['body', f], msg: 'Field required' })));
     for (const field of ['url', 'api_base_url'] as const) {
-      if (b[field] === undefined) continue;
-      const problem = await checkProviderUrl(b[field], deps.addressPolicy);
-      if (problem) throw new DomainError(422, `${field} ${problem}`);
+      const value = b[field];
+      if (value === undefined) continue;
+      const problem = await checkProviderUrl(value, deps.addressPolicy);
+      if (problem) throw invalidInput(['body', field], `${field} ${problem}`, 'value_error', value);
     }
     let stored: Record<string, unknown>;
-    let shown: Record<string, unknown>;
+    let shown: Static<typeof ChannelView>;
     let generated: string | undefined;
     if (b.provider === 'webhook') {
       const problem = b.secret === undefined ? undefined : webhookSecretProblem(b.secret);
-      if (problem) throw new AdminValidationError([{ type: 'value_error', loc: ['body', 'secret'], msg: problem }]);
+      if (problem) throw invalidInput(['body', 'secret'], problem);
       // Without a secret, one is generated and returned once, in this answer only (issue 13).
-      if (b.secret === undefined) generated = generateWebhookSecret();
-      stored = { provider: 'webhook', url: b.url, secret_sealed: deps.sealSecret(b.secret ?? generated!) };
+      const secret = b.secret ?? (generated = generateWebhookSecret());
+      stored = { provider: 'webhook', url: b.url, secret_sealed: deps.sealSecret(secret) };
       shown = { provider: 'webhook', url: b.url };
     } else if (b.provider === 'whatsapp') {
       const base = b.api_base_url ?? 'https://graph.facebook.com/v21.0';
-      stored = { provider: 'whatsapp', phone_number_id: b.phone_number_id, api_base_url: base, access_token_sealed: deps.sealSecret(b.access_token) };
+      stored = { provider: 'whatsapp', phone_number_id: b.phone_number_id, api_base_url: base, access_token_sealed: deps.sealSecret(b.access_token!) };
       // Webhooks in (receipts-and-events.md §3): both sealed; the verify token's SHA-256 lets the GET
       // handshake find its channel without opening every channel's secrets.
       if (b.app_secret !== undefined) stored.app_secret_sealed = deps.sealSecret(b.app_secret);
@@ -144,7 +265,7 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
       shown = { provider: 'whatsapp', phone_number_id: b.phone_number_id, api_base_url: base };
     } else {
       stored = { provider: 'outbox' };
-      shown = stored;
+      shown = { provider: 'outbox' };
     }
     const company = await setChannel(db, request.params.company_id, stored);
     await recordAudit(db, { actor: 'admin', action: 'channel.set', target: `company:${company.company_id}`, company_id: company.company_id, details: shown });

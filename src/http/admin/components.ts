@@ -157,6 +157,11 @@ export function objectOrNull<T extends TSchema>(schema: T) {
   return Type.Unsafe<Static<T> | null>({ ...schema, type: ['object', 'null'] });
 }
 
+/** A free-form JSON object (`Record<string, unknown>`), e.g. a contact's variables or an audit entry's details. */
+export function freeObject(options: { description?: string; examples?: unknown[] } = {}) {
+  return Type.Unsafe<Record<string, unknown>>({ type: 'object', additionalProperties: true, ...options });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Parameters
 // ---------------------------------------------------------------------------------------------

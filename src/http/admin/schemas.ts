@@ -1,35 +1,36 @@
-/** JSON Schemas shared by the operator API routes (operator-api.md). */
+/**
+ * Schemas shared by several operator API route files (operator-api.md), as TypeBox (see components.ts
+ * for how routes use them). `idParam` and `detailResponse` are the older plain forms, kept for route
+ * files not yet written in the components.ts pattern; new code uses `idParams` and `notFound(...)`.
+ */
+import { Type } from '@fastify/type-provider-typebox';
 import { HHMM_PATTERN } from '../../local-time.ts';
+import { component, idParams, ref } from './components.ts';
 
-export const idParam = (name: string) => ({
-  type: 'object', required: [name], properties: { [name]: { type: 'integer', minimum: 1, maximum: 2147483647 } },
-}) as const;
+/** Path parameters `{ [name]: row id }` (alias of components.ts `idParams`). */
+export const idParam = <K extends string>(name: K) => idParams(name);
 
-export const deliveryHoursSchema = {
-  anyOf: [
-    { type: 'null' },
-    {
-      type: 'object',
-      required: ['start', 'end', 'timezone'],
-      additionalProperties: false,
-      properties: {
-        start: { type: 'string', pattern: HHMM_PATTERN },
-        end: { type: 'string', pattern: HHMM_PATTERN },
-        timezone: { type: 'string', minLength: 1, maxLength: 64 },
-      },
-    },
-  ],
-} as const;
+/** A company's delivery hours: messages of campaigns leave only between start and end, local time. */
+export const DeliveryHours = component('DeliveryHours', Type.Object({
+  start: Type.String({ pattern: HHMM_PATTERN, description: 'HH:MM, 24-hour' }),
+  end: Type.String({ pattern: HHMM_PATTERN, description: 'HH:MM, 24-hour; before start means the window runs over midnight' }),
+  timezone: Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone, e.g. Europe/Berlin' }),
+}, { additionalProperties: false }), { start: '09:00', end: '20:00', timezone: 'Europe/Berlin' });
 
+const keywords = (description: string, example: string[]) =>
+  Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 50, description, examples: [example] });
+
+/** The writable fields of a company (POST requires `name`; PATCH takes any of them). */
 export const companyProps = {
-  name: { type: 'string', minLength: 1, maxLength: 255 },
-  subscription_active: { type: 'boolean' },
-  default_country: { type: 'string', pattern: '^[A-Z]{2}$' },
-  delivery_hours: deliveryHoursSchema,
-  opt_out_keywords: { type: 'array', maxItems: 50, items: { type: 'string', minLength: 1, maxLength: 64 }, description: 'Inbound texts (trimmed, case-insensitive) that opt a contact out of campaigns' },
-  opt_in_keywords: { type: 'array', maxItems: 50, items: { type: 'string', minLength: 1, maxLength: 64 }, description: 'Inbound texts (trimmed, case-insensitive) that opt a contact back in' },
-} as const;
+  name: Type.String({ minLength: 1, maxLength: 255, examples: ['Acme Shoes'] }),
+  subscription_active: Type.Boolean({ description: 'false: the public API refuses sends (400 no active subscription)' }),
+  default_country: Type.String({ pattern: '^[A-Z]{2}$', description: 'ISO 3166-1 alpha-2 region of national numbers (default DE)', examples: ['DE'] }),
+  delivery_hours: Type.Union([ref(DeliveryHours), Type.Null()], { description: 'null: campaigns are delivered at any hour' }),
+  opt_out_keywords: keywords('Inbound texts (trimmed, case-insensitive) that opt a contact out of campaigns', ['STOP', 'UNSUBSCRIBE']),
+  opt_in_keywords: keywords('Inbound texts (trimmed, case-insensitive) that opt a contact back in', ['START']),
+};
 
+/** `{"detail": "..."}` as a plain schema (older form; new routes use components.ts `notFound`/`conflict`). */
 export const detailResponse = {
   type: 'object', properties: { detail: { type: 'string' } },
 } as const;

@@ -8,75 +8,130 @@
  *   `template_error`, nothing stored), answer with `warnings`.
  * - `POST /admin/automations/{id}/preview`, `/admin/campaigns/{id}/preview` `{phone? | first_name?,
  *   last_name?, variables?}` → 200 `{contact_found, rendered}` (the pipeline's own render, see
- *   src/domain/source-tools.ts) or 422 `{"detail":"template error: ..."}`.
+ *   src/domain/source-tools.ts) or 422 `{"detail":[{type:"template_error", loc:["body"], msg}]}`.
  * - `POST /admin/automations/{id}/test-send`, `/admin/campaigns/{id}/test-send` `{phone}` → 202
  *   `{batch_id}`: a batch of one through the accept step.
  * - `POST /admin/campaigns/{id}/sends` `{segment_id | contacts, scheduled_for?, dry_run?}` → 202
  *   `{batch_id, plan}` (or 200 `{plan}` with `dry_run`); `scheduled_for` in the past is 422.
  * - `POST /admin/batches/{id}/cancel` → 200 `{batch_id, cancelled, before_fan_out}`
  *   (src/domain/campaign-sends.ts: unsent messages end skipped / `cancelled`).
- * Unknown ids are 404 `{"detail": "... not found"}`.
+ * Unknown ids are 404 `{"detail": "... not found"}`; every 422 is the admin list shape (an invalid phone
+ * number at `loc: ["body", "phone"]`). Typed from TypeBox schemas (components.ts pattern).
  */
 import type { FastifyInstance } from 'fastify';
+import { Type, type Static, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { recordAudit } from '../../domain/audit.ts';
 import { audiencePhones, cancelBatch, planSend, sendCompany, startCampaignSend, type Audience, type SendPlan } from '../../domain/campaign-sends.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { findSource, listAutomations, listCampaigns, previewSource, testSend, updateCampaign, type SourceKind, type SourceRow } from '../../domain/source-tools.ts';
-import { templateSchema } from '../../domain/templates.ts';
 import type { AppDeps } from '../deps.ts';
-import { AdminValidationError } from './errors.ts';
-import { detailResponse, idParam } from './schemas.ts';
-import { template, variableWarnings } from './sources.ts';
+import {
+  addComponents, adminErrors, component, exampleOf, freeObject, idParams, invalid, invalidInput, iso, notFound, ok, ref, TIME_EXAMPLE,
+} from './components.ts';
+import { template, templateProblem, TemplateComponent, variableWarnings } from './sources.ts';
 
-const time = { type: 'string', format: 'date-time' } as const;
+const time = Type.String({ format: 'date-time' });
+const BATCH_ID_EXAMPLE = '0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10';
 
-const sourceSchema = {
-  type: 'object',
-  properties: {
-    id: { type: 'integer' }, company_id: { type: 'integer' }, name: { type: 'string' },
-    type: { type: 'string', description: 'automations only' }, active: { type: 'boolean', description: 'automations only' },
-    template: { type: 'object', additionalProperties: true }, created_at: time,
-  },
-} as const;
+/** An automation or campaign as the lists and reads show it (`type` and `active`: automations only). */
+export const Source = component('Source', Type.Object({
+  id: Type.Integer({ description: 'the automation_id or campaign_id' }),
+  company_id: Type.Integer(),
+  name: Type.String(),
+  type: Type.Optional(Type.String({ description: 'automations only' })),
+  active: Type.Optional(Type.Boolean({ description: 'automations only' })),
+  template: ref(TemplateComponent),
+  created_at: time,
+}), { id: 8, company_id: 12, name: 'Spring sale', template: { header: { type: 'none' }, body: 'Hi {{ first_name }}, 20 % off all shoes this week.', buttons: [] }, created_at: TIME_EXAMPLE });
 
-const planSchema = {
-  type: 'object',
-  properties: {
-    total: { type: 'integer' }, send: { type: 'integer' }, skipped_opted_out: { type: 'integer' }, skipped_invalid: { type: 'integer' },
-    held_for_delivery_hours: { type: 'integer' }, send_at: time, opens_at: time,
-  },
-} as const;
+/** The answer of PATCH /admin/campaigns/{id}: the campaign, its id under both names, and the template's warnings. */
+export const CampaignUpdate = component('CampaignUpdate', Type.Object({
+  ...Source.properties,
+  campaign_id: Type.Integer(),
+  warnings: Type.Array(Type.String(), { description: 'one per variable the new template reads that no contact of the company has; [] when none or the template is unchanged' }),
+}), { ...exampleOf(Source), campaign_id: 8, warnings: [] });
 
-const previewBody = {
-  type: 'object', additionalProperties: false,
-  properties: {
-    phone: { type: 'string', minLength: 1, maxLength: 64, description: 'a contact of the company (its names and variables); no contact: known by phone only' },
-    first_name: { type: ['string', 'null'], maxLength: 255 },
-    last_name: { type: ['string', 'null'], maxLength: 255 },
-    variables: { type: ['object', 'null'], additionalProperties: true },
-  },
-} as const;
+/** What a campaign send will do (times RFC 3339). */
+export const SendPlanSchema = component('SendPlan', Type.Object({
+  total: Type.Integer({ description: 'distinct numbers of the audience' }),
+  send: Type.Integer({ description: 'messages that will be sent' }),
+  skipped_opted_out: Type.Integer(),
+  skipped_invalid: Type.Integer({ description: 'texts that are not phone numbers' }),
+  held_for_delivery_hours: Type.Integer({ description: 'of `send`: held because the delivery hours are closed at the send time' }),
+  send_at: Type.String({ format: 'date-time', description: 'the send time (now, or scheduled_for)' }),
+  opens_at: Type.String({ format: 'date-time', description: 'when the first message may leave: send_at or the next opening of the delivery hours' }),
+}), { total: 3, send: 2, skipped_opted_out: 1, skipped_invalid: 0, held_for_delivery_hours: 0, send_at: TIME_EXAMPLE, opens_at: TIME_EXAMPLE });
 
-const planJson = (p: SendPlan) => ({ ...p, send_at: new Date(p.send_at).toISOString(), opens_at: new Date(p.opens_at).toISOString() });
+/** The content a message would be delivered with (as the provider receives it, without ids). */
+export const RenderedMessage = component('RenderedMessage', Type.Object({
+  to: Type.String({ description: 'E.164' }),
+  header: Type.Object({ type: Type.String({ description: 'none, text, image or video' }), text: Type.Optional(Type.String()), url: Type.Optional(Type.String()) }),
+  body: Type.String(),
+  buttons: Type.Array(Type.Object({ text: Type.String(), url: Type.String() })),
+  whatsapp: Type.Optional(Type.Object({
+    name: Type.String(), language: Type.String(),
+    header_parameters: Type.Array(Type.String()), body_parameters: Type.Array(Type.String()),
+    button_parameters: Type.Array(Type.Union([Type.String(), Type.Null()])),
+  }, { description: 'templates with a WhatsApp mapping: the Cloud API template parameters' })),
+}, { additionalProperties: true }), { to: '+4915112345678', header: { type: 'none' }, body: 'Hi Anna, 20 % off all shoes this week.', buttons: [] });
 
-const sourceJson = (s: SourceRow) => ({
+/** The answer of a preview. */
+export const Preview = component('Preview', Type.Object({
+  contact_found: Type.Boolean({ description: 'the phone is a contact of the company (its names and variables were used); false: sample data' }),
+  rendered: ref(RenderedMessage),
+}), { contact_found: true, rendered: exampleOf(RenderedMessage) });
+
+/** The answer of a cancel. */
+export const CancelAnswer = component('CancelAnswer', Type.Object({
+  batch_id: Type.String({ format: 'uuid' }),
+  cancelled: Type.Integer({ description: 'messages that ended skipped with reason cancelled now' }),
+  before_fan_out: Type.Boolean({ description: 'the batch was cancelled before its messages were written (each ends skipped / cancelled)' }),
+}), { batch_id: BATCH_ID_EXAMPLE, cancelled: 118, before_fan_out: false });
+
+const planJson = (p: SendPlan): Static<typeof SendPlanSchema> => ({ ...p, send_at: new Date(p.send_at).toISOString(), opens_at: new Date(p.opens_at).toISOString() });
+
+const sourceJson = (s: SourceRow): Static<typeof Source> => ({
   id: s.id, company_id: s.company_id, name: s.name, ...(s.kind === 'automation' ? { type: s.type, active: s.active } : {}),
-  template: s.template, created_at: s.created_at,
+  template: s.template, created_at: iso(s.created_at),
 });
+
+/** A 422 `invalid phone number` of a domain function, at the body's `phone`. */
+async function phoneChecked<T>(phone: string | undefined, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof DomainError && err.status === 422) throw invalidInput(['body', 'phone'], err.detail, 'value_error', phone);
+    throw err;
+  }
+}
+
+const badPhone = { type: 'value_error', loc: ['body', 'phone'], msg: 'invalid phone number', input: 'not a phone' };
 
 /** Registers the routes of the module comment. */
 export function registerSelfServiceRoutes(app: FastifyInstance, deps: AppDeps): void {
   const db = deps.database.db;
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  addComponents(app, [Source, CampaignUpdate, SendPlanSchema, RenderedMessage, Preview, CancelAnswer]);
 
   for (const kind of ['automation', 'campaign'] as SourceKind[]) {
     const plural = `${kind}s`;
     const tags = [`operator: ${plural}`];
     const idName = `${kind}_id`;
+    const Kind = kind === 'automation' ? 'Automation' : 'Campaign';
+    const params = idParams(idName, `the ${kind}`, kind === 'automation' ? 31 : 8);
+    const sourceNotFound = notFound(`${Kind} not found`);
+    const badId = invalid({ type: 'type', loc: ['path', idName], msg: 'must be integer' });
+    const example = kind === 'automation'
+      ? { ...exampleOf(Source), id: 31, name: 'Order shipped', type: 'api', active: true }
+      : exampleOf(Source);
 
-    app.get<{ Params: { company_id: number } }>(`/admin/companies/:company_id/${plural}`, {
+    r.get(`/admin/companies/:company_id/${plural}`, {
       schema: {
-        tags, operationId: `list_${plural}`, summary: `The company's ${plural}, newest first`, params: idParam('company_id'),
-        response: { 200: { type: 'array', items: sourceSchema }, 404: detailResponse },
+        tags, operationId: `list_${plural}`, summary: `The company's ${plural}, newest first`, params: idParams('company_id', 'the company', 12),
+        response: {
+          200: ok(`The ${plural}`, Type.Array(ref(Source)), [example]),
+          ...adminErrors, 404: notFound('Company not found'), 422: invalid({ type: 'type', loc: ['path', 'company_id'], msg: 'must be integer' }),
+        },
       },
     }, async (request) => {
       const company = await sendCompany(db, request.params.company_id);
@@ -84,49 +139,69 @@ export function registerSelfServiceRoutes(app: FastifyInstance, deps: AppDeps): 
       return rows.map(sourceJson);
     });
 
-    app.get<{ Params: Record<string, number> }>(`/admin/${plural}/:${idName}`, {
+    r.get(`/admin/${plural}/:${idName}`, {
       schema: {
-        tags, operationId: `get_${kind}`, summary: `One ${kind} with its template`, params: idParam(idName),
-        response: { 200: sourceSchema, 404: detailResponse },
+        tags, operationId: `get_${kind}`, summary: `One ${kind} with its template`, params,
+        response: { 200: ok(`The ${kind}`, ref(Source), example), ...adminErrors, 404: sourceNotFound, 422: badId },
       },
     }, async (request) => sourceJson(await findSource(db, kind, request.params[idName], null)));
 
-    app.post<{ Params: Record<string, number>; Body: { phone?: string; first_name?: string | null; last_name?: string | null; variables?: Record<string, unknown> | null } }>(`/admin/${plural}/:${idName}/preview`, {
+    r.post(`/admin/${plural}/:${idName}/preview`, {
       schema: {
-        tags, operationId: `preview_${kind}`, params: idParam(idName), body: previewBody,
+        tags, operationId: `preview_${kind}`, params,
         summary: `Preview the ${kind}'s message for a contact (by phone) or sample data, rendered by the pipeline's code`,
+        body: Type.Object({
+          phone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'a contact of the company (its names and variables); no contact: known by phone only' })),
+          first_name: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()], { description: 'sample data when no contact is used' })),
+          last_name: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
+          variables: Type.Optional(Type.Union([freeObject(), Type.Null()], { description: 'sample variables' })),
+        }, { additionalProperties: false, examples: [{ first_name: 'Anna', variables: { order_id: 'A-1042' } }] }),
         response: {
-          200: { type: 'object', properties: { contact_found: { type: 'boolean' }, rendered: { type: 'object', additionalProperties: true } } },
-          404: detailResponse, 422: { description: 'template error, or an invalid phone number' },
+          200: ok('The message as it would be delivered', ref(Preview), exampleOf(Preview)),
+          ...adminErrors, 404: sourceNotFound,
+          422: invalid(badPhone, 'The template does not render (`template_error`, nothing is sent), an invalid phone number, or an invalid body'),
         },
       },
     }, async (request, reply) => {
       const source = await findSource(db, kind, request.params[idName], null);
-      const result = await previewSource(db, source, request.body ?? {});
-      if (!result.ok) return reply.code(422).send({ detail: result.error });
+      const body = request.body ?? {};
+      const result = await phoneChecked(body.phone, () => previewSource(db, source, body));
+      if (!result.ok) return reply.code(422).send({ detail: [{ type: 'template_error', loc: ['body'], msg: result.error }] });
       return { contact_found: result.contact_found, rendered: result.rendered };
     });
 
-    app.post<{ Params: Record<string, number>; Body: { phone: string } }>(`/admin/${plural}/:${idName}/test-send`, {
+    r.post(`/admin/${plural}/:${idName}/test-send`, {
       schema: {
-        tags, operationId: `test_send_${kind}`, params: idParam(idName),
+        tags, operationId: `test_send_${kind}`, params,
         summary: `Send the ${kind}'s message to one number now, through the send pipeline (appears in Sends)`,
-        body: { type: 'object', required: ['phone'], additionalProperties: false, properties: { phone: { type: 'string', minLength: 1, maxLength: 64 } } },
-        response: { 202: { type: 'object', properties: { batch_id: { type: 'string' } } }, 404: detailResponse, 422: { description: 'invalid phone number' } },
+        body: Type.Object({ phone: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false, examples: [{ phone: '+4915112345678' }] }),
+        response: {
+          202: ok('Accepted: the batch of one is committed and will be delivered', Type.Object({ batch_id: Type.String({ format: 'uuid' }) }), { batch_id: BATCH_ID_EXAMPLE }),
+          ...adminErrors, 404: sourceNotFound, 422: invalid(badPhone),
+        },
       },
     }, async (request, reply) => {
       const source = await findSource(db, kind, request.params[idName], null);
-      const batchId = await testSend(db, deps.acceptor, source, request.body.phone);
+      const batchId = await phoneChecked(request.body.phone, () => testSend(db, deps.acceptor, source, request.body.phone));
       await recordAudit(db, { actor: 'admin', action: `${kind}.test_send`, target: `batch:${batchId}`, company_id: source.company_id, details: { [idName]: source.id } });
       return reply.code(202).send({ batch_id: batchId });
     });
   }
 
-  app.patch<{ Params: { campaign_id: number }; Body: { name?: string; template?: unknown } }>('/admin/campaigns/:campaign_id', {
+  const campaignParams = idParams('campaign_id', 'the campaign', 8);
+  const campaignNotFound = notFound('Campaign not found');
+
+  r.patch('/admin/campaigns/:campaign_id', {
     schema: {
-      tags: ['operator: campaigns'], operationId: 'update_campaign', summary: 'Change a campaign (template checked as at create)', params: idParam('campaign_id'),
-      body: { type: 'object', additionalProperties: false, properties: { name: { type: 'string', minLength: 1, maxLength: 255 }, template: templateSchema } },
-      response: { 404: detailResponse },
+      tags: ['operator: campaigns'], operationId: 'update_campaign', summary: 'Change a campaign (template checked as at create)', params: campaignParams,
+      body: Type.Object({
+        name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+        template: Type.Optional(ref(TemplateComponent)),
+      }, { additionalProperties: false, examples: [{ name: 'Spring sale (week 2)' }] }),
+      response: {
+        200: ok('The campaign as changed, with `warnings`', ref(CampaignUpdate), exampleOf(CampaignUpdate)),
+        ...adminErrors, 404: campaignNotFound, 422: invalid(templateProblem),
+      },
     },
   }, async (request) => {
     const b = request.body ?? {};
@@ -136,56 +211,57 @@ export function registerSelfServiceRoutes(app: FastifyInstance, deps: AppDeps): 
     return { ...sourceJson(campaign), campaign_id: campaign.id, warnings: checked ? await variableWarnings(db, campaign.company_id, checked.reads) : [] };
   });
 
-  app.post<{ Params: { campaign_id: number }; Body: { segment_id?: number; contacts?: string[]; scheduled_for?: string; dry_run?: boolean } }>('/admin/campaigns/:campaign_id/sends', {
+  r.post('/admin/campaigns/:campaign_id/sends', {
     schema: {
-      tags: ['operator: campaigns'], operationId: 'send_campaign', params: idParam('campaign_id'),
+      tags: ['operator: campaigns'], operationId: 'send_campaign', params: campaignParams,
       summary: 'Send a campaign to a segment or a list of numbers, now or at scheduled_for; dry_run answers the plan only',
-      body: {
-        type: 'object', additionalProperties: false,
-        properties: {
-          segment_id: { type: 'integer', minimum: 1, maximum: 2147483647 },
-          contacts: { type: 'array', minItems: 1, maxItems: 100000, items: { type: 'string', minLength: 1, maxLength: 64 } },
-          scheduled_for: { type: 'string', format: 'date-time', description: 'an instant in the future (RFC 3339 with offset)' },
-          dry_run: { type: 'boolean' },
-        },
-      },
+      body: Type.Object({
+        segment_id: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647, description: 'one of segment_id and contacts' })),
+        contacts: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 100000, description: 'phone numbers (E.164 or national); one of segment_id and contacts' })),
+        scheduled_for: Type.Optional(Type.String({ format: 'date-time', description: 'an instant in the future (RFC 3339 with offset)' })),
+        dry_run: Type.Optional(Type.Boolean({ description: 'answer the plan only (200), send nothing' })),
+      }, { additionalProperties: false, examples: [{ segment_id: 5, scheduled_for: '2026-03-03T08:00:00+01:00' }] }),
       response: {
-        200: { type: 'object', properties: { plan: planSchema } },
-        202: { type: 'object', properties: { batch_id: { type: 'string' }, plan: planSchema } },
-        404: detailResponse,
+        200: ok('dry_run: what the send would do; nothing was sent', Type.Object({ plan: ref(SendPlanSchema) }), { plan: exampleOf(SendPlanSchema) }),
+        202: ok('Accepted: the send batch is committed', Type.Object({ batch_id: Type.String({ format: 'uuid' }), plan: ref(SendPlanSchema) }), { batch_id: BATCH_ID_EXAMPLE, plan: exampleOf(SendPlanSchema) }),
+        ...adminErrors,
+        404: notFound('Campaign not found', 'No such campaign, or the segment is not the campaign company\'s (`Segment not found`)'),
+        422: invalid({ type: 'value_error', loc: ['body', 'scheduled_for'], msg: 'must be in the future' }, 'Invalid body: neither or both of segment_id and contacts, a past or offset-less scheduled_for, an audience without numbers, more than 100,000 numbers'),
       },
     },
   }, async (request, reply) => {
     const b = request.body;
     if ((b.segment_id === undefined) === (b.contacts === undefined)) {
-      throw new AdminValidationError([{ type: 'value_error', loc: ['body'], msg: 'give exactly one of segment_id and contacts' }]);
+      throw invalidInput(['body'], 'give exactly one of segment_id and contacts');
     }
     const campaign = await findSource(db, 'campaign', request.params.campaign_id, null);
     const now = deps.clock.now();
     let sendAt: number | null = null;
     if (b.scheduled_for !== undefined) {
       sendAt = Date.parse(b.scheduled_for);
-      if (!Number.isFinite(sendAt) || !/(Z|[+-]\d{2}:\d{2})$/i.test(b.scheduled_for)) throw new AdminValidationError([{ type: 'value_error', loc: ['body', 'scheduled_for'], msg: 'an RFC 3339 date-time with an offset' }]);
-      if (sendAt <= now) throw new AdminValidationError([{ type: 'value_error', loc: ['body', 'scheduled_for'], msg: 'must be in the future' }]);
+      if (!Number.isFinite(sendAt) || !/(Z|[+-]\d{2}:\d{2})$/i.test(b.scheduled_for)) throw invalidInput(['body', 'scheduled_for'], 'an RFC 3339 date-time with an offset', 'value_error', b.scheduled_for);
+      if (sendAt <= now) throw invalidInput(['body', 'scheduled_for'], 'must be in the future', 'value_error', b.scheduled_for);
     }
     const company = await sendCompany(db, campaign.company_id);
     const audience: Audience = b.segment_id !== undefined ? { segment_id: b.segment_id } : { contacts: b.contacts! };
     const phones = await audiencePhones(db, company.company_id, audience);
     const { items, plan } = await planSend(db, company, phones, sendAt ?? now);
     if (b.dry_run) return { plan: planJson(plan) };
-    if (items.length === 0) throw new DomainError(422, 'the audience has no numbers');
+    if (items.length === 0) throw invalidInput(['body', 'segment_id' in audience ? 'segment_id' : 'contacts'], 'the audience has no numbers');
     const batchId = await startCampaignSend(db, deps.acceptor, campaign, items, sendAt);
     await recordAudit(db, { actor: 'admin', action: 'campaign.send', target: `batch:${batchId}`, company_id: company.company_id, details: { campaign_id: campaign.id, ...('segment_id' in audience ? { segment_id: audience.segment_id } : { contacts: items.length }), scheduled_for: sendAt === null ? null : new Date(sendAt).toISOString() } });
     return reply.code(202).send({ batch_id: batchId, plan: planJson(plan) });
   });
 
-  app.post<{ Params: { batch_id: string } }>('/admin/batches/:batch_id/cancel', {
+  r.post('/admin/batches/:batch_id/cancel', {
     schema: {
       tags: ['operator: batches'], operationId: 'cancel_batch', summary: 'Cancel what a send has not handed to a provider (ends skipped, reason cancelled)',
-      params: { type: 'object', required: ['batch_id'], properties: { batch_id: { type: 'string', maxLength: 64 } } },
+      params: Type.Object({ batch_id: Type.String({ maxLength: 64, description: 'the batch id (a UUID)', examples: [BATCH_ID_EXAMPLE] }) }),
       response: {
-        200: { type: 'object', properties: { batch_id: { type: 'string' }, cancelled: { type: 'integer' }, before_fan_out: { type: 'boolean' } } },
-        404: detailResponse,
+        200: ok('Cancelled (again: 200 with cancelled 0)', ref(CancelAnswer), exampleOf(CancelAnswer)),
+        ...adminErrors,
+        404: notFound('Batch not found', 'No such batch (an id that is not a UUID too)'),
+        422: invalid({ type: 'maxLength', loc: ['path', 'batch_id'], msg: 'must NOT have more than 64 characters' }),
       },
     },
   }, async (request) => {

@@ -5,8 +5,15 @@
  * nothing stored. A stored template's answer (201/200) carries `warnings`: one per variable the
  * template reads that no contact of the company has (first_name, last_name and phone always exist);
  * such a variable renders empty.
+ *
+ * | route | answers |
+ * |---|---|
+ * | POST /admin/companies/{company_id}/automations | 201 `Automation` with `warnings`; 401; 404 company; 422 |
+ * | PATCH /admin/automations/{automation_id} | 200 `Automation` with `warnings`; 401; 404; 422 |
+ * | POST /admin/companies/{company_id}/campaigns | 201 `Campaign` with `warnings`; 401; 404 company; 422 |
  */
 import type { FastifyInstance } from 'fastify';
+import { Type, type Static, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { createAutomation, createCampaign, updateAutomation } from '../../domain/automations.ts';
 import { ALWAYS_KNOWN, checkTemplate, normaliseTemplate, templateSchema, type Template } from '../../domain/templates.ts';
 import { recordAudit } from '../../domain/audit.ts';
@@ -14,7 +21,53 @@ import type { Db } from '../../db/database.ts';
 import { knownVariableNames } from '../../db/template-variables.ts';
 import type { AppDeps } from '../deps.ts';
 import { AdminValidationError } from './errors.ts';
-import { idParam } from './schemas.ts';
+import { addComponents, adminErrors, component, exampleOf, idParams, invalid, iso, notFound, ok, ref, TIME_EXAMPLE } from './components.ts';
+
+/** A template as requests give it (header and buttons optional) and answers show it (normalised). */
+type TemplateInput = Omit<Template, 'header' | 'buttons'> & Partial<Pick<Template, 'header' | 'buttons'>>;
+
+/** The message template of an automation or campaign (Liquid in texts; checked when saved). */
+export const TemplateComponent = component('Template', Type.Unsafe<TemplateInput>({ ...templateSchema }), {
+  header: { type: 'text', text: 'Hi {{ first_name }}' },
+  body: 'Your order {{ order_id }} has shipped. Reply STOP to opt out.',
+  buttons: [{ type: 'url', text: 'Track it', url: 'https://acme-shoes.example/track/{{ order_id }}' }],
+});
+
+const warnings = Type.Array(Type.String(), {
+  description: 'one per variable the template reads that no contact of the company has (it renders empty); [] when none',
+  examples: [['no contact of this company has the variable order_id: it renders empty']],
+});
+
+/** An automation, as created or changed (with the template's warnings). */
+export const Automation = component('Automation', Type.Object({
+  automation_id: Type.Integer(),
+  company_id: Type.Integer(),
+  name: Type.String(),
+  type: Type.String({ description: '`api`: triggered through POST /api/automations/send' }),
+  active: Type.Boolean(),
+  template: ref(TemplateComponent),
+  created_at: Type.String({ format: 'date-time' }),
+  updated_at: Type.String({ format: 'date-time' }),
+  warnings,
+}), {
+  automation_id: 31, company_id: 12, name: 'Order shipped', type: 'api', active: true, template: exampleOf(TemplateComponent),
+  created_at: TIME_EXAMPLE, updated_at: TIME_EXAMPLE, warnings: [],
+});
+
+/** A campaign, as created (with the template's warnings). */
+export const Campaign = component('Campaign', Type.Object({
+  campaign_id: Type.Integer(),
+  company_id: Type.Integer(),
+  name: Type.String(),
+  template: ref(TemplateComponent),
+  created_at: Type.String({ format: 'date-time' }),
+  warnings,
+}), { campaign_id: 8, company_id: 12, name: 'Spring sale', template: { header: { type: 'none' }, body: 'Hi {{ first_name }}, 20 % off all shoes this week.', buttons: [] }, created_at: TIME_EXAMPLE, warnings: [] });
+
+/** The 422 example of a template that does not parse. */
+export const templateProblem: Parameters<typeof invalid>[0] = {
+  type: 'template_error', loc: ['body', 'template', 'body'], msg: 'undefined filter: shout (line 1, column 7)',
+};
 
 /** The normalised template, or 422 (AdminValidationError) with every problem found. */
 export function template(raw: unknown): { template: Template; reads: string[] } {
@@ -31,20 +84,34 @@ export async function variableWarnings(db: Db, companyId: number, reads: string[
   return names.filter((n) => !known.has(n)).map((n) => `no contact of this company has the variable ${n}: it renders empty`);
 }
 
+/** The answer fields of an automation row (times as RFC 3339). */
+function automationJson(a: { automation_id: number; company_id: number; name: string; type: string; active: boolean; template: Template; created_at: Date; updated_at: Date }) {
+  return { automation_id: a.automation_id, company_id: a.company_id, name: a.name, type: a.type, active: a.active, template: a.template, created_at: iso(a.created_at), updated_at: iso(a.updated_at) };
+}
+
+const name = Type.String({ minLength: 1, maxLength: 255 });
+
+/** Registers the routes of the module comment. */
 export function registerSourceRoutes(app: FastifyInstance, deps: AppDeps): void {
   const db = deps.database.db;
+  const r = app.withTypeProvider<TypeBoxTypeProvider>();
+  addComponents(app, [TemplateComponent, Automation, Campaign]);
+  const companyParams = idParams('company_id', 'the company', 12);
+  const companyNotFound = notFound('Company not found');
 
-  app.post<{ Params: { company_id: number }; Body: { name: string; type: string; active: boolean; template: unknown } }>('/admin/companies/:company_id/automations', {
+  r.post('/admin/companies/:company_id/automations', {
     schema: {
-      tags: ['operator: automations'], summary: 'Create an automation', params: idParam('company_id'),
-      body: {
-        type: 'object', required: ['name', 'type', 'active', 'template'],
-        properties: {
-          name: { type: 'string', minLength: 1, maxLength: 255 },
-          type: { type: 'string', minLength: 1, maxLength: 32 },
-          active: { type: 'boolean' },
-          template: templateSchema,
-        },
+      tags: ['operator: automations'], operationId: 'create_automation', summary: 'Create an automation (the template is checked: 422 with line and column)',
+      params: companyParams,
+      body: Type.Object({
+        name,
+        type: Type.String({ minLength: 1, maxLength: 32, description: '`api` to trigger it through POST /api/automations/send' }),
+        active: Type.Boolean(),
+        template: ref(TemplateComponent),
+      }, { examples: [{ name: 'Order shipped', type: 'api', active: true, template: { body: 'Hi {{ first_name }}, order {{ order_id }} has shipped.' } }] }),
+      response: {
+        201: ok('The automation, with `warnings` about variables no contact has', ref(Automation), exampleOf(Automation)),
+        ...adminErrors, 404: companyNotFound, 422: invalid(templateProblem),
       },
     },
   }, async (request, reply) => {
@@ -53,15 +120,19 @@ export function registerSourceRoutes(app: FastifyInstance, deps: AppDeps): void 
     const automation = await createAutomation(db, request.params.company_id, { name: b.name, type: b.type, active: b.active, template: checked.template });
     deps.automationLookups.forget();
     await recordAudit(db, { actor: 'admin', action: 'automation.create', target: `automation:${automation.automation_id}`, company_id: automation.company_id, details: { name: b.name, type: b.type, active: b.active } });
-    return reply.code(201).send({ ...automation, warnings: await variableWarnings(db, automation.company_id, checked.reads) });
+    return reply.code(201).send({ ...automationJson(automation), warnings: await variableWarnings(db, automation.company_id, checked.reads) });
   });
 
-  app.patch<{ Params: { automation_id: number }; Body: { name?: string; active?: boolean; template?: unknown } }>('/admin/automations/:automation_id', {
+  r.patch('/admin/automations/:automation_id', {
     schema: {
-      tags: ['operator: automations'], summary: 'Change an automation', params: idParam('automation_id'),
-      body: {
-        type: 'object',
-        properties: { name: { type: 'string', minLength: 1, maxLength: 255 }, active: { type: 'boolean' }, template: templateSchema },
+      tags: ['operator: automations'], operationId: 'update_automation', summary: 'Change an automation (only the fields given; a template is checked as at create)',
+      params: idParams('automation_id', 'the automation', 31),
+      body: Type.Object({
+        name: Type.Optional(name), active: Type.Optional(Type.Boolean()), template: Type.Optional(ref(TemplateComponent)),
+      }, { examples: [{ active: false }] }),
+      response: {
+        200: ok('The automation as changed; `warnings` for a new template, else []', ref(Automation), exampleOf(Automation)),
+        ...adminErrors, 404: notFound('Automation not found'), 422: invalid(templateProblem),
       },
     },
   }, async (request) => {
@@ -71,21 +142,28 @@ export function registerSourceRoutes(app: FastifyInstance, deps: AppDeps): void 
       name: b.name, active: b.active, template: checked?.template,
     }).finally(() => deps.automationLookups.forget());
     await recordAudit(db, { actor: 'admin', action: 'automation.update', target: `automation:${automation.automation_id}`, company_id: automation.company_id, details: { name: b.name, active: b.active, template_changed: b.template !== undefined } });
-    return { ...automation, warnings: checked ? await variableWarnings(db, automation.company_id, checked.reads) : [] };
+    return { ...automationJson(automation), warnings: checked ? await variableWarnings(db, automation.company_id, checked.reads) : [] };
   });
 
-  app.post<{ Params: { company_id: number }; Body: { name: string; template: unknown } }>('/admin/companies/:company_id/campaigns', {
+  r.post('/admin/companies/:company_id/campaigns', {
     schema: {
-      tags: ['operator: campaigns'], summary: 'Create a campaign', params: idParam('company_id'),
-      body: {
-        type: 'object', required: ['name', 'template'],
-        properties: { name: { type: 'string', minLength: 1, maxLength: 255 }, template: templateSchema },
+      tags: ['operator: campaigns'], operationId: 'create_campaign', summary: 'Create a campaign (the template is checked: 422 with line and column)',
+      params: companyParams,
+      body: Type.Object({ name, template: ref(TemplateComponent) }, {
+        examples: [{ name: 'Spring sale', template: { body: 'Hi {{ first_name }}, 20 % off all shoes this week.' } }],
+      }),
+      response: {
+        201: ok('The campaign, with `warnings` about variables no contact has', ref(Campaign), exampleOf(Campaign)),
+        ...adminErrors, 404: companyNotFound, 422: invalid(templateProblem),
       },
     },
   }, async (request, reply) => {
     const checked = template(request.body.template);
     const campaign = await createCampaign(db, request.params.company_id, { name: request.body.name, template: checked.template });
     await recordAudit(db, { actor: 'admin', action: 'campaign.create', target: `campaign:${campaign.campaign_id}`, company_id: campaign.company_id, details: { name: campaign.name } });
-    return reply.code(201).send({ ...campaign, warnings: await variableWarnings(db, campaign.company_id, checked.reads) });
+    return reply.code(201).send({
+      campaign_id: campaign.campaign_id, company_id: campaign.company_id, name: campaign.name, template: campaign.template, created_at: iso(campaign.created_at),
+      warnings: await variableWarnings(db, campaign.company_id, checked.reads),
+    });
   });
 }

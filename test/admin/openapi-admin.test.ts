@@ -1,0 +1,275 @@
+/**
+ * The operator API as `/openapi.json` documents it (issue 13 item 1), for the routes of
+ * src/http/admin/{api-keys,companies,sources,batches,audit,self-service}.ts:
+ *
+ * - every operation has a unique `operationId`, tags, a summary, and a documented answer (description,
+ *   body schema, example) for every status it can answer; no `200 "Default Response"` without a schema;
+ * - the shapes are named components (`$ref` to `Company`, `ApiKey`, `AdminValidationError` ..., never
+ *   `def-N`);
+ * - every example (request and answer) validates against its own schema (Ajv, JSON Schema 2020-12);
+ * - real answers of the running server, happy and error ones, validate against the documented schema
+ *   of their status, and carry the documented headers (`x-request-id`, `WWW-Authenticate` on 401);
+ * - every 422 is the admin list shape, also the ones a domain rule raises (unsupported country, private
+ *   webhook URL, invalid phone, past schedule).
+ */
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
+import { ADMIN_TOKEN, startTestServer, type TestServer } from '../helpers/server.ts';
+
+const addFormats = addFormatsModule as unknown as (ajv: Ajv2020) => void;
+
+/** The operations of this file's scope and every status each can answer. */
+const OPERATIONS: [method: string, path: string, statuses: number[]][] = [
+  ['post', '/admin/companies/{company_id}/api-keys', [201, 401, 404, 422]],
+  ['get', '/admin/companies/{company_id}/api-keys', [200, 401, 404, 422]],
+  ['delete', '/admin/api-keys/{key_id}', [204, 401, 404, 422]],
+  ['post', '/admin/companies', [201, 401, 422]],
+  ['get', '/admin/companies', [200, 401]],
+  ['get', '/admin/companies/{company_id}', [200, 401, 404, 422]],
+  ['patch', '/admin/companies/{company_id}', [200, 401, 404, 422]],
+  ['delete', '/admin/companies/{company_id}/rate-limits', [204, 401, 404, 422]],
+  ['put', '/admin/companies/{company_id}/connector', [200, 401, 404, 422]],
+  ['put', '/admin/companies/{company_id}/channel', [200, 401, 404, 409, 422]],
+  ['post', '/admin/companies/{company_id}/automations', [201, 401, 404, 422]],
+  ['patch', '/admin/automations/{automation_id}', [200, 401, 404, 422]],
+  ['post', '/admin/companies/{company_id}/campaigns', [201, 401, 404, 422]],
+  ['get', '/admin/batches/{batch_id}', [200, 401, 404, 422]],
+  ['get', '/admin/batches/{batch_id}/messages', [200, 401, 404, 422]],
+  ['get', '/admin/audit', [200, 401, 422]],
+  ['get', '/admin/companies/{company_id}/automations', [200, 401, 404, 422]],
+  ['get', '/admin/companies/{company_id}/campaigns', [200, 401, 404, 422]],
+  ['get', '/admin/automations/{automation_id}', [200, 401, 404, 422]],
+  ['get', '/admin/campaigns/{campaign_id}', [200, 401, 404, 422]],
+  ['post', '/admin/automations/{automation_id}/preview', [200, 401, 404, 422]],
+  ['post', '/admin/campaigns/{campaign_id}/preview', [200, 401, 404, 422]],
+  ['post', '/admin/automations/{automation_id}/test-send', [202, 401, 404, 422]],
+  ['post', '/admin/campaigns/{campaign_id}/test-send', [202, 401, 404, 422]],
+  ['patch', '/admin/campaigns/{campaign_id}', [200, 401, 404, 422]],
+  ['post', '/admin/campaigns/{campaign_id}/sends', [200, 202, 401, 404, 422]],
+  ['post', '/admin/batches/{batch_id}/cancel', [200, 401, 404, 422]],
+];
+
+/** Components these routes define (src/http/admin/components.ts and the route files). */
+const COMPONENTS = [
+  'AdminValidationError', 'AdminValidationErrorItem', 'ApiKey', 'CreatedApiKey', 'Company', 'DeliveryHours', 'Connector',
+  'ConnectorAnswer', 'ChannelView', 'ChannelAnswer', 'Template', 'Automation', 'Campaign', 'Batch', 'BatchCounts', 'Message',
+  'AuditEntry', 'Source', 'CampaignUpdate', 'SendPlan', 'RenderedMessage', 'Preview', 'CancelAnswer',
+];
+
+const DOC_ID = 'https://cms.invalid/openapi.json';
+const pointer = (...parts: (string | number)[]) => parts.map((p) => String(p).replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
+
+let s: TestServer;
+let doc: any;
+let ajv: Ajv2020;
+
+before(async () => {
+  s = await startTestServer();
+  doc = await (await fetch(`${s.url}/openapi.json`)).json();
+  ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
+  addFormats(ajv);
+  ajv.addSchema({ ...doc, $id: DOC_ID });
+});
+after(() => s.close());
+
+/** Validates `value` against the schema at `parts` of the document; returns Ajv's errors (empty when valid). */
+function problems(value: unknown, ...parts: (string | number)[]): string[] {
+  const validate = ajv.getSchema(`${DOC_ID}#/${pointer(...parts)}`);
+  assert.ok(validate, `no schema at ${parts.join(' ')}`);
+  return validate(value) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath} ${e.message} ${JSON.stringify(e.params)}`);
+}
+
+/** The examples of a media type object (`example` or every `examples[*].value`). */
+function examplesOf(media: any): unknown[] {
+  if (media.example !== undefined) return [media.example];
+  return Object.values(media.examples ?? {}).map((e: any) => e.value);
+}
+
+/** Every `$ref` under `node`. */
+function refs(node: unknown, out: string[] = []): string[] {
+  if (Array.isArray(node)) for (const n of node) refs(n, out);
+  else if (node && typeof node === 'object') {
+    for (const [k, v] of Object.entries(node)) if (k === '$ref' && typeof v === 'string') out.push(v); else refs(v, out);
+  }
+  return out;
+}
+
+describe('the document', () => {
+  test('every operation: unique operationId, tags, summary, every status it can answer with a description', () => {
+    const ids = new Set<string>();
+    for (const p of Object.values<any>(doc.paths)) {
+      for (const op of Object.values<any>(p)) {
+        if (!op?.operationId) continue;
+        assert.ok(!ids.has(op.operationId), `operationId ${op.operationId} is unique`);
+        ids.add(op.operationId);
+      }
+    }
+    for (const [method, path, statuses] of OPERATIONS) {
+      const op = doc.paths[path]?.[method];
+      assert.ok(op, `${method} ${path} is documented`);
+      assert.match(op.operationId ?? '', /^[a-z][a-z_]+$/, `${method} ${path} operationId`);
+      assert.ok(op.tags?.length && op.summary, `${method} ${path} tags and summary`);
+      assert.deepEqual(op.security, [{ AdminBearer: [] }], `${method} ${path} security`);
+      for (const status of statuses) {
+        const answer = op.responses[String(status)];
+        assert.ok(answer, `${method} ${path} documents ${status}`);
+        assert.notEqual(answer.description, 'Default Response', `${method} ${path} ${status} description`);
+        if (status === 204) assert.equal(answer.content, undefined, `${method} ${path} 204 has no body`);
+        else assert.ok(answer.content?.['application/json']?.schema, `${method} ${path} ${status} has a body schema`);
+      }
+      for (const [status, answer] of Object.entries<any>(op.responses)) {
+        assert.ok(!(answer.description === 'Default Response' && !answer.content), `${method} ${path} ${status}: no schema-less default answer`);
+      }
+    }
+  });
+
+  test('shapes are named components, errors are Detail / AdminValidationError', () => {
+    const names = Object.keys(doc.components.schemas);
+    for (const name of COMPONENTS) assert.ok(names.includes(name), `component ${name}`);
+    for (const [method, path] of OPERATIONS) {
+      const op = doc.paths[path][method];
+      for (const r of refs(op)) assert.doesNotMatch(r, /def-\d+$/, `${method} ${path}: ${r}`);
+      for (const status of ['401', '404', '409']) {
+        const schema = op.responses[status]?.content?.['application/json']?.schema;
+        if (schema) assert.equal(schema.$ref, '#/components/schemas/Detail', `${method} ${path} ${status}`);
+      }
+      assert.equal(op.responses['422']?.content['application/json'].schema.$ref ?? '#/components/schemas/AdminValidationError', '#/components/schemas/AdminValidationError', `${method} ${path} 422`);
+      assert.ok(op.responses['401'].headers?.['WWW-Authenticate'], `${method} ${path} 401 WWW-Authenticate`);
+    }
+  });
+
+  test('every request and answer has an example, and each example validates against its schema', () => {
+    for (const [method, path] of OPERATIONS) {
+      const op = doc.paths[path][method];
+      const body = op.requestBody?.content?.['application/json'];
+      if (body) {
+        const examples = examplesOf(body);
+        assert.ok(examples.length > 0, `${method} ${path} request example`);
+        for (const e of examples) assert.deepEqual(problems(e, 'paths', path, method, 'requestBody', 'content', 'application/json', 'schema'), [], `${method} ${path} request example`);
+      }
+      for (const [status, answer] of Object.entries<any>(op.responses)) {
+        const media = answer.content?.['application/json'];
+        if (!media) continue;
+        const examples = examplesOf(media);
+        assert.ok(examples.length > 0, `${method} ${path} ${status} example`);
+        for (const e of examples) assert.deepEqual(problems(e, 'paths', path, method, 'responses', status, 'content', 'application/json', 'schema'), [], `${method} ${path} ${status} example`);
+      }
+    }
+  });
+});
+
+describe('real answers match the document', () => {
+  /** Sends a request and checks its answer against the operation's documented answer for its status. */
+  async function call(method: string, template: string, path: string, body?: unknown, opts: { token?: string | null } = {}) {
+    const headers: Record<string, string> = {};
+    if (opts.token !== null) headers.authorization = `Bearer ${opts.token ?? ADMIN_TOKEN}`;
+    if (body !== undefined) headers['content-type'] = 'application/json';
+    const res = await fetch(s.url + path, { method: method.toUpperCase(), headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const text = await res.text();
+    const json = text ? JSON.parse(text) : undefined;
+    const answer = doc.paths[template]?.[method]?.responses?.[String(res.status)];
+    assert.ok(answer, `${method} ${path}: status ${res.status} is documented (${text})`);
+    for (const name of Object.keys(answer.headers ?? {})) {
+      if (name === 'Retry-After' || name === 'Location') continue; // only on some answers of that status
+      assert.ok(res.headers.has(name), `${method} ${path} ${res.status}: header ${name}`);
+    }
+    if (res.status === 204) assert.equal(text, '');
+    else assert.deepEqual(problems(json, 'paths', template, method, 'responses', res.status, 'content', 'application/json', 'schema'), [], `${method} ${path} ${res.status}: ${text}`);
+    return { status: res.status, body: json };
+  }
+
+  test('companies, keys, connector, channel: happy and error answers', async () => {
+    const c = await call('post', '/admin/companies', '/admin/companies', { name: 'Doc Co', default_country: 'GB', delivery_hours: { start: '08:00', end: '21:00', timezone: 'Europe/London' } });
+    assert.equal(c.status, 201);
+    const id = c.body.company_id;
+    assert.equal((await call('get', '/admin/companies', '/admin/companies')).status, 200);
+    assert.equal((await call('get', '/admin/companies/{company_id}', `/admin/companies/${id}`)).status, 200);
+    assert.equal((await call('get', '/admin/companies', '/admin/companies', undefined, { token: null })).status, 401);
+    assert.equal((await call('get', '/admin/companies/{company_id}', `/admin/companies/${id}`, undefined, { token: 'wrong' })).status, 401);
+    assert.equal((await call('get', '/admin/companies/{company_id}', '/admin/companies/2147483000')).status, 404);
+    assert.equal((await call('get', '/admin/companies/{company_id}', '/admin/companies/abc')).status, 422);
+    assert.equal((await call('post', '/admin/companies', '/admin/companies', {})).status, 422);
+    // Rules of the handler answer the same list shape, at the field.
+    const country = await call('patch', '/admin/companies/{company_id}', `/admin/companies/${id}`, { default_country: 'XX' });
+    assert.equal(country.status, 422);
+    assert.deepEqual(country.body.detail.map((d: any) => [d.type, d.loc]), [['value_error', ['body', 'default_country']]]);
+    const tz = await call('patch', '/admin/companies/{company_id}', `/admin/companies/${id}`, { delivery_hours: { start: '09:00', end: '17:00', timezone: 'Mars/Olympus' } });
+    assert.deepEqual(tz.body.detail[0].loc, ['body', 'delivery_hours', 'timezone']);
+    assert.equal((await call('patch', '/admin/companies/{company_id}', `/admin/companies/${id}`, { subscription_active: true })).body.subscription_active, true);
+
+    const key = await call('post', '/admin/companies/{company_id}/api-keys', `/admin/companies/${id}/api-keys`, { label: 'doc' });
+    assert.equal(key.status, 201);
+    assert.equal((await call('post', '/admin/companies/{company_id}/api-keys', `/admin/companies/${id}/api-keys`)).status, 201);
+    assert.equal((await call('post', '/admin/companies/{company_id}/api-keys', `/admin/companies/${id}/api-keys`, { label: 'x'.repeat(256) })).status, 422);
+    assert.equal((await call('post', '/admin/companies/{company_id}/api-keys', '/admin/companies/2147483000/api-keys', {})).status, 404);
+    const keys = await call('get', '/admin/companies/{company_id}/api-keys', `/admin/companies/${id}/api-keys`);
+    assert.equal(keys.body.keys.length, 2);
+    assert.equal((await call('get', '/admin/companies/{company_id}/api-keys', '/admin/companies/2147483000/api-keys')).status, 404);
+    assert.equal((await call('delete', '/admin/api-keys/{key_id}', `/admin/api-keys/${key.body.key_id}`)).status, 204);
+    assert.equal((await call('delete', '/admin/api-keys/{key_id}', '/admin/api-keys/2147483000')).status, 404);
+    assert.equal((await call('delete', '/admin/api-keys/{key_id}', '/admin/api-keys/0')).status, 422);
+
+    assert.equal((await call('put', '/admin/companies/{company_id}/connector', `/admin/companies/${id}/connector`, { connected: true, provider: 'pushy' })).status, 200);
+    assert.equal((await call('put', '/admin/companies/{company_id}/connector', `/admin/companies/${id}/connector`, {})).status, 422);
+    const channel = await call('put', '/admin/companies/{company_id}/channel', `/admin/companies/${id}/channel`, { provider: 'webhook', url: 'http://127.0.0.1:9/in' });
+    assert.match(channel.body.secret, /^whsec_/, 'a generated secret is answered once');
+    const privateUrl = await call('put', '/admin/companies/{company_id}/channel', `/admin/companies/${id}/channel`, { provider: 'webhook', url: 'http://10.0.0.7/hook' });
+    assert.equal(privateUrl.status, 422);
+    assert.deepEqual(privateUrl.body.detail[0].loc, ['body', 'url']);
+    assert.equal((await call('put', '/admin/companies/{company_id}/channel', `/admin/companies/${id}/channel`, { provider: 'whatsapp' })).status, 422);
+    assert.equal((await call('put', '/admin/companies/{company_id}/channel', `/admin/companies/${id}/channel`, { provider: 'outbox' })).body.channel.provider, 'outbox');
+    assert.equal((await call('delete', '/admin/companies/{company_id}/rate-limits', `/admin/companies/${id}/rate-limits`)).status, 204);
+    assert.equal((await call('get', '/admin/audit', `/admin/audit?company_id=${id}&limit=5`)).body.entries.length, 5);
+    assert.equal((await call('get', '/admin/audit', '/admin/audit?limit=5000')).status, 422);
+  });
+
+  test('automations, campaigns, previews, sends, batches: happy and error answers', async () => {
+    const company = await s.company();
+    const id = company.companyId;
+    const auto = await call('post', '/admin/companies/{company_id}/automations', `/admin/companies/${id}/automations`, { name: 'A', type: 'api', active: true, template: { body: 'Hi {{ first_name }} {{ variables.order_id }}' } });
+    assert.equal(auto.status, 201);
+    assert.equal(auto.body.warnings.length, 1, 'no contact has order_id');
+    const bad = await call('post', '/admin/companies/{company_id}/automations', `/admin/companies/${id}/automations`, { name: 'A', type: 'api', active: true, template: { body: 'Hi {{ first_name | shout }}' } });
+    assert.equal(bad.body.detail[0].type, 'template_error');
+    assert.equal((await call('post', '/admin/companies/{company_id}/automations', '/admin/companies/2147483000/automations', { name: 'A', type: 'api', active: true, template: { body: 'x' } })).status, 404);
+    assert.equal((await call('patch', '/admin/automations/{automation_id}', `/admin/automations/${auto.body.automation_id}`, { active: false })).body.active, false);
+    assert.equal((await call('patch', '/admin/automations/{automation_id}', '/admin/automations/2147483000', { active: false })).status, 404);
+    assert.equal((await call('get', '/admin/companies/{company_id}/automations', `/admin/companies/${id}/automations`)).body.length, 1);
+    assert.equal((await call('get', '/admin/automations/{automation_id}', `/admin/automations/${auto.body.automation_id}`)).status, 200);
+    assert.equal((await call('post', '/admin/automations/{automation_id}/preview', `/admin/automations/${auto.body.automation_id}/preview`, { first_name: 'Sam' })).status, 200);
+
+    const camp = await call('post', '/admin/companies/{company_id}/campaigns', `/admin/companies/${id}/campaigns`, { name: 'C', template: { header: { type: 'text', text: 'Hello' }, body: 'Sale {{ first_name }}', buttons: [{ type: 'url', text: 'Shop', url: 'https://shop.example/' }] } });
+    assert.equal(camp.status, 201);
+    const cid = camp.body.campaign_id;
+    assert.equal((await call('get', '/admin/companies/{company_id}/campaigns', `/admin/companies/${id}/campaigns`)).status, 200);
+    assert.equal((await call('get', '/admin/companies/{company_id}/campaigns', '/admin/companies/2147483000/campaigns')).status, 404);
+    assert.equal((await call('get', '/admin/campaigns/{campaign_id}', '/admin/campaigns/2147483000')).status, 404);
+    assert.equal((await call('patch', '/admin/campaigns/{campaign_id}', `/admin/campaigns/${cid}`, { name: 'C2' })).body.campaign_id, cid);
+    assert.equal((await call('patch', '/admin/campaigns/{campaign_id}', `/admin/campaigns/${cid}`, { template: { body: '{% if x %}' } })).status, 422);
+    assert.equal((await call('post', '/admin/campaigns/{campaign_id}/preview', `/admin/campaigns/${cid}/preview`, { first_name: 'Ann' })).body.rendered.body, 'Sale Ann');
+    const phone = await call('post', '/admin/campaigns/{campaign_id}/preview', `/admin/campaigns/${cid}/preview`, { phone: 'not a phone' });
+    assert.deepEqual(phone.body.detail.map((d: any) => d.loc), [['body', 'phone']]);
+    const number = `+4915${String(Date.now()).slice(-9)}`;
+    const tested = await call('post', '/admin/campaigns/{campaign_id}/test-send', `/admin/campaigns/${cid}/test-send`, { phone: number });
+    assert.equal(tested.status, 202);
+    assert.equal((await call('post', '/admin/automations/{automation_id}/test-send', `/admin/automations/${auto.body.automation_id}/test-send`, { phone: 'nope' })).status, 422);
+    assert.equal((await call('get', '/admin/batches/{batch_id}', `/admin/batches/${tested.body.batch_id}`)).status, 200);
+    assert.equal((await call('get', '/admin/batches/{batch_id}/messages', `/admin/batches/${tested.body.batch_id}/messages`)).status, 200);
+    assert.equal((await call('get', '/admin/batches/{batch_id}', '/admin/batches/not-a-uuid')).status, 404);
+    assert.equal((await call('get', '/admin/batches/{batch_id}/messages', `/admin/batches/${'x'.repeat(65)}/messages`)).status, 422);
+
+    const dry = await call('post', '/admin/campaigns/{campaign_id}/sends', `/admin/campaigns/${cid}/sends`, { contacts: [number, 'nope'], dry_run: true });
+    assert.equal(dry.status, 200);
+    assert.equal(dry.body.plan.skipped_invalid, 1);
+    const later = new Date(Date.now() + 86_400_000).toISOString();
+    const sent = await call('post', '/admin/campaigns/{campaign_id}/sends', `/admin/campaigns/${cid}/sends`, { contacts: [number], scheduled_for: later });
+    assert.equal(sent.status, 202);
+    assert.equal((await call('post', '/admin/campaigns/{campaign_id}/sends', `/admin/campaigns/${cid}/sends`, { contacts: [number], scheduled_for: '2020-01-01T00:00:00Z' })).status, 422);
+    assert.equal((await call('post', '/admin/campaigns/{campaign_id}/sends', `/admin/campaigns/${cid}/sends`, {})).status, 422);
+    assert.equal((await call('post', '/admin/campaigns/{campaign_id}/sends', `/admin/campaigns/${cid}/sends`, { segment_id: 2147483000 })).status, 404);
+    assert.equal((await call('post', '/admin/batches/{batch_id}/cancel', `/admin/batches/${sent.body.batch_id}/cancel`)).status, 200);
+    assert.equal((await call('post', '/admin/batches/{batch_id}/cancel', '/admin/batches/0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10/cancel')).status, 404);
+  });
+});

@@ -25,6 +25,7 @@ import { registerMetrics } from './metrics-route.ts';
 import { ConnectorSend, CreateSegment, ManageSegmentContacts, TriggerAutomation, jsonSchemaComponents, type Model } from './validation/index.ts';
 import { registerConsole } from '../console/plugin.ts';
 import { registerWebhooks } from './webhooks/plugin.ts';
+import { completeDocument, DOCUMENT_COMPONENTS, DOCUMENT_INFO, documentServers, TAGS } from './openapi-schemas.ts';
 
 /** Largest request body of the public API (decisions.md §1: over 1 MiB is 413). */
 export const BODY_LIMIT = 1024 * 1024;
@@ -90,20 +91,17 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   await app.register(swagger, {
     openapi: {
       openapi: '3.1.0',
-      info: {
-        title: 'Contact Messaging Service',
-        version: '2.0.0',
-        description: 'Segments of contacts, API automations and campaign sends, queued and delivered in the background. The public API (`/api`) authenticates with the `service-api-key` header; the operator API (`/admin`) with `Authorization: Bearer <ADMIN_TOKEN>`.',
-      },
+      info: DOCUMENT_INFO,
+      servers: documentServers(),
+      tags: [...TAGS],
       components: {
-        // The public request models, so that the $refs of their nested models resolve.
-        schemas: jsonSchemaComponents([CreateSegment, ManageSegmentContacts, TriggerAutomation, ConnectorSend] as Model<unknown>[]),
-        securitySchemes: {
-          APIKeyHeader: { type: 'apiKey', in: 'header', name: 'service-api-key' },
-          AdminBearer: { type: 'http', scheme: 'bearer' },
-        },
+        ...DOCUMENT_COMPONENTS,
+        // The public request models (with their nested models) and the shared error bodies.
+        schemas: { ...jsonSchemaComponents([CreateSegment, ManageSegmentContacts, TriggerAutomation, ConnectorSend] as Model<unknown>[]), ...DOCUMENT_COMPONENTS.schemas },
       },
     },
+    // What every route answers (307, 503, x-request-id ...) and the examples: openapi-schemas.ts.
+    transformObject: (document) => ('openapiObject' in document ? completeDocument(document.openapiObject) : document.swaggerObject),
   });
   await app.register(swaggerUi, { routePrefix: '/docs', uiConfig: { docExpansion: 'list' } });
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());

@@ -1,11 +1,42 @@
-/** /healthz (the process is up) and /readyz (the database answers), for load balancers and probes. */
+/**
+ * /healthz (the process is up) and /readyz (the database answers), for load balancers and probes.
+ * No authentication (`security: []`). Their schemas are inline (the root scope serialises with them).
+ */
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from './deps.ts';
 import { sendDetail, UNAVAILABLE_RETRY_AFTER_S } from './errors.ts';
+import { HEADERS } from './openapi-schemas.ts';
+
+const detail = { type: 'object', required: ['detail'], properties: { detail: { type: 'string' } } } as const;
 
 export function registerHealthRoutes(app: FastifyInstance, deps: AppDeps): void {
-  app.get('/healthz', { schema: { tags: ['health'], summary: 'The process is up' } }, async () => ({ status: 'ok' }));
-  app.get('/readyz', { schema: { tags: ['health'], summary: 'The database is reachable' } }, async (_request, reply) => {
+  app.get('/healthz', {
+    schema: {
+      tags: ['health'], operationId: 'healthz', summary: 'The process is up', security: [],
+      description: 'Liveness: answers as long as the process serves HTTP; reads nothing.',
+      response: {
+        200: { description: 'Up', type: 'object', required: ['status'], properties: { status: { type: 'string', enum: ['ok'] } }, examples: [{ status: 'ok' }] },
+      },
+    },
+  }, async () => ({ status: 'ok' }));
+  app.get('/readyz', {
+    schema: {
+      tags: ['health'], operationId: 'readyz', summary: 'The database is reachable', security: [],
+      description: 'Readiness: 200 when the database answers within 2 seconds, else 503.',
+      response: {
+        200: {
+          description: 'Ready', type: 'object', required: ['status', 'database'],
+          properties: { status: { type: 'string', enum: ['ok'] }, database: { type: 'string', enum: ['pglite', 'postgres'] } },
+          examples: [{ status: 'ok', database: 'postgres' }],
+        },
+        503: {
+          description: 'The database does not answer',
+          headers: { 'Retry-After': { ...HEADERS['Retry-After'].schema, description: HEADERS['Retry-After'].description } },
+          ...detail, examples: [{ detail: 'Service unavailable' }],
+        },
+      },
+    },
+  }, async (_request, reply) => {
     try {
       await Promise.race([
         deps.database.ping(),

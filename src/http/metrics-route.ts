@@ -18,9 +18,20 @@ export function registerMetrics(app: FastifyInstance): void {
 
   app.get('/metrics', {
     schema: {
-      tags: ['operations'],
+      tags: ['operations'], operationId: 'metrics', security: [],
       summary: 'Prometheus metrics (text exposition format)',
-      response: { 200: { description: 'Prometheus text format', content: { 'text/plain': { schema: { type: 'string' } } } } },
+      description: 'HTTP requests by route and status, rate-limit refusals, queue and delivery figures, Node.js process metrics. No authentication.',
+      response: {
+        200: {
+          description: 'Prometheus text format 0.0.4',
+          content: {
+            'text/plain': {
+              schema: { type: 'string' },
+              examples: { excerpt: { summary: 'An excerpt', value: '# HELP cms_http_requests_total HTTP requests\n# TYPE cms_http_requests_total counter\ncms_http_requests_total{method="POST",route="/api/automations/send",status="200"} 1042\n' } },
+            },
+          },
+        },
+      },
     },
   }, async (_request, reply) => {
     const text = await registry.metrics();

@@ -18,8 +18,8 @@ import type { AuthResult } from './auth.ts';
 import type { AppDeps } from './deps.ts';
 import { sendJsonText } from './errors.ts';
 import { rateLimitHeaders, rateLimitKey, type RateLimitRule } from './rate-limit.ts';
-import { jsonSchemaOf, parseBody, renderValidationError, validateRequest, type BodyParse, type Model } from './validation/index.ts';
-import { errorSchemas } from './openapi-schemas.ts';
+import { parseBody, renderValidationError, validateRequest, type BodyParse, type Model } from './validation/index.ts';
+import { errorSchemas, routeHeader } from './openapi-schemas.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -219,22 +219,51 @@ export async function operationStep<T>(ctx: OperationContext<T>, op: PublicOpera
   }
 }
 
-/** The route's OpenAPI description: parameters, the Idempotency-Key header and every documented answer. */
+/**
+ * The route's OpenAPI description (documentation only: the public plugin neither validates nor
+ * serialises with these schemas): the request model by `$ref`, the Idempotency-Key header, every
+ * answer the steps above can give with its body and headers. Examples and the answers every route
+ * shares (307, 503, `x-request-id`) are added to the document by `completeDocument`
+ * (openapi-schemas.ts).
+ */
 export function describeOperation<T>(op: PublicOperation<T>): object {
+  const { name, limit, windowMs } = op.rule;
+  const limits = {
+    'RateLimit-Policy': routeHeader('RateLimit-Policy', undefined, `"${name}";q=${limit};w=${windowMs / 1000}`),
+    RateLimit: routeHeader('RateLimit', undefined, `"${name}";r=${limit - 1};t=${windowMs / 1000}`),
+  };
+  // Answers of the operation step (and 200) come after the rate limit and may be an Idempotency-Key replay.
+  const afterLimit = { ...limits, ...(op.idempotent ? { 'Idempotent-Replayed': routeHeader('Idempotent-Replayed') } : {}) };
   const responses: Record<string, object> = {
-    200: { description: 'Successful Response', ...op.successSchema },
-    401: { description: 'Missing or invalid service-api-key', ...errorSchemas.detail },
+    200: { description: 'Successful Response', headers: afterLimit, ...op.successSchema },
     400: { description: 'The body cannot be parsed (invalid UTF-8, nesting deeper than 512, a number over 4300 digits)', ...errorSchemas.detail },
+    401: {
+      description: 'Missing or invalid service-api-key',
+      headers: { 'WWW-Authenticate': routeHeader('WWW-Authenticate', '`APIKey`, when the service-api-key header is missing or empty') },
+      ...errorSchemas.detail,
+    },
     413: { description: 'Request body larger than 1 MiB', ...errorSchemas.detail },
     422: { description: 'Validation Error', ...errorSchemas.validation },
-    429: { description: `Rate limit exceeded (${op.rule.text})`, ...errorSchemas.rateLimit },
+    429: {
+      description: `Rate limit exceeded (${op.rule.text})`,
+      headers: {
+        'RateLimit-Policy': limits['RateLimit-Policy'],
+        RateLimit: routeHeader('RateLimit', undefined, `"${name}";r=0;t=${windowMs / 1000}`),
+        'Retry-After': routeHeader('Retry-After', 'Whole seconds until a slot of the limit frees', String(windowMs / 1000)),
+      },
+      ...errorSchemas.rateLimit,
+    },
   };
   for (const [status, text] of Object.entries(op.errors)) {
-    responses[status] = { description: status === '400' ? `${text}; or the body cannot be parsed` : text, ...errorSchemas.detail };
+    responses[status] = { description: status === '400' ? `${text}; or the body cannot be parsed` : text, headers: afterLimit, ...errorSchemas.detail };
   }
   if (op.idempotent) {
     responses[400] = { ...(responses[400] as object), description: `${(responses[400] as { description: string }).description}; or a malformed Idempotency-Key` };
-    responses[409] = { description: 'A request with the same Idempotency-Key is still being processed', ...errorSchemas.detail };
+    responses[409] = {
+      description: 'A request with the same Idempotency-Key is still being processed',
+      headers: { 'Retry-After': routeHeader('Retry-After', 'Always 1', '1') },
+      ...errorSchemas.detail,
+    };
     responses[422] = {
       description: 'Validation Error, or Idempotency-Key reused with a different request',
       content: { 'application/json': { schema: { anyOf: [errorSchemas.validation.content['application/json'].schema, errorSchemas.detail.content['application/json'].schema] } } },
@@ -245,14 +274,14 @@ export function describeOperation<T>(op: PublicOperation<T>): object {
       type: 'object',
       properties: {
         'idempotency-key': {
-          type: 'string', minLength: 1, maxLength: 255,
+          type: 'string', minLength: 1, maxLength: 255, examples: ['order-A-1042-shipped'],
           description: 'Optional. The same key with the same body within 24 hours returns the first answer (with header Idempotent-Replayed: true) and creates nothing new; with a different body: 422; while the first request is in flight: 409. Keys are scoped per company.',
         },
       },
     }
     : undefined;
   const params = op.pathParams?.length
-    ? { type: 'object', properties: Object.fromEntries(op.pathParams.map((p) => [p, { type: 'integer', title: p.replace(/_/g, ' ').replace(/\b\w/g, (c) => c.toUpperCase()) }])), required: [...op.pathParams] }
+    ? { type: 'object', properties: Object.fromEntries(op.pathParams.map((p) => [p, { type: 'integer', title: p.replace(/_/g, ' ').replace(/\b\w/g, (c) => c.toUpperCase()), examples: [42] }])), required: [...op.pathParams] }
     : undefined;
   return {
     operationId: op.operationId,
@@ -262,7 +291,7 @@ export function describeOperation<T>(op: PublicOperation<T>): object {
     security: [{ APIKeyHeader: [] }],
     ...(params ? { params } : {}),
     ...(headers ? { headers } : {}),
-    body: jsonSchemaOf(op.model as Model<unknown>),
+    body: { $ref: `#/components/schemas/${op.model.name}` },
     response: responses,
   };
 }

@@ -17,7 +17,7 @@ import { isMessageId, PayloadError, parseGatewayPayload } from '../../domain/rec
 import { webhookKey } from '../../providers/webhook.ts';
 import type { AppDeps } from '../deps.ts';
 import { sendDetail } from '../errors.ts';
-import { webhookDetail } from './plugin.ts';
+import { errorSchemas } from '../openapi-schemas.ts';
 import { parseJson } from './whatsapp-receive.ts';
 
 /** True when the Standard Webhooks headers verify `raw` with the operator's webhook secret. */
@@ -36,21 +36,45 @@ export function verifyGatewaySignature(raw: Buffer, headers: Record<string, unkn
   }
 }
 
+/** The gateway's receipts (documentation: the route checks the shape itself, 400). */
+const gatewayPayloadSchema = {
+  type: 'object', required: ['statuses'],
+  properties: {
+    statuses: {
+      type: 'array', minItems: 1,
+      items: {
+        type: 'object', required: ['message_id', 'status', 'timestamp'],
+        properties: {
+          message_id: { type: 'string', format: 'uuid', description: 'The message id the webhook provider sent' },
+          status: { type: 'string', enum: ['delivered', 'read', 'failed'] },
+          timestamp: { type: 'string', format: 'date-time', description: 'RFC 3339' },
+          error: { type: ['object', 'null'], properties: { code: { type: ['string', 'integer'] }, title: { type: 'string' } } },
+        },
+      },
+    },
+  },
+} as const;
+
 export function registerProviderStatus(app: FastifyInstance, deps: AppDeps): void {
   app.post('/webhooks/provider/status', {
     schema: {
-      tags: ['webhooks'], operationId: 'providerStatusReceive',
+      tags: ['webhooks'], operationId: 'provider_status_receive',
       summary: 'Receipts from a gateway behind the webhook provider (Standard Webhooks signature)',
       description: 'See receipts-and-events.md §4 and docs/whatsapp.md. At most 4 MiB (413 beyond).',
       headers: {
         type: 'object',
-        properties: { 'webhook-id': { type: 'string' }, 'webhook-timestamp': { type: 'string' }, 'webhook-signature': { type: 'string' } },
+        properties: {
+          'webhook-id': { type: 'string', examples: ['msg_2Lh7kQ9rXc3vB1nT'] },
+          'webhook-timestamp': { type: 'string', description: 'Unix seconds', examples: ['1780315205'] },
+          'webhook-signature': { type: 'string', description: 'v1,<base64 HMAC-SHA256>', examples: ['v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE='] },
+        },
       },
+      body: gatewayPayloadSchema,
       response: {
-        200: { description: 'Accepted: enqueued for applying', type: 'object', properties: { statuses: { type: 'integer' } } },
-        400: { description: 'Not JSON, or not the documented shape', ...webhookDetail },
-        401: { description: 'Unknown message ids, ids of several companies, wrong signature or a timestamp older than 5 minutes', ...webhookDetail },
-        413: { description: 'Body over 4 MiB', ...webhookDetail },
+        200: { description: 'Accepted: enqueued for applying', type: 'object', required: ['statuses'], properties: { statuses: { type: 'integer', description: 'receipts in the payload' } } },
+        400: { description: 'Not JSON, or not the documented shape', ...errorSchemas.detail },
+        401: { description: 'Unknown message ids, ids of several companies, wrong signature or a timestamp older than 5 minutes', ...errorSchemas.detail },
+        413: { description: 'Body over 4 MiB', ...errorSchemas.detail },
       },
     },
   }, async (request, reply) => {

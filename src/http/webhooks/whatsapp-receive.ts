@@ -16,7 +16,7 @@ import type { ReceiptsJob } from '../../queue/handlers/receipts-apply.ts';
 import { storable } from '../../domain/storable.ts';
 import type { AppDeps } from '../deps.ts';
 import { sendDetail } from '../errors.ts';
-import { webhookDetail } from './plugin.ts';
+import { errorSchemas } from '../openapi-schemas.ts';
 
 /**
  * Parses the raw body as JSON (PayloadError when it is not) and makes its strings storable (U+0000 and
@@ -37,18 +37,68 @@ export function parseJson(raw: unknown): unknown {
   }
 }
 
+/**
+ * Meta's payload as far as the route reads it (documentation: the route checks the shape itself, 400);
+ * other properties are allowed and ignored.
+ */
+const whatsappPayloadSchema = {
+  type: 'object', required: ['object', 'entry'], additionalProperties: true,
+  properties: {
+    object: { type: 'string', enum: ['whatsapp_business_account'] },
+    entry: {
+      type: 'array', minItems: 1,
+      items: {
+        type: 'object', required: ['changes'], additionalProperties: true,
+        properties: {
+          id: { type: 'string', description: 'WhatsApp Business Account id' },
+          changes: {
+            type: 'array',
+            items: {
+              type: 'object', required: ['value'], additionalProperties: true,
+              properties: {
+                field: { type: 'string' },
+                value: {
+                  type: 'object', required: ['metadata'], additionalProperties: true,
+                  properties: {
+                    messaging_product: { type: 'string', enum: ['whatsapp'] },
+                    metadata: {
+                      type: 'object', required: ['phone_number_id'], additionalProperties: true,
+                      properties: { phone_number_id: { type: 'string', pattern: '^[0-9]+$', description: 'the sending number of a company\'s WhatsApp channel' }, display_phone_number: { type: 'string' } },
+                    },
+                    contacts: { type: 'array', items: { type: 'object', additionalProperties: true, description: 'Meta\'s contact profiles (ignored)' } },
+                    statuses: { type: 'array', items: { type: 'object', additionalProperties: true, description: 'Meta\'s status object: id (wamid), status, timestamp, recipient_id, errors' } },
+                    messages: { type: 'array', items: { type: 'object', additionalProperties: true, description: 'Meta\'s message object: from, id, timestamp, type, text' } },
+                  },
+                },
+              },
+            },
+          },
+        },
+      },
+    },
+  },
+} as const;
+
 export function registerWhatsappReceive(app: FastifyInstance, deps: AppDeps): void {
   app.post('/webhooks/whatsapp', {
     schema: {
-      tags: ['webhooks'], operationId: 'whatsappWebhookReceive',
+      tags: ['webhooks'], operationId: 'whatsapp_webhook_receive',
       summary: "Meta's WhatsApp webhooks: message statuses and inbound messages (signed X-Hub-Signature-256)",
       description: 'Body: Meta\'s payload, at most 4 MiB (413 beyond). Applied durably after the answer. See docs/whatsapp.md.',
-      headers: { type: 'object', properties: { 'x-hub-signature-256': { type: 'string', description: 'sha256=<hex HMAC-SHA256 of the raw body with the app secret>' } } },
+      headers: {
+        type: 'object',
+        properties: { 'x-hub-signature-256': { type: 'string', description: 'sha256=<hex HMAC-SHA256 of the raw body with the app secret>', examples: ['sha256=5f1d0c7e9b2a4c6d8e0f1a3b5c7d9e1f2a4b6c8d0e2f4a6b8c0d2e4f6a8b0c2d'] } },
+      },
+      body: whatsappPayloadSchema,
       response: {
-        200: { description: 'Accepted: enqueued for applying', type: 'object', properties: { statuses: { type: 'integer' }, messages: { type: 'integer' } } },
-        400: { description: 'Not JSON, or not the shape of a WhatsApp Business webhook', ...webhookDetail },
-        401: { description: 'Missing or wrong signature, or a phone_number_id that is not a WhatsApp channel with an app secret here', ...webhookDetail },
-        413: { description: 'Body over 4 MiB', ...webhookDetail },
+        200: {
+          description: 'Accepted: enqueued for applying',
+          type: 'object', required: ['statuses', 'messages'],
+          properties: { statuses: { type: 'integer', description: 'statuses in the payload' }, messages: { type: 'integer', description: 'inbound messages in the payload' } },
+        },
+        400: { description: 'Not JSON, or not the shape of a WhatsApp Business webhook', ...errorSchemas.detail },
+        401: { description: 'Missing or wrong signature, or a phone_number_id that is not a WhatsApp channel with an app secret here', ...errorSchemas.detail },
+        413: { description: 'Body over 4 MiB', ...errorSchemas.detail },
       },
     },
   }, async (request, reply) => {

@@ -8,24 +8,28 @@ import { verifyTokenExists } from '../../db/receipts.ts';
 import { verifyTokenDigest } from '../../domain/receipts.ts';
 import type { AppDeps } from '../deps.ts';
 import { sendDetail } from '../errors.ts';
-import { webhookDetail } from './plugin.ts';
+import { errorSchemas } from '../openapi-schemas.ts';
 
 export function registerWhatsappVerify(app: FastifyInstance, deps: AppDeps): void {
   app.get<{ Querystring: Record<string, unknown> }>('/webhooks/whatsapp', {
     schema: {
-      tags: ['webhooks'], operationId: 'whatsappWebhookVerify',
+      tags: ['webhooks'], operationId: 'whatsapp_webhook_verify',
       summary: "Meta's webhook verification handshake (docs/whatsapp.md)",
       querystring: {
         type: 'object',
         properties: {
           'hub.mode': { type: 'string', enum: ['subscribe'] },
-          'hub.verify_token': { type: 'string' },
-          'hub.challenge': { type: 'string', maxLength: 1024 },
+          'hub.verify_token': { type: 'string', maxLength: 512, description: 'The verify token set on the company\'s WhatsApp channel', examples: ['b7c41e0a2f9d4c3e'] },
+          'hub.challenge': { type: 'string', maxLength: 1024, description: 'Echoed as the answer', examples: ['1158201444'] },
         },
       },
       response: {
-        200: { description: 'The challenge, as sent (text/plain)', content: { 'text/plain': { schema: { type: 'string' } } } },
-        403: { description: 'Not a subscribe request, or not the verify token of any WhatsApp channel', ...webhookDetail },
+        200: {
+          description: 'The challenge, as sent (text/plain)',
+          headers: { 'x-content-type-options': { type: 'string', enum: ['nosniff'], description: 'The echoed text is never sniffed as HTML' } },
+          content: { 'text/plain': { schema: { type: 'string' } } },
+        },
+        403: { description: 'Not a subscribe request, or not the verify token of any WhatsApp channel', ...errorSchemas.detail },
       },
     },
   }, async (request, reply) => {

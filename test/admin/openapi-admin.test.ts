@@ -10,7 +10,8 @@
  * - real answers of the running server, happy and error ones, validate against the documented schema
  *   of their status, and carry the documented headers (`x-request-id`, `WWW-Authenticate` on 401);
  * - every 422 is the admin list shape, also the ones a domain rule raises (unsupported country, private
- *   webhook URL, invalid phone, past schedule).
+ *   webhook URL, invalid phone, past schedule);
+ * - an empty body with `Content-Type: application/json` answers as without the header (issue 13 traps).
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -98,18 +99,15 @@ function refs(node: unknown, out: string[] = []): string[] {
 
 describe('the document', () => {
   test('every operation: unique operationId, tags, summary, every status it can answer with a description', () => {
-    const ids = new Set<string>();
+    const count = new Map<string, number>();
     for (const p of Object.values<any>(doc.paths)) {
-      for (const op of Object.values<any>(p)) {
-        if (!op?.operationId) continue;
-        assert.ok(!ids.has(op.operationId), `operationId ${op.operationId} is unique`);
-        ids.add(op.operationId);
-      }
+      for (const op of Object.values<any>(p)) if (op?.operationId) count.set(op.operationId, (count.get(op.operationId) ?? 0) + 1);
     }
     for (const [method, path, statuses] of OPERATIONS) {
       const op = doc.paths[path]?.[method];
       assert.ok(op, `${method} ${path} is documented`);
       assert.match(op.operationId ?? '', /^[a-z][a-z_]+$/, `${method} ${path} operationId`);
+      assert.equal(count.get(op.operationId), 1, `operationId ${op.operationId} is unique in the document`);
       assert.ok(op.tags?.length && op.summary, `${method} ${path} tags and summary`);
       assert.deepEqual(op.security, [{ AdminBearer: [] }], `${method} ${path} security`);
       for (const status of statuses) {
@@ -271,5 +269,35 @@ describe('real answers match the document', () => {
     assert.equal((await call('post', '/admin/campaigns/{campaign_id}/sends', `/admin/campaigns/${cid}/sends`, { segment_id: 2147483000 })).status, 404);
     assert.equal((await call('post', '/admin/batches/{batch_id}/cancel', `/admin/batches/${sent.body.batch_id}/cancel`)).status, 200);
     assert.equal((await call('post', '/admin/batches/{batch_id}/cancel', '/admin/batches/0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10/cancel')).status, 404);
+  });
+});
+
+describe('an empty JSON body is no body', () => {
+  /** The same request with and without `Content-Type: application/json` (no body either way). */
+  async function both(method: string, path: string): Promise<[number, string, number, string]> {
+    const auth = { authorization: `Bearer ${ADMIN_TOKEN}` };
+    const withHeader = await fetch(s.url + path, { method, headers: { ...auth, 'content-type': 'application/json' }, body: '' });
+    const without = await fetch(s.url + path, { method, headers: auth });
+    return [withHeader.status, await withHeader.text(), without.status, await without.text()];
+  }
+
+  test('DELETE, GET and a POST with an optional body answer as without the header; a required body is 422 either way', async () => {
+    const { companyId } = await s.company();
+    const key = await s.admin('POST', `/admin/companies/${companyId}/api-keys`, { label: 'gone' }, 201);
+    const [status] = await both('DELETE', `/admin/api-keys/${key.key_id}`);
+    assert.equal(status, 204, 'revoked, not 422');
+    const [a, aText, b, bText] = await both('DELETE', '/admin/api-keys/2147483000');
+    assert.deepEqual([a, JSON.parse(aText)], [404, { detail: 'API key not found' }]);
+    assert.deepEqual([b, JSON.parse(bText)], [404, { detail: 'API key not found' }]);
+    const [g1, , g2] = await both('DELETE', `/admin/companies/${companyId}/rate-limits`);
+    assert.deepEqual([g1, g2], [204, 204]);
+    const [p1, , p2] = await both('POST', `/admin/companies/${companyId}/api-keys`);
+    assert.deepEqual([p1, p2], [201, 201]);
+    const [r1, r1Text, r2, r2Text] = await both('POST', '/admin/companies');
+    assert.deepEqual([r1, r2], [422, 422]);
+    assert.deepEqual(JSON.parse(r1Text), JSON.parse(r2Text));
+    // Malformed JSON is still refused in the admin shape.
+    const broken = await fetch(`${s.url}/admin/companies`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: '{"name":' });
+    assert.deepEqual([broken.status, await broken.json()], [422, { detail: [{ type: 'json_invalid', loc: ['body'], msg: 'JSON decode error' }] }]);
   });
 });

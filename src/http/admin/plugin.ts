@@ -55,6 +55,15 @@ export async function adminPlugin(app: FastifyInstance, deps: AppDeps): Promise<
     if (request.body !== undefined) request.body = storable(request.body);
   });
   addComponents(app, sharedComponents);
+  // An empty body with `Content-Type: application/json` is no body (issue 13, first-hour traps): a DELETE
+  // or any route without a body answers as without the header; a route that needs a body says so as it
+  // would without one (422). Anything else is Fastify's own JSON parsing (prototype poisoning refused).
+  const parseJson = app.getDefaultJsonParser('error', 'error');
+  app.removeContentTypeParser('application/json');
+  app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
+    if (body === '') return done(null, undefined);
+    parseJson(request, body as string, done);
+  });
   app.setSchemaErrorFormatter((errors, context) => new AdminValidationError(errors.map((e) => toDetailItem(e, context))));
   app.setErrorHandler((err: FastifyError, _request, reply) => {
     if (err instanceof AdminValidationError) return reply.code(422).send({ detail: err.items });

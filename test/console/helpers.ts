@@ -88,26 +88,36 @@ export async function newCompany(s: TestServer, fields: Record<string, unknown> 
   return c.company_id;
 }
 
-/** Invites an email through the operator API; resolves to the invitation answer. */
-export async function invite(s: TestServer, companyId: number, email: string): Promise<{ invitation_id: number; email: string; company_id: number; invite_url: string; expires_at: string }> {
-  return s.admin('POST', `/admin/companies/${companyId}/users/invitations`, { email }, 201);
+/** A console role (src/console/permissions.ts). */
+export type Role = 'owner' | 'developer' | 'marketer';
+
+/** Invites an email through the operator API (role owner unless told); resolves to the invitation answer. */
+export async function invite(s: TestServer, companyId: number, email: string, role?: Role): Promise<{ invitation_id: number; email: string; role: Role; company_id: number; invite_url: string; expires_at: string }> {
+  return s.admin('POST', `/admin/companies/${companyId}/users/invitations`, role ? { email, role } : { email }, 201);
 }
 
-/** Invites and accepts over HTTP: a ready user of the company; resolves to its email. */
-export async function newUser(s: TestServer, companyId: number, email = freshEmail()): Promise<string> {
-  const inv = await invite(s, companyId, email);
+/** Invites (role owner unless told) and accepts over HTTP: a ready user of the company; resolves to its email. */
+export async function newUser(s: TestServer, companyId: number, email = freshEmail(), role?: Role): Promise<string> {
+  const inv = await invite(s, companyId, email, role);
   const p = new URL(inv.invite_url).pathname;
   const r = await new ConsoleClient(s.url).submit(p, p, { password: PASSWORD, password_confirm: PASSWORD });
   if (r.status !== 303) throw new Error(`accepting the invitation failed: ${r.status} ${r.text.slice(0, 300)}`);
   return email;
 }
 
-/** A signed-in client of a new user of the company. */
-export async function signedInClient(s: TestServer, companyId: number): Promise<ConsoleClient> {
-  const email = await newUser(s, companyId);
+/** A signed-in client of a new user of the company (role owner unless told). */
+export async function signedInClient(s: TestServer, companyId: number, role?: Role): Promise<ConsoleClient> {
+  const email = await newUser(s, companyId, freshEmail(role ?? 'user'), role);
   const c = new ConsoleClient(s.url);
   await c.signIn(email);
   return c;
+}
+
+/** The user id of a console user's email (operator API lookup). */
+export async function userIdOf(s: TestServer, email: string): Promise<number> {
+  const found = await s.admin('GET', `/admin/users?email=${encodeURIComponent(email)}`);
+  if (!found.users[0]) throw new Error(`no console user ${email}`);
+  return found.users[0].user_id;
 }
 
 /** Inserts a completed batch with messages directly (for isolation tests that need no pipeline). */

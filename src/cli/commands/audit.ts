@@ -4,6 +4,7 @@
  * "does not provide" message (see errors.ts, `routeMissing`).
  */
 import type { Command } from 'commander';
+import { data, integerId } from '../client.ts';
 import { addCommonOptions, contextFor } from '../context.ts';
 import { printJson, printTable } from '../output.ts';
 import { parseNonEmpty, parsePositiveInt } from '../parse.ts';
@@ -17,8 +18,9 @@ export function registerAudit(program: Command): void {
       .option('--company <id>', 'only entries about this company', parseNonEmpty)
       .option('--limit <n>', 'at most this many entries', parsePositiveInt),
   ).action(async (opts: { company?: string; limit?: number }, cmd: Command) => {
+    const companyId = opts.company === undefined ? undefined : integerId(opts.company, 'company id');
     const ctx = await contextFor(cmd);
-    const entries = await ctx.client.listAudit({ companyId: opts.company, limit: opts.limit });
+    const { entries } = await data(ctx.api.GET('/admin/audit', { params: { query: { company_id: companyId, limit: opts.limit } } }));
     if (ctx.json) {
       printJson({ entries });
       return;

@@ -4,7 +4,8 @@
  * or `--body TEXT` (see ../templates.ts).
  */
 import { Option, type Command } from 'commander';
-import type { AutomationUpdate } from '../api-types.ts';
+import type { AutomationUpdate, Template } from '../api/types.ts';
+import { data, integerId } from '../client.ts';
 import { addCommonOptions, contextFor } from '../context.ts';
 import { UsageError } from '../errors.ts';
 import { printJson, printLine, printRecord } from '../output.ts';
@@ -50,14 +51,14 @@ export function registerAutomation(program: Command): void {
         .option('--inactive', 'create it inactive'),
     ),
   ).action(async (opts: CreateOptions, cmd: Command) => {
-    const template = await templateFromOptions(opts, true);
+    // The template file's content is sent as it is: the server checks it (422 naming the field).
+    const template = (await templateFromOptions(opts, true)) as Template;
+    const companyId = integerId(opts.company, 'company id');
     const ctx = await contextFor(cmd);
-    const automation = await ctx.client.createAutomation(opts.company, {
-      name: opts.name,
-      type: opts.type,
-      active: !opts.inactive,
-      template,
-    });
+    const automation = await data(ctx.api.POST('/admin/companies/{company_id}/automations', {
+      params: { path: { company_id: companyId } },
+      body: { name: opts.name, type: opts.type, active: !opts.inactive, template },
+    }));
     if (ctx.json) printJson(automation);
     else printRecord(takeWarnings(automation), 'Automation created:');
   });
@@ -77,13 +78,14 @@ export function registerAutomation(program: Command): void {
     if (opts.name !== undefined) body.name = opts.name;
     if (opts.active) body.active = true;
     if (opts.inactive) body.active = false;
-    const template = await templateFromOptions(opts, false);
+    const template = (await templateFromOptions(opts, false)) as Template | undefined;
     if (template !== undefined) body.template = template;
     if (Object.keys(body).length === 0) {
       throw new UsageError('nothing to update: give --name, --active/--inactive, --template or --body');
     }
+    const automationId = integerId(id, 'automation id');
     const ctx = await contextFor(cmd);
-    const automation = await ctx.client.updateAutomation(id, body);
+    const automation = await data(ctx.api.PATCH('/admin/automations/{automation_id}', { params: { path: { automation_id: automationId } }, body }));
     if (ctx.json) printJson(automation ?? { automation_id: id, updated: true });
     else if (automation && typeof automation === 'object') printRecord(takeWarnings(automation), 'Automation updated:');
     else printLine(`Automation ${id} updated.`);

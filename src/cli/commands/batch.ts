@@ -8,7 +8,8 @@
  * message its status, error code, times and, for a message waiting for a retry, its next attempt.
  */
 import type { Command } from 'commander';
-import type { Batch, BatchMessage } from '../api-types.ts';
+import type { Batch, BatchMessage } from '../api/types.ts';
+import { data } from '../client.ts';
 import { addCommonOptions, contextFor } from '../context.ts';
 import { formatValue, printJson, printLine, printRecord, printTable } from '../output.ts';
 import { parseNonEmpty } from '../parse.ts';
@@ -24,7 +25,7 @@ function batchRows(batch: Batch): Record<string, unknown> {
 }
 
 /** The one-line funnel of a batch's counts. */
-export function funnelLine(counts: Batch['counts']): string {
+export function funnelLine(counts: NonNullable<Batch['counts']>): string {
   const n = (v: number | undefined) => String(v ?? 0);
   return `funnel: sent ${n(counts.sent)} → delivered ${n(counts.delivered)} → read ${n(counts.read)}`
     + ` · failed ${n(counts.failed)} · skipped ${n(counts.skipped)} · pending ${n(counts.pending)} (of ${n(counts.total)})`;
@@ -42,8 +43,11 @@ export function registerBatch(program: Command): void {
       .option('--messages', 'also list the batch\'s messages'),
   ).action(async (batchId: string, opts: { messages?: boolean }, cmd: Command) => {
     const ctx = await contextFor(cmd);
-    const batch = await ctx.client.getBatch(batchId);
-    const messages: BatchMessage[] | undefined = opts.messages ? await ctx.client.getBatchMessages(batchId) : undefined;
+    const params = { path: { batch_id: batchId } };
+    const batch = await data(ctx.api.GET('/admin/batches/{batch_id}', { params }));
+    const messages: BatchMessage[] | undefined = opts.messages
+      ? ((await data(ctx.api.GET('/admin/batches/{batch_id}/messages', { params }))).messages ?? [])
+      : undefined;
     if (ctx.json) {
       printJson(messages ? { ...batch, messages } : batch);
       return;

@@ -7,6 +7,7 @@
  * Registered on the existing `campaign` and `batch` groups (call after registerCampaign / registerBatch).
  */
 import { Option, type Command } from 'commander';
+import { data, integerId } from '../client.ts';
 import { addCommonOptions, contextFor } from '../context.ts';
 import { printJson, printRecord } from '../output.ts';
 import { parseNonEmpty, parsePositiveInt } from '../parse.ts';
@@ -30,15 +31,17 @@ export function registerCampaignSend(program: Command): void {
       .option('--dry-run', 'only show how many will be sent, skipped and held'),
   ).action(async (campaignId: string, opts: { segment?: number; contacts?: string; at?: string; dryRun?: boolean }, cmd: Command) => {
     if ((opts.segment === undefined) === (opts.contacts === undefined)) cmd.error('error: give exactly one of --segment and --contacts', { exitCode: 2 });
+    const id = integerId(campaignId, 'campaign id');
     const ctx = await contextFor(cmd);
     const body = {
       ...(opts.segment !== undefined ? { segment_id: opts.segment } : { contacts: opts.contacts!.split(',').map((x) => x.trim()).filter(Boolean) }),
       ...(opts.at ? { scheduled_for: opts.at } : {}),
       ...(opts.dryRun ? { dry_run: true } : {}),
     };
-    const res = await ctx.client.request<{ batch_id?: string; plan: Record<string, unknown> }>('POST', `/admin/campaigns/${encodeURIComponent(campaignId)}/sends`, body);
+    const res = await data(ctx.api.POST('/admin/campaigns/{campaign_id}/sends', { params: { path: { campaign_id: id } }, body }));
+    const batchId = 'batch_id' in res ? res.batch_id : undefined; // 202 accepted; 200 is a dry run's plan
     if (ctx.json) printJson(res);
-    else printRecord({ ...(res.batch_id ? { batch_id: res.batch_id } : {}), ...res.plan }, res.batch_id ? 'Campaign send accepted:' : 'Plan (nothing sent):');
+    else printRecord({ ...(batchId ? { batch_id: batchId } : {}), ...res.plan }, batchId ? 'Campaign send accepted:' : 'Plan (nothing sent):');
   });
 
   addCommonOptions(
@@ -48,7 +51,7 @@ export function registerCampaignSend(program: Command): void {
       .argument('<batch_id>', 'batch id', parseNonEmpty),
   ).action(async (batchId: string, _opts: unknown, cmd: Command) => {
     const ctx = await contextFor(cmd);
-    const res = await ctx.client.request<Record<string, unknown>>('POST', `/admin/batches/${encodeURIComponent(batchId)}/cancel`);
+    const res = await data(ctx.api.POST('/admin/batches/{batch_id}/cancel', { params: { path: { batch_id: batchId } } }));
     if (ctx.json) printJson(res);
     else printRecord(res, 'Cancelled:');
   });

@@ -3,6 +3,8 @@
  * Template from `--template FILE` or `--body TEXT` (see ../templates.ts).
  */
 import { Option, type Command } from 'commander';
+import type { Template } from '../api/types.ts';
+import { data, integerId } from '../client.ts';
 import { addCommonOptions, contextFor } from '../context.ts';
 import { printJson, printRecord } from '../output.ts';
 import { parseNonEmpty } from '../parse.ts';
@@ -21,9 +23,14 @@ export function registerCampaign(program: Command): void {
       .addOption(new Option('--template <file>', 'template JSON file ("-" for stdin)').conflicts('body'))
       .option('--body <text>', 'shortcut: plain-text template {header: none, body: TEXT, buttons: []}'),
   ).action(async (opts: { company: string; name: string; template?: string; body?: string }, cmd: Command) => {
-    const template = await templateFromOptions(opts, true);
+    // The template file's content is sent as it is: the server checks it (422 naming the field).
+    const template = (await templateFromOptions(opts, true)) as Template;
+    const companyId = integerId(opts.company, 'company id');
     const ctx = await contextFor(cmd);
-    const campaign = await ctx.client.createCampaign(opts.company, { name: opts.name, template });
+    const campaign = await data(ctx.api.POST('/admin/companies/{company_id}/campaigns', {
+      params: { path: { company_id: companyId } },
+      body: { name: opts.name, template },
+    }));
     if (ctx.json) printJson(campaign);
     else printRecord(takeWarnings(campaign), 'Campaign created:');
   });

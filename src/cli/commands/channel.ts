@@ -8,7 +8,8 @@
  * (`cms --url BASE channel set ...`) or in CMS_URL.
  */
 import { Option, type Command } from 'commander';
-import type { ChannelSettings } from '../api-types.ts';
+import type { ChannelSettings } from '../api/types.ts';
+import { data, integerId } from '../client.ts';
 import { addCommonOptions, contextFor } from '../context.ts';
 import { UsageError } from '../errors.ts';
 import { printJson, printLine, printRecord } from '../output.ts';
@@ -43,7 +44,7 @@ const flagName: Partial<Record<keyof ChannelOptions, string>> = {
 };
 
 /** Validate the provider-specific options and build the request body. Throws `UsageError`. */
-export function channelBody(o: ChannelOptions): ChannelSettings & { app_secret?: string; verify_token?: string } {
+export function channelBody(o: ChannelOptions): ChannelSettings {
   const allowed = flagsFor[o.provider];
   const stray = (Object.keys(flagName) as (keyof ChannelOptions)[]).filter(
     (k) => o[k] !== undefined && !allowed.includes(k),
@@ -63,10 +64,10 @@ export function channelBody(o: ChannelOptions): ChannelSettings & { app_secret?:
       const url = need('url');
       if (!/^https?:\/\/\S+$/.test(url)) throw new UsageError(`--url must be an http(s) URL, got ${url}`);
       // Without --secret the server generates one (whsec_...) and answers it once.
-      return (o.secret === undefined ? { provider: 'webhook', url } : { provider: 'webhook', url, secret: o.secret }) as ChannelSettings;
+      return o.secret === undefined ? { provider: 'webhook', url } : { provider: 'webhook', url, secret: o.secret };
     }
     case 'whatsapp': {
-      const body: ChannelSettings & { provider: 'whatsapp'; app_secret?: string; verify_token?: string } = {
+      const body: ChannelSettings = {
         provider: 'whatsapp',
         phone_number_id: need('phoneNumberId'),
         access_token: need('accessToken'),
@@ -104,8 +105,9 @@ export function registerChannel(program: Command): void {
     { serverUrl: false },
   ).action(async (opts: ChannelOptions, cmd: Command) => {
     const body = channelBody(opts);
+    const companyId = integerId(opts.company, 'company id');
     const ctx = await contextFor(cmd);
-    const res = await ctx.client.setChannel(opts.company, body);
+    const res = await data(ctx.api.PUT('/admin/companies/{company_id}/channel', { params: { path: { company_id: companyId } }, body }));
     const shown = res && typeof res === 'object' ? res : { company_id: opts.company, provider: body.provider };
     if (ctx.json) printJson(shown);
     else if (res && typeof res === 'object') printRecord(res, 'Channel set:');

@@ -3,7 +3,8 @@
  * (operator-api.md). Prints the company the server returns.
  */
 import { InvalidArgumentError, type Command } from 'commander';
-import type { CompanyUpdate, DeliveryHours } from '../api-types.ts';
+import type { CompanyUpdate, DeliveryHours } from '../api/types.ts';
+import { data, integerId } from '../client.ts';
 import { addCommonOptions, contextFor } from '../context.ts';
 import { UsageError } from '../errors.ts';
 import { printJson, printRecord } from '../output.ts';
@@ -43,8 +44,8 @@ function addCompanyOptions(cmd: Command, nameRequired: boolean): Command {
 }
 
 /** Map parsed options onto the API body, leaving out what was not given. */
-function companyBody(o: CompanyOptions): CompanyUpdate & { opt_out_keywords?: string[]; opt_in_keywords?: string[] } {
-  const body: CompanyUpdate & { opt_out_keywords?: string[]; opt_in_keywords?: string[] } = {};
+function companyBody(o: CompanyOptions): CompanyUpdate {
+  const body: CompanyUpdate = {};
   if (o.optOutKeywords !== undefined) body.opt_out_keywords = o.optOutKeywords;
   if (o.optInKeywords !== undefined) body.opt_in_keywords = o.optInKeywords;
   if (o.name !== undefined) body.name = o.name;
@@ -63,7 +64,7 @@ export function registerCompany(program: Command): void {
   ).action(async (opts: CompanyOptions, cmd: Command) => {
     const ctx = await contextFor(cmd);
     const body = companyBody(opts);
-    const company = await ctx.client.createCompany({ ...body, name: opts.name as string });
+    const company = await data(ctx.api.POST('/admin/companies', { body: { ...body, name: opts.name as string } }));
     if (ctx.json) printJson(company);
     else printRecord(company, 'Company created:');
   });
@@ -83,8 +84,9 @@ export function registerCompany(program: Command): void {
         'nothing to update: give --name, --[no-]subscription-active, --default-country, --delivery-hours, --opt-out-keywords or --opt-in-keywords',
       );
     }
+    const companyId = integerId(id, 'company id');
     const ctx = await contextFor(cmd);
-    const company = await ctx.client.updateCompany(id, body);
+    const company = await data(ctx.api.PATCH('/admin/companies/{company_id}', { params: { path: { company_id: companyId } }, body }));
     if (ctx.json) printJson(company);
     else printRecord(company, 'Company updated:');
   });

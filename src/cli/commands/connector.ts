@@ -3,15 +3,17 @@
  * `{connected, provider?}` (operator-api.md). Campaign sends need a connected connector.
  */
 import type { Command } from 'commander';
-import type { ConnectorSettings } from '../api-types.ts';
+import type { ConnectorSettings } from '../api/types.ts';
+import { data, integerId } from '../client.ts';
 import { addCommonOptions, contextFor } from '../context.ts';
 import { printJson, printLine, printRecord } from '../output.ts';
 import { parseNonEmpty } from '../parse.ts';
 
 /** PUT the connector settings and print the answer (or a summary when the answer is empty). */
 async function putConnector(cmd: Command, company: string, body: ConnectorSettings): Promise<void> {
+  const companyId = integerId(company, 'company id');
   const ctx = await contextFor(cmd);
-  const res = await ctx.client.setConnector(company, body);
+  const res = await data(ctx.api.PUT('/admin/companies/{company_id}/connector', { params: { path: { company_id: companyId } }, body }));
   const shown = res && typeof res === 'object' ? res : { company_id: company, ...body };
   if (ctx.json) printJson(shown);
   else if (res && typeof res === 'object') printRecord(res, body.connected ? 'Connector connected:' : 'Connector disconnected:');

@@ -21,11 +21,13 @@ import type { Command } from 'commander';
 import { InvalidArgumentError } from 'commander';
 import ms from 'ms';
 import { addCommonOptions, contextFor } from '../context.ts';
-import { EVENT_TYPE_NAMES, type EventAttempt, type EventEndpoint, type EventEndpointCreated } from '../event-types.ts';
+import { EVENT_TYPE_NAMES, type EventEndpointUpdate } from '../api/types.ts';
+import { data, integerId } from '../client.ts';
 import { printJson, printLine, printRecord, printTable } from '../output.ts';
 import { parseNonEmpty, parsePositiveInt } from '../parse.ts';
 
-const seg = (id: string) => encodeURIComponent(id);
+/** `{ path: { endpoint_id } }` of an endpoint id from the command line. */
+const endpointPath = (id: string) => ({ path: { endpoint_id: integerId(id, 'endpoint id') } });
 
 /** `--events a,b`: known types only. */
 export function parseEventTypes(value: string): string[] {
@@ -64,10 +66,12 @@ export function registerEvents(program: Command): void {
       .option('--description <text>', 'free text'),
     { serverUrl: false },
   ).action(async (opts: { company: string; url: string; events?: string[]; description?: string }, cmd: Command) => {
+    const companyId = integerId(opts.company, 'company id');
     const ctx = await contextFor(cmd);
-    const created = await ctx.client.request<EventEndpointCreated>('POST', `/admin/companies/${seg(opts.company)}/event-endpoints`, {
-      url: opts.url, ...(opts.events ? { events: opts.events } : {}), ...(opts.description !== undefined ? { description: opts.description } : {}),
-    });
+    const created = await data(ctx.api.POST('/admin/companies/{company_id}/event-endpoints', {
+      params: { path: { company_id: companyId } },
+      body: { url: opts.url, ...(opts.events ? { events: opts.events } : {}), ...(opts.description !== undefined ? { description: opts.description } : {}) },
+    }));
     if (ctx.json) return printJson(created);
     const { secret, ...rest } = created;
     printRecord(rest, 'Event endpoint created:');
@@ -80,10 +84,11 @@ export function registerEvents(program: Command): void {
   addCommonOptions(
     endpoint.command('list').description("list a company's endpoints").requiredOption('--company <id>', 'company id', parseNonEmpty),
   ).action(async (opts: { company: string }, cmd: Command) => {
+    const companyId = integerId(opts.company, 'company id');
     const ctx = await contextFor(cmd);
-    const { endpoints } = await ctx.client.request<{ endpoints: EventEndpoint[] }>('GET', `/admin/companies/${seg(opts.company)}/event-endpoints`);
+    const { endpoints } = await data(ctx.api.GET('/admin/companies/{company_id}/event-endpoints', { params: { path: { company_id: companyId } } }));
     if (ctx.json) return printJson({ endpoints });
-    printTable(endpoints, endpointColumns, '(no event endpoints)');
+    printTable(endpoints ?? [], endpointColumns, '(no event endpoints)');
   });
 
   addCommonOptions(
@@ -98,14 +103,15 @@ export function registerEvents(program: Command): void {
     { serverUrl: false },
   ).action(async (id: string, opts: { url?: string; events?: string[]; description?: string; enable?: boolean; disable?: boolean }, cmd: Command) => {
     if (opts.enable && opts.disable) throw new InvalidArgumentError('--enable and --disable exclude each other');
-    const body: Record<string, unknown> = {};
+    const body: EventEndpointUpdate = {};
     if (opts.url !== undefined) body.url = opts.url;
     if (opts.events !== undefined) body.events = opts.events;
     if (opts.description !== undefined) body.description = opts.description === '' ? null : opts.description;
     if (opts.enable) body.enabled = true;
     if (opts.disable) body.enabled = false;
+    const params = endpointPath(id);
     const ctx = await contextFor(cmd);
-    const ep = await ctx.client.request<EventEndpoint>('PATCH', `/admin/event-endpoints/${seg(id)}`, body);
+    const ep = await data(ctx.api.PATCH('/admin/event-endpoints/{endpoint_id}', { params, body }));
     if (ctx.json) return printJson(ep);
     printRecord({ ...ep }, 'Event endpoint updated:');
   });
@@ -113,8 +119,9 @@ export function registerEvents(program: Command): void {
   addCommonOptions(
     endpoint.command('disable').description('stop sending events to an endpoint (pending ones wait)').argument('<endpoint-id>', 'endpoint id', parseNonEmpty),
   ).action(async (id: string, _opts: unknown, cmd: Command) => {
+    const params = endpointPath(id);
     const ctx = await contextFor(cmd);
-    const ep = await ctx.client.request<EventEndpoint>('PATCH', `/admin/event-endpoints/${seg(id)}`, { enabled: false });
+    const ep = await data(ctx.api.PATCH('/admin/event-endpoints/{endpoint_id}', { params, body: { enabled: false } }));
     if (ctx.json) return printJson(ep);
     printLine(`Event endpoint ${ep.endpoint_id} disabled.`);
   });
@@ -122,8 +129,9 @@ export function registerEvents(program: Command): void {
   addCommonOptions(
     endpoint.command('remove').description('delete an endpoint with its pending deliveries and attempt log').argument('<endpoint-id>', 'endpoint id', parseNonEmpty),
   ).action(async (id: string, _opts: unknown, cmd: Command) => {
+    const params = endpointPath(id);
     const ctx = await contextFor(cmd);
-    await ctx.client.request('DELETE', `/admin/event-endpoints/${seg(id)}`);
+    await data(ctx.api.DELETE('/admin/event-endpoints/{endpoint_id}', { params }));
     if (ctx.json) return printJson({ endpoint_id: Number(id), removed: true });
     printLine(`Event endpoint ${id} removed.`);
   });
@@ -131,8 +139,9 @@ export function registerEvents(program: Command): void {
   addCommonOptions(
     endpoint.command('rotate-secret').description('replace the signing secret; the new one is printed once').argument('<endpoint-id>', 'endpoint id', parseNonEmpty),
   ).action(async (id: string, _opts: unknown, cmd: Command) => {
+    const params = endpointPath(id);
     const ctx = await contextFor(cmd);
-    const r = await ctx.client.request<{ endpoint_id: number; secret: string }>('POST', `/admin/event-endpoints/${seg(id)}/secret/rotate`);
+    const r = await data(ctx.api.POST('/admin/event-endpoints/{endpoint_id}/secret/rotate', { params }));
     if (ctx.json) return printJson(r);
     printLine(`New signing secret of endpoint ${r.endpoint_id}:`);
     printLine();
@@ -142,8 +151,9 @@ export function registerEvents(program: Command): void {
   addCommonOptions(
     endpoint.command('test').description('send one signed test event (endpoint.test) now and show the outcome').argument('<endpoint-id>', 'endpoint id', parseNonEmpty),
   ).action(async (id: string, _opts: unknown, cmd: Command) => {
+    const params = endpointPath(id);
     const ctx = await contextFor(cmd);
-    const r = await ctx.client.request<Record<string, unknown>>('POST', `/admin/event-endpoints/${seg(id)}/test`);
+    const r = await data(ctx.api.POST('/admin/event-endpoints/{endpoint_id}/test', { params }));
     if (ctx.json) return printJson(r);
     printRecord(r, r.ok ? 'Test event delivered:' : 'Test event NOT delivered:');
   });
@@ -154,11 +164,11 @@ export function registerEvents(program: Command): void {
       .argument('<endpoint-id>', 'endpoint id', parseNonEmpty)
       .option('--limit <n>', 'at most this many (default 100, at most 1000)', parsePositiveInt),
   ).action(async (id: string, opts: { limit?: number }, cmd: Command) => {
+    const { path } = endpointPath(id);
     const ctx = await contextFor(cmd);
-    const q = opts.limit ? `?limit=${opts.limit}` : '';
-    const { attempts } = await ctx.client.request<{ attempts: EventAttempt[] }>('GET', `/admin/event-endpoints/${seg(id)}/attempts${q}`);
+    const { attempts } = await data(ctx.api.GET('/admin/event-endpoints/{endpoint_id}/attempts', { params: { path, query: { limit: opts.limit } } }));
     if (ctx.json) return printJson({ attempts });
-    printTable(attempts, [
+    printTable(attempts ?? [], [
       { key: 'at' }, { key: 'event_id', header: 'event' }, { key: 'type' }, { key: 'attempt', header: '#' },
       { key: 'status_code', header: 'status' }, { key: 'duration_ms', header: 'ms' }, { key: 'error' },
       { key: 'response_excerpt', header: 'response', format: (v) => (typeof v === 'string' ? v.slice(0, 60) : '') },
@@ -169,7 +179,7 @@ export function registerEvents(program: Command): void {
     group.command('resend').description('send an event again (same webhook-id) to each enabled endpoint subscribed to it').argument('<event-id>', 'event id (evt_…)', parseNonEmpty),
   ).action(async (id: string, _opts: unknown, cmd: Command) => {
     const ctx = await contextFor(cmd);
-    const r = await ctx.client.request<{ events: number; deliveries: number }>('POST', `/admin/events/${seg(id)}/resend`);
+    const r = await data(ctx.api.POST('/admin/events/{event_id}/resend', { params: { path: { event_id: id } } }));
     if (ctx.json) return printJson({ event_id: id, ...r });
     printLine(`Event ${id} queued again for ${r.deliveries} endpoint(s).`);
   });
@@ -180,8 +190,9 @@ export function registerEvents(program: Command): void {
       .argument('<endpoint-id>', 'endpoint id', parseNonEmpty)
       .requiredOption('--since <time>', 'RFC 3339 time, or a duration back from now (2h, 7d)', (v: string) => parseSince(v)),
   ).action(async (id: string, opts: { since: string }, cmd: Command) => {
+    const params = endpointPath(id);
     const ctx = await contextFor(cmd);
-    const r = await ctx.client.request<{ events: number }>('POST', `/admin/event-endpoints/${seg(id)}/replay`, { since: opts.since });
+    const r = await data(ctx.api.POST('/admin/event-endpoints/{endpoint_id}/replay', { params, body: { since: opts.since } }));
     if (ctx.json) return printJson({ endpoint_id: Number(id), since: opts.since, ...r });
     printLine(`${r.events} event(s) since ${opts.since} queued again for endpoint ${id}.`);
   });

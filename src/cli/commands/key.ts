@@ -3,6 +3,7 @@
  * DELETE /admin/api-keys/{key_id} (operator-api.md). The api_key is shown only once.
  */
 import type { Command } from 'commander';
+import { data, integerId } from '../client.ts';
 import { addCommonOptions, contextFor } from '../context.ts';
 import { printJson, printLine, printRecord } from '../output.ts';
 import { parseNonEmpty } from '../parse.ts';
@@ -18,8 +19,12 @@ export function registerKey(program: Command): void {
       .requiredOption('--company <id>', 'company id', parseNonEmpty)
       .option('--label <label>', 'free-text label, e.g. "shop integration"'),
   ).action(async (opts: { company: string; label?: string }, cmd: Command) => {
+    const companyId = integerId(opts.company, 'company id');
     const ctx = await contextFor(cmd);
-    const key = await ctx.client.createApiKey(opts.company, opts.label === undefined ? {} : { label: opts.label });
+    const key = await data(ctx.api.POST('/admin/companies/{company_id}/api-keys', {
+      params: { path: { company_id: companyId } },
+      body: opts.label === undefined ? {} : { label: opts.label },
+    }));
     if (ctx.json) {
       printJson(key);
       return;
@@ -38,8 +43,9 @@ export function registerKey(program: Command): void {
       .description('revoke an API key; requests with it are refused from then on')
       .argument('<key-id>', 'key id (from `cms key create`)', parseNonEmpty),
   ).action(async (keyId: string, _opts: unknown, cmd: Command) => {
+    const id = integerId(keyId, 'key id');
     const ctx = await contextFor(cmd);
-    await ctx.client.revokeApiKey(keyId);
+    await data(ctx.api.DELETE('/admin/api-keys/{key_id}', { params: { path: { key_id: id } } }));
     if (ctx.json) printJson({ key_id: keyId, revoked: true });
     else printLine(`API key ${keyId} revoked.`);
   });

@@ -14,6 +14,7 @@ import type { Db } from '../db/database.ts';
 import { enqueue, type Boss } from '../queue/boss.ts';
 import { csvParseOptions, CsvFormatError, detectDelimiter, normalizeHeader, recordToContact, type CsvContact } from './contacts-csv.ts';
 import { DomainError } from './errors.ts';
+import { recordAudit } from './audit.ts';
 
 /** Largest CSV file an import takes: 20 MiB (about 200,000 contacts with a few variables). */
 export const MAX_IMPORT_BYTES = 20 * 1024 * 1024;
@@ -114,7 +115,8 @@ export async function checkImportFile(bytes: Buffer): Promise<{ delimiter: strin
 
 /**
  * Checks the file (checkImportFile) and, in one transaction, stores it as an import of the company and
- * enqueues its `contacts-import` job. Returns the new import.
+ * enqueues its `contacts-import` job, audit-logged as `contacts.import_start` (counts, no data).
+ * Returns the new import.
  */
 export async function createImport(
   db: Db, boss: Boss, companyId: number, file: { bytes: Buffer; filename: string | null }, actor: string,
@@ -127,6 +129,7 @@ export async function createImport(
       RETURNING import_id`.execute(trx);
     const id = Number(rows[0].import_id);
     await enqueue(boss, trx, 'contacts-import', { import_id: id, company_id: companyId });
+    await recordAudit(trx, { actor, action: 'contacts.import_start', target: `import:${id}`, company_id: companyId, details: { total, bytes: file.bytes.length } });
     return id;
   });
   return getImport(db, companyId, importId);

@@ -249,7 +249,7 @@ describe('errors', () => {
       ['', /empty/],
     ];
     for (const [body, msg] of cases) {
-      const r = await fetch(`${s.url}/admin/companies/${c.companyId}/contacts/imports`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'text/csv' }, body });
+      const r = await fetch(`${s.url}/admin/companies/${c.companyId}/contacts/imports`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'text/csv' }, body: typeof body === 'string' ? body : new Uint8Array(body) });
       const j = await r.json() as any;
       assert.equal(r.status, 422, `${body}: ${JSON.stringify(j)}`);
       assert.match(j.detail[0].msg, msg);

@@ -1,39 +1,73 @@
 /**
- * Contacts (issue 11 item 6): GET /console/contacts lists the contacts that wrote most recently;
- * `?q=` searches by number: a full number that is a contact of the company redirects to its page (303),
- * otherwise contacts whose number contains the digits (at least 4) are listed. Session company only.
+ * Contacts (issue 11 item 6, issue 15 item 4): GET /console/contacts lists the company's contacts by
+ * number, 50 a page; `?q=` searches (domain/contacts.ts `parseContactQuery`, the operator API's rules):
+ * a full number that is a contact of the company redirects to its page (303), otherwise contacts whose
+ * number contains the digits (at least 4) or whose first or last name begins with each word are listed;
+ * fewer than 4 digits is an error beside the field (400). GET /console/contacts/export.csv streams every
+ * contact as CSV (domain/contacts-export.ts; audit-logged as `contacts.export`: personal data leaves the service). Also registers the import pages (contact-import.ts).
+ * Session company only; every role may read, owners and marketers may import (permissions.ts).
  */
 import type { FastifyInstance } from 'fastify';
+import { recordAudit } from '../../domain/audit.ts';
 import { getCompany } from '../../domain/companies.ts';
-import { findContact } from '../../db/contacts.ts';
+import { listContacts, findContact } from '../../db/contacts.ts';
+import { parseContactQuery } from '../../domain/contacts.ts';
+import { contactsCsvStream, exportFileName } from '../../domain/contacts-export.ts';
+import { DomainError } from '../../domain/errors.ts';
 import { toE164 } from '../../domain/phone.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { sendPage, sessionOf } from '../context.ts';
-import { recentInboundContacts, searchContacts } from '../queries/contacts.ts';
+import { isAllowed } from '../permissions.ts';
 import { contactsView } from '../views/contacts.ts';
 import { BASE } from '../views/layout.ts';
+import { registerContactImportPages } from './contact-import.ts';
 
-/** Registers GET /contacts[?q=P] (signed-in scope). */
+/** Contacts per page. */
+export const CONTACTS_PAGE_SIZE = 50;
+
+/** Fixed notices other pages may ask this page to show (`?done=`). */
+const NOTICES: Record<string, string> = { erased: 'The contact was erased. Its personal data is gone; the counts of its sends are kept.' };
+
+/** Registers GET /contacts[?q=&after=], GET /contacts/export.csv and the import pages (signed-in scope). */
 export function registerContactsPage(scope: FastifyInstance, deps: AppDeps): void {
   const db = deps.database.db;
-  scope.get<{ Querystring: { q?: string } }>('/contacts', async (request, reply) => {
-    const companyId = sessionOf(request).company_id;
+  scope.get<{ Querystring: { q?: string; after?: string; done?: string } }>('/contacts', async (request, reply) => {
+    const session = sessionOf(request);
+    const companyId = session.company_id;
+    const canChange = isAllowed(session.role, 'POST', `${BASE}/contacts`);
     const query = typeof request.query.q === 'string' ? request.query.q.trim().slice(0, 64) : '';
-    if (query) {
+    const after = typeof request.query.after === 'string' ? request.query.after.slice(0, 64) : null;
+    const title = query ? `Contacts matching ${query}` : 'Contacts';
+    const crumbs: [string, string?][] = query ? [['Contacts', `${BASE}/contacts`], ['Search']] : [['Contacts']];
+    if (query && !after) {
       const company = await getCompany(db, companyId);
       const e164 = toE164(query, company.default_country);
       if (e164 && await findContact(db, companyId, { phone: e164 })) return reply.redirect(`${BASE}/contacts/${encodeURIComponent(e164)}`, 303);
-      const digits = query.replace(/\D/g, '');
-      const rows = digits.length >= 4 ? await searchContacts(db, companyId, digits) : [];
-      return sendPage(request, reply, 200, {
-        title: `Contacts matching ${query}`, section: 'contacts', crumbs: [['Contacts', `${BASE}/contacts`], ['Search']],
-        body: () => contactsView({ query, rows, searched: true }),
+    }
+    let filter;
+    try {
+      filter = parseContactQuery(query);
+    } catch (err) {
+      if (!(err instanceof DomainError)) throw err;
+      return sendPage(request, reply, 400, {
+        title, section: 'contacts', crumbs,
+        body: () => contactsView({ query, rows: [], searched: true, error: `${err.detail}, or type a name.`, next: null, paged: false, canChange }),
       });
     }
-    const rows = await recentInboundContacts(db, companyId);
+    const page = await listContacts(db, companyId, filter, after, CONTACTS_PAGE_SIZE);
     return sendPage(request, reply, 200, {
-      title: 'Contacts', section: 'contacts', crumbs: [['Contacts']],
-      body: () => contactsView({ query: '', rows, searched: false }),
+      title, section: 'contacts', crumbs, flash: NOTICES[String(request.query.done ?? '')],
+      body: () => contactsView({ query, rows: page.rows, searched: query !== '', next: page.next, paged: !!after, canChange }),
     });
   });
+
+  scope.get('/contacts/export.csv', async (request, reply) => {
+    const session = sessionOf(request);
+    const stream = await contactsCsvStream(db, session.company_id);
+    await recordAudit(db, { actor: `console:${session.email}`, action: 'contacts.export', target: `company:${session.company_id}`, company_id: session.company_id });
+    return reply.type('text/csv; charset=utf-8').header('cache-control', 'no-store')
+      .header('content-disposition', `attachment; filename="${exportFileName(session.company_id, new Date(deps.clock.now()))}"`).send(stream);
+  });
+
+  registerContactImportPages(scope, deps);
 }

@@ -1,47 +1,165 @@
 /**
- * One contact (routes/contact.ts; issue 11 item 6): its fields and variables, its opt-out state with
- * source and time, its inbound messages and the messages sent to it with their status, newest first.
+ * One contact (routes/contact.ts; issue 11 item 6, issue 15 item 4): its fields, variables, segments,
+ * opt-out state with source and time and its history (changes by hand), the messages sent to it with
+ * their status and its inbound messages, newest first. For roles that may change contacts: the edit
+ * form (names and variables; errors beside the field, input kept), the opt-out button and the link to
+ * erase it. The erase confirmation page is `contactEraseView`.
  */
 import type { ContactView } from '../../domain/contacts.ts';
+import { VARIABLE_VALUE_MAX } from '../../domain/contacts.ts';
 import { badge, time } from './format.ts';
 import { html, type SafeHtml } from './html.ts';
 import { BASE } from './layout.ts';
 import { kindLabel, reasonOf } from './sends.ts';
 import { dataTable } from './table.ts';
 
+/** One variable row of the edit form as shown (values as text). */
+export interface VariableRow { name: string; value: string }
+
+/** The edit form's state: values as typed, and problems by field (`first_name`, `last_name`, `variables`). */
+export interface ContactForm { first_name: string; last_name: string; variables: VariableRow[] }
+export type ContactFormErrors = Partial<Record<'first_name' | 'last_name' | 'variables', string>>;
+
+/** Empty variable rows offered below the existing ones. */
+export const EXTRA_VARIABLE_ROWS = 3;
+
+/** A stored variable value as the form shows it (strings as they are, anything else as JSON). */
+export function variableText(v: unknown): string {
+  return typeof v === 'string' ? v : JSON.stringify(v);
+}
+
+/** The form filled from the stored contact. */
+export function formOf(c: ContactView): ContactForm {
+  return {
+    first_name: c.first_name ?? '', last_name: c.last_name ?? '',
+    variables: Object.entries(c.variables ?? {}).map(([name, v]) => ({ name, value: variableText(v) })),
+  };
+}
+
+export interface ContactPageModel { contact: ContactView; csrf: string; canChange: boolean; form: ContactForm; errors: ContactFormErrors }
+
+const err = (e: ContactFormErrors, k: keyof ContactFormErrors) => (e[k] ? html`<small id="${k}-error" class="error" role="alert">${e[k]}</small>` : '');
+const inv = (e: ContactFormErrors, k: keyof ContactFormErrors) => (e[k] ? html` aria-invalid="true" aria-describedby="${k}-error"` : '');
+
+function editForm(m: ContactPageModel, key: string): SafeHtml {
+  const rows = [...m.form.variables, ...Array.from({ length: EXTRA_VARIABLE_ROWS }, () => ({ name: '', value: '' }))];
+  return html`<section aria-labelledby="edit-h" class="narrow">
+<h2 id="edit-h">Edit</h2>
+<form method="post" action="${BASE}/contacts/${encodeURIComponent(key)}/edit" novalidate>
+  <input type="hidden" name="_csrf" value="${m.csrf}">
+  <input type="hidden" name="var_count" value="${rows.length}">
+  <label for="first_name">First name</label>
+  <input id="first_name" name="first_name" type="text" maxlength="255" autocomplete="off" value="${m.form.first_name}"${inv(m.errors, 'first_name')}>
+  ${err(m.errors, 'first_name')}
+  <label for="last_name">Last name</label>
+  <input id="last_name" name="last_name" type="text" maxlength="255" autocomplete="off" value="${m.form.last_name}"${inv(m.errors, 'last_name')}>
+  ${err(m.errors, 'last_name')}
+  <fieldset${m.errors.variables ? html` aria-describedby="variables-error"` : ''}>
+    <legend>Variables</legend>
+    <p id="vars-hint" class="muted">Used by templates as <code>{{ name }}</code>. Clear a name to remove its variable; the empty rows add new ones.</p>
+    ${err(m.errors, 'variables')}
+    ${rows.map((r, i) => html`<div class="grid">
+      <div><label for="var_name_${i}">Name ${i + 1}</label><input id="var_name_${i}" name="var_name_${i}" type="text" maxlength="64" autocomplete="off" value="${r.name}"${m.errors.variables ? html` aria-invalid="true"` : ''}></div>
+      <div><label for="var_value_${i}">Value ${i + 1}</label><input id="var_value_${i}" name="var_value_${i}" type="text" maxlength="${VARIABLE_VALUE_MAX}" autocomplete="off" value="${r.value}"></div>
+    </div>`)}
+  </fieldset>
+  <button type="submit">Save changes</button>
+</form>
+</section>`;
+}
+
+function optOutForm(m: ContactPageModel, key: string): SafeHtml {
+  const c = m.contact;
+  return html`<form method="post" action="${BASE}/contacts/${encodeURIComponent(key)}/opt-out" class="inline-form">
+  <input type="hidden" name="_csrf" value="${m.csrf}">
+  <input type="hidden" name="opted_out" value="${c.opted_out ? 'false' : 'true'}">
+  <button type="submit" class="secondary small">${c.opted_out ? 'Opt back in to campaigns' : 'Opt out of campaigns'}</button>
+</form>`;
+}
+
+function historyTable(c: ContactView): SafeHtml {
+  if (!c.history.length) return html`<p>No changes by hand.</p>`;
+  return dataTable({
+    label: 'History',
+    columns: [{ head: 'When' }, { head: 'Who' }, { head: 'What' }],
+    rows: c.history.map((h) => {
+      const d = h.details as { changed?: string[]; opted_out?: boolean };
+      const what = h.action === 'contact.update'
+        ? [
+          ...(d.changed ?? []).filter((f) => f !== 'opted_out').map((f) => `${f.replace('_', ' ')} changed`),
+          ...(d.changed?.includes('opted_out') ? [d.opted_out ? 'opted out of campaigns' : 'opted back in'] : []),
+        ].join(', ')
+        : h.action;
+      return { cells: [time(h.at), h.actor.replace(/^console:/, ''), what] };
+    }),
+  });
+}
+
 /** The page body. */
-export function contactView(c: ContactView): SafeHtml {
+export function contactView(m: ContactPageModel): SafeHtml {
+  const c = m.contact;
+  const key = c.phone;
   const vars = Object.entries(c.variables ?? {});
   const inbound = c.inbound.length
     ? dataTable({
       label: 'Inbound messages',
       columns: [{ head: 'Received' }, { head: 'Type' }, { head: 'Text' }, { head: 'Payload' }],
-      rows: c.inbound.map((m) => ({ cells: [time(m.received_at), m.type, m.text ?? '—', m.payload ?? '—'] })),
+      rows: c.inbound.map((x) => ({ cells: [time(x.received_at), x.type, x.text ?? '—', x.payload ?? '—'] })),
     })
     : html`<p>No inbound messages.</p>`;
   const sent = c.messages.length
     ? dataTable({
       label: 'Messages sent',
       columns: [{ head: 'Batch' }, { head: 'Source' }, { head: 'Status' }, { head: 'Reason' }, { head: 'Sent' }, { head: 'Delivered' }, { head: 'Read' }, { head: 'Failed' }],
-      rows: c.messages.map((m) => ({
-        cells: [html`<a href="${BASE}/sends/${m.batch_id}"><code>${m.batch_id.slice(0, 8)}</code></a>`, kindLabel(m.kind), badge(m.status), reasonOf(m),
-          time(m.sent_at), time(m.delivered_at), time(m.read_at), time(m.failed_at)],
+      rows: c.messages.map((x) => ({
+        cells: [html`<a href="${BASE}/sends/${x.batch_id}"><code>${x.batch_id.slice(0, 8)}</code></a>`, kindLabel(x.kind), badge(x.status), reasonOf(x),
+          time(x.sent_at), time(x.delivered_at), time(x.read_at), time(x.failed_at)],
       })),
     })
     : html`<p>No messages sent.</p>`;
-  return html`<section aria-labelledby="contact-h">
+  return html`<h1>${[c.first_name, c.last_name].filter(Boolean).join(' ') || c.phone}</h1>
+<section aria-labelledby="contact-h">
 <h2 id="contact-h">${c.phone}</h2>
 <dl class="facts">
+  <dt>Phone</dt><dd>${c.phone}</dd>
   <dt>Name</dt><dd>${[c.first_name, c.last_name].filter(Boolean).join(' ') || '—'}</dd>
-  <dt>Campaigns</dt><dd data-opted-out="${String(c.opted_out)}">${c.opted_out ? badge('opted_out') : badge('subscribed')}</dd>
+  <dt>Campaigns</dt><dd data-opted-out="${String(c.opted_out)}">${c.opted_out ? badge('opted_out') : badge('subscribed')} ${m.canChange ? optOutForm(m, key) : ''}</dd>
   <dt>Opt-out source</dt><dd data-opt-out-source>${c.opt_out_source ?? '—'}</dd>
   <dt>Opt-out changed</dt><dd>${time(c.opt_out_at)}</dd>
+  <dt>Segments</dt><dd data-segments>${c.segments.length ? c.segments.map((s, i) => html`${i ? ', ' : ''}<a href="${BASE}/segments/${s.segment_id}">${s.name}</a>`) : '—'}</dd>
   <dt>Created</dt><dd>${time(c.created_at)}</dd>
-  ${vars.length ? html`<dt>Variables</dt><dd>${vars.map(([k, v]) => html`<code>${k}</code> = ${typeof v === 'string' ? v : JSON.stringify(v)}<br>`)}</dd>` : ''}
+  <dt>Variables</dt><dd data-variables>${vars.length ? vars.map(([k, v]) => html`<code>${k}</code> = ${variableText(v)}<br>`) : '—'}</dd>
 </dl>
 </section>
+${m.canChange ? editForm(m, key) : ''}
+<h2>History</h2>
+${historyTable(c)}
+<h2>Messages sent</h2>
+${sent}
 <h2>Inbound messages</h2>
 ${inbound}
-<h2>Messages sent</h2>
-${sent}`;
+${m.canChange ? html`<h2>Erase</h2>
+<p>Erasing removes this person's number, names and variables from the contact, its messages and replies (a right-to-erasure request). Counts of sends are kept.</p>
+<p><a href="${BASE}/contacts/${encodeURIComponent(key)}/erase" class="danger-link">Erase this contact…</a></p>` : ''}`;
+}
+
+/** The erase confirmation page. */
+export function contactEraseView(m: { contact: ContactView; csrf: string; error?: string }): SafeHtml {
+  const c = m.contact;
+  return html`<h1>Erase ${c.phone}?</h1>
+<section class="narrow" aria-labelledby="erase-h">
+<h2 id="erase-h">What happens</h2>
+<ul>
+  <li>The number, first and last name and ${Object.keys(c.variables ?? {}).length} variables of this contact are removed for good.</li>
+  <li>The ${c.messages.length} messages sent to it lose the number and their text; their statuses stay, so send counts do not change.</li>
+  <li>Its ${c.inbound.length} replies lose their text; it leaves its ${c.segments.length} segments.</li>
+  <li>This cannot be undone. If the number is sent to again later, a new contact is created.</li>
+</ul>
+<form method="post" action="${BASE}/contacts/${encodeURIComponent(c.phone)}/erase">
+  <input type="hidden" name="_csrf" value="${m.csrf}">
+  <label for="confirm"><input id="confirm" name="confirm" type="checkbox" value="yes" required${m.error ? html` aria-invalid="true" aria-describedby="confirm-error"` : ''}> I understand that the personal data of this contact is removed for good</label>
+  ${m.error ? html`<small id="confirm-error" class="error" role="alert">${m.error}</small>` : ''}
+  <div class="actions"><button type="submit" class="danger">Erase contact</button><a href="${BASE}/contacts/${encodeURIComponent(c.phone)}">Cancel</a></div>
+</form>
+</section>`;
 }

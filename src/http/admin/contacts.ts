@@ -253,6 +253,7 @@ export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void
   }, async (request, reply) => {
     const company = await getCompany(db, request.params.company_id);
     const stream = await contactsCsvStream(db, company.company_id);
+    await recordAudit(db, { actor: 'admin', action: 'contacts.export', target: `company:${company.company_id}`, company_id: company.company_id });
     return reply.type('text/csv; charset=utf-8').header('cache-control', 'no-store')
       .header('content-disposition', `attachment; filename="${exportFileName(company.company_id, new Date(deps.clock.now()))}"`).send(stream as never);
   });

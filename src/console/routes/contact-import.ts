@@ -1,0 +1,114 @@
+/**
+ * Contact import (issue 15 item 4): GET /console/contacts/import shows the upload form and the recent
+ * imports; POST /console/contacts/import (multipart/form-data: `_csrf`, `file`) checks the file and
+ * starts the `contacts-import` job (domain/contact-imports.ts), then POST-redirect-GET to
+ * /console/contacts/imports/{id}, the progress page, which asks the browser to reload it every 2 s
+ * (a `Refresh` header: no JavaScript) until the import has finished. A file that cannot be imported
+ * (too large, not UTF-8, no `phone` column with any delimiter, broken CSV, no rows) is reported beside
+ * the file field (422) and nothing is written. Audit: `contacts.import` when the job finishes (actor
+ * `console:<email>`).
+ *
+ * **Uploads.** @fastify/multipart is registered only in this route's own encapsulated scope (every
+ * other console route keeps the urlencoded parser). A `preValidation` hook reads the whole form before
+ * the console's CSRF check (`preHandler`) and sets its text fields as the body, so the check finds
+ * `_csrf` where it always does; plugin.ts needs no change. Limits: the file MAX_IMPORT_BYTES (20 MiB;
+ * more is reported beside the field), one file, four fields.
+ */
+import multipart from '@fastify/multipart';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { sql } from 'kysely';
+import { createImport, getImport, MAX_IMPORT_BYTES, type ContactImport } from '../../domain/contact-imports.ts';
+import { DomainError } from '../../domain/errors.ts';
+import type { AppDeps } from '../../http/deps.ts';
+import { parseId, sendPage, sessionOf } from '../context.ts';
+import { contactImportView, importProgressView } from '../views/contact-import.ts';
+import { BASE } from '../views/layout.ts';
+
+/** Seconds between reloads of a running import's page. */
+export const PROGRESS_REFRESH_S = 2;
+
+interface Upload { file?: { name: string; data: Buffer }; problem?: string }
+
+function uploadProblem(err: unknown): string {
+  const code = (err as { code?: string }).code;
+  if (code === 'FST_REQ_FILE_TOO_LARGE') return `The file is larger than ${MAX_IMPORT_BYTES / 1024 / 1024} MiB: split it into smaller files.`;
+  if (code === 'FST_FILES_LIMIT') return 'Choose one file only.';
+  if (code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') return 'The form had more fields than this page sends.';
+  return 'The upload could not be read: choose the file again and retry.';
+}
+
+/** Registers the import pages (signed-in scope; called by registerContactsPage). */
+export function registerContactImportPages(scope: FastifyInstance, deps: AppDeps): void {
+  const db = deps.database.db;
+
+  async function recent(companyId: number): Promise<ContactImport[]> {
+    const { rows } = await sql<ContactImport>`
+      SELECT import_id, company_id, filename, delimiter, status, total, processed, created, updated, failed, errors, error, created_at, finished_at
+      FROM contact_imports WHERE company_id = ${companyId} ORDER BY import_id DESC LIMIT 10`.execute(db);
+    return rows;
+  }
+
+  async function showForm(request: FastifyRequest, reply: FastifyReply, status: number, error?: string) {
+    const session = sessionOf(request);
+    const rows = await recent(session.company_id);
+    return sendPage(request, reply, status, {
+      title: 'Import contacts', section: 'contacts', crumbs: [['Contacts', `${BASE}/contacts`], ['Import']],
+      body: (csrf) => contactImportView({ csrf, error, recent: rows }),
+    });
+  }
+
+  scope.get('/contacts/import', (request, reply) => showForm(request, reply, 200));
+
+  scope.get<{ Params: { importId: string } }>('/contacts/imports/:importId', async (request, reply) => {
+    const session = sessionOf(request);
+    const imp = await getImport(db, session.company_id, parseId(request.params.importId));
+    if (imp.status === 'queued' || imp.status === 'running') reply.header('refresh', String(PROGRESS_REFRESH_S));
+    return sendPage(request, reply, 200, {
+      title: `Import ${imp.filename ?? ''}`.trim(), section: 'contacts',
+      crumbs: [['Contacts', `${BASE}/contacts`], ['Import', `${BASE}/contacts/import`], [`Import ${imp.import_id}`]],
+      body: () => importProgressView(imp),
+    });
+  });
+
+  void scope.register(async (upload) => {
+    await upload.register(multipart, { limits: { fileSize: MAX_IMPORT_BYTES, files: 1, fields: 4, parts: 6, fieldSize: 1024 } });
+    const uploads = new WeakMap<FastifyRequest, Upload>();
+    upload.addHook('preValidation', async (request) => {
+      if (!request.isMultipart()) return;
+      const fields: Record<string, string> = {};
+      const got: Upload = {};
+      try {
+        for await (const part of request.parts()) {
+          if (part.type === 'file') {
+            try {
+              const data = await part.toBuffer();
+              if (part.fieldname === 'file' && (part.filename || data.length > 0)) got.file = { name: part.filename ?? '', data };
+            } catch (err) {
+              got.problem ??= uploadProblem(err);
+            }
+          } else if (typeof part.value === 'string' && !(part.fieldname in fields)) {
+            fields[part.fieldname] = part.value;
+          }
+        }
+      } catch (err) {
+        got.problem ??= uploadProblem(err);
+      }
+      request.body = fields;
+      uploads.set(request, got);
+    });
+
+    upload.post('/contacts/import', async (request, reply) => {
+      const session = sessionOf(request);
+      const got = uploads.get(request) ?? {};
+      if (got.problem) return showForm(request, reply, 422, got.problem);
+      if (!got.file) return showForm(request, reply, 422, 'Choose a CSV file to import.');
+      try {
+        const imp = await createImport(db, deps.boss, session.company_id, { bytes: got.file.data, filename: got.file.name || null }, `console:${session.email}`);
+        return reply.header('cache-control', 'no-store').redirect(`${BASE}/contacts/imports/${imp.import_id}`, 303);
+      } catch (err) {
+        if (err instanceof DomainError && err.status === 400) return showForm(request, reply, 422, err.detail);
+        throw err;
+      }
+    });
+  });
+}

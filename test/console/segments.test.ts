@@ -28,7 +28,7 @@ async function postMultipart(cl: ConsoleClient, pagePath: string, action: string
   const fd = new FormData();
   if (csrf) fd.append('_csrf', csrfToken((await cl.get(pagePath)).text));
   for (const [k, v] of Object.entries(fields)) fd.append(k, v);
-  fd.append('file', new Blob([file?.data ?? new Uint8Array()], { type: file ? 'text/csv' : 'application/octet-stream' }), file?.name ?? '');
+  fd.append('file', new Blob([(file?.data ?? new Uint8Array()) as BlobPart], { type: file ? 'text/csv' : 'application/octet-stream' }), file?.name ?? '');
   const res = await fetch(cl.base + action, {
     method: 'POST', body: fd, redirect: 'manual',
     headers: { cookie: [...cl.cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
@@ -130,7 +130,7 @@ describe('segments over HTTP', () => {
     const page = `/console/segments/${id}`;
     const numbers = '+4915112340001\n0151 1234 0002, 015112340002\n\nnot a number; +4915112349999\n+4915112340003\nnot a number';
     const r = await postMultipart(cl, page, `${page}/members`, { mode: 'add', numbers });
-    assert.equal(r.status, 303, /role="alert">([^<]*)/.exec(r.text)?.[1]);
+    assert.equal(r.status, 303, /role="alert">([^<]*)/.exec(r.text)?.[1] ?? '');
     assert.equal(r.location, page);
     const shown = await cl.get(page);
     assert.deepEqual(['processed', 'unchanged', 'not_found', 'invalid'].map((k) => count(shown.text, k)), [3, 0, 1, 1]);

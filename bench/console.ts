@@ -124,10 +124,26 @@ async function setupThroughApi(base: string, contacts: number): Promise<{ compan
     companyId,
     ids: {
       'automations/id': String(automationId), 'campaigns/id': String(campaignId), segmentId: String(segmentId),
-      keyId: String(key.key_id), endpointId: String(endpoint.endpoint_id ?? endpoint.id), token: new URL(open.invite_url).pathname.split('/').pop()!,
+      keyId: String(key.key_id), endpointId: String(endpoint.endpoint_id ?? endpoint.id), 'invite/token': new URL(open.invite_url).pathname.split('/').pop()!,
       contacts: String(contacts),
     },
   };
+}
+
+/** A second user of the company and a password reset link for it (made on every run: links are one-time). */
+async function peopleIds(base: string, client: pg.Client, companyId: number): Promise<Ids> {
+  const email = `second-${Date.now()}@bench.example.com`;
+  const res = await fetch(`${base}/admin/companies/${companyId}/users/invitations`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ email }) });
+  const inv = await res.json() as { invite_url: string };
+  const invPath = new URL(inv.invite_url).pathname;
+  await new Browser(base).submit(invPath, invPath, { password: PASSWORD, password_confirm: PASSWORD });
+  const userId = String((await client.query('SELECT user_id FROM console_users WHERE email = $1', [email])).rows[0].user_id);
+  const owner = new Browser(base);
+  await owner.submit('/console/login', '/console/login', { email: EMAIL, password: PASSWORD });
+  const page = `/console/settings/users/${userId}`;
+  await owner.submit(page, `${page}/reset-link`, {});
+  const token = /\/console\/password-reset\/([A-Za-z0-9_-]+)/.exec((await owner.request('GET', page)).text)?.[1];
+  return { userId, ...(token ? { 'password-reset/token': token } : {}) };
 }
 
 /** The set-based part of the setup (see the module comment). */
@@ -284,6 +300,7 @@ async function main(): Promise<void> {
   const contact = (await client.query(`SELECT contact_id, phone FROM contacts WHERE company_id = $1 ORDER BY contact_id OFFSET $2 LIMIT 1`, [companyId, Math.min(4999, Math.floor(contacts / 2))])).rows[0];
   ids = { ...ids, batchId: batch.batch_id, key: contact.phone };
   fs.writeFileSync(idsFile, JSON.stringify({ ids, companyId }));
+  ids = { ...ids, ...await peopleIds(setupBase, client, companyId) };
   const counts = (await client.query(`SELECT (SELECT count(*) FROM contacts WHERE company_id = $1)::int AS contacts, (SELECT count(*) FROM messages WHERE company_id = $1)::int AS messages,
     (SELECT count(*) FROM messages)::int AS all_messages, (SELECT count(*) FROM batches WHERE company_id = $1)::int AS batches`, [companyId])).rows[0];
   await client.end();

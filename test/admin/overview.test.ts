@@ -72,6 +72,40 @@ describe('operator API: company overview', () => {
     assert.equal(o.totals.total, 11);
   });
 
+  test('the counts follow every status change of a message (kept by the triggers of migration 015)', async () => {
+    const { company_id: id } = await s.admin('POST', '/admin/companies', { name: 'Changing Co' });
+    const batchId = await insertBatchAt(s, id, '2026-03-08T12:00:00Z', [{ status: 'pending' }, { status: 'pending' }, { status: 'pending' }, { status: 'pending' }]);
+    const db = s.service.deps.database.db;
+    const totals = async () => (await s.admin('GET', `/admin/companies/${id}/overview`)).totals;
+    assert.deepEqual(await totals(), { ...zero, pending: 4, total: 4 });
+    // A claim (lease only) changes nothing; results, then receipts, move the counts.
+    await db.updateTable('messages').set({ lease_until: new Date('2026-03-08T12:01:00Z') }).where('batch_id', '=', batchId).execute();
+    assert.deepEqual(await totals(), { ...zero, pending: 4, total: 4 });
+    await db.updateTable('messages').set({ status: 'sent', lease_until: null }).where('batch_id', '=', batchId).where('seq', '<', 3).execute();
+    await db.updateTable('messages').set({ status: 'failed', error: 'HTTP 410', error_code: '410' }).where('batch_id', '=', batchId).where('seq', '=', 3).execute();
+    assert.deepEqual(await totals(), { ...zero, sent: 3, failed: 1, total: 4 });
+    await db.updateTable('messages').set({ status: 'delivered' }).where('batch_id', '=', batchId).where('seq', '<', 2).execute();
+    await db.updateTable('messages').set({ status: 'read' }).where('batch_id', '=', batchId).where('seq', '=', 0).execute();
+    await db.updateTable('messages').set({ status: 'failed', error: 'Re-engagement message (HTTP 400)', error_code: '131047' }).where('batch_id', '=', batchId).where('seq', '=', 2).execute();
+    const o = await s.admin('GET', `/admin/companies/${id}/overview`);
+    assert.deepEqual(o.totals, { ...zero, read: 1, delivered: 1, failed: 2, total: 4 });
+    assert.deepEqual(o.days.find((d: { date: string }) => d.date === '2026-03-08'), { date: '2026-03-08', ...zero, read: 1, delivered: 1, failed: 2, total: 4 });
+    assert.deepEqual(o.failure_reasons.map((r: { code: string; count: number; label: string }) => [r.code, r.count, r.label]), [
+      ['131047', 1, 'More than 24 hours since the contact last wrote (a template is needed)'],
+      ['410', 1, 'The receiver URL is gone (HTTP 410)'],
+    ]);
+  });
+
+  test('an erased contact (GDPR) no longer counts in the opt-out rate', async () => {
+    const { company_id: id } = await s.admin('POST', '/admin/companies', { name: 'Erasing Co' });
+    await addContacts(s, id, [null, '2026-03-05T09:00:00Z', '2026-03-06T09:00:00Z']);
+    assert.deepEqual((await s.admin('GET', `/admin/companies/${id}/overview`)).opt_out, { contacts: 3, opted_out: 2, rate: 2 / 3, opted_out_in_period: 2 });
+    const db = s.service.deps.database.db;
+    const opted = await db.selectFrom('contacts').select('phone').where('company_id', '=', id).where('opted_out', '=', true).orderBy('contact_id').executeTakeFirstOrThrow();
+    await s.admin('DELETE', `/admin/companies/${id}/contacts/${encodeURIComponent(opted.phone)}`);
+    assert.deepEqual((await s.admin('GET', `/admin/companies/${id}/overview`)).opt_out, { contacts: 2, opted_out: 1, rate: 0.5, opted_out_in_period: 1 });
+  });
+
   test('the top reasons are capped at 8, most frequent first', async () => {
     const { company_id: id } = await s.admin('POST', '/admin/companies', { name: 'Many reasons' });
     const codes = ['400', '401', '403', '404', '409', '410', '413', '422', '500', '502'];

@@ -2,7 +2,7 @@
  * Error types of the CLI and its operator API client, and the exit codes they map to.
  * Expected failures are printed as one readable message (no stack trace); see `describeError`.
  */
-import type { ValidationItem } from './api-types.ts';
+import type { ValidationItem } from './api/types.ts';
 
 /** Process exit codes of `cms`. */
 export const EXIT = {

@@ -19,6 +19,9 @@ export type RequestBody<P extends keyof paths, M extends Method> =
 export type Answer<P extends keyof paths, M extends Method, S extends number = 200> =
   Operation<P, M> extends { responses: { [K in S]: { content: { 'application/json': infer B } } } } ? B : never;
 
+/** One item of the operator API's 422 answer `{detail: [{type, loc, msg, input?}]}` (one shape for every route). */
+export type ValidationItem = Answer<'/admin/companies', 'post', 422>['detail'][number];
+
 /** Body of POST /admin/companies. */
 export type CompanyCreate = RequestBody<'/admin/companies', 'post'>;
 
@@ -51,6 +54,9 @@ export type ContactsPut = RequestBody<'/admin/companies/{company_id}/contacts', 
 
 /** One contact of PUT /admin/companies/{company_id}/contacts. */
 export type ContactInput = ContactsPut['contacts'][number];
+
+/** Answer of PUT /admin/companies/{company_id}/contacts: `{created, updated, invalid}` counts. */
+export type ContactsResult = Answer<'/admin/companies/{company_id}/contacts', 'put'>;
 
 /** An event endpoint as the operator API answers it (never its secret). */
 export type EventEndpoint = Answer<'/admin/event-endpoints/{endpoint_id}', 'get'>;

@@ -10,8 +10,8 @@
  *   database (`console_secrets`), so every process accepts every other's cookies;
  * - CSRF protection (@fastify/csrf-protection, signed double-submit cookie) on every non-GET request;
  * - sessions stored hashed in the database (domain/users.ts), required on every page but sign-in,
- *   invitation and password reset; without one a GET is redirected to sign-in (303) and any other
- *   request is refused;
+ *   invitation and password reset, checked when a request arrives (before its body is read); without
+ *   one a GET is redirected to sign-in (303) and any other request is refused the same way;
  * - roles (issue 15 item 5): the same hook asks permissions.ts whether the session's role may send
  *   this method to the matched route (`request.routeOptions.url`); if not, it answers 403 with a page
  *   that says so before any handler runs, so nothing is written;
@@ -55,6 +55,16 @@ import { registerUsersPages } from './routes/users.ts';
 import { registerPasswordResetPages } from './routes/password-reset.ts';
 import { BASE } from './views/layout.ts';
 
+/** A route of the console: its method, URL pattern (`/console/segments/:segmentId`), and whether it needs a session. */
+export interface ConsoleRoute { method: string; url: string; signedIn: boolean }
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every console route registered so far (HEAD left out): for the role matrix test and diagnostics. */
+    consoleRoutes(): ConsoleRoute[];
+  }
+}
+
 /** Largest console request body (forms only): 64 KiB. */
 const BODY_LIMIT = 64 * 1024;
 
@@ -69,10 +79,20 @@ export async function cookieSecret(db: Db): Promise<string> {
 /** Registers the console under `/console` (see the module comment). */
 export async function registerConsole(app: FastifyInstance, deps: AppDeps): Promise<void> {
   const secret = await cookieSecret(deps.database.db);
+  const routes = new Map<string, ConsoleRoute>();
+  const remember = (method: string | string[], url: string, signedIn: boolean) => {
+    for (const m of Array.isArray(method) ? method : [method]) {
+      if (m === 'HEAD') continue;
+      const key = `${m} ${url}`;
+      if (signedIn || !routes.has(key)) routes.set(key, { method: m, url, signedIn });
+    }
+  };
+  app.decorate('consoleRoutes', () => [...routes.values()]);
   await app.register(async (scope) => {
     // Console pages are not part of the API's OpenAPI document.
     scope.addHook('onRoute', (route) => {
       route.schema = { ...route.schema, hide: true };
+      remember(route.method, route.url, false);
     });
     scope.removeAllContentTypeParsers();
     await scope.register(formbody, { bodyLimit: BODY_LIMIT });
@@ -101,7 +121,7 @@ export async function registerConsole(app: FastifyInstance, deps: AppDeps): Prom
     });
     scope.decorateRequest('consoleSession', null);
     // Every form: the CSRF token must match the signed secret cookie (also before sign-in, against
-    // login CSRF). Runs before the session check of signed-in routes (parent hooks run first).
+    // login CSRF). Signed-in routes check the session and the role earlier (onRequest, below).
     scope.addHook('preHandler', (request, reply, done) => {
       if (request.method === 'GET' || request.method === 'HEAD') return done();
       scope.csrfProtection(request, reply, done);
@@ -116,7 +136,10 @@ export async function registerConsole(app: FastifyInstance, deps: AppDeps): Prom
 
     // Pages of a signed-in user.
     await scope.register(async (authed) => {
-      authed.addHook('preHandler', async (request, reply) => {
+      authed.addHook('onRoute', (route) => remember(route.method, route.url, true));
+      // Session and role, before the body is read: an anonymous or refused request never has its
+      // form or upload parsed (multipart routes read theirs in preValidation), let alone a handler run.
+      authed.addHook('onRequest', async (request, reply) => {
         const token = request.cookies[SESSION_COOKIE];
         const session = await findSession(deps.database.db, token, nowOf(deps));
         if (session) {

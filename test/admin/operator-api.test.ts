@@ -148,7 +148,9 @@ describe('docs and health', () => {
     for (const p of ['/api/segments/create', '/api/segments/{segment_id}/contacts', '/api/automations/send', '/api/connector/send', '/admin/companies', '/admin/batches/{batch_id}']) {
       assert.ok(doc.paths[p], p);
     }
-    assert.equal(doc.paths['/api/segments/create'].post.requestBody.content['application/json'].schema.properties.name.maxLength, 255);
+    const createSegment = doc.paths['/api/segments/create'].post.requestBody.content['application/json'].schema;
+    const resolved = createSegment.$ref ? doc.components.schemas[createSegment.$ref.split('/').pop()] : createSegment;
+    assert.equal(resolved.properties.name.maxLength, 255);
     const docs = await fetch(s.url + '/docs/');
     assert.equal(docs.status, 200);
     assert.match(await docs.text(), /swagger/i);

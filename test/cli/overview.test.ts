@@ -1,0 +1,70 @@
+/**
+ * `cms overview --company ID` (issue 15 item 6) against the real server: the JSON is the operator
+ * API's answer; the text shows the period, totals, opt-out rate, the days and the reasons; an unknown
+ * company exits 1 with the server's detail. The command is registered on the program built by
+ * `buildProgram` (as program.ts will) and run as a child process.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { spawn } from 'node:child_process';
+import { ADMIN_TOKEN, FakeClock, startTestServer, type TestServer } from '../helpers/server.ts';
+import { seedCompany } from '../console/overview-data.ts';
+
+/**
+ * Runs `cms <args> --url --token` in a child process whose program is `buildProgram()` plus this
+ * command (what program.ts will do); resolves to stdout, stderr and the exit code.
+ */
+function cms(s: TestServer, args: string[]): Promise<{ out: string; err: string; code: number | null }> {
+  const code = `
+    import { buildProgram } from ${JSON.stringify(new URL('../../src/cli/program.ts', import.meta.url).href)};
+    import { registerOverview } from ${JSON.stringify(new URL('../../src/cli/commands/overview.ts', import.meta.url).href)};
+    import { describeError } from ${JSON.stringify(new URL('../../src/cli/errors.ts', import.meta.url).href)};
+    import { printError } from ${JSON.stringify(new URL('../../src/cli/output.ts', import.meta.url).href)};
+    const program = buildProgram();
+    if (!program.commands.some((c) => c.name() === 'overview')) registerOverview(program);
+    try { await program.parseAsync(process.argv.slice(0, 1).concat('cms', process.argv.slice(1))); }
+    catch (e) { const r = describeError(e); printError(r, false); process.exitCode = r.exitCode; }`;
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--input-type=module', '-e', code, ...args, '--url', s.url, '--token', ADMIN_TOKEN]);
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { err += d; });
+    child.on('close', (exit) => resolve({ out, err, code: exit }));
+  });
+}
+
+describe('cms overview', () => {
+  let s: TestServer;
+  let companyId: number;
+  before(async () => {
+    s = await startTestServer({ clock: new FakeClock(Date.parse('2026-03-10T10:00:00Z')), role: 'api' });
+    companyId = (await s.admin('POST', '/admin/companies', { name: 'CLI Co', delivery_hours: { start: '08:00', end: '20:00', timezone: 'Europe/Berlin' } })).company_id;
+    await seedCompany(s, companyId);
+  });
+  after(async () => {
+    await s.close();
+  });
+
+  test('--json prints the operator API answer', async () => {
+    const { out, code } = await cms(s, ['overview', '--company', String(companyId), '--json']);
+    assert.equal(code, 0);
+    assert.deepEqual(JSON.parse(out), await s.admin('GET', `/admin/companies/${companyId}/overview`));
+  });
+
+  test('text: period, totals, opt-out rate, days and reasons', async () => {
+    const { out, code } = await cms(s, ['overview', '--company', String(companyId)]);
+    assert.equal(code, 0);
+    assert.match(out, /^Company \d+: 2026-02-09 to 2026-03-10 \(days in Europe\/Berlin\)$/m);
+    assert.match(out, /^messages 11: read 2 · delivered 1 · sent 1 · pending 1 · skipped 3 · failed 3$/m);
+    assert.match(out, /^opt-out rate: 2 of 5 contacts \(40\.0%\); 1 opted out in the period$/m);
+    assert.match(out, /^│ 2026-03-10 │ 1 +│ 1 +│ 1 +│ 0 +│ 1 +│ 2 +│ 6 +│$/m);
+    assert.match(out, /^│ failed +│ 131026 +│ 2 +│ Undeliverable: the number may not use WhatsApp, or has an old app version │$/m);
+  });
+
+  test('an unknown company: the server\'s 404 detail, exit code 1', async () => {
+    const { err, code } = await cms(s, ['overview', '--company', '2147483000']);
+    assert.equal(code, 1);
+    assert.match(err, /Company not found/);
+  });
+});

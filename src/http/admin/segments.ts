@@ -96,7 +96,7 @@ export function registerSegmentRoutes(app: FastifyInstance, deps: AppDeps): void
 
   r.get('/admin/companies/:company_id/segments', {
     schema: {
-      tags, operationId: 'list_segments', summary: 'List the segments of a company with member counts (oldest first)',
+      tags, operationId: 'list_company_segments', summary: 'List the segments of a company with member counts (oldest first)',
       params: companyParams,
       response: {
         200: ok(`The segments (at most ${MAX_SEGMENTS_PER_COMPANY})`, Type.Object({ segments: Type.Array(ref(Segment)) }), { segments: [exampleOf(Segment)] }),
@@ -112,7 +112,7 @@ export function registerSegmentRoutes(app: FastifyInstance, deps: AppDeps): void
 
   r.post('/admin/companies/:company_id/segments', {
     schema: {
-      tags, operationId: 'create_segment', summary: `Create an empty segment (api.md 4.1's rules: at most ${MAX_SEGMENTS_PER_COMPANY} per company)`,
+      tags, operationId: 'create_company_segment', summary: `Create an empty segment (api.md 4.1's rules: at most ${MAX_SEGMENTS_PER_COMPANY} per company)`,
       params: companyParams,
       body: Type.Object({ name }, { examples: [{ name: 'Newsletter' }] }),
       response: {

@@ -9,7 +9,8 @@
  * - A role the table refuses gets 403 and the "Not allowed" page; those requests change nothing (a
  *   snapshot of the company's rows and audit log before and after).
  * - A role the table allows never gets 403 or a 5xx: a GET answers 2xx/3xx, a POST (an empty form
- *   with a valid CSRF token) whatever its handler decides (validation 4xx, 303, ...).
+ *   with a valid CSRF token) whatever its handler decides (validation 4xx, 303, ...); a POST that
+ *   succeeds (303) has written an audit entry of the company.
  * - The other company's owner gets 404 for every route with an id, exactly like an unknown id, and
  *   the first company's objects are untouched.
  * - Pages without a session (sign-in, invitation, password reset, assets) are listed too: no role
@@ -207,6 +208,13 @@ async function snapshot(companyId: number): Promise<string> {
   return JSON.stringify(parts);
 }
 
+/** Audit entries of a company so far. */
+async function auditCount(companyId: number): Promise<number> {
+  const row = await s.service.deps.database.db.selectFrom('audit_log').select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('company_id', '=', companyId).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 interface Outcome { key: string; path: string; status: number; text: string }
 
 /** Signs in a user of `role` in the fixture's company; resolves to its client and a CSRF token. */
@@ -262,11 +270,16 @@ describe('role matrix', () => {
       assert.equal(await snapshot(f.companyId), before, 'refused requests changed nothing');
 
       const outcomes: Outcome[] = [];
+      const unaudited: string[] = [];
       for (const key of allowed) {
         const path = pathOf(key.slice(key.indexOf(' ') + 1), f);
+        const entries = await auditCount(f.companyId);
         const r = await send(client, token, key, path);
         outcomes.push({ key, path, status: r.status, text: r.text.slice(0, 300) });
+        // A form that succeeded (POST-redirect-GET) changed something: it must have left an audit entry.
+        if (key.startsWith('POST ') && r.status === 303 && (await auditCount(f.companyId)) === entries) unaudited.push(key);
       }
+      assert.deepEqual(unaudited, [], `${role}: changes without an audit entry`);
       const bad = outcomes.filter((o) => {
         if (o.status === 403 || o.status >= 500) return true;
         if (o.key.startsWith('GET ')) return !(o.status < 400 || GET_STATUS[o.key] === o.status);

@@ -1,5 +1,9 @@
-/** Sign-out: POST /console/logout (a form with a CSRF token). Ends the session and clears the cookie. */
+/**
+ * Sign-out: POST /console/logout (a form with a CSRF token). Ends the session, clears the cookie and
+ * records `console.sign_out` in the audit log (as sign-in records `console.sign_in`).
+ */
 import type { FastifyInstance } from 'fastify';
+import { recordAudit } from '../../domain/audit.ts';
 import { deleteSession } from '../../domain/users.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { sessionOf, SESSION_COOKIE, SESSION_COOKIE_OPTIONS } from '../context.ts';
@@ -8,7 +12,9 @@ import { BASE } from '../views/layout.ts';
 /** Registers POST /logout (signed-in scope). */
 export function registerLogout(scope: FastifyInstance, deps: AppDeps): void {
   scope.post('/logout', async (request, reply) => {
-    await deleteSession(deps.database.db, sessionOf(request).token);
+    const session = sessionOf(request);
+    await deleteSession(deps.database.db, session.token);
+    await recordAudit(deps.database.db, { actor: `console:${session.email}`, action: 'console.sign_out', target: `user:${session.user_id}`, company_id: session.company_id });
     reply.clearCookie(SESSION_COOKIE, SESSION_COOKIE_OPTIONS);
     return reply.redirect(`${BASE}/login?done=signed_out`, 303);
   });

@@ -152,6 +152,7 @@ function historyText(e: HistoryEntry): string {
     case 'user.password_reset': return 'Password set with a reset link';
     case 'user.password_change': return 'Password changed';
     case 'console.sign_in': return 'Signed in';
+    case 'console.sign_out': return 'Signed out';
     default: return e.action;
   }
 }

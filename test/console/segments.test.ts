@@ -223,6 +223,25 @@ describe('segments over HTTP', () => {
     assert.deepEqual(seen, phones);
   });
 
+  test('a developer sees segments without forms and is refused a change (403, nothing written); a marketer may change them', async () => {
+    const companyId = await newCompany(s);
+    await s.admin('PUT', `/admin/companies/${companyId}/contacts`, { contacts: [{ phone: '+4915112340001' }] });
+    const marketer = await signedInClient(s, companyId, 'marketer');
+    const id = await createSegment(marketer, 'Shared');
+    assert.equal((await postMultipart(marketer, `/console/segments/${id}`, `/console/segments/${id}/members`, { mode: 'add', numbers: '+4915112340001' })).status, 303);
+    const developer = await signedInClient(s, companyId, 'developer');
+    for (const p of ['/console/segments', `/console/segments/${id}`, `/console/segments/${id}/delete`]) {
+      const page = await developer.get(p);
+      assert.equal(page.status, 200, p);
+      assert.match(page.text, /data-read-only/, p);
+      assert.doesNotMatch(page.text, /action="\/console\/segments[^"]*"/, `${p}: no segment form`);
+    }
+    const refused = await postMultipart(developer, `/console/segments/${id}`, `/console/segments/${id}/members`, { mode: 'delete', numbers: '+4915112340001' });
+    assert.equal(refused.status, 403);
+    assert.equal((await developer.submit('/console/segments', `/console/segments/${id}/delete`, {})).status, 403);
+    assert.deepEqual(await members(id), ['+4915112340001']);
+  });
+
   test("another company's segment answers 404 on every route and nothing changes; multipart without CSRF token is 403", async () => {
     const a = await newCompany(s);
     const b = await newCompany(s);

@@ -13,7 +13,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAudit } from '../../domain/audit.ts';
 import { deleteSegment, getSegment, membersPage, renameSegment, segmentNameProblem } from '../../domain/segment-admin.ts';
 import type { AppDeps } from '../../http/deps.ts';
-import { field, parseId, sendPage, sessionOf } from '../context.ts';
+import { can, field, parseId, sendPage, sessionOf } from '../context.ts';
 import { BASE } from '../views/layout.ts';
 import { deleteView, segmentView, type FieldErrors, type MembersForm } from '../views/segments.ts';
 import { registerSegmentMembersRoute, takeSummary, type ShownSummary } from './segment-members.ts';
@@ -45,6 +45,7 @@ export function registerSegmentPage(scope: FastifyInstance, deps: AppDeps): void
         csrf, segment: s, members: page.members, after: extra.after ?? 0, next: page.next,
         membersForm: extra.membersForm ?? { mode: 'add', numbers: '', hashed: false },
         name: extra.name ?? s.name, errors: extra.errors ?? {}, summary: extra.summary,
+        canEdit: can(request, 'POST', `${BASE}/segments/:segmentId/members`),
       }),
     });
   }
@@ -72,7 +73,7 @@ export function registerSegmentPage(scope: FastifyInstance, deps: AppDeps): void
     return sendPage(request, reply, 200, {
       title: `Delete segment ${segment.name}`, section: 'segments',
       crumbs: [['Segments', `${BASE}/segments`], [segment.name, `${BASE}/segments/${segment.segment_id}`], ['Delete']],
-      body: (csrf) => deleteView({ csrf, segment }),
+      body: (csrf) => deleteView({ csrf, segment, canEdit: can(request, 'POST', `${BASE}/segments/:segmentId/delete`) }),
     });
   });
 

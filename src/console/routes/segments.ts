@@ -10,7 +10,7 @@ import { recordAudit } from '../../domain/audit.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { listSegments, newSegment, segmentNameProblem } from '../../domain/segment-admin.ts';
 import type { AppDeps } from '../../http/deps.ts';
-import { field, sendPage, sessionOf } from '../context.ts';
+import { can, field, sendPage, sessionOf } from '../context.ts';
 import { BASE } from '../views/layout.ts';
 import { segmentsView, type FieldErrors } from '../views/segments.ts';
 
@@ -25,7 +25,7 @@ export function registerSegmentsPage(scope: FastifyInstance, deps: AppDeps): voi
     const segments = await listSegments(db, sessionOf(request).company_id);
     return sendPage(request, reply, status, {
       title: 'Segments', section: 'segments', crumbs: [['Segments']], flash: extra.flash,
-      body: (csrf) => segmentsView({ csrf, segments, name: extra.name ?? '', errors: extra.errors ?? {} }),
+      body: (csrf) => segmentsView({ csrf, segments, name: extra.name ?? '', errors: extra.errors ?? {}, canEdit: can(request, 'POST', `${BASE}/segments`) }),
     });
   }
 

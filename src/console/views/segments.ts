@@ -20,12 +20,15 @@ const err = (e: FieldErrors, k: keyof FieldErrors) => (e[k] ? html`<small id="${
 const inv = (e: FieldErrors, k: keyof FieldErrors) => (e[k] ? html` aria-invalid="true" aria-describedby="${k}-error"` : '');
 const n = (x: number) => x.toLocaleString('en');
 
-/** The Segments page: the company's segments and the create form. */
-export function segmentsView(m: { csrf: string; segments: SegmentSummary[]; name: string; errors: FieldErrors }): SafeHtml {
+/** Shown instead of the forms to a role that may only look (permissions.ts). */
+const READ_ONLY = html`<p class="muted" data-read-only>Your role can view segments but not change them.</p>`;
+
+/** The Segments page: the company's segments and, when `canEdit`, the create form. */
+export function segmentsView(m: { csrf: string; segments: SegmentSummary[]; name: string; errors: FieldErrors; canEdit: boolean }): SafeHtml {
   const full = m.segments.length >= MAX_SEGMENTS_PER_COMPANY;
   return html`<h1>Segments</h1>
 <p>Static lists of your contacts to send campaigns to. Your integration can also create and fill them through the API. A company can hold at most ${MAX_SEGMENTS_PER_COMPANY} segments; you have ${m.segments.length}.</p>
-${m.segments.length === 0 ? html`<p>No segments yet. Create one below.</p>` : dataTable({
+${m.segments.length === 0 ? html`<p>No segments yet.${m.canEdit ? ' Create one below.' : ''}</p>` : dataTable({
     label: 'Segments',
     columns: [{ head: 'Name' }, { head: 'Segment id' }, { head: 'Members', num: true }, { head: 'Created' }],
     rows: m.segments.map((s) => ({
@@ -33,7 +36,7 @@ ${m.segments.length === 0 ? html`<p>No segments yet. Create one below.</p>` : da
       cells: [html`<a href="${BASE}/segments/${s.segment_id}">${s.name}</a>`, s.segment_id, n(s.members), time(s.created_at)],
     })),
   })}
-<section aria-labelledby="create-title" class="narrow">
+${m.canEdit ? html`<section aria-labelledby="create-title" class="narrow">
   <h2 id="create-title">Create a segment</h2>
   ${full ? html`<p class="muted">You have ${MAX_SEGMENTS_PER_COMPANY} segments, the most a company can hold: delete one to create another.</p>` : ''}
   <form method="post" action="${BASE}/segments" novalidate>
@@ -43,7 +46,7 @@ ${m.segments.length === 0 ? html`<p>No segments yet. Create one below.</p>` : da
     ${err(m.errors, 'name')}
     <button type="submit">Create segment</button>
   </form>
-</section>`;
+</section>` : READ_ONLY}`;
 }
 
 /** The members form as the user filled it (the file cannot be kept by a browser). */
@@ -62,6 +65,8 @@ export interface SegmentViewModel {
   errors: FieldErrors;
   /** The result of the change just made (after its redirect). */
   summary?: MembershipSummary & { source: string };
+  /** Whether the user's role may change segments (else the forms are left out). */
+  canEdit: boolean;
 }
 
 function summaryView(s: MembershipSummary & { source: string }): SafeHtml {
@@ -81,7 +86,7 @@ function summaryView(s: MembershipSummary & { source: string }): SafeHtml {
 
 function membersTable(m: SegmentViewModel): SafeHtml {
   const s = m.segment;
-  if (s.members === 0) return html`<p>This segment has no members yet. Add some below.</p>`;
+  if (s.members === 0) return html`<p>This segment has no members yet.${m.canEdit ? ' Add some below.' : ''}</p>`;
   if (m.members.length === 0) return html`<p>No more members. <a href="${BASE}/segments/${s.segment_id}">Back to the first page</a></p>`;
   return html`<p>${n(s.members)} member${s.members === 1 ? '' : 's'}, ${m.members.length} on this page, in the order they became contacts.</p>
 ${dataTable({
@@ -98,9 +103,6 @@ ${dataTable({
 /** One segment's page (see the module comment). */
 export function segmentView(m: SegmentViewModel): SafeHtml {
   const s = m.segment;
-  const f = m.membersForm;
-  const e = m.errors;
-  const mb = MAX_UPLOAD_BYTES / 1024 / 1024;
   return html`<h1>${s.name}</h1>
 ${m.summary ? summaryView(m.summary) : ''}
 <dl class="facts">
@@ -112,7 +114,16 @@ ${m.summary ? summaryView(m.summary) : ''}
   <h2 id="members-title">Members</h2>
   ${membersTable(m)}
 </section>
-<section aria-labelledby="change-title" class="narrow">
+${m.canEdit ? changeForms(m) : READ_ONLY}`;
+}
+
+/** The members, rename and delete forms of a segment's page. */
+function changeForms(m: SegmentViewModel): SafeHtml {
+  const s = m.segment;
+  const f = m.membersForm;
+  const e = m.errors;
+  const mb = MAX_UPLOAD_BYTES / 1024 / 1024;
+  return html`<section aria-labelledby="change-title" class="narrow">
   <h2 id="change-title">Add or remove members</h2>
   <p>Members are your existing contacts, matched by phone number (numbers without a country code are read in your company's default country) or by the SHA-256 digest of the number in E.164 form, with or without the <code>+</code>. Numbers that are not contacts yet are counted as not found, not created.</p>
   <form method="post" action="${BASE}/segments/${s.segment_id}/members" enctype="multipart/form-data" novalidate>
@@ -129,7 +140,8 @@ ${m.summary ? summaryView(m.summary) : ''}
     <label for="file">Or a CSV file <small>(UTF-8, comma-separated, at most ${mb} MiB; the column headed <code>phone</code>, or the first column)</small></label>
     <input id="file" name="file" type="file" accept=".csv,text/csv"${inv(e, 'file')}>
     ${err(e, 'file')}
-    <label for="hashed"><input type="checkbox" id="hashed" name="hashed" value="on"${f.hashed ? html` checked` : ''}> These are SHA-256 digests, not numbers <small>(CSV column <code>digest</code> or <code>sha256</code>)</small></label>
+    <label for="hashed"><input type="checkbox" id="hashed" name="hashed" value="on" aria-describedby="hashed-help"${f.hashed ? html` checked` : ''}> These are SHA-256 digests, not numbers</label>
+    <p id="hashed-help" class="muted"><small>In a CSV file, the column headed <code>digest</code> or <code>sha256</code>, or the first column.</small></p>
     <button type="submit">Apply</button>
   </form>
 </section>
@@ -149,15 +161,15 @@ ${m.summary ? summaryView(m.summary) : ''}
 </section>`;
 }
 
-/** The delete confirmation. */
-export function deleteView(m: { csrf: string; segment: SegmentSummary }): SafeHtml {
+/** The delete confirmation (only the facts, without the button, for a role that may not delete). */
+export function deleteView(m: { csrf: string; segment: SegmentSummary; canEdit: boolean }): SafeHtml {
   const s = m.segment;
   return html`<h1>Delete segment ${s.name}?</h1>
 <p>The segment and its ${n(s.members)} membership${s.members === 1 ? '' : 's'} are removed; the contacts themselves stay. Its place among your ${MAX_SEGMENTS_PER_COMPANY} segments becomes free.</p>
 <p>Campaign sends already made to this segment, including scheduled ones, are not changed: they go to the members the segment had when the send was made. Cancel them in <a href="${BASE}/sends">Sends</a> if they should not go out.</p>
-<form method="post" action="${BASE}/segments/${s.segment_id}/delete" class="actions">
+${m.canEdit ? html`<form method="post" action="${BASE}/segments/${s.segment_id}/delete" class="actions">
   <input type="hidden" name="_csrf" value="${m.csrf}">
   <button type="submit" class="danger">Delete segment</button>
   <a href="${BASE}/segments/${s.segment_id}">Keep it</a>
-</form>`;
+</form>` : html`${READ_ONLY}<p><a href="${BASE}/segments/${s.segment_id}">Back to the segment</a></p>`}`;
 }

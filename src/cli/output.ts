@@ -64,6 +64,23 @@ export function printTable<T>(rows: readonly T[], columns: Column<T>[], empty = 
   printLine(table.toString());
 }
 
+/** `text` on one line (whitespace runs become one space), cut to at most `max` characters with `…`. */
+export function oneLine(text: string, max = 60): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/**
+ * Print an automation or a campaign (GET /admin/automations/{id}, /admin/campaigns/{id}): its fields as a
+ * key/value table under `title`, then its template as indented JSON (the form `--template FILE` takes).
+ */
+export function printSource(source: { template: unknown }, title: string): void {
+  const { template, ...fields } = source;
+  printRecord(fields, title);
+  printLine('Template:');
+  printJson(template);
+}
+
 /** Print an error report to stderr: `cms: error: ...` or, with `json`, `{"error": ...}`. */
 export function printError(report: ErrorReport, json: boolean): void {
   if (json) process.stderr.write(`${JSON.stringify(report.json)}\n`);

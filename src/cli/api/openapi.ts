@@ -824,6 +824,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/companies/{company_id}/segments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List the segments of a company with member counts (oldest first) */
+        get: operations["list_company_segments"];
+        put?: never;
+        /** Create an empty segment (api.md 4.1's rules: at most 20 per company) */
+        post: operations["create_company_segment"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/segments/{segment_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a segment and its memberships (contacts stay; sends already made from it are unchanged)
+         * @description Frees one of the company's 20 segment slots. A campaign send made from the segment, scheduled or running, keeps the numbers it was made with: cancel it (`POST /admin/batches/{batch_id}/cancel`) if it should not go out.
+         */
+        delete: operations["delete_segment"];
+        options?: never;
+        head?: never;
+        /** Rename a segment */
+        patch: operations["rename_segment"];
+        trace?: never;
+    };
+    "/admin/segments/{segment_id}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Members of a segment, paged by keyset (contact id order) */
+        get: operations["list_segment_members"];
+        put?: never;
+        /**
+         * Add or remove members by phone numbers or SHA-256 digests (the matching of api.md 4.2)
+         * @description Items are matched against existing contacts only: numbers in E.164 form (without a country code: the company's default country), digests of the E.164 number with or without `+` (any case). Items that are not a number (or, with `use_hashed_phone`, not 64 hex digits) are counted and listed as invalid, not matched. At most 100,000 items, applied in one transaction.
+         */
+        post: operations["change_segment_members"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/companies/{company_id}/overview": {
         parameters: {
             query?: never;
@@ -1861,6 +1921,136 @@ export interface components {
             expires_at: string;
         };
         /**
+         * EventEndpoint
+         * @example {
+         *       "endpoint_id": 5,
+         *       "company_id": 12,
+         *       "url": "https://hooks.shop.example.com/cms-events",
+         *       "events": [
+         *         "message.delivered",
+         *         "message.failed"
+         *       ],
+         *       "description": "Order system",
+         *       "enabled": true,
+         *       "disabled_reason": null,
+         *       "failing_since": null,
+         *       "created_at": "2026-03-02T09:30:00.000Z"
+         *     }
+         */
+        "def-28": {
+            endpoint_id: number;
+            company_id: number;
+            /** @description where events are POSTed, signed as Standard Webhooks sign */
+            url: string;
+            /** @description the event types it receives */
+            events: string[];
+            description: string | null;
+            enabled: boolean;
+            /** @description why the service disabled it (410 Gone, 5 days of failures), or null */
+            disabled_reason: string | null;
+            /** @description first failure of the current run of failures */
+            failing_since: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /**
+         * CreatedEventEndpoint
+         * @example {
+         *       "endpoint_id": 5,
+         *       "company_id": 12,
+         *       "url": "https://hooks.shop.example.com/cms-events",
+         *       "events": [
+         *         "message.delivered",
+         *         "message.failed"
+         *       ],
+         *       "description": "Order system",
+         *       "enabled": true,
+         *       "disabled_reason": null,
+         *       "failing_since": null,
+         *       "created_at": "2026-03-02T09:30:00.000Z",
+         *       "secret": "whsec_MfKQ9r3b8mXkP1vY0cL2dT7qN4sW6hZa"
+         *     }
+         */
+        "def-29": {
+            endpoint_id: number;
+            company_id: number;
+            /** @description where events are POSTed, signed as Standard Webhooks sign */
+            url: string;
+            /** @description the event types it receives */
+            events: string[];
+            description: string | null;
+            enabled: boolean;
+            /** @description why the service disabled it (410 Gone, 5 days of failures), or null */
+            disabled_reason: string | null;
+            /** @description first failure of the current run of failures */
+            failing_since: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** @description the signing secret (`whsec_…`): store it now; reveal or rotate it later */
+            secret: string;
+        };
+        /**
+         * EventEndpointSecret
+         * @example {
+         *       "endpoint_id": 5,
+         *       "secret": "whsec_MfKQ9r3b8mXkP1vY0cL2dT7qN4sW6hZa"
+         *     }
+         */
+        "def-30": {
+            endpoint_id: number;
+            /** @description `whsec_` + base64 of 24 random bytes */
+            secret: string;
+        };
+        /**
+         * TestEventOutcome
+         * @example {
+         *       "event_id": "evt_test_1f0e9c2b7a6d4e3f",
+         *       "ok": true,
+         *       "status_code": 200,
+         *       "error": null,
+         *       "response_excerpt": "{\"received\":true}",
+         *       "duration_ms": 84
+         *     }
+         */
+        "def-31": {
+            /** @description the webhook-id of the test event */
+            event_id: string;
+            /** @description the endpoint answered 2xx */
+            ok: boolean;
+            /** @description the HTTP status, or null when no answer came */
+            status_code: number | null;
+            /** @description a connection error or timeout */
+            error: string | null;
+            /** @description the start of the answer body */
+            response_excerpt: string | null;
+            duration_ms: number;
+        };
+        /**
+         * EventAttempt
+         * @example {
+         *       "event_id": "evt_8f14e45fceea167a5a36dedd4bea2543",
+         *       "type": "message.delivered",
+         *       "attempt": 1,
+         *       "status_code": 200,
+         *       "error": null,
+         *       "response_excerpt": "{\"received\":true}",
+         *       "duration_ms": 91,
+         *       "at": "2026-03-02T09:30:00.000Z"
+         *     }
+         */
+        "def-32": {
+            event_id: string;
+            /** @description the event type */
+            type: string;
+            attempt: number;
+            status_code: number | null;
+            error: string | null;
+            response_excerpt: string | null;
+            duration_ms: number;
+            /** Format: date-time */
+            at: string;
+        };
+        /**
          * Source
          * @example {
          *       "id": 8,
@@ -1876,7 +2066,7 @@ export interface components {
          *       "created_at": "2026-03-02T09:30:00.000Z"
          *     }
          */
-        "def-28": {
+        "def-33": {
             /** @description the automation_id or campaign_id */
             id: number;
             company_id: number;
@@ -1907,7 +2097,7 @@ export interface components {
          *       "warnings": []
          *     }
          */
-        "def-29": {
+        "def-34": {
             /** @description the automation_id or campaign_id */
             id: number;
             company_id: number;
@@ -1935,7 +2125,7 @@ export interface components {
          *       "opens_at": "2026-03-02T09:30:00.000Z"
          *     }
          */
-        "def-30": {
+        "def-35": {
             /** @description distinct numbers of the audience */
             total: number;
             /** @description messages that will be sent */
@@ -1967,7 +2157,7 @@ export interface components {
          *       "buttons": []
          *     }
          */
-        "def-31": {
+        "def-36": {
             /** @description E.164 */
             to: string;
             header: {
@@ -2006,10 +2196,10 @@ export interface components {
          *       }
          *     }
          */
-        "def-32": {
+        "def-37": {
             /** @description the phone is a contact of the company (its names and variables were used); false: sample data */
             contact_found: boolean;
-            rendered: components["schemas"]["def-31"];
+            rendered: components["schemas"]["def-36"];
         };
         /**
          * CancelAnswer
@@ -2019,13 +2209,116 @@ export interface components {
          *       "before_fan_out": false
          *     }
          */
-        "def-33": {
+        "def-38": {
             /** Format: uuid */
             batch_id: string;
             /** @description messages that ended skipped with reason cancelled now */
             cancelled: number;
             /** @description the batch was cancelled before its messages were written (each ends skipped / cancelled) */
             before_fan_out: boolean;
+        };
+        /**
+         * Segment
+         * @example {
+         *       "segment_id": 31,
+         *       "company_id": 12,
+         *       "name": "Newsletter",
+         *       "members": 1250,
+         *       "created_at": "2026-03-02T09:30:00.000Z"
+         *     }
+         */
+        "def-39": {
+            segment_id: number;
+            company_id: number;
+            name: string;
+            /** @description member count */
+            members: number;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /**
+         * SegmentMembersChange
+         * @example {
+         *       "segment_id": 31,
+         *       "mode": "add",
+         *       "contacts_provided": 4,
+         *       "contacts_processed": 2,
+         *       "contacts_unchanged": 0,
+         *       "contacts_not_found": 1,
+         *       "contacts_invalid": 1,
+         *       "invalid": [
+         *         {
+         *           "position": 3,
+         *           "value": "call me"
+         *         }
+         *       ]
+         *     }
+         */
+        "def-40": {
+            segment_id: number;
+            mode: "add" | "delete";
+            /** @description distinct items given (after normalisation to E.164 or lowercase digests), invalid ones included */
+            contacts_provided: number;
+            /** @description members added (`add`) or removed (`delete`) */
+            contacts_processed: number;
+            /** @description contacts found but not changed: already members (`add`), not members (`delete`) */
+            contacts_unchanged: number;
+            /** @description valid numbers or digests that name no contact of the company (none is created) */
+            contacts_not_found: number;
+            /** @description distinct items that are not a valid phone number (with `use_hashed_phone`: not 64 hex digits) */
+            contacts_invalid: number;
+            /** @description the first 100 invalid items */
+            invalid: {
+                /** @description index in `contacts` + 1 of its first occurrence */
+                position: number;
+                value: string;
+            }[];
+        };
+        /**
+         * SegmentMember
+         * @example {
+         *       "contact_id": 5012,
+         *       "phone": "+4915112345678",
+         *       "first_name": "Ada",
+         *       "last_name": "Lovelace",
+         *       "added_at": "2026-03-02T09:30:00.000Z"
+         *     }
+         */
+        "def-41": {
+            /** @description the contact; also the cursor (`after`) of the next page */
+            contact_id: number;
+            /** @description E.164 */
+            phone: string;
+            first_name: string | null;
+            last_name: string | null;
+            /** Format: date-time */
+            added_at: string;
+        };
+        /**
+         * SegmentMembersPage
+         * @example {
+         *       "segment_id": 31,
+         *       "members_total": 1250,
+         *       "members": [
+         *         {
+         *           "contact_id": 5012,
+         *           "phone": "+4915112345678",
+         *           "first_name": "Ada",
+         *           "last_name": "Lovelace",
+         *           "added_at": "2026-03-02T09:30:00.000Z"
+         *         }
+         *       ],
+         *       "next_after": 5012
+         *     }
+         */
+        "def-42": {
+            segment_id: number;
+            /** @description members of the segment */
+            members_total: number;
+            /** @description in contact id order */
+            members: components["schemas"]["def-41"][];
+            /** @description pass as `after` for the next page; null on the last page */
+            next_after: number | null;
         };
         /**
          * CompanyOverview
@@ -2088,7 +2381,7 @@ export interface components {
          *       }
          *     }
          */
-        "def-34": {
+        "def-43": {
             /** @description the IANA time zone the days are counted in: the company's delivery hours', or UTC */
             timezone: string;
             /** @description first day of the period (included) */
@@ -5439,7 +5732,7 @@ export interface operations {
                      *       }
                      *     ]
                      */
-                    "application/json": components["schemas"]["def-28"][];
+                    "application/json": components["schemas"]["def-33"][];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -5736,7 +6029,7 @@ export interface operations {
                      *       "active": true
                      *     }
                      */
-                    "application/json": components["schemas"]["def-28"];
+                    "application/json": components["schemas"]["def-33"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -6026,7 +6319,7 @@ export interface operations {
                      *       }
                      *     ]
                      */
-                    "application/json": components["schemas"]["def-28"][];
+                    "application/json": components["schemas"]["def-33"][];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -7592,8 +7885,8 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description company id
-                 * @example 42
+                 * @description the company
+                 * @example 12
                  */
                 company_id: number;
             };
@@ -7601,28 +7894,36 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The endpoints, oldest first */
             200: {
                 headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "endpoints": [
+                     *         {
+                     *           "endpoint_id": 5,
+                     *           "company_id": 12,
+                     *           "url": "https://hooks.shop.example.com/cms-events",
+                     *           "events": [
+                     *             "message.delivered",
+                     *             "message.failed"
+                     *           ],
+                     *           "description": "Order system",
+                     *           "enabled": true,
+                     *           "disabled_reason": null,
+                     *           "failing_since": null,
+                     *           "created_at": "2026-03-02T09:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
-                        endpoints?: {
-                            endpoint_id?: number;
-                            company_id?: number;
-                            url?: string;
-                            events?: string[];
-                            description?: string | null;
-                            enabled?: boolean;
-                            disabled_reason?: string | null;
-                            /** Format: date-time */
-                            failing_since?: string | null;
-                            /** Format: date-time */
-                            created_at?: string;
-                        }[];
+                        endpoints: components["schemas"]["def-28"][];
                     };
                 };
             };
@@ -7637,30 +7938,63 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or wrong operator token (`Authorization: Bearer <ADMIN_TOKEN>`). */
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
             401: {
                 headers: {
-                    /** @description Always `Bearer`. */
-                    "WWW-Authenticate"?: "Bearer";
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Detail"];
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
                 };
             };
-            /** @description Default Response */
+            /** @description Not found: `Company not found` */
             404: {
                 headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                    };
+                    /**
+                     * @example {
+                     *       "detail": "Company not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
+                };
+            };
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "type",
+                     *           "loc": [
+                     *             "path",
+                     *             "company_id"
+                     *           ],
+                     *           "msg": "must be integer"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-2"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -7684,8 +8018,8 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description company id
-                 * @example 42
+                 * @description the company
+                 * @example 12
                  */
                 company_id: number;
             };
@@ -7693,38 +8027,53 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.shop.example.com/cms-events",
+                 *       "events": [
+                 *         "message.delivered",
+                 *         "message.failed"
+                 *       ],
+                 *       "description": "Order system"
+                 *     }
+                 */
                 "application/json": {
-                    /** @description http(s) URL; must pass the network guard */
+                    /** @description http(s) URL of a public address (private networks only when PROVIDER_ALLOWED_HOSTS allows them) */
                     url: string;
-                    /** @description event types: message.sent, message.delivered, message.read, message.failed, message.skipped, batch.completed, contact.opted_out, contact.opted_in, message.received */
+                    /** @description event types (default: all): message.sent, message.delivered, message.read, message.failed, message.skipped, batch.completed, contact.opted_out, contact.opted_in, message.received */
                     events?: string[];
+                    /** @description for people; null clears it */
                     description?: string | null;
                 };
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Registered; `secret` is shown only here */
             201: {
                 headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        endpoint_id?: number;
-                        company_id?: number;
-                        url?: string;
-                        events?: string[];
-                        description?: string | null;
-                        enabled?: boolean;
-                        disabled_reason?: string | null;
-                        /** Format: date-time */
-                        failing_since?: string | null;
-                        /** Format: date-time */
-                        created_at?: string;
-                        secret?: string;
-                    };
+                    /**
+                     * @example {
+                     *       "endpoint_id": 5,
+                     *       "company_id": 12,
+                     *       "url": "https://hooks.shop.example.com/cms-events",
+                     *       "events": [
+                     *         "message.delivered",
+                     *         "message.failed"
+                     *       ],
+                     *       "description": "Order system",
+                     *       "enabled": true,
+                     *       "disabled_reason": null,
+                     *       "failing_since": null,
+                     *       "created_at": "2026-03-02T09:30:00.000Z",
+                     *       "secret": "whsec_MfKQ9r3b8mXkP1vY0cL2dT7qN4sW6hZa"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-29"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -7738,43 +8087,54 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or wrong operator token (`Authorization: Bearer <ADMIN_TOKEN>`). */
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
             401: {
                 headers: {
-                    /** @description Always `Bearer`. */
-                    "WWW-Authenticate"?: "Bearer";
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Detail"];
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
                 };
             };
-            /** @description Default Response */
+            /** @description Not found: `Company not found` */
             404: {
                 headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                    };
+                    /**
+                     * @example {
+                     *       "detail": "Company not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
                 };
             };
-            /** @description Default Response */
+            /** @description The company has 20 endpoints already */
             409: {
                 headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                    };
+                    /**
+                     * @example {
+                     *       "detail": "a company can have at most 20 event endpoints"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
                 };
             };
             /** @description Request body larger than 1 MiB. */
@@ -7788,17 +8148,28 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
-            /** @description Default Response */
+            /** @description Invalid input (a URL that is not http(s) or points at a private network, an unknown event type ...); nothing changed */
             422: {
                 headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: unknown;
-                    };
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "value_error",
+                     *           "loc": [
+                     *             "body"
+                     *           ],
+                     *           "msg": "url resolves to 10.0.0.7, an address of a private or reserved network"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-2"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -7819,14 +8190,17 @@ export interface operations {
     get_event_endpoint: {
         parameters: {
             query?: {
-                /** @description answer 404 unless it is this company's */
+                /**
+                 * @description answer 404 unless the endpoint or event is this company's
+                 * @example 12
+                 */
                 company_id?: number;
             };
             header?: never;
             path: {
                 /**
-                 * @description endpoint id
-                 * @example 42
+                 * @description the event endpoint
+                 * @example 5
                  */
                 endpoint_id: number;
             };
@@ -7834,27 +8208,31 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The endpoint */
             200: {
                 headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        endpoint_id?: number;
-                        company_id?: number;
-                        url?: string;
-                        events?: string[];
-                        description?: string | null;
-                        enabled?: boolean;
-                        disabled_reason?: string | null;
-                        /** Format: date-time */
-                        failing_since?: string | null;
-                        /** Format: date-time */
-                        created_at?: string;
-                    };
+                    /**
+                     * @example {
+                     *       "endpoint_id": 5,
+                     *       "company_id": 12,
+                     *       "url": "https://hooks.shop.example.com/cms-events",
+                     *       "events": [
+                     *         "message.delivered",
+                     *         "message.failed"
+                     *       ],
+                     *       "description": "Order system",
+                     *       "enabled": true,
+                     *       "disabled_reason": null,
+                     *       "failing_since": null,
+                     *       "created_at": "2026-03-02T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-28"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -7868,30 +8246,63 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or wrong operator token (`Authorization: Bearer <ADMIN_TOKEN>`). */
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
             401: {
                 headers: {
-                    /** @description Always `Bearer`. */
-                    "WWW-Authenticate"?: "Bearer";
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Detail"];
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
                 };
             };
-            /** @description Default Response */
+            /** @description No such endpoint (or, with `company_id`, another company's) */
             404: {
                 headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                    };
+                    /**
+                     * @example {
+                     *       "detail": "Event endpoint not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
+                };
+            };
+            /** @description The endpoint id or company_id is not a row id */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "type",
+                     *           "loc": [
+                     *             "path",
+                     *             "endpoint_id"
+                     *           ],
+                     *           "msg": "must be integer"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-2"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -7912,14 +8323,17 @@ export interface operations {
     delete_event_endpoint: {
         parameters: {
             query?: {
-                /** @description answer 404 unless it is this company's */
+                /**
+                 * @description answer 404 unless the endpoint or event is this company's
+                 * @example 12
+                 */
                 company_id?: number;
             };
             header?: never;
             path: {
                 /**
-                 * @description endpoint id
-                 * @example 42
+                 * @description the event endpoint
+                 * @example 5
                  */
                 endpoint_id: number;
             };
@@ -7927,10 +8341,10 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Removed */
             204: {
                 headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
                     [name: string]: unknown;
                 };
@@ -7947,30 +8361,63 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or wrong operator token (`Authorization: Bearer <ADMIN_TOKEN>`). */
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
             401: {
                 headers: {
-                    /** @description Always `Bearer`. */
-                    "WWW-Authenticate"?: "Bearer";
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Detail"];
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
                 };
             };
-            /** @description Default Response */
+            /** @description No such endpoint (or, with `company_id`, another company's) */
             404: {
                 headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                    };
+                    /**
+                     * @example {
+                     *       "detail": "Event endpoint not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
+                };
+            };
+            /** @description The endpoint id or company_id is not a row id */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "type",
+                     *           "loc": [
+                     *             "path",
+                     *             "endpoint_id"
+                     *           ],
+                     *           "msg": "must be integer"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-2"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -7991,14 +8438,17 @@ export interface operations {
     update_event_endpoint: {
         parameters: {
             query?: {
-                /** @description answer 404 unless it is this company's */
+                /**
+                 * @description answer 404 unless the endpoint or event is this company's
+                 * @example 12
+                 */
                 company_id?: number;
             };
             header?: never;
             path: {
                 /**
-                 * @description endpoint id
-                 * @example 42
+                 * @description the event endpoint
+                 * @example 5
                  */
                 endpoint_id: number;
             };
@@ -8006,38 +8456,54 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "events": [
+                 *         "message.delivered",
+                 *         "message.failed",
+                 *         "message.read"
+                 *       ],
+                 *       "enabled": true
+                 *     }
+                 */
                 "application/json": {
-                    /** @description http(s) URL; must pass the network guard */
+                    /** @description http(s) URL of a public address (private networks only when PROVIDER_ALLOWED_HOSTS allows them) */
                     url?: string;
-                    /** @description event types: message.sent, message.delivered, message.read, message.failed, message.skipped, batch.completed, contact.opted_out, contact.opted_in, message.received */
+                    /** @description event types (default: all): message.sent, message.delivered, message.read, message.failed, message.skipped, batch.completed, contact.opted_out, contact.opted_in, message.received */
                     events?: string[];
+                    /** @description for people; null clears it */
                     description?: string | null;
+                    /** @description false pauses deliveries; true resumes them */
                     enabled?: boolean;
                 };
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description The endpoint as changed */
             200: {
                 headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        endpoint_id?: number;
-                        company_id?: number;
-                        url?: string;
-                        events?: string[];
-                        description?: string | null;
-                        enabled?: boolean;
-                        disabled_reason?: string | null;
-                        /** Format: date-time */
-                        failing_since?: string | null;
-                        /** Format: date-time */
-                        created_at?: string;
-                    };
+                    /**
+                     * @example {
+                     *       "endpoint_id": 5,
+                     *       "company_id": 12,
+                     *       "url": "https://hooks.shop.example.com/cms-events",
+                     *       "events": [
+                     *         "message.delivered",
+                     *         "message.failed"
+                     *       ],
+                     *       "description": "Order system",
+                     *       "enabled": true,
+                     *       "disabled_reason": null,
+                     *       "failing_since": null,
+                     *       "created_at": "2026-03-02T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-28"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -8051,30 +8517,38 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or wrong operator token (`Authorization: Bearer <ADMIN_TOKEN>`). */
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
             401: {
                 headers: {
-                    /** @description Always `Bearer`. */
-                    "WWW-Authenticate"?: "Bearer";
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Detail"];
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
                 };
             };
-            /** @description Default Response */
+            /** @description No such endpoint (or, with `company_id`, another company's) */
             404: {
                 headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                    };
+                    /**
+                     * @example {
+                     *       "detail": "Event endpoint not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
                 };
             };
             /** @description Request body larger than 1 MiB. */
@@ -8088,17 +8562,28 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
-            /** @description Default Response */
+            /** @description Invalid input (a URL that is not http(s) or points at a private network, an unknown event type ...); nothing changed */
             422: {
                 headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: unknown;
-                    };
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "value_error",
+                     *           "loc": [
+                     *             "body"
+                     *           ],
+                     *           "msg": "url resolves to 10.0.0.7, an address of a private or reserved network"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-2"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -8119,14 +8604,17 @@ export interface operations {
     rotate_event_endpoint_secret: {
         parameters: {
             query?: {
-                /** @description answer 404 unless it is this company's */
+                /**
+                 * @description answer 404 unless the endpoint or event is this company's
+                 * @example 12
+                 */
                 company_id?: number;
             };
             header?: never;
             path: {
                 /**
-                 * @description endpoint id
-                 * @example 42
+                 * @description the event endpoint
+                 * @example 5
                  */
                 endpoint_id: number;
             };
@@ -8134,18 +8622,21 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The new secret; the old one stops signing at once */
             200: {
                 headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        endpoint_id?: number;
-                        secret?: string;
-                    };
+                    /**
+                     * @example {
+                     *       "endpoint_id": 5,
+                     *       "secret": "whsec_MfKQ9r3b8mXkP1vY0cL2dT7qN4sW6hZa"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-30"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -8159,30 +8650,63 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or wrong operator token (`Authorization: Bearer <ADMIN_TOKEN>`). */
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
             401: {
                 headers: {
-                    /** @description Always `Bearer`. */
-                    "WWW-Authenticate"?: "Bearer";
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Detail"];
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
                 };
             };
-            /** @description Default Response */
+            /** @description No such endpoint (or, with `company_id`, another company's) */
             404: {
                 headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                    };
+                    /**
+                     * @example {
+                     *       "detail": "Event endpoint not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
+                };
+            };
+            /** @description The endpoint id or company_id is not a row id */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "type",
+                     *           "loc": [
+                     *             "path",
+                     *             "endpoint_id"
+                     *           ],
+                     *           "msg": "must be integer"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-2"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -8203,14 +8727,17 @@ export interface operations {
     reveal_event_endpoint_secret: {
         parameters: {
             query?: {
-                /** @description answer 404 unless it is this company's */
+                /**
+                 * @description answer 404 unless the endpoint or event is this company's
+                 * @example 12
+                 */
                 company_id?: number;
             };
             header?: never;
             path: {
                 /**
-                 * @description endpoint id
-                 * @example 42
+                 * @description the event endpoint
+                 * @example 5
                  */
                 endpoint_id: number;
             };
@@ -8218,18 +8745,23 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The secret (never cached) */
             200: {
                 headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
+                    /** @description always `no-store`: the secret must not be kept by caches */
+                    "cache-control"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        endpoint_id?: number;
-                        secret?: string;
-                    };
+                    /**
+                     * @example {
+                     *       "endpoint_id": 5,
+                     *       "secret": "whsec_MfKQ9r3b8mXkP1vY0cL2dT7qN4sW6hZa"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-30"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -8243,30 +8775,63 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or wrong operator token (`Authorization: Bearer <ADMIN_TOKEN>`). */
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
             401: {
                 headers: {
-                    /** @description Always `Bearer`. */
-                    "WWW-Authenticate"?: "Bearer";
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Detail"];
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
                 };
             };
-            /** @description Default Response */
+            /** @description No such endpoint (or, with `company_id`, another company's) */
             404: {
                 headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                    };
+                    /**
+                     * @example {
+                     *       "detail": "Event endpoint not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
+                };
+            };
+            /** @description The endpoint id or company_id is not a row id */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "type",
+                     *           "loc": [
+                     *             "path",
+                     *             "endpoint_id"
+                     *           ],
+                     *           "msg": "must be integer"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-2"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -8287,14 +8852,17 @@ export interface operations {
     test_event_endpoint: {
         parameters: {
             query?: {
-                /** @description answer 404 unless it is this company's */
+                /**
+                 * @description answer 404 unless the endpoint or event is this company's
+                 * @example 12
+                 */
                 company_id?: number;
             };
             header?: never;
             path: {
                 /**
-                 * @description endpoint id
-                 * @example 42
+                 * @description the event endpoint
+                 * @example 5
                  */
                 endpoint_id: number;
             };
@@ -8302,22 +8870,25 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The outcome of the attempt (not retried) */
             200: {
                 headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        event_id?: string;
-                        ok?: boolean;
-                        status_code?: number | null;
-                        error?: string | null;
-                        response_excerpt?: string | null;
-                        duration_ms?: number;
-                    };
+                    /**
+                     * @example {
+                     *       "event_id": "evt_test_1f0e9c2b7a6d4e3f",
+                     *       "ok": true,
+                     *       "status_code": 200,
+                     *       "error": null,
+                     *       "response_excerpt": "{\"received\":true}",
+                     *       "duration_ms": 84
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-31"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -8331,30 +8902,63 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or wrong operator token (`Authorization: Bearer <ADMIN_TOKEN>`). */
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
             401: {
                 headers: {
-                    /** @description Always `Bearer`. */
-                    "WWW-Authenticate"?: "Bearer";
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Detail"];
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
                 };
             };
-            /** @description Default Response */
+            /** @description No such endpoint (or, with `company_id`, another company's) */
             404: {
                 headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                    };
+                    /**
+                     * @example {
+                     *       "detail": "Event endpoint not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
+                };
+            };
+            /** @description The endpoint id or company_id is not a row id */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "type",
+                     *           "loc": [
+                     *             "path",
+                     *             "endpoint_id"
+                     *           ],
+                     *           "msg": "must be integer"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-2"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -8375,15 +8979,19 @@ export interface operations {
     list_event_attempts: {
         parameters: {
             query?: {
-                /** @description answer 404 unless it is this company's */
+                /**
+                 * @description answer 404 unless the endpoint or event is this company's
+                 * @example 12
+                 */
                 company_id?: number;
+                /** @description at most this many attempts */
                 limit?: number;
             };
             header?: never;
             path: {
                 /**
-                 * @description endpoint id
-                 * @example 42
+                 * @description the event endpoint
+                 * @example 5
                  */
                 endpoint_id: number;
             };
@@ -8391,26 +8999,32 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description The attempts, newest first */
             200: {
                 headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "attempts": [
+                     *         {
+                     *           "event_id": "evt_8f14e45fceea167a5a36dedd4bea2543",
+                     *           "type": "message.delivered",
+                     *           "attempt": 1,
+                     *           "status_code": 200,
+                     *           "error": null,
+                     *           "response_excerpt": "{\"received\":true}",
+                     *           "duration_ms": 91,
+                     *           "at": "2026-03-02T09:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
                     "application/json": {
-                        attempts?: {
-                            event_id?: string;
-                            type?: string;
-                            attempt?: number;
-                            status_code?: number | null;
-                            error?: string | null;
-                            response_excerpt?: string | null;
-                            duration_ms?: number;
-                            /** Format: date-time */
-                            at?: string;
-                        }[];
+                        attempts: components["schemas"]["def-32"][];
                     };
                 };
             };
@@ -8425,30 +9039,63 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or wrong operator token (`Authorization: Bearer <ADMIN_TOKEN>`). */
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
             401: {
                 headers: {
-                    /** @description Always `Bearer`. */
-                    "WWW-Authenticate"?: "Bearer";
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Detail"];
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
                 };
             };
-            /** @description Default Response */
+            /** @description No such endpoint (or, with `company_id`, another company's) */
             404: {
                 headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                    };
+                    /**
+                     * @example {
+                     *       "detail": "Event endpoint not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
+                };
+            };
+            /** @description The endpoint id, company_id or limit is out of range */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "maximum",
+                     *           "loc": [
+                     *             "query",
+                     *             "limit"
+                     *           ],
+                     *           "msg": "must be <= 1000"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-2"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -8469,14 +9116,17 @@ export interface operations {
     replay_events: {
         parameters: {
             query?: {
-                /** @description answer 404 unless it is this company's */
+                /**
+                 * @description answer 404 unless the endpoint or event is this company's
+                 * @example 12
+                 */
                 company_id?: number;
             };
             header?: never;
             path: {
                 /**
-                 * @description endpoint id
-                 * @example 42
+                 * @description the event endpoint
+                 * @example 5
                  */
                 endpoint_id: number;
             };
@@ -8484,6 +9134,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "since": "2026-03-01T00:00:00Z"
+                 *     }
+                 */
                 "application/json": {
                     /**
                      * Format: date-time
@@ -8494,16 +9149,22 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Default Response */
+            /** @description Queued for delivery */
             202: {
                 headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "events": 128
+                     *     }
+                     */
                     "application/json": {
-                        events?: number;
+                        /** @description events queued again */
+                        events: number;
                     };
                 };
             };
@@ -8518,43 +9179,54 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or wrong operator token (`Authorization: Bearer <ADMIN_TOKEN>`). */
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
             401: {
                 headers: {
-                    /** @description Always `Bearer`. */
-                    "WWW-Authenticate"?: "Bearer";
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Detail"];
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
                 };
             };
-            /** @description Default Response */
+            /** @description No such endpoint (or, with `company_id`, another company's) */
             404: {
                 headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                    };
+                    /**
+                     * @example {
+                     *       "detail": "Event endpoint not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
                 };
             };
-            /** @description Default Response */
+            /** @description The endpoint is disabled */
             409: {
                 headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                    };
+                    /**
+                     * @example {
+                     *       "detail": "the endpoint is disabled; enable it before replaying events"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
                 };
             };
             /** @description Request body larger than 1 MiB. */
@@ -8568,17 +9240,29 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
-            /** @description Default Response */
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: unknown;
-                    };
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "format",
+                     *           "loc": [
+                     *             "body",
+                     *             "since"
+                     *           ],
+                     *           "msg": "must match format \"date-time\""
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-2"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -8599,28 +9283,43 @@ export interface operations {
     resend_event: {
         parameters: {
             query?: {
-                /** @description answer 404 unless it is this company's */
+                /**
+                 * @description answer 404 unless the endpoint or event is this company's
+                 * @example 12
+                 */
                 company_id?: number;
             };
             header?: never;
             path: {
+                /**
+                 * @description the event id (`evt_` + 32 hex digits, the webhook-id)
+                 * @example evt_8f14e45fceea167a5a36dedd4bea2543
+                 */
                 event_id: string;
             };
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description Default Response */
+            /** @description Queued for delivery */
             202: {
                 headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
+                    /**
+                     * @example {
+                     *       "events": 1,
+                     *       "deliveries": 2
+                     *     }
+                     */
                     "application/json": {
-                        events?: number;
-                        deliveries?: number;
+                        /** @enum {number} */
+                        events: 1;
+                        /** @description endpoints it was queued for */
+                        deliveries: number;
                     };
                 };
             };
@@ -8635,30 +9334,63 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or wrong operator token (`Authorization: Bearer <ADMIN_TOKEN>`). */
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
             401: {
                 headers: {
-                    /** @description Always `Bearer`. */
-                    "WWW-Authenticate"?: "Bearer";
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Detail"];
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
                 };
             };
-            /** @description Default Response */
+            /** @description No such event (or, with `company_id`, another company's) */
             404: {
                 headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id"?: string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        detail?: string;
-                    };
+                    /**
+                     * @example {
+                     *       "detail": "Event not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
+                };
+            };
+            /** @description The event id or company_id is malformed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "maxLength",
+                     *           "loc": [
+                     *             "path",
+                     *             "event_id"
+                     *           ],
+                     *           "msg": "must NOT have more than 64 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-2"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -8734,7 +9466,7 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["def-32"];
+                    "application/json": components["schemas"]["def-37"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -9014,7 +9746,7 @@ export interface operations {
                      *       "created_at": "2026-03-02T09:30:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-28"];
+                    "application/json": components["schemas"]["def-33"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -9154,7 +9886,7 @@ export interface operations {
                      *       "warnings": []
                      *     }
                      */
-                    "application/json": components["schemas"]["def-29"];
+                    "application/json": components["schemas"]["def-34"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -9312,7 +10044,7 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["def-32"];
+                    "application/json": components["schemas"]["def-37"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -9613,7 +10345,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        plan: components["schemas"]["def-30"];
+                        plan: components["schemas"]["def-35"];
                     };
                 };
             };
@@ -9642,7 +10374,7 @@ export interface operations {
                     "application/json": {
                         /** Format: uuid */
                         batch_id: string;
-                        plan: components["schemas"]["def-30"];
+                        plan: components["schemas"]["def-35"];
                     };
                 };
             };
@@ -9772,7 +10504,7 @@ export interface operations {
                      *       "before_fan_out": false
                      *     }
                      */
-                    "application/json": components["schemas"]["def-33"];
+                    "application/json": components["schemas"]["def-38"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -9838,6 +10570,846 @@ export interface operations {
                      *             "batch_id"
                      *           ],
                      *           "msg": "must NOT have more than 64 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-2"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    list_company_segments: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the company
+                 * @example 12
+                 */
+                company_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The segments (at most 20) */
+            200: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "segments": [
+                     *         {
+                     *           "segment_id": 31,
+                     *           "company_id": 12,
+                     *           "name": "Newsletter",
+                     *           "members": 1250,
+                     *           "created_at": "2026-03-02T09:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        segments: components["schemas"]["def-39"][];
+                    };
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location?: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
+                };
+            };
+            /** @description Not found: `Company not found` */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Company not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
+                };
+            };
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "type",
+                     *           "loc": [
+                     *             "path",
+                     *             "company_id"
+                     *           ],
+                     *           "msg": "must be integer"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-2"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    create_company_segment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the company
+                 * @example 12
+                 */
+                company_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Newsletter"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description 1 to 255 characters, as api.md 4.1; names need not be unique */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The new segment */
+            201: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "segment_id": 31,
+                     *       "company_id": 12,
+                     *       "name": "Newsletter",
+                     *       "members": 0,
+                     *       "created_at": "2026-03-02T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-39"];
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location?: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The company already holds 20 segments (nothing created) */
+            400: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Segment limit reached: a company can hold at most 20 segments"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
+                };
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
+                };
+            };
+            /** @description Not found: `Company not found` */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Company not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
+                };
+            };
+            /** @description Request body larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "minLength",
+                     *           "loc": [
+                     *             "body",
+                     *             "name"
+                     *           ],
+                     *           "msg": "must NOT have fewer than 1 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-2"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    delete_segment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the segment
+                 * @example 31
+                 */
+                segment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The deleted segment as it was (`members`: the memberships removed) */
+            200: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "segment_id": 31,
+                     *       "company_id": 12,
+                     *       "name": "Newsletter",
+                     *       "members": 1250,
+                     *       "created_at": "2026-03-02T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-39"];
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location?: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
+                };
+            };
+            /** @description Not found: `Segment not found` */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Segment not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
+                };
+            };
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "type",
+                     *           "loc": [
+                     *             "path",
+                     *             "segment_id"
+                     *           ],
+                     *           "msg": "must be integer"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-2"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    rename_segment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the segment
+                 * @example 31
+                 */
+                segment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Weekly newsletter"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description 1 to 255 characters, as api.md 4.1; names need not be unique */
+                    name: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The renamed segment */
+            200: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "segment_id": 31,
+                     *       "company_id": 12,
+                     *       "name": "Weekly newsletter",
+                     *       "members": 1250,
+                     *       "created_at": "2026-03-02T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-39"];
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location?: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
+                };
+            };
+            /** @description Not found: `Segment not found` */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Segment not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
+                };
+            };
+            /** @description Request body larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "maxLength",
+                     *           "loc": [
+                     *             "body",
+                     *             "name"
+                     *           ],
+                     *           "msg": "must NOT have more than 255 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-2"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    list_segment_members: {
+        parameters: {
+            query?: {
+                /** @description the `next_after` of the previous page (0 or absent: the first page) */
+                after?: number;
+                /** @description members per page (default 50) */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description the segment
+                 * @example 31
+                 */
+                segment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of members */
+            200: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "segment_id": 31,
+                     *       "members_total": 1250,
+                     *       "members": [
+                     *         {
+                     *           "contact_id": 5012,
+                     *           "phone": "+4915112345678",
+                     *           "first_name": "Ada",
+                     *           "last_name": "Lovelace",
+                     *           "added_at": "2026-03-02T09:30:00.000Z"
+                     *         }
+                     *       ],
+                     *       "next_after": 5012
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-42"];
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location?: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
+                };
+            };
+            /** @description Not found: `Segment not found` */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Segment not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
+                };
+            };
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "maximum",
+                     *           "loc": [
+                     *             "query",
+                     *             "limit"
+                     *           ],
+                     *           "msg": "must be <= 1000"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-2"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After"?: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    change_segment_members: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the segment
+                 * @example 31
+                 */
+                segment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "mode": "add",
+                 *       "contacts": [
+                 *         "+4915112345678",
+                 *         "015112345679",
+                 *         "call me",
+                 *         "+4915199999999"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    mode: "add" | "delete";
+                    /** @description phone numbers, or SHA-256 hex digests with `use_hashed_phone` */
+                    contacts: string[];
+                    /** @default false */
+                    use_hashed_phone?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description What changed */
+            200: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "segment_id": 31,
+                     *       "mode": "add",
+                     *       "contacts_provided": 4,
+                     *       "contacts_processed": 2,
+                     *       "contacts_unchanged": 0,
+                     *       "contacts_not_found": 1,
+                     *       "contacts_invalid": 1,
+                     *       "invalid": [
+                     *         {
+                     *           "position": 3,
+                     *           "value": "call me"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-40"];
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location?: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
+                };
+            };
+            /** @description Not found: `Segment not found` */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Segment not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
+                };
+            };
+            /** @description Request body larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "minItems",
+                     *           "loc": [
+                     *             "body",
+                     *             "contacts"
+                     *           ],
+                     *           "msg": "must NOT have fewer than 1 items"
                      *         }
                      *       ]
                      *     }
@@ -9943,7 +11515,7 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["def-34"];
+                    "application/json": components["schemas"]["def-43"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */

@@ -1,14 +1,15 @@
 /**
- * `cms automation create|update`: POST /admin/companies/{company_id}/automations and
- * PATCH /admin/automations/{automation_id} (operator-api.md). Template from `--template FILE`
- * or `--body TEXT` (see ../templates.ts).
+ * `cms automation create|update|list|show`: POST /admin/companies/{company_id}/automations,
+ * PATCH /admin/automations/{automation_id}, GET /admin/companies/{company_id}/automations (newest first) and
+ * GET /admin/automations/{automation_id} (operator-api.md; list and show are issue 13 item 4). Template from
+ * `--template FILE` or `--body TEXT` (see ../templates.ts); `show` prints it in that file's form.
  */
 import { Option, type Command } from 'commander';
 import type { AutomationUpdate, Template } from '../api/types.ts';
 import { data, integerId } from '../client.ts';
 import { addCommonOptions, contextFor } from '../context.ts';
 import { UsageError } from '../errors.ts';
-import { printJson, printLine, printRecord } from '../output.ts';
+import { oneLine, printJson, printLine, printRecord, printSource, printTable } from '../output.ts';
 import { parseNonEmpty } from '../parse.ts';
 import { takeWarnings, templateFromOptions } from '../templates.ts';
 
@@ -36,7 +37,7 @@ function templateOptions(cmd: Command): Command {
     .option('--body <text>', 'shortcut: plain-text template {header: none, body: TEXT, buttons: []}');
 }
 
-/** Register `automation create` and `automation update ID` on `program`. */
+/** Register `automation create`, `automation update ID`, `automation list --company ID` and `automation show ID`. */
 export function registerAutomation(program: Command): void {
   const group = program.command('automation').description('define message automations');
 
@@ -89,5 +90,31 @@ export function registerAutomation(program: Command): void {
     if (ctx.json) printJson(automation ?? { automation_id: id, updated: true });
     else if (automation && typeof automation === 'object') printRecord(takeWarnings(automation), 'Automation updated:');
     else printLine(`Automation ${id} updated.`);
+  });
+
+  addCommonOptions(
+    group
+      .command('list')
+      .description("list a company's automations, newest first")
+      .requiredOption('--company <id>', 'company id', parseNonEmpty),
+  ).action(async (opts: { company: string }, cmd: Command) => {
+    const companyId = integerId(opts.company, 'company id');
+    const ctx = await contextFor(cmd);
+    const automations = await data(ctx.api.GET('/admin/companies/{company_id}/automations', { params: { path: { company_id: companyId } } }));
+    if (ctx.json) return printJson(automations);
+    printTable(automations, [
+      { key: 'id' }, { key: 'name' }, { key: 'type' }, { key: 'active' },
+      { key: 'template', header: 'body', format: (_v, a) => oneLine(a.template.body) }, { key: 'created_at' },
+    ], '(no automations)');
+  });
+
+  addCommonOptions(
+    group.command('show').description('show an automation with its template').argument('<automation-id>', 'automation id', parseNonEmpty),
+  ).action(async (id: string, _opts: unknown, cmd: Command) => {
+    const automationId = integerId(id, 'automation id');
+    const ctx = await contextFor(cmd);
+    const automation = await data(ctx.api.GET('/admin/automations/{automation_id}', { params: { path: { automation_id: automationId } } }));
+    if (ctx.json) printJson(automation);
+    else printSource(automation, `Automation ${automation.id}:`);
   });
 }

@@ -5,7 +5,8 @@
  *
  * The text output shows the batch's funnel (receipts-and-events.md §1) as one line,
  * `funnel: sent N → delivered N → read N · failed N · skipped N · pending N (of TOTAL)`, and per
- * message its status, error code, times and, for a message waiting for a retry, its next attempt.
+ * message its status, error code, times and, for a message waiting for a retry, its next attempt; then the
+ * text each message was rendered to (header text, body, buttons; issue 13 item 4), as the provider got it.
  */
 import type { Command } from 'commander';
 import type { Batch, BatchMessage } from '../api/types.ts';
@@ -29,6 +30,22 @@ export function funnelLine(counts: NonNullable<Batch['counts']>): string {
   const n = (v: number | undefined) => String(v ?? 0);
   return `funnel: sent ${n(counts.sent)} → delivered ${n(counts.delivered)} → read ${n(counts.read)}`
     + ` · failed ${n(counts.failed)} · skipped ${n(counts.skipped)} · pending ${n(counts.pending)} (of ${n(counts.total)})`;
+}
+
+/**
+ * The text of a rendered message (`rendered` of GET /admin/batches/{id}/messages: header, body, buttons), or
+ * undefined while it is not rendered yet. Lines are indented by `indent`.
+ */
+export function renderedText(rendered: unknown, indent = '  '): string | undefined {
+  if (!rendered || typeof rendered !== 'object') return undefined;
+  const r = rendered as { header?: { type?: string; text?: string; url?: string }; body?: unknown; buttons?: { text?: string; url?: string }[] };
+  if (typeof r.body !== 'string') return undefined;
+  const lines: string[] = [];
+  if (r.header?.type === 'text' && r.header.text) lines.push(r.header.text, '');
+  else if ((r.header?.type === 'image' || r.header?.type === 'video') && r.header.url) lines.push(`[${r.header.type}: ${r.header.url}]`, '');
+  lines.push(...r.body.split('\n'));
+  for (const b of Array.isArray(r.buttons) ? r.buttons : []) lines.push(`[${b.text ?? ''}](${b.url ?? ''})`);
+  return lines.map((l) => (l === '' ? '' : indent + l)).join('\n');
 }
 
 /** Register `batch show BATCH_ID [--messages]` on `program`. */
@@ -71,6 +88,12 @@ export function registerBatch(program: Command): void {
         { key: 'failed_at' },
         { key: 'provider_message_id', header: 'provider id' },
       ]);
+      const texts = messages.map((m) => [m, renderedText(m.rendered, '    ')] as const).filter(([, t]) => t !== undefined);
+      if (texts.length > 0) {
+        printLine();
+        printLine('Rendered text:');
+        for (const [m, text] of texts) printLine(`  ${m.message_id} to ${m.phone}:\n${text}`);
+      }
     }
   });
 }

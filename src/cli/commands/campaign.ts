@@ -1,16 +1,18 @@
 /**
- * `cms campaign create`: POST /admin/companies/{company_id}/campaigns (operator-api.md).
- * Template from `--template FILE` or `--body TEXT` (see ../templates.ts).
+ * `cms campaign create|list|show`: POST /admin/companies/{company_id}/campaigns,
+ * GET /admin/companies/{company_id}/campaigns (newest first) and GET /admin/campaigns/{campaign_id}
+ * (operator-api.md; list and show are issue 13 item 4). Template from `--template FILE` or `--body TEXT`
+ * (see ../templates.ts); `show` prints it in that file's form. `campaign send` is in campaign-send.ts.
  */
 import { Option, type Command } from 'commander';
 import type { Template } from '../api/types.ts';
 import { data, integerId } from '../client.ts';
 import { addCommonOptions, contextFor } from '../context.ts';
-import { printJson, printRecord } from '../output.ts';
+import { oneLine, printJson, printRecord, printSource, printTable } from '../output.ts';
 import { parseNonEmpty } from '../parse.ts';
 import { takeWarnings, templateFromOptions } from '../templates.ts';
 
-/** Register `campaign create --company ID --name N (--template FILE | --body TEXT)` on `program`. */
+/** Register `campaign create --company ID --name N (--template FILE | --body TEXT)`, `campaign list` and `campaign show`. */
 export function registerCampaign(program: Command): void {
   const group = program.command('campaign').description('define campaigns (sent through the connector)');
 
@@ -33,5 +35,30 @@ export function registerCampaign(program: Command): void {
     }));
     if (ctx.json) printJson(campaign);
     else printRecord(takeWarnings(campaign), 'Campaign created:');
+  });
+
+  addCommonOptions(
+    group
+      .command('list')
+      .description("list a company's campaigns, newest first")
+      .requiredOption('--company <id>', 'company id', parseNonEmpty),
+  ).action(async (opts: { company: string }, cmd: Command) => {
+    const companyId = integerId(opts.company, 'company id');
+    const ctx = await contextFor(cmd);
+    const campaigns = await data(ctx.api.GET('/admin/companies/{company_id}/campaigns', { params: { path: { company_id: companyId } } }));
+    if (ctx.json) return printJson(campaigns);
+    printTable(campaigns, [
+      { key: 'id' }, { key: 'name' }, { key: 'template', header: 'body', format: (_v, c) => oneLine(c.template.body) }, { key: 'created_at' },
+    ], '(no campaigns)');
+  });
+
+  addCommonOptions(
+    group.command('show').description('show a campaign with its template').argument('<campaign-id>', 'campaign id', parseNonEmpty),
+  ).action(async (id: string, _opts: unknown, cmd: Command) => {
+    const campaignId = integerId(id, 'campaign id');
+    const ctx = await contextFor(cmd);
+    const campaign = await data(ctx.api.GET('/admin/campaigns/{campaign_id}', { params: { path: { campaign_id: campaignId } } }));
+    if (ctx.json) printJson(campaign);
+    else printSource(campaign, `Campaign ${campaign.id}:`);
   });
 }

@@ -1,13 +1,14 @@
 /**
- * `cms company create|update`: POST /admin/companies and PATCH /admin/companies/{company_id}
- * (operator-api.md). Prints the company the server returns.
+ * `cms company create|update|list|show`: POST /admin/companies, PATCH /admin/companies/{company_id},
+ * GET /admin/companies (newest first) and GET /admin/companies/{company_id} (operator-api.md; list and show
+ * are issue 13 item 4). Prints the company the server returns.
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import type { CompanyUpdate, DeliveryHours } from '../api/types.ts';
 import { data, integerId } from '../client.ts';
 import { addCommonOptions, contextFor } from '../context.ts';
 import { UsageError } from '../errors.ts';
-import { printJson, printRecord } from '../output.ts';
+import { printJson, printRecord, printTable } from '../output.ts';
 import { parseCountry, parseDeliveryHours, parseNonEmpty } from '../parse.ts';
 
 interface CompanyOptions {
@@ -55,7 +56,7 @@ function companyBody(o: CompanyOptions): CompanyUpdate {
   return body;
 }
 
-/** Register `company create` and `company update ID` on `program`. */
+/** Register `company create`, `company update ID`, `company list` and `company show ID` on `program`. */
 export function registerCompany(program: Command): void {
   const group = program.command('company').description('create and update companies (tenants)');
 
@@ -89,5 +90,26 @@ export function registerCompany(program: Command): void {
     const company = await data(ctx.api.PATCH('/admin/companies/{company_id}', { params: { path: { company_id: companyId } }, body }));
     if (ctx.json) printJson(company);
     else printRecord(company, 'Company updated:');
+  });
+
+  addCommonOptions(group.command('list').description('list the companies, newest first')).action(async (_opts: unknown, cmd: Command) => {
+    const ctx = await contextFor(cmd);
+    const { companies } = await data(ctx.api.GET('/admin/companies'));
+    if (ctx.json) return printJson({ companies });
+    printTable(companies, [
+      { key: 'company_id', header: 'id' }, { key: 'name' }, { key: 'subscription_active', header: 'subscription' },
+      { key: 'default_country', header: 'country' }, { key: 'delivery_hours' },
+      { key: 'channel', format: (_v, c) => c.channel.provider }, { key: 'created_at' },
+    ], '(no companies)');
+  });
+
+  addCommonOptions(
+    group.command('show').description('show one company').argument('<company-id>', 'company id', parseNonEmpty),
+  ).action(async (id: string, _opts: unknown, cmd: Command) => {
+    const companyId = integerId(id, 'company id');
+    const ctx = await contextFor(cmd);
+    const company = await data(ctx.api.GET('/admin/companies/{company_id}', { params: { path: { company_id: companyId } } }));
+    if (ctx.json) printJson(company);
+    else printRecord(company, `Company ${company.company_id}:`);
   });
 }

@@ -1,14 +1,15 @@
 /**
- * `cms key create|revoke`: POST /admin/companies/{company_id}/api-keys and
- * DELETE /admin/api-keys/{key_id} (operator-api.md). The api_key is shown only once.
+ * `cms key create|revoke|list`: POST /admin/companies/{company_id}/api-keys, DELETE /admin/api-keys/{key_id}
+ * and GET /admin/companies/{company_id}/api-keys (operator-api.md; list is issue 13 item 4). The api_key is
+ * shown only once; the list shows each key's prefix, never the key.
  */
 import type { Command } from 'commander';
 import { data, integerId } from '../client.ts';
 import { addCommonOptions, contextFor } from '../context.ts';
-import { printJson, printLine, printRecord } from '../output.ts';
+import { printJson, printLine, printRecord, printTable } from '../output.ts';
 import { parseNonEmpty } from '../parse.ts';
 
-/** Register `key create --company ID [--label L]` and `key revoke KEY_ID` on `program`. */
+/** Register `key create --company ID [--label L]`, `key revoke KEY_ID` and `key list --company ID` on `program`. */
 export function registerKey(program: Command): void {
   const group = program.command('key').description('issue and revoke company API keys (service-api-key)');
 
@@ -48,5 +49,21 @@ export function registerKey(program: Command): void {
     await data(ctx.api.DELETE('/admin/api-keys/{key_id}', { params: { path: { key_id: id } } }));
     if (ctx.json) printJson({ key_id: keyId, revoked: true });
     else printLine(`API key ${keyId} revoked.`);
+  });
+
+  addCommonOptions(
+    group
+      .command('list')
+      .description("list a company's API keys (prefix, label, last use; never the keys themselves)")
+      .requiredOption('--company <id>', 'company id', parseNonEmpty),
+  ).action(async (opts: { company: string }, cmd: Command) => {
+    const companyId = integerId(opts.company, 'company id');
+    const ctx = await contextFor(cmd);
+    const { keys } = await data(ctx.api.GET('/admin/companies/{company_id}/api-keys', { params: { path: { company_id: companyId } } }));
+    if (ctx.json) return printJson({ keys });
+    printTable(keys, [
+      { key: 'key_id', header: 'id' }, { key: 'prefix' }, { key: 'label' }, { key: 'created_at' },
+      { key: 'last_used_at', header: 'last used' }, { key: 'revoked_at', header: 'revoked' },
+    ], '(no API keys)');
   });
 }

@@ -69,7 +69,6 @@ export async function adminPlugin(app: FastifyInstance, deps: AppDeps): Promise<
     if (err instanceof AdminValidationError) return reply.code(422).send({ detail: err.items });
     // A domain rule refused the request (e.g. a private webhook URL): one item of the admin shape.
     if (err instanceof DomainError && err.status === 422) return reply.code(422).send({ detail: [{ type: 'value_error', loc: ['body'], msg: err.detail }] });
-    if (err.code === 'FST_ERR_CTP_EMPTY_JSON_BODY') return reply.code(422).send({ detail: [{ type: 'missing', loc: ['body'], msg: 'Field required', input: null }] });
     if (err.code === 'FST_ERR_CTP_INVALID_JSON_BODY' || err.statusCode === 400) {
       return reply.code(422).send({ detail: [{ type: 'json_invalid', loc: ['body'], msg: 'JSON decode error' }] });
     }

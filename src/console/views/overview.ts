@@ -29,7 +29,7 @@ const LABELS: Record<MessageStatus, string> = {
 /** Chart geometry, in viewBox units (the SVG scales to the width of its container). */
 const W = 640;
 const H = 280;
-const M = { top: 12, right: 8, bottom: 34, left: 52 };
+const M = { top: 12, right: 22, bottom: 34, left: 66 };
 
 const number = new Intl.NumberFormat('en');
 const percent = new Intl.NumberFormat('en', { style: 'percent', maximumFractionDigits: 1 });
@@ -52,7 +52,7 @@ export function chartSvg(o: Overview): SafeHtml {
   const y = scaleLinear().domain([0, max]).nice(4).range([H - M.bottom, M.top]);
   const layers = stack<DayCounts, MessageStatus>().keys([...STATUSES])(o.days);
   const ticks = y.ticks(4).filter((t) => Number.isInteger(t));
-  const grid = ticks.map((t) => html`<g class="tick"><line x1="${M.left}" x2="${W - M.right}" y1="${y(t)}" y2="${y(t)}"/><text x="${M.left - 6}" y="${y(t)}" dy="0.32em" text-anchor="end">${number.format(t)}</text></g>`);
+  const grid = ticks.map((t) => html`<g class="tick"><line x1="${M.left}" x2="${W - M.right}" y1="${y(t)}" y2="${y(t)}"/><text x="${M.left - 8}" y="${y(t)}" dy="0.32em" text-anchor="end">${number.format(t)}</text></g>`);
   // A date label under every 7th bar counted back from today, so today always has one.
   const labelled = o.days.filter((_, i) => (o.days.length - 1 - i) % 7 === 0);
   const xLabels = labelled.map((d) => html`<text x="${x(d.date)! + x.bandwidth() / 2}" y="${H - M.bottom + 20}" text-anchor="middle">${shortDate(d.date)}</text>`);

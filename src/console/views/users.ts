@@ -87,7 +87,7 @@ function userTable(users: ListedUser[], me: number): SafeHtml {
 function invitationTable(csrf: string, invitations: ListedInvitation[]): SafeHtml {
   if (invitations.length === 0) return html`<p>No pending invitations.</p>`;
   return dataTable({
-    label: 'Pending invitations',
+    label: 'List of pending invitations',
     columns: [{ head: 'Email' }, { head: 'Role' }, { head: 'Invited by' }, { head: 'Expires' }, { head: 'Actions', hiddenHead: true }],
     rows: invitations.map((i) => ({
       attrs: html`data-invitation-id="${i.invitation_id}"`,

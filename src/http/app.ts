@@ -4,7 +4,8 @@
  *
  * Layout: the four public operations (raw bodies, our own Pydantic-compatible validation), the operator
  * API under /admin (bearer token, JSON Schema validation), /openapi.json and /docs (from the same
- * schemas), /healthz and /readyz, /metrics. Errors never surface as a stack trace.
+ * schemas), /healthz and /readyz, /metrics, the landing page `/` and the favicon. Errors never surface
+ * as a stack trace.
  */
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
@@ -22,6 +23,7 @@ import { manageSegmentContactsOperation } from './routes/manage-segment-contacts
 import { triggerAutomationOperation } from './routes/trigger-automation.ts';
 import { registerHealthRoutes } from './health.ts';
 import { registerMetrics } from './metrics-route.ts';
+import { registerLanding } from './landing.ts';
 import { ConnectorSend, CreateSegment, ManageSegmentContacts, TriggerAutomation, jsonSchemaComponents, type Model } from './validation/index.ts';
 import { registerConsole } from '../console/plugin.ts';
 import { registerWebhooks } from './webhooks/plugin.ts';
@@ -107,6 +109,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   app.get('/openapi.json', { schema: { hide: true } }, async () => app.swagger());
   registerHealthRoutes(app, deps);
   registerMetrics(app);
+  registerLanding(app);
 
   await app.register(async (pub) => {
     // The public operations read the raw body whatever its Content-Type: decisions.md §1 step 2

@@ -1,6 +1,7 @@
 /**
  * /healthz (the process is up) and /readyz (the database answers), for load balancers and probes.
  * No authentication (`security: []`). Their schemas are inline (the root scope serialises with them).
+ * Probes come every few seconds: their requests are not logged at `info` (route log level `warn`).
  */
 import type { FastifyInstance } from 'fastify';
 import type { AppDeps } from './deps.ts';
@@ -11,6 +12,7 @@ const detail = { type: 'object', required: ['detail'], properties: { detail: { t
 
 export function registerHealthRoutes(app: FastifyInstance, deps: AppDeps): void {
   app.get('/healthz', {
+    logLevel: 'warn',
     schema: {
       tags: ['health'], operationId: 'healthz', summary: 'The process is up', security: [],
       description: 'Liveness: answers as long as the process serves HTTP; reads nothing.',
@@ -20,6 +22,7 @@ export function registerHealthRoutes(app: FastifyInstance, deps: AppDeps): void 
     },
   }, async () => ({ status: 'ok' }));
   app.get('/readyz', {
+    logLevel: 'warn',
     schema: {
       tags: ['health'], operationId: 'readyz', summary: 'The database is reachable', security: [],
       description: 'Readiness: 200 when the database answers within 2 seconds, else 503.',

@@ -16,7 +16,9 @@ export function registerMetrics(app: FastifyInstance): void {
     httpDuration.observe({ method, route }, reply.elapsedTime / 1000);
   });
 
+  // Scraped every few seconds: not logged at `info`.
   app.get('/metrics', {
+    logLevel: 'warn',
     schema: {
       tags: ['operations'], operationId: 'metrics', security: [],
       summary: 'Prometheus metrics (text exposition format)',

@@ -1,0 +1,282 @@
+/**
+ * The first-hour traps of issue 13 item 4 that had no test where the user meets them (the others:
+ * port in use test/api/port-in-use.test.ts, console PRG test/console/prg.test.ts and browser.test.ts,
+ * templates test/admin/template-checks.test.ts, webhook secrets test/admin/webhook-secrets.test.ts,
+ * DELETE with an empty JSON body test/admin/openapi-admin.test.ts). A real `cms serve` process on the
+ * embedded database (its logs read from stdout), the `cms` CLI process, and the repository's files:
+ *
+ * - `GET /` answers a page linking `/docs` and `/console`; `/favicon.ico` is an image;
+ * - `/healthz`, `/readyz` and `/metrics` requests are not logged at `info` (other requests are);
+ * - no Prometheus gauge is named `*_total` (promtool: counters only);
+ * - a loopback or private webhook / event URL is refused with a message naming PROVIDER_ALLOWED_HOSTS;
+ * - a failing provider is logged at `warn`/`error` with company, batch and message ids;
+ * - weak `ADMIN_TOKEN` / `SECRETS_KEY` values are refused at start with a clear message, and the README
+ *   says how to generate them;
+ * - Node older than 22 gets a message naming the required version (when such a Node is installed);
+ * - the README and docs link nothing outside the repository;
+ * - the CLI lists and shows companies, keys, automations, campaigns and batches; `batch show
+ *   --messages` shows the rendered text; CSV import reads `;` and tab files, reports invalid rows by
+ *   line number and refuses an empty file.
+ *
+ * Tests for behaviour that lives in files this suite's author does not own and that is still broken
+ * are marked `todo` with the change they wait for: they run and report, without failing `npm test`.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { eventually } from '../helpers/server.ts';
+
+const ROOT = path.join(import.meta.dirname, '../..');
+const BIN = path.join(ROOT, 'bin/cms.js');
+const ADMIN_TOKEN = randomBytes(32).toString('hex');
+
+interface LogLine { level: number; msg?: string; req?: { url?: string }; [k: string]: unknown }
+
+let proc: ChildProcess;
+let url: string;
+let dataDir: string;
+let out = '';
+let receiver: http.Server;
+let receiverUrl: string;
+
+/** The JSON log lines the process printed so far. */
+const logs = (): LogLine[] => out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as LogLine);
+
+/** Runs `cms` with `args` (the real CLI process) against the server. */
+function cms(args: string[], env: Record<string, string> = {}): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [BIN, ...args], {
+    encoding: 'utf8', timeout: 60_000,
+    env: { PATH: process.env.PATH ?? '', HOME: os.tmpdir(), CMS_URL: url, ADMIN_TOKEN, ...env },
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+async function adminCall(method: string, p: string, body?: unknown): Promise<{ status: number; json: any }> {
+  const res = await fetch(url + p, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
+  const text = await res.text();
+  return { status: res.status, json: text ? JSON.parse(text) : undefined };
+}
+
+before(async () => {
+  // A receiver that refuses every message for good (400): the provider's failure must reach the logs.
+  receiver = http.createServer((req, res) => { req.resume(); req.on('end', () => res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"unknown recipient"}')); });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/messages`;
+  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-first-hour-'));
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH, HOME: os.tmpdir(), PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info',
+    ADMIN_TOKEN, SECRETS_KEY: randomBytes(32).toString('base64'), PROVIDER_ALLOWED_HOSTS: '127.0.0.1',
+  };
+  proc = spawn(process.execPath, [BIN, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  proc.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  proc.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));
+  url = await eventually(async () => logs().find((l) => l.msg === 'cms listening')?.address as string | undefined, 120_000);
+});
+
+after(async () => {
+  proc?.kill('SIGTERM');
+  if (proc && proc.exitCode === null) await new Promise((r) => proc.once('exit', r));
+  await new Promise((r) => receiver?.close(r));
+  if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+test('GET / links the API docs and the console; /favicon.ico is an image', async () => {
+  const res = await fetch(url + '/');
+  assert.equal(res.status, 200);
+  assert.match(res.headers.get('content-type') ?? '', /^text\/html/);
+  const page = await res.text();
+  assert.match(page, /href="\/docs"/);
+  assert.match(page, /href="\/console"/);
+  assert.match(page, /<html lang="en">/);
+  const icon = await fetch(url + '/favicon.ico');
+  assert.equal(icon.status, 200);
+  assert.match(icon.headers.get('content-type') ?? '', /^image\//);
+  const bytes = Buffer.from(await icon.arrayBuffer());
+  assert.deepEqual([...bytes.subarray(0, 4)], [0x89, 0x50, 0x4e, 0x47], 'a PNG');
+  assert.equal((await fetch(url + '/favicon.svg')).status, 200);
+  assert.equal((await (await fetch(url + '/openapi.json')).json()).paths['/'], undefined, 'the landing page is not part of the API');
+});
+
+test('probes and metrics are not logged at info; other requests are', async () => {
+  for (let i = 0; i < 3; i++) {
+    assert.equal((await fetch(url + '/healthz')).status, 200);
+    assert.equal((await fetch(url + '/readyz')).status, 200);
+    assert.equal((await fetch(url + '/metrics')).status, 200);
+  }
+  await fetch(url + '/openapi.json');
+  await eventually(async () => logs().some((l) => l.req?.url === '/openapi.json'), 10_000);
+  const probes = logs().filter((l) => /^\/(healthz|readyz|metrics)/.test(l.req?.url ?? '') || /\/(healthz|readyz|metrics)$/.test(String(l.url ?? '')));
+  assert.deepEqual(probes, []);
+});
+
+test('no Prometheus gauge is named like a counter (*_total)', { todo: 'src/metrics.ts: collectDefaultMetrics makes cms_nodejs_active_{handles,requests,resources}_total gauges' }, async () => {
+  const text = await (await fetch(url + '/metrics')).text();
+  const gauges = [...text.matchAll(/^# TYPE (\S+) gauge$/gm)].map((m) => m[1]);
+  assert.ok(gauges.length > 0, 'the exposition has gauges');
+  assert.deepEqual(gauges.filter((g) => g.endsWith('_total')), []);
+});
+
+test('a loopback or private URL is refused with a message naming PROVIDER_ALLOWED_HOSTS', { todo: 'src/domain/network-guard.ts checkProviderUrl: the message does not name PROVIDER_ALLOWED_HOSTS' }, async () => {
+  const company = await adminCall('POST', '/admin/companies', { name: 'Trap Co', subscription_active: true });
+  const id = company.json.company_id;
+  const channel = await adminCall('PUT', `/admin/companies/${id}/channel`, { provider: 'webhook', url: 'http://10.0.0.7/hooks' });
+  assert.equal(channel.status, 422);
+  assert.match(JSON.stringify(channel.json), /PROVIDER_ALLOWED_HOSTS/);
+  const endpoint = await adminCall('POST', `/admin/companies/${id}/event-endpoints`, { url: 'http://192.168.1.20/events' });
+  assert.equal(endpoint.status, 422);
+  assert.match(JSON.stringify(endpoint.json), /PROVIDER_ALLOWED_HOSTS/);
+});
+
+test('a provider failure is logged at warn or error with company, batch and message ids', { todo: 'src/queue/handlers/messages-deliver.ts logs nothing when a provider fails (owner of the delivery loop)' }, async () => {
+  const company = await adminCall('POST', '/admin/companies', { name: 'Failing Co', subscription_active: true, default_country: 'DE' });
+  const id = company.json.company_id;
+  assert.equal((await adminCall('PUT', `/admin/companies/${id}/channel`, { provider: 'webhook', url: receiverUrl })).status, 200);
+  const key = (await adminCall('POST', `/admin/companies/${id}/api-keys`, { label: 'first hour' })).json.api_key;
+  const automation = (await adminCall('POST', `/admin/companies/${id}/automations`, { name: 'Welcome', type: 'api', active: true, template: { body: 'Hello {{ first_name }}' } })).json;
+  const res = await fetch(url + '/api/automations/send', {
+    method: 'POST', headers: { 'content-type': 'application/json', 'service-api-key': key },
+    body: JSON.stringify({ automation_id: automation.automation_id, contacts: [{ phone: '+4915112345678', first_name: 'Anna' }] }),
+  });
+  assert.equal(res.status, 200);
+  const { batch_id: batchId } = await res.json();
+  const line = await eventually(async () => logs().find((l) => l.level >= 40 && l.company_id === id && l.batch_id === batchId && typeof l.message_id === 'string'), 20_000);
+  assert.ok(line);
+});
+
+/**
+ * Starts `cms serve` with `env` and waits until it exits or listens (then stops it): its exit code
+ * (null when it listened) and its output.
+ */
+async function startOrRefuse(env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
+  const child = spawn(process.execPath, [BIN, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  return await new Promise((resolve) => {
+    const onData = (d: string) => {
+      output += d;
+      if (output.includes('"cms listening"')) {
+        child.once('exit', () => resolve({ code: null, output }));
+        child.kill('SIGTERM');
+      }
+    };
+    child.stdout.setEncoding('utf8').on('data', onData);
+    child.stderr.setEncoding('utf8').on('data', onData);
+    child.once('exit', (code) => resolve({ code, output }));
+  });
+}
+
+test('weak ADMIN_TOKEN and SECRETS_KEY are refused at start with a clear message', { todo: 'src/config.ts does not check their strength yet' }, async () => {
+  for (const [name, value] of [['ADMIN_TOKEN', 'secret'], ['SECRETS_KEY', '1234']]) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-weak-'));
+    try {
+      const r = await startOrRefuse({ PATH: process.env.PATH, HOME: os.tmpdir(), PORT: '0', HOST: '127.0.0.1', DATA_DIR: dir, ADMIN_TOKEN, SECRETS_KEY: randomBytes(32).toString('base64'), [name]: value });
+      assert.ok(r.code !== null && r.code !== 0, `${name}=${value} must not start`);
+      assert.match(r.output, new RegExp(name));
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+});
+
+test('the README says how to generate ADMIN_TOKEN and SECRETS_KEY (one command)', { todo: 'README.md has no generation command yet' }, () => {
+  const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+  assert.match(readme, /(openssl rand|randomBytes)[^\n]*/);
+});
+
+/** A Node older than 22 on this machine (the system one), if there is one. */
+function oldNode(): string | undefined {
+  for (const candidate of ['/usr/bin/node', '/usr/local/bin/node']) {
+    const r = spawnSync(candidate, ['-p', 'process.versions.node'], { encoding: 'utf8' });
+    if (r.status === 0 && Number(r.stdout.split('.')[0]) < 22) return candidate;
+  }
+  return undefined;
+}
+
+test('Node older than 22: a message naming the required version, not ERR_UNKNOWN_FILE_EXTENSION', { todo: 'bin/cms.js does not check the Node version before loading TypeScript' }, (t) => {
+  const node = oldNode();
+  if (!node) return t.skip('no Node older than 22 installed here');
+  const r = spawnSync(node, [BIN, '--help'], { encoding: 'utf8', timeout: 30_000 });
+  assert.notEqual(r.status, 0);
+  assert.doesNotMatch(r.stderr, /ERR_UNKNOWN_FILE_EXTENSION/);
+  assert.match(r.stderr, /Node(\.js)? (>= ?)?22|requires Node(\.js)? 22/i);
+});
+
+test('README and docs link nothing outside the repository', () => {
+  const files = ['README.md', ...fs.readdirSync(path.join(ROOT, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+  const broken: string[] = [];
+  for (const file of files) {
+    const text = fs.readFileSync(path.join(ROOT, file), 'utf8');
+    if (/shared\/spec/.test(text)) broken.push(`${file}: mentions shared/spec`);
+    for (const [, target] of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+      if (/^(https?:|mailto:|#)/.test(target)) continue;
+      const resolved = path.resolve(path.dirname(path.join(ROOT, file)), target.split('#')[0]);
+      if (!resolved.startsWith(ROOT + path.sep)) broken.push(`${file}: ${target} points outside the repository`);
+      else if (!fs.existsSync(resolved)) broken.push(`${file}: ${target} does not exist`);
+    }
+  }
+  assert.deepEqual(broken, []);
+});
+
+test('CLI: company list|show, key list, automation list|show, campaign list|show, batch show --messages with the rendered text', async () => {
+  const c = cms(['company', 'create', '--name', 'CLI Trap Co', '--subscription-active', '--default-country', 'DE', '--json']);
+  assert.equal(c.code, 0, c.stderr);
+  const id = String(JSON.parse(c.stdout).company_id);
+  assert.match(cms(['company', 'list']).stdout, /CLI Trap Co/);
+  assert.match(cms(['company', 'show', id]).stdout, /CLI Trap Co/);
+  const k = cms(['key', 'create', '--company', id, '--label', 'shop', '--json']);
+  assert.equal(k.code, 0, k.stderr);
+  const key = JSON.parse(k.stdout).api_key as string;
+  assert.match(cms(['key', 'list', '--company', id]).stdout, /shop/);
+  const a = cms(['automation', 'create', '--company', id, '--name', 'Order shipped', '--type', 'api', '--body', 'Hi {{ first_name }}, order {{ order_id }} ships', '--json']);
+  assert.equal(a.code, 0, a.stderr);
+  const automationId = String(JSON.parse(a.stdout).automation_id);
+  assert.match(cms(['automation', 'list', '--company', id]).stdout, /Order shipped/);
+  assert.match(cms(['automation', 'show', automationId]).stdout, /order_id/);
+  const cp = cms(['campaign', 'create', '--company', id, '--name', 'Summer sale', '--body', 'Sale starts today', '--json']);
+  assert.equal(cp.code, 0, cp.stderr);
+  assert.match(cms(['campaign', 'list', '--company', id]).stdout, /Summer sale/);
+  assert.match(cms(['campaign', 'show', String(JSON.parse(cp.stdout).campaign_id)]).stdout, /Sale starts today/);
+  const res = await fetch(url + '/api/automations/send', {
+    method: 'POST', headers: { 'content-type': 'application/json', 'service-api-key': key },
+    body: JSON.stringify({ automation_id: Number(automationId), contacts: [{ phone: '+4915112345678', first_name: 'Anna', variables: { order_id: 'A-1042' } }] }),
+  });
+  const { batch_id: batchId } = await res.json();
+  const shown = await eventually(async () => {
+    const r = cms(['batch', 'show', batchId, '--messages']);
+    return r.stdout.includes('Hi Anna, order A-1042 ships') ? r : undefined;
+  }, 60_000, 500);
+  assert.equal(shown.code, 0);
+});
+
+test('CLI: batch list of a company', { todo: 'no `cms batch list` (and no operator route listing a company\'s batches) yet' }, () => {
+  const r = cms(['batch', 'list', '--help']);
+  assert.equal(r.code, 0, r.stderr);
+});
+
+test('CLI: contacts import reads ; and tab files, reports invalid rows by line number, refuses an empty file', async () => {
+  const company = await adminCall('POST', '/admin/companies', { name: 'Import Co', subscription_active: true, default_country: 'DE' });
+  const id = String(company.json.company_id);
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-import-'));
+  try {
+    const write = (name: string, text: string) => { const f = path.join(dir, name); fs.writeFileSync(f, text); return f; };
+    const semicolon = cms(['contacts', 'import', '--company', id, write('semi.csv', 'phone;first_name\n+4915112345601;Anna\nnot a number;Bob\n+4915112345602;Carla\n')]);
+    assert.equal(semicolon.code === 0 || semicolon.code === 1, true, semicolon.stderr);
+    assert.match(semicolon.stdout + semicolon.stderr, /\b3\b/, 'the invalid row is reported with its line number (3)');
+    const tab = cms(['contacts', 'import', '--company', id, write('tab.csv', 'phone\tfirst_name\n+4915112345603\tDora\n')]);
+    assert.equal(tab.code, 0, tab.stderr);
+    const stored = await adminCall('GET', `/admin/companies/${id}/contacts/${encodeURIComponent('+4915112345603')}`);
+    assert.equal(stored.status, 200, 'the tab-separated row was imported');
+    const semiStored = await adminCall('GET', `/admin/companies/${id}/contacts/${encodeURIComponent('+4915112345602')}`);
+    assert.equal(semiStored.status, 200, 'the ;-separated rows were imported');
+    const empty = cms(['contacts', 'import', '--company', id, write('empty.csv', '')]);
+    assert.notEqual(empty.code, 0);
+    assert.match(empty.stderr, /empty/i);
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

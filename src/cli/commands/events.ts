@@ -88,7 +88,7 @@ export function registerEvents(program: Command): void {
     const ctx = await contextFor(cmd);
     const { endpoints } = await data(ctx.api.GET('/admin/companies/{company_id}/event-endpoints', { params: { path: { company_id: companyId } } }));
     if (ctx.json) return printJson({ endpoints });
-    printTable(endpoints ?? [], endpointColumns, '(no event endpoints)');
+    printTable(endpoints, endpointColumns, '(no event endpoints)');
   });
 
   addCommonOptions(
@@ -168,7 +168,7 @@ export function registerEvents(program: Command): void {
     const ctx = await contextFor(cmd);
     const { attempts } = await data(ctx.api.GET('/admin/event-endpoints/{endpoint_id}/attempts', { params: { path, query: { limit: opts.limit } } }));
     if (ctx.json) return printJson({ attempts });
-    printTable(attempts ?? [], [
+    printTable(attempts, [
       { key: 'at' }, { key: 'event_id', header: 'event' }, { key: 'type' }, { key: 'attempt', header: '#' },
       { key: 'status_code', header: 'status' }, { key: 'duration_ms', header: 'ms' }, { key: 'error' },
       { key: 'response_excerpt', header: 'response', format: (v) => (typeof v === 'string' ? v.slice(0, 60) : '') },

@@ -1,21 +1,96 @@
 /**
+ * `cms contacts` (issue 11 item 6, issue 15 item 4): the operator API's contact routes.
+ *
+ * `cms contacts list --company ID [-q TEXT] [--after PHONE] [--limit N]`: GET .../contacts, a page of
+ * contacts by number, or a search (digits of a number, at least 4, or name prefixes).
+ * `cms contacts update PHONE --company ID [--first-name] [--last-name] [--set k=v]… [--unset k]…
+ * [--opt-out|--opt-in]`: PATCH .../contacts/{phone} (variables merged here: the route replaces the set).
+ * `cms contacts erase PHONE --company ID --yes`: DELETE .../contacts/{phone}, the GDPR erasure.
+ * `cms contacts export --company ID [-o FILE]`: GET .../contacts/export streamed to stdout or FILE.
+ *
  * `cms contacts import --company ID FILE.csv`: streams the CSV (../csv-import.ts) and sends
  * PUT /admin/companies/{company_id}/contacts in chunks of at most 10 000 contacts, one request
  * at a time; prints the summed `{created, updated, invalid}` (operator-api.md). Rows without a
  * phone are counted as invalid without being sent. On a TTY, large files get a progress bar.
  *
- * `cms contacts show --company ID PHONE`: GET /admin/companies/{company_id}/contacts/{phone} (issue 11
- * item 6): the contact, its opt-out state with source and time, its inbound messages and the messages
- * sent to it (newest first).
+ * `cms contacts show --company ID PHONE`: GET /admin/companies/{company_id}/contacts/{phone}: the
+ * contact, its variables and segments, its opt-out state with source, time and history, its inbound
+ * messages and the messages sent to it (newest first).
  */
+import { createWriteStream } from 'node:fs';
+import { Readable, Writable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
 import type { ContactsResult } from '../api-types.ts';
-import { MAX_CONTACTS_PER_REQUEST } from '../client.ts';
-import { addCommonOptions, contextFor } from '../context.ts';
+import { data, integerId, MAX_CONTACTS_PER_REQUEST } from '../client.ts';
+import { addCommonOptions, commonOptions, contextFor, resolveBaseUrl, resolveToken } from '../context.ts';
 import { openContactsCsv } from '../csv-import.ts';
+import { ApiError, CliError, ConnectionError, UsageError } from '../errors.ts';
 import { printJson, printLine, printRecord, printTable } from '../output.ts';
 import { parseNonEmpty, parsePositiveInt } from '../parse.ts';
+
+/** Fewest digits a search by number takes (the server's rule, repeated in the help). */
+const MIN_DIGITS = 4;
+
+interface UpdateOptions {
+  company: string; firstName?: string; lastName?: string; set: string[]; unset: string[]; optOut?: boolean; optIn?: boolean;
+}
+
+const collect = (value: string, previous: string[]) => [...previous, value];
+
+/** Prints a contact (the answer of show / update). */
+function printContact(c: Record<string, any>): void {
+  printRecord({
+    contact_id: c.contact_id, phone: c.phone, first_name: c.first_name, last_name: c.last_name,
+    opted_out: c.opted_out, opt_out_source: c.opt_out_source, opt_out_at: c.opt_out_at, variables: c.variables,
+    segments: (c.segments as { name: string }[]).map((s) => s.name).join(', ') || null,
+  }, `Contact ${c.phone}:`);
+  printLine();
+  printLine('History (newest first):');
+  printTable(c.history as Record<string, unknown>[], [{ key: 'at' }, { key: 'actor' }, { key: 'action' }, { key: 'details' }]);
+  printLine();
+  printLine('Inbound messages (newest first):');
+  printTable(c.inbound as Record<string, unknown>[], [
+    { key: 'received_at' }, { key: 'type' }, { key: 'text' }, { key: 'payload' },
+  ]);
+  printLine();
+  printLine('Messages sent (newest first):');
+  printTable(c.messages as Record<string, unknown>[], [
+    { key: 'message_id' }, { key: 'kind' }, { key: 'status' },
+    { key: 'reason', header: 'reason/error', format: (_v, m) => [m.reason, m.error_code, m.error].filter(Boolean).join(' ') },
+    { key: 'sent_at' }, { key: 'delivered_at' }, { key: 'read_at' },
+  ]);
+}
+
+/**
+ * GET /admin/companies/{id}/contacts/export, copied to `output` (or stdout) as it arrives: constant
+ * memory whatever the size (the typed client reads whole answers, so this one request uses fetch).
+ */
+async function exportContacts(cmd: Command, companyId: number, output: string | undefined): Promise<void> {
+  const o = commonOptions(cmd);
+  const baseUrl = resolveBaseUrl(o.url);
+  const token = await resolveToken(o.token);
+  const path = `/admin/companies/${companyId}/contacts/export`;
+  let res: Response;
+  try {
+    res = await fetch(baseUrl + path, { headers: { authorization: `Bearer ${token}`, accept: 'text/csv' } });
+  } catch (err) {
+    throw new ConnectionError(baseUrl, (err as { cause?: { code?: string } }).cause?.code, err);
+  }
+  if (!res.ok || !res.body) {
+    const text = await res.text();
+    let body: unknown = text;
+    try { body = JSON.parse(text); } catch { /* keep the text */ }
+    throw new ApiError(res.status, 'GET', path, body);
+  }
+  const sink: Writable = output ? createWriteStream(output) : process.stdout;
+  try {
+    await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>), sink, { end: !!output });
+  } catch (err) {
+    throw new CliError(`export stopped: ${(err as Error).message}`);
+  }
+}
 
 /** Files at least this large (bytes) get a progress bar when stdout and stderr are TTYs. */
 export const PROGRESS_MIN_BYTES = 1024 * 1024;
@@ -33,36 +108,109 @@ export interface ImportSummary extends ContactsResult {
   requests: number;
 }
 
-/** Register `contacts import --company ID FILE` on `program`. */
+/** Register the `contacts` commands (see the module comment) on `program`. */
 export function registerContacts(program: Command): void {
-  const group = program.command('contacts').description('import and show contacts of a company');
+  const group = program.command('contacts').description('list, show, change, erase, import and export the contacts of a company');
+
+  addCommonOptions(
+    group
+      .command('list')
+      .description(`list or search contacts, by number (one page; --after for the next): a number (at least ${MIN_DIGITS} of its digits) or name words (each the beginning of a first or last name)`)
+      .requiredOption('--company <id>', 'company id', parseNonEmpty)
+      .option('-q, --query <text>', 'digits of a number, or names')
+      .option('--after <phone>', 'the next_after of the previous page')
+      .option('--limit <n>', 'contacts per page (1-500)', parsePositiveInt, 50),
+  ).action(async (opts: { company: string; query?: string; after?: string; limit: number }, cmd: Command) => {
+    const companyId = integerId(opts.company, 'company id');
+    const ctx = await contextFor(cmd);
+    const page = await data(ctx.api.GET('/admin/companies/{company_id}/contacts', {
+      params: { path: { company_id: companyId }, query: { q: opts.query, after: opts.after, limit: opts.limit } },
+    }));
+    if (ctx.json) return printJson(page);
+    printTable(page.contacts as unknown as Record<string, unknown>[], [
+      { key: 'phone' }, { key: 'first_name' }, { key: 'last_name' }, { key: 'opted_out' }, { key: 'opt_out_source' }, { key: 'last_inbound_at' },
+    ], 'No contact matches.');
+    if (page.next_after) printLine(`More: --after '${page.next_after}'`);
+  });
 
   addCommonOptions(
     group
       .command('show')
-      .description('show one contact: opt-out state (source, time), inbound messages, messages sent')
+      .description('show one contact: variables, segments, opt-out state (source, time) and history, inbound messages, messages sent')
       .argument('<phone>', "phone number, E.164 or national (the company's default country)")
       .requiredOption('--company <id>', 'company id', parseNonEmpty),
   ).action(async (phone: string, opts: { company: string }, cmd: Command) => {
+    const companyId = integerId(opts.company, 'company id');
     const ctx = await contextFor(cmd);
-    const c = await ctx.client.request<Record<string, any>>('GET', `/admin/companies/${encodeURIComponent(opts.company)}/contacts/${encodeURIComponent(phone)}`);
+    const c = await data(ctx.api.GET('/admin/companies/{company_id}/contacts/{phone}', { params: { path: { company_id: companyId, phone } } }));
     if (ctx.json) return printJson(c);
-    printRecord({
-      contact_id: c.contact_id, phone: c.phone, first_name: c.first_name, last_name: c.last_name,
-      opted_out: c.opted_out, opt_out_source: c.opt_out_source, opt_out_at: c.opt_out_at, variables: c.variables,
-    }, `Contact ${c.phone}:`);
-    printLine();
-    printLine('Inbound messages (newest first):');
-    printTable(c.inbound as Record<string, unknown>[], [
-      { key: 'received_at' }, { key: 'type' }, { key: 'text' }, { key: 'payload' },
-    ]);
-    printLine();
-    printLine('Messages sent (newest first):');
-    printTable(c.messages as Record<string, unknown>[], [
-      { key: 'message_id' }, { key: 'kind' }, { key: 'status' },
-      { key: 'reason', header: 'reason/error', format: (_v, m) => [m.reason, m.error_code, m.error].filter(Boolean).join(' ') },
-      { key: 'sent_at' }, { key: 'delivered_at' }, { key: 'read_at' },
-    ]);
+    printContact(c as unknown as Record<string, any>);
+  });
+
+  addCommonOptions(
+    group
+      .command('update')
+      .description('change a contact by hand: names, variables, opt-out state (recorded with source operator)')
+      .argument('<phone>', "phone number, E.164 or national (the company's default country)")
+      .requiredOption('--company <id>', 'company id', parseNonEmpty)
+      .option('--first-name <name>', 'first name ("" clears it)')
+      .option('--last-name <name>', 'last name ("" clears it)')
+      .option('--set <name=value>', 'set a variable (repeatable)', collect, [])
+      .option('--unset <name>', 'remove a variable (repeatable)', collect, [])
+      .option('--opt-out', 'opt the contact out of campaigns')
+      .option('--opt-in', 'opt the contact back in'),
+  ).action(async (phone: string, opts: UpdateOptions, cmd: Command) => {
+    const companyId = integerId(opts.company, 'company id');
+    if (opts.optOut && opts.optIn) throw new UsageError('--opt-out and --opt-in exclude each other');
+    const sets = opts.set.map((kv) => {
+      const eq = kv.indexOf('=');
+      if (eq < 1) throw new UsageError(`--set takes name=value, got "${kv}"`);
+      return [kv.slice(0, eq), kv.slice(eq + 1)] as const;
+    });
+    const ctx = await contextFor(cmd);
+    const path = { company_id: companyId, phone };
+    const body: { first_name?: string | null; last_name?: string | null; variables?: Record<string, unknown>; opted_out?: boolean } = {};
+    if (opts.firstName !== undefined) body.first_name = opts.firstName || null;
+    if (opts.lastName !== undefined) body.last_name = opts.lastName || null;
+    if (opts.optOut || opts.optIn) body.opted_out = !!opts.optOut;
+    if (sets.length || opts.unset.length) {
+      const current = await data(ctx.api.GET('/admin/companies/{company_id}/contacts/{phone}', { params: { path } }));
+      const variables: Record<string, unknown> = { ...(current.variables as Record<string, unknown>) };
+      for (const name of opts.unset) delete variables[name];
+      for (const [name, value] of sets) variables[name] = value;
+      body.variables = variables;
+    }
+    if (Object.keys(body).length === 0) throw new UsageError('nothing to change: give --first-name, --last-name, --set, --unset, --opt-out or --opt-in');
+    const c = await data(ctx.api.PATCH('/admin/companies/{company_id}/contacts/{phone}', { params: { path }, body }));
+    if (ctx.json) return printJson(c);
+    printContact(c as unknown as Record<string, any>);
+  });
+
+  addCommonOptions(
+    group
+      .command('erase')
+      .description('erase a contact (GDPR Art. 17): its number, names, variables, message contents and replies are removed for good; counts are kept')
+      .argument('<phone>', "phone number, E.164 or national (the company's default country)")
+      .requiredOption('--company <id>', 'company id', parseNonEmpty)
+      .option('--yes', 'confirm: the erasure cannot be undone'),
+  ).action(async (phone: string, opts: { company: string; yes?: boolean }, cmd: Command) => {
+    const companyId = integerId(opts.company, 'company id');
+    if (!opts.yes) throw new UsageError('erasing cannot be undone: add --yes to confirm');
+    const ctx = await contextFor(cmd);
+    const r = await data(ctx.api.DELETE('/admin/companies/{company_id}/contacts/{phone}', { params: { path: { company_id: companyId, phone } } }));
+    if (ctx.json) return printJson(r);
+    printRecord(r as unknown as Record<string, unknown>, `Contact ${phone} erased:`);
+  });
+
+  addCommonOptions(
+    group
+      .command('export')
+      .description('write every contact of the company as CSV (the import format) to stdout or --output, streamed')
+      .requiredOption('--company <id>', 'company id', parseNonEmpty)
+      .option('-o, --output <file>', 'write to this file instead of stdout'),
+  ).action(async (opts: { company: string; output?: string }, cmd: Command) => {
+    const companyId = integerId(opts.company, 'company id');
+    await exportContacts(cmd, companyId, opts.output);
   });
 
   addCommonOptions(

@@ -22,6 +22,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
+import { claimKey, requestHash } from '../../src/domain/idempotency.ts';
 import { ADMIN_TOKEN, startTestServer, type TestServer } from '../helpers/server.ts';
 
 type Json = any;
@@ -268,7 +269,7 @@ test('every operation, generated from the document: happy, unauthenticated, unkn
   assert.deepEqual(failures, []);
 });
 
-test('public operations: 401 invalid key, 403, 413, 400 unparseable, 429 with Retry-After, Idempotency-Key replay, 409 is documented', async () => {
+test('public operations: 401 invalid key, 403, 413, 400 unparseable, 429 with Retry-After, Idempotency-Key replay, 409 in flight', async () => {
   failures.length = 0;
   // A company of its own: the generated happy requests changed the fixture company (PATCH ...).
   const { companyId, key } = await s.company({ default_country: 'DE' });
@@ -297,9 +298,13 @@ test('public operations: 401 invalid key, 403, 413, 400 unparseable, 429 with Re
   const unsubscribed = await s.company({ subscription_active: false });
   assert.equal((await post('no subscription', contactsUrl, JSON.stringify({ contacts: [], mode: 'add' }), { 'service-api-key': unsubscribed.key })).status, 403);
   assert.equal((await post('connector not connected', '/api/connector/send', JSON.stringify({ campaign_id: 1, contacts: [{ phone: '+4915112345678' }] }), { 'service-api-key': unsubscribed.key })).status, 404);
-  // 409 cannot be provoked without racing; check that the documented 409 admits the service's text.
-  const op = contract.find('POST', '/api/automations/send');
-  assert.ok(op?.op.responses['409'], '409 documented');
+  // 409: the key is claimed by a request still being handled (claimed here as the pipeline claims it).
+  const inFlight = `contract-in-flight-${Date.now()}`;
+  const db = s.service.deps.database.db;
+  assert.equal((await claimKey(db, companyId, inFlight, requestHash('trigger_automation', Buffer.from(body)), s.service.deps.clock.now())).kind, 'claimed');
+  const busy = await post('idempotency key in flight', '/api/automations/send', body, { 'idempotency-key': inFlight });
+  assert.equal(busy.status, 409);
+  assert.equal(busy.headers.get('retry-after'), '1');
   assert.deepEqual(failures, []);
 });
 

@@ -52,9 +52,9 @@ export function registerSegmentPage(scope: FastifyInstance, deps: AppDeps): void
 
   scope.get<Params & { Querystring: { after?: string; done?: string } }>('/segments/:segmentId', async (request, reply) => {
     const segmentId = parseId(request.params.segmentId);
-    const segment = await getSegment(db, sessionOf(request).company_id, segmentId);
-    const summary = takeSummary(deps, request, reply, segment.segment_id);
-    return show(request, reply, 200, segment.segment_id, { after: cursor(request.query.after), summary, flash: NOTICES[String(request.query.done ?? '')] });
+    // The flash is bound to the segment id; show() answers 404 for an unknown or another company's id.
+    const summary = takeSummary(deps, request, reply, segmentId);
+    return show(request, reply, 200, segmentId, { after: cursor(request.query.after), summary, flash: NOTICES[String(request.query.done ?? '')] });
   });
 
   scope.post<Params>('/segments/:segmentId/rename', async (request, reply) => {

@@ -82,3 +82,16 @@ export async function selectMembersPage(
   const members = rows.slice(0, limit).map((r) => ({ ...r, contact_id: Number(r.contact_id) }));
   return { members, next: rows.length > limit ? members[members.length - 1].contact_id : null };
 }
+
+/**
+ * How many distinct contacts of the company the digests (lowercase hex) name: a contact named by the
+ * digest of its number with `+` and by the one without counts once (api.md 4.2 counts such items twice
+ * as found; administration reports contacts).
+ */
+export async function countDigestContacts(db: Db, companyId: number, digests: string[]): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    SELECT count(DISTINCT c.contact_id)::int AS n
+    FROM (SELECT decode(h, 'hex') AS d FROM unnest(${digests}::text[]) AS h) x
+    JOIN contacts c ON c.company_id = ${companyId} AND (c.sha256_plus = x.d OR c.sha256_bare = x.d)`.execute(db);
+  return rows[0]?.n ?? 0;
+}

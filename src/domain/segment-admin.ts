@@ -19,7 +19,7 @@
  * - **Members paged**: keyset pagination by contact id (`after`), `MEMBERS_PAGE_SIZE` per page.
  */
 import type { Db } from '../db/database.ts';
-import { deleteSegmentRow, selectMembersPage, selectSegment, selectSegments, updateSegmentName, type MemberEntry, type SegmentSummary } from '../db/segments.ts';
+import { countDigestContacts, deleteSegmentRow, selectMembersPage, selectSegment, selectSegments, updateSegmentName, type MemberEntry, type SegmentSummary } from '../db/segments.ts';
 import { DomainError, isRowId, notFound } from './errors.ts';
 import { isDigest, toE164 } from './phone.ts';
 import { storableText } from './storable.ts';
@@ -108,7 +108,7 @@ export interface MembershipSummary {
   contacts_provided: number;
   /** Members added (add) or removed (delete). */
   contacts_processed: number;
-  /** Contacts found but not changed: already members (add), not members (delete). */
+  /** Contacts found but not changed: already members (add), not members (delete); a contact counts once. */
   contacts_unchanged: number;
   /** Valid numbers or digests that name no contact of the company. */
   contacts_not_found: number;
@@ -140,15 +140,19 @@ export async function changeMembers(
   }
   const valid = [...keys];
   let found = 0;
+  let contacts = 0;
   let processed = 0;
   if (valid.length > 0) {
     await db.transaction().execute(async (trx) => {
       for (let i = 0; i < valid.length; i += CHUNK) {
+        const chunk = valid.slice(i, i + CHUNK);
         const r = await manageSegmentContacts(trx, company.company_id, company.default_country, segment.segment_id, {
-          contacts: valid.slice(i, i + CHUNK), mode, use_hashed_phone: hashed,
+          contacts: chunk, mode, use_hashed_phone: hashed,
         });
         found += r.contacts_found;
         processed += r.contacts_processed;
+        // Numbers name one contact each; two digests (with and without `+`) may name the same one.
+        contacts += hashed ? await countDigestContacts(trx, company.company_id, chunk) : r.contacts_found;
       }
     });
   }
@@ -157,7 +161,7 @@ export async function changeMembers(
     mode,
     contacts_provided: valid.length + invalid.size,
     contacts_processed: processed,
-    contacts_unchanged: found - processed,
+    contacts_unchanged: contacts - processed,
     contacts_not_found: valid.length - found,
     contacts_invalid: invalid.size,
     invalid: [...invalid].slice(0, INVALID_LISTED).map(([value, position]) => ({ value, position })),

@@ -121,6 +121,9 @@ describe('happy paths', () => {
     assert.deepEqual(await memberPhones(segmentId), ['+4915112340001', '+4915112340002', '+4915112340003']);
     const removed = await call('post', ...seg(segmentId, '/members'), { mode: 'delete', contacts: ['+4915112340002', '+4915112340004'] });
     assert.deepEqual([removed.body.contacts_processed, removed.body.contacts_unchanged, removed.body.contacts_not_found], [1, 1, 0]);
+    const both = await call('post', ...seg(segmentId, '/members'), { mode: 'add', use_hashed_phone: true, contacts: [sha('+4915112340004'), sha('4915112340004')] });
+    assert.deepEqual([both.body.contacts_provided, both.body.contacts_processed, both.body.contacts_unchanged, both.body.contacts_not_found], [2, 1, 0, 0], 'one contact named by both digests');
+    await call('post', ...seg(segmentId, '/members'), { mode: 'delete', contacts: ['+4915112340004'] });
 
     const renamed = await call('patch', ...seg(segmentId), { name: 'Weekly' });
     assert.equal(renamed.body.name, 'Weekly');
@@ -146,7 +149,7 @@ describe('happy paths', () => {
     const { entries } = await s.admin('GET', `/admin/audit?company_id=${id}`);
     assert.deepEqual(entries.filter((e: any) => e.action.startsWith('segment.')).map((e: any) => [e.actor, e.action]).reverse(), [
       ['admin', 'segment.create'], ['admin', 'segment.members.add'], ['admin', 'segment.members.add'], ['admin', 'segment.members.remove'],
-      ['admin', 'segment.rename'], ['admin', 'segment.delete'],
+      ['admin', 'segment.members.add'], ['admin', 'segment.members.remove'], ['admin', 'segment.rename'], ['admin', 'segment.delete'],
     ]);
   });
 

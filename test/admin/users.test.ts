@@ -77,11 +77,11 @@ describe('invitations', () => {
   test('revoke: the link stops working; again, unknown or used: 404', async () => {
     const companyId = await newCompany(s);
     const inv = await s.admin('POST', `/admin/companies/${companyId}/users/invitations`, { email: freshEmail(), role: 'marketer' }, 201);
-    assert.equal((await raw('DELETE', `/admin/users/invitations/${inv.invitation_id}`)).status, 204);
+    assert.equal((await raw('DELETE', `/admin/invitations/${inv.invitation_id}`)).status, 204);
     assert.equal((await new ConsoleClient(s.url).get(new URL(inv.invite_url).pathname)).status, 404);
-    assert.deepEqual(await raw('DELETE', `/admin/users/invitations/${inv.invitation_id}`), { status: 404, json: { detail: 'Invitation not found' } });
-    assert.equal((await raw('DELETE', '/admin/users/invitations/2147483000')).status, 404);
-    assert.equal((await raw('DELETE', '/admin/users/invitations/abc')).status, 422);
+    assert.deepEqual(await raw('DELETE', `/admin/invitations/${inv.invitation_id}`), { status: 404, json: { detail: 'Invitation not found' } });
+    assert.equal((await raw('DELETE', '/admin/invitations/2147483000')).status, 404);
+    assert.equal((await raw('DELETE', '/admin/invitations/abc')).status, 422);
     const entries = await audit(companyId);
     assert.ok(entries.some((e) => e.action === 'user.invitation_revoke' && e.actor === 'admin' && e.target === `invitation:${inv.invitation_id}`));
   });

@@ -8,7 +8,7 @@
  * - `role --email E --role R` → PATCH /admin/users/{user_id} (409 for the company's last owner);
  * - `remove --email E` → DELETE /admin/users/{user_id} (their sessions end at once; 409 last owner);
  * - `reset-link --email E` → POST /admin/users/{user_id}/password-resets; prints the one-time link (1 hour);
- * - `revoke-invitation INVITATION_ID` → DELETE /admin/users/invitations/{invitation_id}.
+ * - `revoke-invitation INVITATION_ID` → DELETE /admin/invitations/{invitation_id}.
  *
  * Users are named by email (unique across companies), found with GET /admin/users?email=; an unknown
  * email fails with exit code 1 before anything changes.
@@ -146,7 +146,7 @@ export function registerUser(program: Command): void {
   ).action(async (invitationId: string, _opts: unknown, cmd: Command) => {
     const id = integerId(invitationId, 'invitation id');
     const ctx = await contextFor(cmd);
-    await data(ctx.api.DELETE('/admin/users/invitations/{invitation_id}', { params: { path: { invitation_id: id } } }));
+    await data(ctx.api.DELETE('/admin/invitations/{invitation_id}', { params: { path: { invitation_id: id } } }));
     if (ctx.json) printJson({ invitation_id: id, revoked: true });
     else printLine(`Invitation ${id} revoked.`);
   });

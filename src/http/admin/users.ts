@@ -13,7 +13,7 @@
  * | PATCH /admin/users/{user_id} `{role}` | 200 `ConsoleUser`; 401; 404 user; 409 last owner; 422 |
  * | DELETE /admin/users/{user_id} | 204 (sessions end at once); 401; 404 user; 409 last owner; 422 |
  * | POST /admin/users/{user_id}/password-resets | 201 `PasswordResetLink` (valid 1 hour); 401; 404 user; 422 |
- * | DELETE /admin/users/invitations/{invitation_id} | 204; 401; 404 invitation; 422 |
+ * | DELETE /admin/invitations/{invitation_id} | 204; 401; 404 invitation; 422 |
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
@@ -214,7 +214,7 @@ export function registerUserRoutes(app: FastifyInstance, deps: AppDeps): void {
     });
   });
 
-  r.delete('/admin/users/invitations/:invitation_id', {
+  r.delete('/admin/invitations/:invitation_id', {
     schema: {
       tags, operationId: 'revoke_console_invitation', summary: 'Revoke a pending invitation (its link stops working)',
       params: idParams('invitation_id', 'the invitation', 5),

@@ -264,6 +264,17 @@ export const PUBLIC_EXAMPLES: Readonly<Record<string, PublicExamples>> = {
   },
 };
 
+/** Headers the service sends on every answer of that status (documented `required: true`). */
+const ALWAYS: Readonly<Record<string, readonly string[]>> = {
+  '*': ['x-request-id'],
+  307: ['location'],
+  409: ['retry-after'],
+  429: ['retry-after', 'ratelimit-policy', 'ratelimit'],
+  503: ['retry-after'],
+};
+const alwaysSent = (status: string, header: string) =>
+  ALWAYS['*'].includes(header.toLowerCase()) || (ALWAYS[status] ?? []).includes(header.toLowerCase());
+
 type Media = { schema?: unknown; examples?: Named };
 type Operation = { operationId?: string; responses?: Record<string, Record<string, unknown>>; requestBody?: { content?: Record<string, Media> }; tags?: string[] };
 type Doc = { paths?: Record<string, Record<string, Operation>>; tags?: { name: string }[] };
@@ -304,10 +315,11 @@ export function completeDocument<T extends object>(document: T): T {
       if (touchesDatabase(path)) r['503'] ??= SHARED_RESPONSES.unavailable();
       if (path.startsWith('/admin/')) r['401'] ??= SHARED_RESPONSES.adminUnauthorized();
       if (op.requestBody) r['413'] ??= SHARED_RESPONSES.tooLarge();
-      for (const response of Object.values(r)) {
+      for (const [status, response] of Object.entries(r)) {
         if ('$ref' in response) continue;
-        const headers = (response.headers ??= {}) as Record<string, unknown>;
+        const headers = (response.headers ??= {}) as Record<string, Record<string, unknown>>;
         headers['x-request-id'] ??= requestId()['x-request-id'];
+        for (const [name, h] of Object.entries(headers)) if (alwaysSent(status, name)) h.required = true;
       }
       op.responses = Object.fromEntries(Object.entries(r).sort(([a], [b]) => a.localeCompare(b)));
     }

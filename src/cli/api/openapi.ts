@@ -548,7 +548,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/admin/users/invitations/{invitation_id}": {
+    "/admin/invitations/{invitation_id}": {
         parameters: {
             query?: never;
             header?: never;
@@ -2469,7 +2469,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2488,9 +2488,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2510,7 +2510,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2532,9 +2532,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2543,9 +2543,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2574,7 +2574,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2585,9 +2585,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2615,7 +2615,7 @@ export interface operations {
                     /** @description What is left of the limit: `"<policy>";r=<remaining>;t=<seconds until a slot frees>`. */
                     RateLimit?: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2629,9 +2629,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2644,7 +2644,7 @@ export interface operations {
                     /** @description What is left of the limit: `"<policy>";r=<remaining>;t=<seconds until a slot frees>`. */
                     RateLimit?: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2657,7 +2657,7 @@ export interface operations {
                     /** @description `APIKey`, when the service-api-key header is missing or empty */
                     "WWW-Authenticate"?: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2668,7 +2668,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2679,7 +2679,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2690,13 +2690,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The company's limit of this operation (IETF RateLimit headers): `"<policy>";q=<requests>;w=<window seconds>`. */
-                    "RateLimit-Policy"?: string;
+                    "RateLimit-Policy": string;
                     /** @description What is left of the limit: `"<policy>";r=<remaining>;t=<seconds until a slot frees>`. */
-                    RateLimit?: string;
+                    RateLimit: string;
                     /** @description Whole seconds until a slot of the limit frees */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2707,9 +2707,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2742,7 +2742,7 @@ export interface operations {
                     /** @description What is left of the limit: `"<policy>";r=<remaining>;t=<seconds until a slot frees>`. */
                     RateLimit?: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2761,9 +2761,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2772,7 +2772,7 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2785,7 +2785,7 @@ export interface operations {
                     /** @description `APIKey`, when the service-api-key header is missing or empty */
                     "WWW-Authenticate"?: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2800,7 +2800,7 @@ export interface operations {
                     /** @description What is left of the limit: `"<policy>";r=<remaining>;t=<seconds until a slot frees>`. */
                     RateLimit?: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2815,7 +2815,7 @@ export interface operations {
                     /** @description What is left of the limit: `"<policy>";r=<remaining>;t=<seconds until a slot frees>`. */
                     RateLimit?: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2826,7 +2826,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2837,7 +2837,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2848,13 +2848,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The company's limit of this operation (IETF RateLimit headers): `"<policy>";q=<requests>;w=<window seconds>`. */
-                    "RateLimit-Policy"?: string;
+                    "RateLimit-Policy": string;
                     /** @description What is left of the limit: `"<policy>";r=<remaining>;t=<seconds until a slot frees>`. */
-                    RateLimit?: string;
+                    RateLimit: string;
                     /** @description Whole seconds until a slot of the limit frees */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2865,9 +2865,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2905,7 +2905,7 @@ export interface operations {
                     /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key and body. */
                     "Idempotent-Replayed"?: "true";
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2921,9 +2921,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -2938,7 +2938,7 @@ export interface operations {
                     /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key and body. */
                     "Idempotent-Replayed"?: "true";
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2951,7 +2951,7 @@ export interface operations {
                     /** @description `APIKey`, when the service-api-key header is missing or empty */
                     "WWW-Authenticate"?: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2968,7 +2968,7 @@ export interface operations {
                     /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key and body. */
                     "Idempotent-Replayed"?: "true";
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2979,9 +2979,9 @@ export interface operations {
             409: {
                 headers: {
                     /** @description Always 1 */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2992,7 +2992,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3003,7 +3003,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3014,13 +3014,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The company's limit of this operation (IETF RateLimit headers): `"<policy>";q=<requests>;w=<window seconds>`. */
-                    "RateLimit-Policy"?: string;
+                    "RateLimit-Policy": string;
                     /** @description What is left of the limit: `"<policy>";r=<remaining>;t=<seconds until a slot frees>`. */
-                    RateLimit?: string;
+                    RateLimit: string;
                     /** @description Whole seconds until a slot of the limit frees */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3031,9 +3031,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3071,7 +3071,7 @@ export interface operations {
                     /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key and body. */
                     "Idempotent-Replayed"?: "true";
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3086,9 +3086,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3097,7 +3097,7 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3110,7 +3110,7 @@ export interface operations {
                     /** @description `APIKey`, when the service-api-key header is missing or empty */
                     "WWW-Authenticate"?: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3127,7 +3127,7 @@ export interface operations {
                     /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key and body. */
                     "Idempotent-Replayed"?: "true";
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3144,7 +3144,7 @@ export interface operations {
                     /** @description `true` when this is the stored answer of an earlier request with the same Idempotency-Key and body. */
                     "Idempotent-Replayed"?: "true";
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3155,9 +3155,9 @@ export interface operations {
             409: {
                 headers: {
                     /** @description Always 1 */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3168,7 +3168,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3179,7 +3179,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3190,13 +3190,13 @@ export interface operations {
             429: {
                 headers: {
                     /** @description The company's limit of this operation (IETF RateLimit headers): `"<policy>";q=<requests>;w=<window seconds>`. */
-                    "RateLimit-Policy"?: string;
+                    "RateLimit-Policy": string;
                     /** @description What is left of the limit: `"<policy>";r=<remaining>;t=<seconds until a slot frees>`. */
-                    RateLimit?: string;
+                    RateLimit: string;
                     /** @description Whole seconds until a slot of the limit frees */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3207,9 +3207,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3231,7 +3231,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3275,9 +3275,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3286,7 +3286,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -3304,9 +3304,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3371,7 +3371,7 @@ export interface operations {
             201: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3409,9 +3409,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3420,7 +3420,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -3438,7 +3438,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3449,7 +3449,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3474,9 +3474,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3504,7 +3504,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3542,9 +3542,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3553,7 +3553,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -3571,7 +3571,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3587,7 +3587,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3612,9 +3612,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3682,7 +3682,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3720,9 +3720,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3731,7 +3731,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -3749,7 +3749,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3765,7 +3765,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3776,7 +3776,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3802,9 +3802,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3832,7 +3832,7 @@ export interface operations {
             204: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3841,9 +3841,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3852,7 +3852,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -3870,7 +3870,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3886,7 +3886,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3911,9 +3911,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3955,7 +3955,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -3975,9 +3975,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -3986,7 +3986,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -4004,7 +4004,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4020,7 +4020,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4031,7 +4031,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4056,9 +4056,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4113,7 +4113,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4134,9 +4134,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4145,7 +4145,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -4163,7 +4163,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4179,7 +4179,7 @@ export interface operations {
             409: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4195,7 +4195,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4206,7 +4206,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4231,9 +4231,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4261,7 +4261,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4288,9 +4288,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4299,7 +4299,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -4317,7 +4317,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4333,7 +4333,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4358,9 +4358,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4400,7 +4400,7 @@ export interface operations {
             201: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4420,9 +4420,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4431,7 +4431,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -4449,7 +4449,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4465,7 +4465,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4476,7 +4476,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4501,9 +4501,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4531,7 +4531,7 @@ export interface operations {
             204: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4540,9 +4540,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4551,7 +4551,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -4569,7 +4569,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4585,7 +4585,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4610,9 +4610,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4649,7 +4649,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4677,9 +4677,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4688,7 +4688,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -4706,7 +4706,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4722,7 +4722,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4747,9 +4747,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4808,7 +4808,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4826,9 +4826,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4837,7 +4837,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -4855,7 +4855,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4871,7 +4871,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4882,7 +4882,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4909,9 +4909,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4939,7 +4939,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description attachment with a file name */
                     "content-disposition"?: string;
                     [name: string]: unknown;
@@ -4956,9 +4956,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -4967,7 +4967,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -4985,7 +4985,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5001,7 +5001,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5026,9 +5026,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5061,7 +5061,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5134,9 +5134,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5145,7 +5145,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -5163,7 +5163,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5179,7 +5179,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5204,9 +5204,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5239,7 +5239,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5260,9 +5260,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5271,7 +5271,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -5289,7 +5289,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5305,7 +5305,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5330,9 +5330,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5386,7 +5386,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5459,9 +5459,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5470,7 +5470,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -5488,7 +5488,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5504,7 +5504,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5515,7 +5515,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5541,9 +5541,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5576,7 +5576,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5609,9 +5609,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5620,7 +5620,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -5638,7 +5638,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5654,7 +5654,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5679,9 +5679,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5709,7 +5709,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5739,9 +5739,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5750,7 +5750,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -5768,7 +5768,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5784,7 +5784,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5809,9 +5809,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5859,7 +5859,7 @@ export interface operations {
             201: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5896,9 +5896,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -5907,7 +5907,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -5925,7 +5925,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5941,7 +5941,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5952,7 +5952,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5978,9 +5978,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6008,7 +6008,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6036,9 +6036,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6047,7 +6047,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -6065,7 +6065,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6081,7 +6081,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6106,9 +6106,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6149,7 +6149,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6186,9 +6186,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6197,7 +6197,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -6215,7 +6215,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6231,7 +6231,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6242,7 +6242,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6268,9 +6268,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6298,7 +6298,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6326,9 +6326,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6337,7 +6337,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -6355,7 +6355,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6371,7 +6371,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6396,9 +6396,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6441,7 +6441,7 @@ export interface operations {
             201: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6468,9 +6468,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6479,7 +6479,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -6497,7 +6497,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6513,7 +6513,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6524,7 +6524,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6550,9 +6550,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6580,7 +6580,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6612,9 +6612,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6623,7 +6623,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -6641,7 +6641,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6657,7 +6657,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6682,9 +6682,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6712,7 +6712,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6748,9 +6748,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6759,7 +6759,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -6777,7 +6777,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6793,7 +6793,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6818,9 +6818,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6853,7 +6853,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6884,9 +6884,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6895,7 +6895,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -6913,7 +6913,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6938,9 +6938,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6986,7 +6986,7 @@ export interface operations {
             201: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7007,9 +7007,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7018,7 +7018,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -7036,7 +7036,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7052,7 +7052,7 @@ export interface operations {
             409: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7068,7 +7068,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7079,7 +7079,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7105,9 +7105,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7135,7 +7135,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7172,9 +7172,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7183,7 +7183,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -7201,7 +7201,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7217,7 +7217,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7242,9 +7242,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7272,7 +7272,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7298,9 +7298,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7309,7 +7309,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -7327,7 +7327,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7352,9 +7352,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7382,7 +7382,7 @@ export interface operations {
             204: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7391,9 +7391,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7402,7 +7402,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -7420,7 +7420,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7436,7 +7436,7 @@ export interface operations {
             409: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7452,7 +7452,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7477,9 +7477,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7522,7 +7522,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7542,9 +7542,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7553,7 +7553,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -7571,7 +7571,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7587,7 +7587,7 @@ export interface operations {
             409: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7603,7 +7603,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7614,7 +7614,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7639,9 +7639,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7669,7 +7669,7 @@ export interface operations {
             201: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7689,9 +7689,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7700,7 +7700,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -7718,7 +7718,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7734,7 +7734,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7759,9 +7759,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7789,7 +7789,7 @@ export interface operations {
             204: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7798,9 +7798,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7809,7 +7809,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -7827,7 +7827,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7843,7 +7843,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7868,9 +7868,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7898,7 +7898,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7931,9 +7931,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -7942,7 +7942,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -7960,7 +7960,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -7976,7 +7976,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8001,9 +8001,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8052,7 +8052,7 @@ export interface operations {
             201: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8080,9 +8080,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8091,7 +8091,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -8109,7 +8109,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8125,7 +8125,7 @@ export interface operations {
             409: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8141,7 +8141,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8152,7 +8152,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8176,9 +8176,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8212,7 +8212,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8239,9 +8239,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8250,7 +8250,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -8268,7 +8268,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8284,7 +8284,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8309,9 +8309,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8345,7 +8345,7 @@ export interface operations {
             204: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8354,9 +8354,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8365,7 +8365,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -8383,7 +8383,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8399,7 +8399,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8424,9 +8424,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8483,7 +8483,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8510,9 +8510,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8521,7 +8521,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -8539,7 +8539,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8555,7 +8555,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8566,7 +8566,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8590,9 +8590,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8626,7 +8626,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8643,9 +8643,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8654,7 +8654,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -8672,7 +8672,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8688,7 +8688,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8713,9 +8713,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8749,7 +8749,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `no-store`: the secret must not be kept by caches */
                     "cache-control"?: string;
                     [name: string]: unknown;
@@ -8768,9 +8768,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8779,7 +8779,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -8797,7 +8797,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8813,7 +8813,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8838,9 +8838,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8874,7 +8874,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8895,9 +8895,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -8906,7 +8906,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -8924,7 +8924,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8940,7 +8940,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -8965,9 +8965,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9003,7 +9003,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9032,9 +9032,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9043,7 +9043,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -9061,7 +9061,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9077,7 +9077,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9102,9 +9102,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9153,7 +9153,7 @@ export interface operations {
             202: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9172,9 +9172,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9183,7 +9183,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -9201,7 +9201,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9217,7 +9217,7 @@ export interface operations {
             409: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9233,7 +9233,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9244,7 +9244,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9269,9 +9269,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9305,7 +9305,7 @@ export interface operations {
             202: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9327,9 +9327,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9338,7 +9338,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -9356,7 +9356,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9372,7 +9372,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9397,9 +9397,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9449,7 +9449,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9473,9 +9473,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9484,7 +9484,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -9502,7 +9502,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9518,7 +9518,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9529,7 +9529,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9555,9 +9555,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9596,7 +9596,7 @@ export interface operations {
             202: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9615,9 +9615,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9626,7 +9626,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -9644,7 +9644,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9660,7 +9660,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9671,7 +9671,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9697,9 +9697,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9727,7 +9727,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9753,9 +9753,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9764,7 +9764,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -9782,7 +9782,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9798,7 +9798,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9823,9 +9823,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9865,7 +9865,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9893,9 +9893,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -9904,7 +9904,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -9922,7 +9922,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9938,7 +9938,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9949,7 +9949,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -9975,9 +9975,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10027,7 +10027,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10051,9 +10051,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10062,7 +10062,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -10080,7 +10080,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10096,7 +10096,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10107,7 +10107,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10133,9 +10133,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10174,7 +10174,7 @@ export interface operations {
             202: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10193,9 +10193,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10204,7 +10204,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -10222,7 +10222,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10238,7 +10238,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10249,7 +10249,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10275,9 +10275,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10327,7 +10327,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10353,7 +10353,7 @@ export interface operations {
             202: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10382,9 +10382,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10393,7 +10393,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -10411,7 +10411,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10427,7 +10427,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10438,7 +10438,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10463,9 +10463,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10493,7 +10493,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10511,9 +10511,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10522,7 +10522,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -10540,7 +10540,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10556,7 +10556,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10581,9 +10581,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10611,7 +10611,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10637,9 +10637,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10648,7 +10648,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -10666,7 +10666,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10682,7 +10682,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10707,9 +10707,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10749,7 +10749,7 @@ export interface operations {
             201: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10769,9 +10769,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10780,7 +10780,7 @@ export interface operations {
             400: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10796,7 +10796,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -10814,7 +10814,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10830,7 +10830,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10841,7 +10841,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10866,9 +10866,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10896,7 +10896,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10916,9 +10916,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -10927,7 +10927,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -10945,7 +10945,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10961,7 +10961,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -10986,9 +10986,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11028,7 +11028,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11048,9 +11048,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11059,7 +11059,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -11077,7 +11077,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11093,7 +11093,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11104,7 +11104,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11129,9 +11129,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11164,7 +11164,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11191,9 +11191,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11202,7 +11202,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -11220,7 +11220,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11236,7 +11236,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11261,9 +11261,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11312,7 +11312,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11340,9 +11340,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11351,7 +11351,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -11369,7 +11369,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11385,7 +11385,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11396,7 +11396,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11421,9 +11421,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11451,7 +11451,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11522,9 +11522,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11533,7 +11533,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -11551,7 +11551,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11567,7 +11567,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11592,9 +11592,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11634,7 +11634,7 @@ export interface operations {
             202: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11662,9 +11662,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11673,7 +11673,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     /** @description always `Bearer` */
                     "WWW-Authenticate"?: string;
                     [name: string]: unknown;
@@ -11691,7 +11691,7 @@ export interface operations {
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11707,7 +11707,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11723,7 +11723,7 @@ export interface operations {
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11747,9 +11747,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11785,7 +11785,7 @@ export interface operations {
                     /** @description The echoed text is never sniffed as HTML */
                     "x-content-type-options"?: "nosniff";
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11796,9 +11796,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11807,7 +11807,7 @@ export interface operations {
             403: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11818,9 +11818,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11890,7 +11890,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11906,9 +11906,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -11917,7 +11917,7 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11928,7 +11928,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11939,7 +11939,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -11950,9 +11950,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12010,7 +12010,7 @@ export interface operations {
             200: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12024,9 +12024,9 @@ export interface operations {
             307: {
                 headers: {
                     /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location?: string;
+                    Location: string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -12035,7 +12035,7 @@ export interface operations {
             400: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12046,7 +12046,7 @@ export interface operations {
             401: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12057,7 +12057,7 @@ export interface operations {
             413: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -12068,9 +12068,9 @@ export interface operations {
             503: {
                 headers: {
                     /** @description Whole seconds to wait before retrying. */
-                    "Retry-After"?: string;
+                    "Retry-After": string;
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id"?: string;
+                    "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -18,6 +18,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
@@ -227,6 +228,8 @@ before(async () => {
   fixtures.event_id = event?.event_id ?? 'evt_unknown';
   const other = await s.company();
   fixtures.other_company_id = other.companyId;
+  // Documented example URLs name hosts that do not resolve here: the happy requests use the receiver.
+  fixtures.url = receiverUrl;
 });
 
 after(async () => {
@@ -308,7 +311,7 @@ test('public operations: 401 invalid key, 403, 413, 400 unparseable, 429 with Re
   assert.deepEqual(failures, []);
 });
 
-test('webhooks: signature refusals, malformed payloads, the verification handshake', async () => {
+test('webhooks: a signed payload and the handshake; signature refusals, malformed payloads', async () => {
   failures.length = 0;
   const post = (label: string, url: string, body: string, headers: Record<string, string> = {}) =>
     send({ label, method: 'POST', url, headers: { 'content-type': 'application/json', ...headers }, body });
@@ -318,6 +321,18 @@ test('webhooks: signature refusals, malformed payloads, the verification handsha
   assert.equal((await post('gateway bad shape', '/webhooks/provider/status', '{"statuses":[]}')).status, 400);
   const receipts = JSON.stringify({ statuses: [{ message_id: '3f0c9a52-8d1e-4b7a-9c2f-6e5d4a3b2c1d', status: 'delivered', timestamp: '2026-06-01T12:00:05Z' }] });
   assert.equal((await post('gateway unknown message', '/webhooks/provider/status', receipts, { 'webhook-id': 'msg_1', 'webhook-timestamp': '1780315205', 'webhook-signature': 'v1,AAAA' })).status, 401);
+  // A company's WhatsApp channel: the signed payload and the handshake succeed.
+  const phoneNumberId = String(100000000000000 + Math.floor(Math.random() * 1e14));
+  const appSecret = 'contract-app-secret';
+  await s.admin('PUT', `/admin/companies/${fixtures.company_id}/channel`, {
+    provider: 'whatsapp', phone_number_id: phoneNumberId, access_token: 'EAAG-contract', app_secret: appSecret, verify_token: 'contract-verify-token',
+  });
+  const signed = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: '1', changes: [{ field: 'messages', value: { metadata: { phone_number_id: phoneNumberId }, statuses: [] } }] }] });
+  const signature = `sha256=${createHmac('sha256', appSecret).update(signed).digest('hex')}`;
+  assert.equal((await post('whatsapp signed', '/webhooks/whatsapp', signed, { 'x-hub-signature-256': signature })).status, 200);
+  const handshake = await send({ label: 'handshake', method: 'GET', url: '/webhooks/whatsapp?hub.mode=subscribe&hub.verify_token=contract-verify-token&hub.challenge=1158201444' });
+  assert.equal(handshake.status, 200);
+  assert.equal(handshake.text, '1158201444');
   const verify = await send({ label: 'handshake refused', method: 'GET', url: '/webhooks/whatsapp?hub.mode=subscribe&hub.verify_token=unknown&hub.challenge=1158201444' });
   assert.equal(verify.status, 403);
   await send({ label: 'webhook trailing slash', method: 'POST', url: '/webhooks/provider/status/', headers: jsonHeaders(), body: receipts });

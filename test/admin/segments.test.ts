@@ -25,7 +25,7 @@ const OPERATIONS: [method: string, path: string, statuses: number[]][] = [
   ['post', '/admin/companies/{company_id}/segments', [201, 400, 401, 404, 422]],
   ['patch', '/admin/segments/{segment_id}', [200, 401, 404, 422]],
   ['delete', '/admin/segments/{segment_id}', [200, 401, 404, 422]],
-  ['post', '/admin/segments/{segment_id}/members', [200, 401, 404, 422]],
+  ['post', '/admin/segments/{segment_id}/members', [200, 401, 404, 413, 422]],
   ['get', '/admin/segments/{segment_id}/members', [200, 401, 404, 422]],
 ];
 
@@ -224,6 +224,8 @@ describe('errors', () => {
       const r = await call('post', ...seg(segmentId, '/members'), body);
       assert.equal(r.status, 422, JSON.stringify(body));
     }
+    const huge = await call('post', ...seg(segmentId, '/members'), { mode: 'add', contacts: ['+4915112360001', 'x'.repeat(17 * 1024 * 1024)] });
+    assert.deepEqual(huge, { status: 413, body: { detail: 'Request body too large' } });
     assert.deepEqual(await memberPhones(segmentId), []);
     for (const q of ['limit=0', 'limit=1001', 'after=-1', 'after=x']) assert.equal((await call('get', seg(segmentId, '/members')[0], `/admin/segments/${segmentId}/members?${q}`)).status, 422, q);
     assert.equal((await call('patch', ...seg(segmentId), { name: '' })).status, 422);

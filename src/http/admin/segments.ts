@@ -13,7 +13,7 @@
  * | POST /admin/companies/{company_id}/segments `{name}` | 201 `Segment`; 400 limit; 401; 404 company; 422 |
  * | PATCH /admin/segments/{segment_id} `{name}` | 200 `Segment`; 401; 404; 422 |
  * | DELETE /admin/segments/{segment_id} | 200 `Segment` (as it was); 401; 404; 422 |
- * | POST /admin/segments/{segment_id}/members `{mode, contacts, use_hashed_phone?}` | 200 `SegmentMembersChange`; 401; 404; 422 |
+ * | POST /admin/segments/{segment_id}/members `{mode, contacts, use_hashed_phone?}` (body ≤ 16 MiB) | 200 `SegmentMembersChange`; 401; 404; 413; 422 |
  * | GET /admin/segments/{segment_id}/members?after=&limit= | 200 `SegmentMembersPage`; 401; 404; 422 |
  */
 import type { FastifyInstance } from 'fastify';
@@ -28,6 +28,9 @@ import {
 import { selectSegmentCompany } from '../../db/segments.ts';
 import type { AppDeps } from '../deps.ts';
 import { addComponents, adminErrors, component, Detail, exampleOf, idParams, invalid, iso, notFound as notFoundAnswer, ok, ref, TIME_EXAMPLE } from './components.ts';
+
+/** Largest body of a members change: 100,000 items of up to 64 characters fit with room to spare. */
+const MEMBERS_BODY_LIMIT = 16 * 1024 * 1024;
 
 const count = (description: string) => Type.Integer({ minimum: 0, description });
 const name = Type.String({ minLength: 1, maxLength: SEGMENT_NAME_MAX, description: `1 to ${SEGMENT_NAME_MAX} characters, as api.md 4.1; names need not be unique` });
@@ -171,7 +174,7 @@ export function registerSegmentRoutes(app: FastifyInstance, deps: AppDeps): void
   });
 
   r.post('/admin/segments/:segment_id/members', {
-    bodyLimit: 16 * 1024 * 1024,
+    bodyLimit: MEMBERS_BODY_LIMIT,
     schema: {
       tags, operationId: 'change_segment_members', summary: 'Add or remove members by phone numbers or SHA-256 digests (the matching of api.md 4.2)',
       description: `Items are matched against existing contacts only: numbers in E.164 form (without a country code: the company's default country), digests of the E.164 number with or without \`+\` (any case). Items that are not a number (or, with \`use_hashed_phone\`, not 64 hex digits) are counted and listed as invalid, not matched. At most ${MAX_MEMBER_ITEMS.toLocaleString('en')} items, applied in one transaction.`,
@@ -185,6 +188,7 @@ export function registerSegmentRoutes(app: FastifyInstance, deps: AppDeps): void
         200: ok('What changed', ref(SegmentMembersChange), exampleOf(SegmentMembersChange)),
         ...adminErrors,
         404: notFoundAnswer('Segment not found'),
+        413: ok(`The body is larger than ${MEMBERS_BODY_LIMIT / 1024 / 1024} MiB; nothing changed`, ref(Detail), { detail: 'Request body too large' }),
         422: invalid({ type: 'minItems', loc: ['body', 'contacts'], msg: 'must NOT have fewer than 1 items' }),
       },
     },

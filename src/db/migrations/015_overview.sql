@@ -14,7 +14,9 @@
 --
 -- Statement-level triggers with transition tables (like 008's events) apply one grouped upsert per
 -- statement: +1 for each new message, and -1/+1 for each message whose (status, code) changed. Claims
--- and lease renewals change neither and write nothing. Upserts are ordered by key, so concurrent
+-- and lease renewals change neither and write nothing. Measured (bench/overview-trigger.ts, an UPDATE
+-- of 500 messages on PostgreSQL): +1-2 ms on a result or receipt update of 21-23 ms, +2-4 ms on a
+-- claim of 11-16 ms, on a loaded machine. Upserts are ordered by key, so concurrent
 -- statements lock counter rows in the same order. Messages are never deleted by the service (a
 -- company's deletion removes its counts by the foreign key).
 CREATE TABLE message_counts (
@@ -56,19 +58,18 @@ END $$;
 
 CREATE FUNCTION cms_message_counts_update() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
+  -- The change of each (batch, status, code): new rows count +1, old rows -1, with no join of the two
+  -- (a claim or lease renewal changes no status: every sum is 0 and nothing is written).
   INSERT INTO message_counts AS c (company_id, bucket, status, code, count, example)
-  SELECT x.company_id, cms_count_bucket(b.created_at), s.status, s.code, sum(s.delta), max(s.example)
-  FROM (SELECT n.company_id, n.batch_id,
-               o.status AS old_status, cms_count_code(o.status, o.reason, o.error_code, o.error) AS old_code,
-               n.status AS new_status, cms_count_code(n.status, n.reason, n.error_code, n.error) AS new_code,
-               left(n.error, 200) AS error
-        FROM new_rows n JOIN old_rows o ON o.message_id = n.message_id
-        WHERE n.status <> o.status OR n.status IN ('failed', 'skipped')) x
-  CROSS JOIN LATERAL (VALUES (x.old_status, x.old_code, -1, NULL::text), (x.new_status, x.new_code, 1, x.error)) AS s(status, code, delta, example)
-  JOIN batches b ON b.batch_id = x.batch_id
-  WHERE x.old_status <> x.new_status OR x.old_code <> x.new_code
+  SELECT d.company_id, cms_count_bucket(b.created_at), d.status, d.code, sum(d.delta), max(d.example)
+  FROM (SELECT x.company_id, x.batch_id, x.status, x.code, sum(x.delta) AS delta, max(x.example) AS example
+        FROM (SELECT n.company_id, n.batch_id, n.status, cms_count_code(n.status, n.reason, n.error_code, n.error) AS code, 1 AS delta, left(n.error, 200) AS example FROM new_rows n
+              UNION ALL
+              SELECT o.company_id, o.batch_id, o.status, cms_count_code(o.status, o.reason, o.error_code, o.error), -1, NULL FROM old_rows o) x
+        GROUP BY 1, 2, 3, 4
+        HAVING sum(x.delta) <> 0) d
+  JOIN batches b ON b.batch_id = d.batch_id
   GROUP BY 1, 2, 3, 4
-  HAVING sum(s.delta) <> 0
   ORDER BY 1, 2, 3, 4
   ON CONFLICT (company_id, bucket, status, code)
   DO UPDATE SET count = c.count + EXCLUDED.count, example = coalesce(EXCLUDED.example, c.example);

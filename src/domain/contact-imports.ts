@@ -115,17 +115,17 @@ export async function checkImportFile(bytes: Buffer): Promise<{ delimiter: strin
 
 /**
  * Checks the file (checkImportFile) and, in one transaction, stores it as an import of the company and
- * enqueues its `contacts-import` job, audit-logged as `contacts.import_start` (counts, no data).
+ * enqueues its `contacts-import` job (`created_at` = `now`, the service clock), audit-logged as `contacts.import_start` (counts, no data).
  * Returns the new import.
  */
 export async function createImport(
-  db: Db, boss: Boss, companyId: number, file: { bytes: Buffer; filename: string | null }, actor: string,
+  db: Db, boss: Boss, companyId: number, file: { bytes: Buffer; filename: string | null }, actor: string, now: Date,
 ): Promise<ContactImport> {
   const { delimiter, total } = await checkImportFile(file.bytes);
   const importId = await db.transaction().execute(async (trx) => {
     const { rows } = await sql<{ import_id: string }>`
-      INSERT INTO contact_imports (company_id, actor, filename, delimiter, csv, total)
-      VALUES (${companyId}, ${actor}, ${file.filename?.slice(0, 255) ?? null}, ${delimiter}, ${file.bytes}, ${total})
+      INSERT INTO contact_imports (company_id, actor, filename, delimiter, csv, total, created_at)
+      VALUES (${companyId}, ${actor}, ${file.filename?.slice(0, 255) ?? null}, ${delimiter}, ${file.bytes}, ${total}, ${now.toISOString()}::timestamptz)
       RETURNING import_id`.execute(trx);
     const id = Number(rows[0].import_id);
     await enqueue(boss, trx, 'contacts-import', { import_id: id, company_id: companyId });

@@ -8,6 +8,8 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormatsModule from 'ajv-formats';
 import { parse } from 'csv-parse/sync';
 import { ADMIN_TOKEN, eventually, startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -295,5 +297,86 @@ describe('security', () => {
     const del = await fetch(s.url + `/admin/companies/${a.companyId}/contacts/${encodeURIComponent(p)}`, { method: 'DELETE', headers: { authorization: 'Bearer wrong' } });
     assert.equal(del.status, 401);
     await s.admin('GET', `/admin/companies/${a.companyId}/contacts/${encodeURIComponent(p)}`);
+  });
+});
+
+describe('documented', () => {
+  const OPERATIONS: [string, string, number[], string][] = [
+    ['put', '/admin/companies/{company_id}/contacts', [200, 401, 404, 422], 'application/json'],
+    ['get', '/admin/companies/{company_id}/contacts', [200, 401, 404, 422], 'application/json'],
+    ['get', '/admin/companies/{company_id}/contacts/export', [200, 401, 404, 422], 'text/csv'],
+    ['get', '/admin/companies/{company_id}/contacts/{phone}', [200, 401, 404, 422], 'application/json'],
+    ['patch', '/admin/companies/{company_id}/contacts/{phone}', [200, 401, 404, 422], 'application/json'],
+    ['delete', '/admin/companies/{company_id}/contacts/{phone}', [200, 401, 404, 422], 'application/json'],
+    ['post', '/admin/companies/{company_id}/contacts/imports', [202, 401, 404, 413, 422], 'application/json'],
+    ['get', '/admin/companies/{company_id}/contacts/imports/{import_id}', [200, 401, 404, 422], 'application/json'],
+  ];
+
+  test('every contact operation: operationId, every status with a body and an example that validates; errors are Detail / AdminValidationError', async () => {
+    const doc = await (await fetch(`${s.url}/openapi.json`)).json() as any;
+    const DOC_ID = 'https://cms.invalid/openapi.json';
+    const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
+    (addFormatsModule as unknown as (a: Ajv2020) => void)(ajv);
+    ajv.addSchema({ ...doc, $id: DOC_ID });
+    const pointer = (...parts: (string | number)[]) => parts.map((p) => String(p).replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
+    const ids = new Set<string>();
+    for (const [method, path, statuses, success] of OPERATIONS) {
+      const op = doc.paths[path]?.[method];
+      assert.ok(op, `${method} ${path}`);
+      assert.match(op.operationId ?? '', /^[a-z][a-z_]+$/);
+      assert.ok(!ids.has(op.operationId));
+      ids.add(op.operationId);
+      assert.ok(op.tags?.length && op.summary);
+      for (const status of statuses) {
+        const answer = op.responses[String(status)];
+        assert.ok(answer && answer.description !== 'Default Response', `${method} ${path} ${status}`);
+        const type = status < 300 ? success : 'application/json';
+        const media = answer.content?.[type];
+        assert.ok(media?.schema, `${method} ${path} ${status} body`);
+        assert.ok(media.example !== undefined, `${method} ${path} ${status} example`);
+        if (type === 'application/json') {
+          const validate = ajv.getSchema(`${DOC_ID}#/${pointer('paths', path, method, 'responses', status, 'content', type, 'schema')}`)!;
+          assert.ok(validate(media.example), `${method} ${path} ${status} example: ${JSON.stringify(validate.errors)}`);
+        }
+        // A named component (its title; the key in components.schemas is the swagger plugin's choice).
+        const component = (ref: string) => doc.components.schemas[ref.replace('#/components/schemas/', '')]?.title;
+        if (status === 404 || status === 401 || status === 413) assert.equal(component(media.schema.$ref), 'Detail', `${method} ${path} ${status}`);
+        if (status === 422) assert.equal(component(media.schema.$ref), 'AdminValidationError', `${method} ${path} ${status}`);
+        if (status === 200 && type === 'application/json' && method !== 'put' && path.endsWith('contacts')) assert.equal(component(media.schema.$ref), 'ContactList');
+      }
+      const body = op.requestBody?.content?.['application/json'];
+      if (body) {
+        assert.ok(body.example !== undefined || body.schema.examples?.length, `${method} ${path} request example`);
+        const example = body.example ?? body.schema.examples[0];
+        const validate = ajv.getSchema(`${DOC_ID}#/${pointer('paths', path, method, 'requestBody', 'content', 'application/json', 'schema')}`)!;
+        assert.ok(validate(example), `${method} ${path} request example: ${JSON.stringify(validate.errors)}`);
+      }
+    }
+  });
+
+  test('real answers validate against the documented schema', async () => {
+    const doc = await (await fetch(`${s.url}/openapi.json`)).json() as any;
+    const DOC_ID = 'https://cms.invalid/openapi-2.json';
+    const ajv = new Ajv2020({ strict: false, allErrors: true, validateSchema: false });
+    (addFormatsModule as unknown as (a: Ajv2020) => void)(ajv);
+    ajv.addSchema({ ...doc, $id: DOC_ID });
+    const pointer = (...parts: (string | number)[]) => parts.map((p) => String(p).replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
+    const check = (value: unknown, path: string, method: string, status: number) => {
+      const validate = ajv.getSchema(`${DOC_ID}#/${pointer('paths', path, method, 'responses', status, 'content', 'application/json', 'schema')}`)!;
+      assert.ok(validate(value), `${method} ${path} ${status}: ${JSON.stringify(validate.errors)}`);
+    };
+    const c = await s.company();
+    const p = phone();
+    await s.admin('PUT', `/admin/companies/${c.companyId}/contacts`, { contacts: [{ phone: p, first_name: 'Ada', variables: { n: 1 } }] });
+    const base = `/admin/companies/${c.companyId}/contacts`;
+    check((await raw('GET', base)).json, '/admin/companies/{company_id}/contacts', 'get', 200);
+    check((await raw('GET', `${base}?q=12`)).json, '/admin/companies/{company_id}/contacts', 'get', 422);
+    check((await raw('GET', `${base}/${encodeURIComponent(p)}`)).json, '/admin/companies/{company_id}/contacts/{phone}', 'get', 200);
+    check((await raw('GET', `${base}/${encodeURIComponent(phone())}`)).json, '/admin/companies/{company_id}/contacts/{phone}', 'get', 404);
+    check((await raw('PATCH', `${base}/${encodeURIComponent(p)}`, { opted_out: true })).json, '/admin/companies/{company_id}/contacts/{phone}', 'patch', 200);
+    const imp = await raw('POST', `${base}/imports`, `phone\n${phone()}\n`, { 'content-type': 'text/csv' });
+    check(imp.json, '/admin/companies/{company_id}/contacts/imports', 'post', 202);
+    check((await raw('GET', `${base}/imports/${imp.json.import_id}`)).json, '/admin/companies/{company_id}/contacts/imports/{import_id}', 'get', 200);
+    check((await raw('DELETE', `${base}/${encodeURIComponent(p)}`)).json, '/admin/companies/{company_id}/contacts/{phone}', 'delete', 200);
   });
 });

@@ -20,7 +20,7 @@ import { sql } from 'kysely';
 import { createImport, getImport, MAX_IMPORT_BYTES, type ContactImport } from '../../domain/contact-imports.ts';
 import { DomainError } from '../../domain/errors.ts';
 import type { AppDeps } from '../../http/deps.ts';
-import { parseId, sendPage, sessionOf } from '../context.ts';
+import { nowOf, parseId, sendPage, sessionOf } from '../context.ts';
 import { contactImportView, importProgressView } from '../views/contact-import.ts';
 import { BASE } from '../views/layout.ts';
 
@@ -103,7 +103,7 @@ export function registerContactImportPages(scope: FastifyInstance, deps: AppDeps
       if (got.problem) return showForm(request, reply, 422, got.problem);
       if (!got.file) return showForm(request, reply, 422, 'Choose a CSV file to import.');
       try {
-        const imp = await createImport(db, deps.boss, session.company_id, { bytes: got.file.data, filename: got.file.name || null }, `console:${session.email}`);
+        const imp = await createImport(db, deps.boss, session.company_id, { bytes: got.file.data, filename: got.file.name || null }, `console:${session.email}`, nowOf(deps));
         return reply.header('cache-control', 'no-store').redirect(`${BASE}/contacts/imports/${imp.import_id}`, 303);
       } catch (err) {
         if (err instanceof DomainError && err.status === 400) return showForm(request, reply, 422, err.detail);

@@ -289,6 +289,8 @@ describe('users pages', () => {
     assert.equal(r.status, 303);
     assert.equal(r.location, `/console/settings/users/${devId}?done=role`);
     assert.equal((await dev.get('/console/settings/integrations/credentials')).status, 403, 'the open session has the new role');
+    const same = await owner.submit(`/console/settings/users/${devId}`, `/console/settings/users/${devId}/role`, { role: 'marketer' });
+    assert.equal(same.location, `/console/settings/users/${devId}?done=unchanged`, 'the same role again changes nothing (and is not audited below)');
     const page = await owner.get(`/console/settings/users/${devId}`);
     assert.match(page.text, /Role changed from developer to marketer/, 'history');
 

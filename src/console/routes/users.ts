@@ -35,6 +35,7 @@ const NOTICES: Record<string, string> = {
   removed: 'The user was removed and signed out.',
   revoked: 'The invitation was revoked: its link no longer works.',
   role: 'The role was changed. It applies from the user\'s next click.',
+  unchanged: 'The user has this role already: nothing changed.',
 };
 
 const actorOf = (request: FastifyRequest) => `console:${sessionOf(request).email}`;
@@ -119,14 +120,15 @@ export function registerUsersPages(scope: FastifyInstance, deps: AppDeps): void 
     const user = await userOf(request);
     const role = field(request.body, 'role');
     if (!isRole(role)) return showUser(request, reply, 422, { role, roleError: 'Choose a role.' });
+    let changed;
     try {
-      await changeRole(db, user.user_id, role, { companyId: session.company_id, actor: actorOf(request) });
+      changed = await changeRole(db, user.user_id, role, { companyId: session.company_id, actor: actorOf(request) });
     } catch (err) {
       if (err instanceof DomainError && err.status === 409) return showUser(request, reply, 409, { role, roleError: `${err.detail}.` });
       throw err;
     }
     if (user.user_id === session.user_id && role !== 'owner') return reply.redirect(`${BASE}/overview`, 303);
-    return reply.redirect(`${BASE + path}/${user.user_id}?done=role`, 303);
+    return reply.redirect(`${BASE + path}/${user.user_id}${changed.previous_role === role ? '?done=unchanged' : '?done=role'}`, 303);
   });
 
   scope.post<{ Params: { userId: string } }>(`${path}/:userId/reset-link`, async (request, reply) => {

@@ -58,9 +58,6 @@ export type ContactInput = ContactsPut['contacts'][number];
 /** Answer of PUT /admin/companies/{company_id}/contacts: `{created, updated, invalid}` counts. */
 export type ContactsResult = Answer<'/admin/companies/{company_id}/contacts', 'put'>;
 
-/** An event endpoint as the operator API answers it (never its secret). */
-export type EventEndpoint = Answer<'/admin/event-endpoints/{endpoint_id}', 'get'>;
-
 /** Body of PATCH /admin/event-endpoints/{endpoint_id}. */
 export type EventEndpointUpdate = RequestBody<'/admin/event-endpoints/{endpoint_id}', 'patch'>;
 

@@ -407,6 +407,17 @@ describe('users pages', () => {
     }
   });
 
+  test('pages a role may only read say so (developer on Campaigns and Contacts); others do not', async () => {
+    const companyId = await newCompany(s);
+    const developer = await signedInClient(s, companyId, 'developer');
+    const marketer = await signedInClient(s, companyId, 'marketer');
+    for (const p of ['/console/campaigns', '/console/contacts']) {
+      assert.match((await developer.get(p)).text, /role="note">Read only: your role \(developer\)/, p);
+      assert.doesNotMatch((await marketer.get(p)).text, /Read only:/, p);
+    }
+    assert.doesNotMatch((await developer.get('/console/settings/integrations/credentials')).text, /Read only:/);
+  });
+
   test('a refused role gets the 403 page that says so, and the change is not made', async () => {
     const companyId = await newCompany(s);
     const marketer = await signedInClient(s, companyId, 'marketer');

@@ -3,10 +3,10 @@
  * navigation with the current page marked (`aria-current`), breadcrumbs, flash message, sign-out form.
  * Pages without a session (sign-in, invitation, errors before sign-in) get the frame without navigation.
  * The navigation lists only the pages the user's role may open (permissions.ts): Users for owners,
- * Credentials and Webhooks not for marketers.
+ * Credentials and Webhooks not for marketers; a section the role may only read says so above the page.
  */
 import type { Role } from '../../domain/users.ts';
-import { mayOpen } from '../permissions.ts';
+import { isAllowed, mayOpen } from '../permissions.ts';
 import { html, type SafeHtml } from './html.ts';
 
 /** Where the console lives. */
@@ -63,6 +63,13 @@ function crumbs(trail: [string, string?][]): SafeHtml {
       : html`<li><a href="${href}">${label}</a></li>`)}</ol></nav>`;
 }
 
+/** A note on pages the user's role may read but not change (e.g. Campaigns for a developer). */
+function readOnlyNote(user: PageUser | undefined, section: Section | undefined): SafeHtml | '' {
+  const entry = section && NAV.find((n) => n.section === section);
+  if (!user || !entry || !mayOpen(user.role, entry.href) || isAllowed(user.role, 'POST', entry.href)) return '';
+  return html`<p class="muted read-only-note" role="note">Read only: your role (${user.role}) can look at this page but not change anything here.</p>`;
+}
+
 /** The whole HTML document of a page. */
 export function layout(o: PageOptions): SafeHtml {
   return html`<!doctype html>
@@ -81,6 +88,7 @@ export function layout(o: PageOptions): SafeHtml {
 ${o.user ? nav(o.user, o.csrf, o.section) : html`<header class="container site-header"><nav aria-label="Main"><ul><li><strong>CMS console</strong></li></ul></nav></header>`}
 <main id="main" class="container" tabindex="-1">
 ${o.crumbs ? crumbs(o.crumbs) : ''}
+${readOnlyNote(o.user, o.section)}
 ${o.flash ? html`<p class="flash" role="status">${o.flash}</p>` : ''}
 ${o.body}
 </main>

@@ -254,25 +254,42 @@ test('CLI: company list|show, key list, automation list|show, campaign list|show
 });
 
 test('CLI: batch list of a company', { todo: 'no `cms batch list` (and no operator route listing a company\'s batches) yet' }, () => {
-  const r = cms(['batch', 'list', '--help']);
+  const r = cms(['batch', '--help']);
   assert.equal(r.code, 0, r.stderr);
+  assert.match(r.stdout, /^\s+list\b/m);
 });
 
-test('CLI: contacts import reads ; and tab files, reports invalid rows by line number, refuses an empty file', async () => {
+/** A temporary directory with CSV files for `cms contacts import`; removed by the caller. */
+function csvFiles(): { dir: string; write: (name: string, text: string) => string } {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-import-'));
+  return { dir, write: (name, text) => { const f = path.join(dir, name); fs.writeFileSync(f, text); return f; } };
+}
+
+test('CLI: contacts import reads ; and tab separated files', async () => {
   const company = await adminCall('POST', '/admin/companies', { name: 'Import Co', subscription_active: true, default_country: 'DE' });
   const id = String(company.json.company_id);
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-import-'));
+  const { dir, write } = csvFiles();
   try {
-    const write = (name: string, text: string) => { const f = path.join(dir, name); fs.writeFileSync(f, text); return f; };
-    const semicolon = cms(['contacts', 'import', '--company', id, write('semi.csv', 'phone;first_name\n+4915112345601;Anna\nnot a number;Bob\n+4915112345602;Carla\n')]);
-    assert.equal(semicolon.code === 0 || semicolon.code === 1, true, semicolon.stderr);
-    assert.match(semicolon.stdout + semicolon.stderr, /\b3\b/, 'the invalid row is reported with its line number (3)');
+    const semicolon = cms(['contacts', 'import', '--company', id, write('semi.csv', 'phone;first_name\n+4915112345601;Anna\n+4915112345602;Carla\n')]);
+    assert.equal(semicolon.code, 0, semicolon.stderr);
     const tab = cms(['contacts', 'import', '--company', id, write('tab.csv', 'phone\tfirst_name\n+4915112345603\tDora\n')]);
     assert.equal(tab.code, 0, tab.stderr);
-    const stored = await adminCall('GET', `/admin/companies/${id}/contacts/${encodeURIComponent('+4915112345603')}`);
-    assert.equal(stored.status, 200, 'the tab-separated row was imported');
-    const semiStored = await adminCall('GET', `/admin/companies/${id}/contacts/${encodeURIComponent('+4915112345602')}`);
-    assert.equal(semiStored.status, 200, 'the ;-separated rows were imported');
+    for (const phone of ['+4915112345602', '+4915112345603']) {
+      const stored = await adminCall('GET', `/admin/companies/${id}/contacts/${encodeURIComponent(phone)}`);
+      assert.equal(stored.status, 200, `${phone} imported`);
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('CLI: contacts import reports invalid rows by line number and refuses an empty file', { todo: 'the CLI import reports only a count of invalid rows and accepts an empty file (src/cli)' }, async () => {
+  const company = await adminCall('POST', '/admin/companies', { name: 'Import Errors Co', subscription_active: true, default_country: 'DE' });
+  const id = String(company.json.company_id);
+  const { dir, write } = csvFiles();
+  try {
+    const r = cms(['contacts', 'import', '--company', id, write('bad.csv', 'phone,first_name\n+4915112345611,Anna\nnot a number,Bob\n')]);
+    assert.match(r.stdout + r.stderr, /line 3\b/i, 'the invalid row is named by its line number');
     const empty = cms(['contacts', 'import', '--company', id, write('empty.csv', '')]);
     assert.notEqual(empty.code, 0);
     assert.match(empty.stderr, /empty/i);

@@ -6,7 +6,8 @@
  * Two linters, the same rules: `@redocly/openapi-core`'s programmatic API (in-process) and the
  * `redocly` CLI of package.json's devDependencies (the command the acceptance names, run on the
  * document written to a file). A problem either reports fails the test, with every problem listed.
- * Also: every tag in use has a description (redocly checks only the declared ones).
+ * Also: every tag in use has a description (redocly checks only the declared ones), and every request
+ * body and answer with a body has an example, none with an id of 0 (issue 13: `"automation_id": 0`).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -80,6 +81,34 @@ test('every tag an operation uses is declared with a description, and every oper
     for (const [method, op] of Object.entries(item)) {
       for (const tag of op.tags ?? []) if (!described.has(tag)) problems.push(`${method} ${path}: tag "${tag}" has no description in TAGS (src/http/openapi-schemas.ts)`);
       if ((op.tags ?? []).length === 0) problems.push(`${method} ${path}: no tag`);
+    }
+  }
+  assert.deepEqual(problems, []);
+});
+
+test('every request body and every answer with a body has an example; no example id is 0', () => {
+  const doc = JSON.parse(source) as { paths: Record<string, Record<string, any>> };
+  const problems: string[] = [];
+  const zeroIds = (value: unknown, where: string): void => {
+    if (Array.isArray(value)) value.forEach((v, i) => zeroIds(v, `${where}[${i}]`));
+    else if (value !== null && typeof value === 'object') {
+      for (const [k, v] of Object.entries(value)) {
+        if (/_id$/.test(k) && v === 0) problems.push(`${where}.${k} is 0`);
+        zeroIds(v, `${where}.${k}`);
+      }
+    }
+  };
+  const check = (media: any, where: string) => {
+    const values = media.examples ? Object.values(media.examples).map((e: any) => e.value) : media.example !== undefined ? [media.example] : media.schema?.examples ?? [];
+    if (values.length === 0) problems.push(`${where}: no example`);
+    values.forEach((v: unknown) => zeroIds(v, where));
+  };
+  for (const [path, item] of Object.entries(doc.paths)) {
+    for (const [method, op] of Object.entries(item)) {
+      for (const [type, media] of Object.entries(op.requestBody?.content ?? {})) check(media, `${method} ${path} request ${type}`);
+      for (const [status, response] of Object.entries(op.responses ?? {}) as [string, any][]) {
+        for (const [type, media] of Object.entries(response.content ?? {})) check(media, `${method} ${path} ${status} ${type}`);
+      }
     }
   }
   assert.deepEqual(problems, []);

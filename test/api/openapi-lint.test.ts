@@ -81,6 +81,7 @@ test('every tag an operation uses is declared with a description, and every oper
     for (const [method, op] of Object.entries(item)) {
       for (const tag of op.tags ?? []) if (!described.has(tag)) problems.push(`${method} ${path}: tag "${tag}" has no description in TAGS (src/http/openapi-schemas.ts)`);
       if ((op.tags ?? []).length === 0) problems.push(`${method} ${path}: no tag`);
+      if (!op.operationId) problems.push(`${method} ${path}: no operationId`);
     }
   }
   assert.deepEqual(problems, []);

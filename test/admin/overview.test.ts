@@ -5,7 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { ADMIN_TOKEN, FakeClock, startTestServer, type TestServer } from '../helpers/server.ts';
+import { ADMIN_TOKEN, eventually, FakeClock, startTestServer, type TestServer } from '../helpers/server.ts';
 import { addContacts, insertBatchAt, seedCompany } from '../console/overview-data.ts';
 
 const zero = { pending: 0, sent: 0, delivered: 0, read: 0, failed: 0, skipped: 0, total: 0 };
@@ -128,5 +128,34 @@ describe('operator API: company overview', () => {
     assert.equal(bad.status, 422);
     const body = await bad.json() as { detail: { loc: unknown[] }[] };
     assert.deepEqual(body.detail[0].loc, ['path', 'company_id']);
+  });
+});
+
+describe('operator API: company overview of real sends', () => {
+  let s: TestServer;
+  before(async () => {
+    s = await startTestServer(); // API and workers, the real clock: batches are stamped by the database
+  });
+  after(async () => {
+    await s.close();
+  });
+
+  test('a campaign send and an automation trigger through the pipeline are counted today, by their outcome', async () => {
+    const { companyId, key } = await s.company({ name: 'Pipeline Co' });
+    const tag = String(Math.floor(Math.random() * 1000)).padStart(3, '0');
+    const phones = [1, 2, 3].map((i) => `+49151${tag}0000${i}`);
+    await s.admin('PUT', `/admin/companies/${companyId}/contacts`, { contacts: phones.map((phone, i) => ({ phone, opted_out: i === 2 })) });
+    const campaign = await s.admin('POST', `/admin/companies/${companyId}/campaigns`, { name: 'Counted', template: { body: 'Hello' } }, 201);
+    const automation = await s.admin('POST', `/admin/companies/${companyId}/automations`, { name: 'Counted', type: 'api', active: true, template: { body: 'Hi' } }, 201);
+    const send = await s.admin('POST', `/admin/campaigns/${campaign.campaign_id}/sends`, { contacts: phones });
+    const trigger = await s.api('/api/automations/send', { key, body: { automation_id: automation.automation_id, contacts: [{ phone: phones[0] }, { phone: '12' }] } });
+    assert.equal(trigger.status, 200, trigger.text);
+    for (const batchId of [send.batch_id, trigger.json.batch_id]) {
+      await eventually(async () => (await s.admin('GET', `/admin/batches/${batchId}`)).status === 'completed');
+    }
+    const o = await s.admin('GET', `/admin/companies/${companyId}/overview`);
+    assert.deepEqual(o.totals, { ...zero, sent: 3, skipped: 2, total: 5 }, JSON.stringify(o.failure_reasons));
+    assert.deepEqual(o.days.at(-1), { date: o.to, ...zero, sent: 3, skipped: 2, total: 5 });
+    assert.deepEqual(o.failure_reasons.map((r: { code: string; count: number }) => `${r.code}:${r.count}`).sort(), ['invalid_phone:1', 'opted_out:1']);
   });
 });

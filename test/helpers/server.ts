@@ -1,5 +1,6 @@
 /**
- * Starts the real service for a test: on a fresh in-memory PGlite database, or on PostgreSQL when
+ * Starts the real service for a test: on an embedded PGlite database of its own (a copy of a migrated
+ * template, see ensurePgliteTemplate), or on PostgreSQL when
  * TEST_DATABASE_URL is set (each test creates its own companies, so runs can share that database).
  * The server listens on 127.0.0.1 on a free port; tests talk to it over HTTP with `fetch`.
  */
@@ -40,20 +41,50 @@ export interface StartOptions {
   env?: Record<string, string>;
 }
 
+/** A RAM file system when there is one (/dev/shm writable), else the OS temporary directory. */
+function ramOrTmp(): string {
+  try {
+    fs.accessSync('/dev/shm', fs.constants.W_OK);
+    return '/dev/shm';
+  } catch {
+    return os.tmpdir();
+  }
+}
+
+/**
+ * Where a test's database directory goes: CMS_TEST_TMPDIR (test/run.ts sets one per run and removes
+ * it afterwards, so a file that dies leaves nothing behind), else /dev/shm when it is writable (a RAM
+ * file system: copying the 41 MB template and PGlite's writes and fsyncs cost no disk I/O, which took
+ * seconds per file on a busy machine), else the OS temporary directory.
+ */
+export function testTmpDir(): string {
+  return process.env.CMS_TEST_TMPDIR || ramOrTmp();
+}
+
+/** Templates not used for this long (another set of migrations) are removed when a new one is made. */
+const TEMPLATE_UNUSED_MS = 3 * 3600_000;
+
 /**
  * A migrated embedded database to copy from (PGlite only), made once per set of migrations and reused
- * by every test file: creating and migrating a fresh PGlite (and pg-boss's schema) takes seconds, copying
- * its directory a fraction of that. The directory is keyed by a hash of the migration files and of
- * pg-boss's version, built aside and renamed into place, so test files starting together never see half
- * of one. CMS_TEST_TEMPLATE=0 makes every test file migrate its own database instead.
+ * by every test file and run: creating and migrating a fresh PGlite (and pg-boss's schema) takes
+ * seconds, copying its directory a fraction of that. The directory (in /dev/shm or the OS temporary
+ * directory) is keyed by a hash of the migration files and of pg-boss's version, built aside and renamed
+ * into place, so test files starting together never see half of one; test/run.ts makes it before the
+ * files start. Resolves to undefined with CMS_TEST_TEMPLATE=0 (every test file migrates its own database).
  */
-async function pgliteTemplate(): Promise<string | undefined> {
+export async function ensurePgliteTemplate(): Promise<string | undefined> {
   if (process.env.CMS_TEST_TEMPLATE === '0') return undefined;
   const hash = createHash('sha256');
   for (const m of listMigrations()) hash.update(`${m.version}:${m.sql}\n`);
   hash.update(String((createRequire(import.meta.url)('pg-boss/package.json') as { version: string }).version));
-  const dir = path.join(os.tmpdir(), `cms-test-template-${hash.digest('hex').slice(0, 16)}`);
-  if (fs.existsSync(path.join(dir, 'pglite'))) return dir;
+  const root = ramOrTmp();
+  const name = `cms-test-template-${hash.digest('hex').slice(0, 16)}`;
+  const dir = path.join(root, name);
+  if (fs.existsSync(path.join(dir, 'pglite'))) {
+    const now = new Date();
+    fs.utimesSync(dir, now, now); // in use: see removeStaleTemplates
+    return dir;
+  }
   const build = fs.mkdtempSync(`${dir}-build-`);
   const config = loadConfig({ DATA_DIR: build, ADMIN_TOKEN, SECRETS_KEY: 'test-secrets-key', LOG_LEVEL: 'silent' });
   const service = await startService(config, { role: 'api', logger: pino({ level: 'silent' }) });
@@ -63,14 +94,26 @@ async function pgliteTemplate(): Promise<string | undefined> {
   } catch {
     fs.rmSync(build, { recursive: true, force: true }); // another test file made it first
   }
+  removeStaleTemplates(root, name);
   return dir;
+}
+
+/** Removes the templates in `root` other than `keep` that no test used for TEMPLATE_UNUSED_MS (they hold RAM in /dev/shm). */
+function removeStaleTemplates(root: string, keep: string): void {
+  for (const entry of fs.readdirSync(root)) {
+    if (!entry.startsWith('cms-test-template-') || entry === keep) continue;
+    const p = path.join(root, entry);
+    try {
+      if (Date.now() - fs.statSync(p).mtimeMs > TEMPLATE_UNUSED_MS) fs.rmSync(p, { recursive: true, force: true });
+    } catch { /* another run removed it */ }
+  }
 }
 
 /** Starts a server for one test file (or test). */
 export async function startTestServer(opts: StartOptions = {}): Promise<TestServer> {
-  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-test-'));
+  const dataDir = fs.mkdtempSync(path.join(testTmpDir(), 'cms-test-'));
   const pgUrl = process.env.TEST_DATABASE_URL;
-  const template = pgUrl || opts.env?.DATABASE_URL ? undefined : await pgliteTemplate();
+  const template = pgUrl || opts.env?.DATABASE_URL ? undefined : await ensurePgliteTemplate();
   if (template) fs.cpSync(path.join(template, 'pglite'), path.join(dataDir, 'pglite'), { recursive: true });
   const config = loadConfig({
     DATA_DIR: dataDir,

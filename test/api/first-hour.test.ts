@@ -76,7 +76,10 @@ before(async () => {
   proc = spawn(process.execPath, [BIN, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   proc.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
   proc.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));
-  url = await eventually(async () => logs().find((l) => l.msg === 'cms listening')?.address as string | undefined, 120_000);
+  url = await eventually(async () => {
+    if (proc.exitCode !== null) throw new Error(`cms serve exited with ${proc.exitCode}:\n${out}`);
+    return logs().find((l) => l.msg === 'cms listening')?.address as string | undefined;
+  }, 120_000);
 });
 
 after(async () => {

@@ -45,8 +45,8 @@ let out = '';
 let receiver: http.Server;
 let receiverUrl: string;
 
-/** The JSON log lines the process printed so far. */
-const logs = (): LogLine[] => out.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as LogLine);
+/** The JSON log lines the process printed so far (complete lines only). */
+const logs = (): LogLine[] => out.split('\n').slice(0, -1).filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as LogLine);
 
 /** Runs `cms` with `args` (the real CLI process) against the server. */
 function cms(args: string[], env: Record<string, string> = {}): { code: number | null; stdout: string; stderr: string } {

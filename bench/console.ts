@@ -130,7 +130,7 @@ async function setupThroughApi(base: string, contacts: number): Promise<{ compan
   };
 }
 
-/** A second user of the company and a password reset link for it (made on every run: links are one-time). */
+/** A second user of the company, a password reset link for it (made on every run: links are one-time), a contacts import. */
 async function peopleIds(base: string, client: pg.Client, companyId: number): Promise<Ids> {
   const email = `second-${Date.now()}@bench.example.com`;
   const res = await fetch(`${base}/admin/companies/${companyId}/users/invitations`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: JSON.stringify({ email }) });
@@ -143,7 +143,12 @@ async function peopleIds(base: string, client: pg.Client, companyId: number): Pr
   const page = `/console/settings/users/${userId}`;
   await owner.submit(page, `${page}/reset-link`, {});
   const token = /\/console\/password-reset\/([A-Za-z0-9_-]+)/.exec((await owner.request('GET', page)).text)?.[1];
-  return { userId, ...(token ? { 'password-reset/token': token } : {}) };
+  // A contacts import, for its progress page (the api-only server leaves it queued).
+  const imported = await fetch(`${base}/admin/companies/${companyId}/contacts/imports`, {
+    method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'text/csv' }, body: 'phone,first_name\n+4915199999999,Radia\n',
+  });
+  const importId = String(((await imported.json()) as { import_id: number }).import_id);
+  return { userId, importId, ...(token ? { 'password-reset/token': token } : {}) };
 }
 
 /** The set-based part of the setup (see the module comment). */

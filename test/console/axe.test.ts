@@ -7,7 +7,7 @@
  * whose parameter has no id here fails the test (add the data). Signed in as an owner of a company that
  * has data on every page: contacts (some opted out), a segment with members, an automation and a
  * campaign, a campaign send and an automation send, failed messages (for the overview's reasons), an
- * event endpoint, a second user. Then the pages without a session: sign-in, an invitation, a password
+ * event endpoint, a second user, a contacts import. Then the pages without a session: sign-in, an invitation, a password
  * reset link. Minor and moderate findings are printed, not failed. Skipped without Chromium.
  */
 import assert from 'node:assert/strict';
@@ -16,7 +16,7 @@ import { createRequire } from 'node:module';
 import { after, before, describe, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { consoleGetRoutes, consolePages } from '../../bench/console-pages.ts';
-import { eventually, startTestServer, type TestServer } from '../helpers/server.ts';
+import { ADMIN_TOKEN, eventually, startTestServer, type TestServer } from '../helpers/server.ts';
 import { browserSkipReason, ConsoleClient, invite, launchBrowser, newUser, PASSWORD, withScreenshotOnFailure } from './helpers.ts';
 import { insertBatchAt } from './overview-data.ts';
 
@@ -88,11 +88,17 @@ describe('axe-core on every console page', () => {
     await owner.submit(usersPage, `${usersPage}/reset-link`, {});
     const resetToken = /\/console\/password-reset\/([A-Za-z0-9_-]+)/.exec((await owner.get(usersPage)).text)?.[1];
     const open = await invite(s, companyId, `open-${run}-${Date.now()}@example.com`);
+    // A contacts CSV import (its progress page).
+    const imported = await fetch(`${s.url}/admin/companies/${companyId}/contacts/imports`, {
+      method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'text/csv' }, body: `phone,first_name\n${phone()},Radia\nnot a number,Ken\n`,
+    });
+    assert.equal(imported.status, 202, await imported.clone().text());
+    const importId = String(((await imported.json()) as { import_id: number }).import_id);
 
     const ids: Record<string, string> = {
       'automations/id': String(automation.automation_id), 'campaigns/id': String(campaign.campaign_id),
       segmentId: String(segmentId), keyId: String(keyId), endpointId: String(endpoint.endpoint_id ?? endpoint.id),
-      batchId, key: phones[1], userId: String(second.user_id),
+      batchId, key: phones[1], userId: String(second.user_id), importId,
       'invite/token': new URL(open.invite_url).pathname.split('/').pop()!,
       ...(resetToken ? { 'password-reset/token': resetToken } : {}),
     };

@@ -7,13 +7,14 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { runCli } from '../cli/helpers.ts';
-import { phone, startEventReceiver, until, type EventReceiver } from './helpers.ts';
+import { startReceiver, type WebhookReceiver } from '../helpers/receiver.ts';
+import { phone, until } from './helpers.ts';
 
 let s: TestServer;
-let events: EventReceiver;
+let events: WebhookReceiver;
 before(async () => {
   s = await startTestServer();
-  events = await startEventReceiver();
+  events = await startReceiver();
 });
 after(async () => {
   await s.close();
@@ -25,7 +26,7 @@ const cms = (args: string[]) => runCli(args, { env: { CMS_URL: s.url, ADMIN_TOKE
 test('cms events: the whole life of an endpoint', async () => {
   const { companyId } = await s.company();
   const path = `/cli-${companyId}`;
-  const add = await cms(['events', 'endpoint', 'add', '--company', String(companyId), '--url', events.url + path, '--events', 'contact.opted_out,contact.opted_in', '--description', 'CRM', '--json']);
+  const add = await cms(['events', 'endpoint', 'add', '--company', String(companyId), '--url', events.origin + path, '--events', 'contact.opted_out,contact.opted_in', '--description', 'CRM', '--json']);
   assert.equal(add.code, 0, add.stderr);
   const created = JSON.parse(add.stdout);
   assert.match(created.secret, /^whsec_/);
@@ -33,7 +34,7 @@ test('cms events: the whole life of an endpoint', async () => {
   events.secretFor(path, created.secret);
   const id = String(created.endpoint_id);
 
-  const human = await cms(['events', 'endpoint', 'add', '--company', String(companyId), '--url', events.url + '/other']);
+  const human = await cms(['events', 'endpoint', 'add', '--company', String(companyId), '--url', events.origin + '/other']);
   assert.equal(human.code, 0, human.stderr);
   assert.match(human.stdout, /whsec_[A-Za-z0-9+/=]+/);
   assert.match(human.stdout, /Store it now/);
@@ -68,16 +69,16 @@ test('cms events: the whole life of an endpoint', async () => {
   const replay = await cms(['events', 'replay', id, '--since', since, '--json']);
   assert.equal(replay.code, 0, replay.stderr);
   assert.equal(JSON.parse(replay.stdout).events, 2);
-  await until(() => events.seen.filter((x) => x.endpointPath === path).length === 4);
+  await until(() => events.seen.filter((x) => x.path === path).length === 4);
   const replay2 = await cms(['events', 'replay', id, '--since', '1h']);
   assert.equal(replay2.code, 0, replay2.stderr);
   assert.match(replay2.stdout, /2 event\(s\) since/);
-  await until(() => events.seen.filter((x) => x.endpointPath === path).length === 6);
+  await until(() => events.seen.filter((x) => x.path === path).length === 6);
 
   const resend = await cms(['events', 'resend', attempts[0].event_id]);
   assert.equal(resend.code, 0, resend.stderr);
   assert.match(resend.stdout, /queued again for 2 endpoint/);
-  await until(() => events.seen.filter((x) => x.endpointPath === path).length === 7);
+  await until(() => events.seen.filter((x) => x.path === path).length === 7);
   assert.deepEqual(events.signatureFailures(), []);
 
   const test1 = await cms(['events', 'endpoint', 'test', id, '--json']);
@@ -104,7 +105,7 @@ test('cms events: bad input is refused with a message', async () => {
   const bad = await cms(['events', 'endpoint', 'add', '--company', String(companyId), '--url', 'http://10.1.2.3/x']);
   assert.notEqual(bad.code, 0);
   assert.match(bad.stderr, /private or reserved/);
-  const type = await cms(['events', 'endpoint', 'add', '--company', String(companyId), '--url', events.url + '/x', '--events', 'message.nope']);
+  const type = await cms(['events', 'endpoint', 'add', '--company', String(companyId), '--url', events.origin + '/x', '--events', 'message.nope']);
   assert.equal(type.code, 2);
   assert.match(type.stderr, /unknown event type message\.nope/);
   const since = await cms(['events', 'replay', '1', '--since', 'last tuesday']);

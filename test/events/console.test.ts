@@ -10,13 +10,14 @@ import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { eventually, startTestServer, type TestServer } from '../helpers/server.ts';
 import { csrfToken, signedInClient, type ConsoleClient } from '../console/helpers.ts';
-import { phone, startEventReceiver, until, type EventReceiver } from './helpers.ts';
+import { startReceiver, type WebhookReceiver } from '../helpers/receiver.ts';
+import { phone, until } from './helpers.ts';
 
 let s: TestServer;
-let events: EventReceiver;
+let events: WebhookReceiver;
 before(async () => {
   s = await startTestServer();
-  events = await startEventReceiver();
+  events = await startReceiver();
 });
 after(async () => {
   await s.close();
@@ -50,14 +51,14 @@ test('add, list, edit, disable, reveal, rotate, test, attempt log, resend, remov
     assert.equal(r.status, 422, url);
     assert.match(r.text, re);
   }
-  const badType = await post(c, PAGE, PAGE, [['url', events.url + '/x'], ['events', 'message.bogus']]);
+  const badType = await post(c, PAGE, PAGE, [['url', events.origin + '/x'], ['events', 'message.bogus']]);
   assert.equal(badType.status, 422);
   assert.match(badType.text, /unknown event type message\.bogus/);
   assert.equal((await s.admin('GET', `/admin/companies/${companyId}/event-endpoints`)).endpoints.length, 0);
 
   const path = `/console-${companyId}`;
   // POST-redirect-GET: to the new endpoint's page, where the secret is revealed on request.
-  const add = await post(c, PAGE, PAGE, [['url', events.url + path], ['description', 'CRM <b>'], ['events', 'contact.opted_out'], ['events', 'contact.opted_in']]);
+  const add = await post(c, PAGE, PAGE, [['url', events.origin + path], ['description', 'CRM <b>'], ['events', 'contact.opted_out'], ['events', 'contact.opted_in']]);
   assert.equal(add.status, 303);
   const [ep] = (await s.admin('GET', `/admin/companies/${companyId}/event-endpoints`)).endpoints;
   const detail = `${PAGE}/${ep.endpoint_id}`;
@@ -95,17 +96,17 @@ test('add, list, edit, disable, reveal, rotate, test, attempt log, resend, remov
   const resend = await post(c, detail, `${detail}/resend`, [['event_id', eventId]]);
   assert.equal(resend.status, 303);
   assert.equal(resend.location, `${detail}?done=resent`);
-  await until(() => events.seen.filter((x) => x.endpointPath === path).length === 2);
+  await until(() => events.seen.filter((x) => x.path === path).length === 2);
   assert.equal(events.seen.at(-1)!.id, eventId);
 
-  const edit = await post(c, detail, detail, [['url', events.url + path], ['description', ''], ['events', 'contact.opted_out']]);
+  const edit = await post(c, detail, detail, [['url', events.origin + path], ['description', ''], ['events', 'contact.opted_out']]);
   assert.equal(edit.status, 303);
   const edited = await s.admin('GET', `/admin/event-endpoints/${ep.endpoint_id}`);
   assert.deepEqual(edited.events, ['contact.opted_out']);
   assert.equal(edited.description, null);
   const badEdit = await post(c, detail, detail, [['url', 'http://192.168.0.1/']]);
   assert.equal(badEdit.status, 422);
-  assert.equal((await s.admin('GET', `/admin/event-endpoints/${ep.endpoint_id}`)).url, events.url + path);
+  assert.equal((await s.admin('GET', `/admin/event-endpoints/${ep.endpoint_id}`)).url, events.origin + path);
 
   const rotate = await post(c, detail, `${detail}/rotate`, []);
   assert.equal(rotate.status, 303);
@@ -124,7 +125,7 @@ test('add, list, edit, disable, reveal, rotate, test, attempt log, resend, remov
   const failedTest = await post(c, detail, `${detail}/test`, []);
   assert.match(failedTest.location!, /\?test=failed&ms=\d+&error=connection\+error/);
   assert.match((await c.get(failedTest.location!)).text, /data-test-result="failed"[^>]*>Test event not delivered: connection error/);
-  await s.admin('PATCH', `/admin/event-endpoints/${ep.endpoint_id}`, { url: events.url + path });
+  await s.admin('PATCH', `/admin/event-endpoints/${ep.endpoint_id}`, { url: events.origin + path });
   assert.deepEqual(events.signatureFailures(), []);
 
   const off = await post(c, detail, `${detail}/enabled`, [['enabled', 'false']]);
@@ -152,7 +153,7 @@ test('BOLA: another company\'s endpoints, events and attempts are invisible and 
   const a = await s.company();
   const b = await s.company();
   const path = `/bola-${a.companyId}`;
-  const ep = await s.admin('POST', `/admin/companies/${a.companyId}/event-endpoints`, { url: events.url + path, description: 'company A secret hook' }, 201);
+  const ep = await s.admin('POST', `/admin/companies/${a.companyId}/event-endpoints`, { url: events.origin + path, description: 'company A secret hook' }, 201);
   events.secretFor(path, ep.secret);
   await s.admin('PUT', `/admin/companies/${a.companyId}/contacts`, { contacts: [{ phone: phone(6, 1), opted_out: true }] });
   await until(() => events.delivered(path).size === 1);
@@ -181,13 +182,13 @@ test('BOLA: another company\'s endpoints, events and attempts are invisible and 
     assert.ok(!r.text.includes(ep.secret));
   }
   // Company B resending A's event through B's own endpoint page: 404 too.
-  const own = await s.admin('POST', `/admin/companies/${b.companyId}/event-endpoints`, { url: events.url + `/bola-b-${b.companyId}` }, 201);
+  const own = await s.admin('POST', `/admin/companies/${b.companyId}/event-endpoints`, { url: events.origin + `/bola-b-${b.companyId}` }, 201);
   const r = await post(cb, PAGE, `${PAGE}/${own.endpoint_id}/resend`, [['event_id', eventId]]);
   assert.equal(r.status, 404);
   const after = await s.admin('GET', `/admin/event-endpoints/${ep.endpoint_id}`);
   assert.equal(after.enabled, true);
   assert.equal((await s.admin('GET', `/admin/event-endpoints/${ep.endpoint_id}/secret`)).secret, ep.secret);
   assert.deepEqual(await deliveryRow(), settled, 'nothing was queued again');
-  assert.equal(events.seen.filter((x) => x.endpointPath === path).length, 1, 'nothing was resent');
-  assert.equal(events.seen.filter((x) => x.body?.type === 'endpoint.test' && x.endpointPath === path).length, 0);
+  assert.equal(events.seen.filter((x) => x.path === path).length, 1, 'nothing was resent');
+  assert.equal(events.seen.filter((x) => x.body?.type === 'endpoint.test' && x.path === path).length, 0);
 });

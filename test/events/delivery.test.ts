@@ -11,19 +11,20 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
 import { eventually, FakeClock, type TestServer } from '../helpers/server.ts';
-import { startPipelineServer, startReceiver, type Receiver } from '../pipeline/helpers.ts';
-import { addEndpoint, batchCompleted, phone, RFC3339_MS, sendTo, startEventReceiver, until, type EventReceiver } from './helpers.ts';
+import { startReceiver, type WebhookReceiver } from '../helpers/receiver.ts';
+import { startPipelineServer } from '../pipeline/helpers.ts';
+import { addEndpoint, batchCompleted, phone, RFC3339_MS, sendTo, until } from './helpers.ts';
 
 let s: TestServer;
-let events: EventReceiver;
-let provider: Receiver;
+let events: WebhookReceiver;
+let provider: WebhookReceiver;
 const clock = new FakeClock(Date.parse('2026-01-05T10:00:00Z'));
 
 before(async () => {
   s = await startPipelineServer('events_delivery', { clock, env: { EVENT_RETRY_SCHEDULE: '10s,10s,10s,10s,10s,10s,10s,10s,10s,10s' } });
-  events = await startEventReceiver();
+  events = await startReceiver();
   // The message provider: a webhook receiver that fails messages to numbers ending in 9 for good.
-  provider = await startReceiver((seen) => (String(seen.body?.to ?? '').endsWith('9') ? 400 : 200));
+  provider = await startReceiver({ answer: (seen) => (String(seen.body?.to ?? '').endsWith('9') ? 400 : 200) });
 });
 after(async () => {
   await s.close();
@@ -167,7 +168,7 @@ test('receiver down for 60 s of clock time: every event arrives after, same webh
   const ep = await addEndpoint(s, events, companyId, path, ['contact.opted_out', 'contact.opted_in']);
   let down = true;
   const previous = events.answer;
-  events.answer = (seen) => (seen.endpointPath === path && down ? (seen.n % 2 ? 503 : 'down') : previous(seen));
+  events.answer = (seen) => (seen.path === path && down ? (seen.n % 2 ? 503 : 'down') : previous(seen));
   try {
     const phones = Array.from({ length: 10 }, (_, i) => phone(run, 100 + i));
     await s.admin('PUT', `/admin/companies/${companyId}/contacts`, { contacts: phones.map((p) => ({ phone: p, opted_out: true })) });
@@ -188,7 +189,7 @@ test('receiver down for 60 s of clock time: every event arrives after, same webh
     clock.advance(10_000);
     await until(() => events.delivered(path).size === 10);
     assert.deepEqual(events.signatureFailures(), []);
-    const seen = events.seen.filter((x) => x.endpointPath === path);
+    const seen = events.seen.filter((x) => x.path === path);
     const ids = new Set(seen.map((x) => x.id));
     assert.equal(ids.size, 10, 'one webhook-id per event, the same on every attempt');
     for (const id of ids) {
@@ -215,11 +216,11 @@ test('receiver down for 60 s of clock time: every event arrives after, same webh
     const later = [...events.delivered(path).values()].filter((v) => v[0].body.type === 'contact.opted_in').map((v) => v[0].id);
     assert.equal(later.length, 3);
     await logged(83);
-    const countBefore = events.seen.filter((x) => x.endpointPath === path).length;
+    const countBefore = events.seen.filter((x) => x.path === path).length;
     const replay = await s.admin('POST', `/admin/event-endpoints/${ep.endpoint_id}/replay`, { since }, 202);
     assert.deepEqual(replay, { events: 3 });
-    await until(() => events.seen.filter((x) => x.endpointPath === path).length === countBefore + 3);
-    const replayed = events.seen.filter((x) => x.endpointPath === path).slice(countBefore);
+    await until(() => events.seen.filter((x) => x.path === path).length === countBefore + 3);
+    const replayed = events.seen.filter((x) => x.path === path).slice(countBefore);
     assert.deepEqual(replayed.map((x) => x.id).sort(), [...later].sort(), 'the same ids, exactly the events after `since`');
     assert.deepEqual(events.signatureFailures(), []);
 
@@ -227,7 +228,7 @@ test('receiver down for 60 s of clock time: every event arrives after, same webh
     const one = later[0];
     const resent = await s.admin('POST', `/admin/events/${one}/resend`, undefined, 202);
     assert.deepEqual(resent, { events: 1, deliveries: 1 });
-    await until(() => events.seen.filter((x) => x.endpointPath === path).length === countBefore + 4);
+    await until(() => events.seen.filter((x) => x.path === path).length === countBefore + 4);
     assert.equal(events.seen.at(-1)!.id, one);
     // Scoped to another company: 404, nothing sent.
     const other = await s.company();
@@ -243,7 +244,7 @@ test('Retry-After longer than the schedule is honoured', async () => {
   const path = `/retry-after-${companyId}`;
   const ep = await addEndpoint(s, events, companyId, path, ['contact.opted_out']);
   const previous = events.answer;
-  events.answer = (seen) => (seen.endpointPath === path ? (seen.n === 1 ? { status: 429, headers: { 'retry-after': '120' } } : 200) : previous(seen));
+  events.answer = (seen) => (seen.path === path ? (seen.n === 1 ? { status: 429, headers: { 'retry-after': '120' } } : 200) : previous(seen));
   try {
     await s.admin('PUT', `/admin/companies/${companyId}/contacts`, { contacts: [{ phone: phone(run, 300), opted_out: true }] });
     await eventually(async () => (await s.admin('GET', `/admin/event-endpoints/${ep.endpoint_id}/attempts`)).attempts.length === 1 || undefined);
@@ -254,7 +255,7 @@ test('Retry-After longer than the schedule is honoured', async () => {
     assert.equal(d.rows.length, 1);
     assert.equal(d.rows[0].status, 'pending');
     assert.equal(new Date(d.rows[0].next_attempt_at).getTime(), attemptedAt + 120_000, 'next attempt at Retry-After');
-    assert.equal(events.seen.filter((x) => x.endpointPath === path).length, 1, 'not before Retry-After');
+    assert.equal(events.seen.filter((x) => x.path === path).length, 1, 'not before Retry-After');
     clock.advance(61_000);
     await until(() => events.delivered(path).size === 1);
     const log = await eventually(async () => {

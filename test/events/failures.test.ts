@@ -13,16 +13,17 @@ import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import { eventually, FakeClock, startTestServer, type TestServer } from '../helpers/server.ts';
 import { startPipelineServer } from '../pipeline/helpers.ts';
-import { addEndpoint, phone, startEventReceiver, until, type EventReceiver } from './helpers.ts';
+import { startReceiver, type WebhookReceiver } from '../helpers/receiver.ts';
+import { addEndpoint, phone, until } from './helpers.ts';
 
 let s: TestServer;
-let events: EventReceiver;
+let events: WebhookReceiver;
 const clock = new FakeClock(Date.parse('2026-01-05T10:00:00Z'));
 const run = Math.floor(Math.random() * 1000);
 
 before(async () => {
   s = await startTestServer({ clock, env: { EVENT_RETRY_SCHEDULE: '2s,2s', DELIVERY_TIMEOUT: '1s' } });
-  events = await startEventReceiver();
+  events = await startReceiver();
 });
 after(async () => {
   await s.close();
@@ -119,7 +120,7 @@ test('410 Gone disables the endpoint with the reason and fails its pending deliv
   const path = `/gone-${companyId}`;
   const ep = await addEndpoint(s, events, companyId, path, ['contact.opted_out', 'contact.opted_in']);
   const previous = events.answer;
-  events.answer = (seen) => (seen.endpointPath === path ? 410 : previous(seen));
+  events.answer = (seen) => (seen.path === path ? 410 : previous(seen));
   try {
     await s.admin('PUT', `/admin/companies/${companyId}/contacts`, { contacts: Array.from({ length: 20 }, (_, i) => ({ phone: phone(run, 100 + i), opted_out: true })) });
     const after = await eventually(async () => {
@@ -131,7 +132,7 @@ test('410 Gone disables the endpoint with the reason and fails its pending deliv
     // Requests already in flight at the 410 still finish (each one's attempt is written); none starts after it.
     const attempts = async () => Number((await sql<{ n: string }>`SELECT count(*) AS n FROM event_attempts WHERE endpoint_id = ${ep.endpoint_id}`.execute(s.service.deps.database.db)).rows[0].n);
     const n = await eventually(async () => {
-      const seen = events.seen.filter((x) => x.endpointPath === path).length;
+      const seen = events.seen.filter((x) => x.path === path).length;
       return seen === await attempts() ? seen : undefined;
     });
     assert.ok(n >= 1 && n <= 20);
@@ -142,7 +143,7 @@ test('410 Gone disables the endpoint with the reason and fails its pending deliv
     const statuses = await deliveryStatus(ep.endpoint_id);
     assert.equal(statuses.length, 20, 'no delivery written for the opt-in');
     assert.ok(statuses.every((x) => x === 'failed'));
-    assert.equal(events.seen.filter((x) => x.endpointPath === path).length, n);
+    assert.equal(events.seen.filter((x) => x.path === path).length, n);
     // Enabling it again clears the reason.
     const again = await s.admin('PATCH', `/admin/event-endpoints/${ep.endpoint_id}`, { enabled: true });
     assert.equal(again.enabled, true);
@@ -178,7 +179,7 @@ test('an endpoint failing every attempt for 5 days (clock time) is disabled', as
   const c5 = new FakeClock(Date.parse('2026-02-01T00:00:00Z'));
   // Its own database on PostgreSQL: the first server's loop (another clock) must not claim these.
   const s5 = await startPipelineServer('events_5days', { clock: c5, env: { EVENT_RETRY_SCHEDULE: '1d,1d,1d,1d,1d,1d,1d,1d' } });
-  const r5 = await startEventReceiver();
+  const r5 = await startReceiver();
   r5.answer = () => 500;
   try {
     const { companyId } = await s5.company();

@@ -13,17 +13,18 @@ import { graphError, postInbound, postStatuses, startFakeGraph, waStatus, waText
 import { eventually, FakeClock, type TestServer } from '../helpers/server.ts';
 import { startPipelineServer } from '../pipeline/helpers.ts';
 import { completedBatch, messagesByPhone, receiptsSettled, whatsappCompany } from '../receipts/helpers.ts';
-import { addEndpoint, RFC3339_MS, startEventReceiver, until, type EventReceiver } from './helpers.ts';
+import { startReceiver, type WebhookReceiver } from '../helpers/receiver.ts';
+import { addEndpoint, RFC3339_MS, until } from './helpers.ts';
 
 let s: TestServer;
 let graph: FakeGraph;
-let events: EventReceiver;
+let events: WebhookReceiver;
 const clock = new FakeClock();
 
 before(async () => {
   s = await startPipelineServer('events_whatsapp', { clock, env: { EVENT_RETRY_SCHEDULE: '1s,1s,1s' } });
   graph = await startFakeGraph();
-  events = await startEventReceiver();
+  events = await startReceiver();
 });
 after(async () => {
   await s.close();
@@ -96,7 +97,7 @@ test('50 contacts through the fake Graph API with receipts: exactly the expected
   assert.deepEqual(events.signatureFailures(), []);
 
   // Each event: one id, delivered exactly once after exactly one failed attempt with the same body.
-  const mine = events.seen.filter((x) => x.endpointPath === path);
+  const mine = events.seen.filter((x) => x.path === path);
   const byId = new Map<string, typeof mine>();
   for (const x of mine) byId.set(x.id, [...(byId.get(x.id) ?? []), x]);
   assert.equal(byId.size, total, 'webhook-id unique per event');

@@ -11,9 +11,10 @@ import type { PipelineContext } from '../../src/queue/handlers/context.ts';
 import { ChunkBusyError, deliverChunk } from '../../src/queue/handlers/messages-deliver.ts';
 import { claimMessages, commitResults } from '../../src/db/messages.ts';
 import { eventually, FakeClock, type TestServer } from '../helpers/server.ts';
-import { type Answer, completed, directContext, messagesOf, phone, type Receiver, type Seen, startPipelineServer, startReceiver } from './helpers.ts';
+import { type Received, type Scripted, startReceiver, type WebhookReceiver } from '../helpers/receiver.ts';
+import { completed, directContext, messagesOf, phone, startPipelineServer } from './helpers.ts';
 
-async function automationFor(s: TestServer, receiver: Receiver, body: string) {
+async function automationFor(s: TestServer, receiver: WebhookReceiver, body: string) {
   const { companyId, key } = await s.company();
   await s.admin('PUT', `/admin/companies/${companyId}/channel`, { provider: 'webhook', url: receiver.url, secret: receiver.secret });
   const a = await s.admin('POST', `/admin/companies/${companyId}/automations`, { name: 'a', type: 'api', active: true, template: { body } }, 201);
@@ -22,9 +23,9 @@ async function automationFor(s: TestServer, receiver: Receiver, body: string) {
 
 describe('with workers', () => {
   let s: TestServer;
-  const receivers: Receiver[] = [];
-  const receiver = async (answer: (seen: Seen) => Answer) => {
-    const r = await startReceiver(answer);
+  const receivers: WebhookReceiver[] = [];
+  const receiver = async (answer: (seen: Received) => Scripted) => {
+    const r = await startReceiver({ answer });
     receivers.push(r);
     return r;
   };
@@ -42,7 +43,7 @@ describe('with workers', () => {
     const garbageTo = phone(run, 1);
     const r = await receiver((seen) => {
       if (seen.n === 1) return 503;
-      if (seen.n === 2) return 429;
+      if (seen.n === 2) return { status: 429, headers: { 'retry-after': '0' } };
       if (seen.n === 3 && seen.body?.to === hangTo) return 'hang';
       if (seen.n === 3 && seen.body?.to === garbageTo) return 'garbage';
       return 200;
@@ -64,7 +65,7 @@ describe('with workers', () => {
       assert.equal(delivered.get(m.message_id)?.length, 1, 'delivered exactly once');
       const requests = r.seen.filter((x) => x.id === m.message_id);
       assert.equal(requests.length, expectedAttempts, 'one request per counted attempt');
-      assert.ok(requests.every((x) => x.signatureValid && x.text === requests[0].text), 'every attempt carries the same signed body');
+      assert.ok(requests.every((x) => x.signatureError === null && x.text === requests[0].text), 'every attempt carries the same signed body');
       assert.deepEqual(delivered.get(m.message_id)![0].body, m.rendered);
     }
   });
@@ -98,7 +99,7 @@ describe('with workers', () => {
 
 describe('a delivery run that died holding its claims (handlers driven directly, no workers)', () => {
   let s: TestServer;
-  let r: Receiver;
+  let r: WebhookReceiver;
   let ctx: PipelineContext;
   const clock = new FakeClock(Date.parse('2026-03-02T12:00:00Z'));
   before(async () => {

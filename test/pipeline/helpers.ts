@@ -1,11 +1,8 @@
 /**
- * Helpers of the send-pipeline tests: a local webhook receiver (node:http on 127.0.0.1) that verifies
- * Standard Webhooks signatures on its own (not with the service's code) and answers as a test scripts
- * it, and small shortcuts over the operator API.
+ * Helpers of the send-pipeline tests: shortcuts over the operator API (batch status and messages,
+ * distinct phone numbers), a server with a database of its own on PostgreSQL, and a pipeline context for
+ * driving the job handlers directly. The webhook receiver is the shared one (test/helpers/receiver.ts).
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import pino from 'pino';
 import type { Clock } from '../../src/clock.ts';
@@ -13,92 +10,6 @@ import { parseAddressPolicy } from '../../src/domain/network-guard.ts';
 import { createProviderRegistry } from '../../src/providers/index.ts';
 import type { PipelineContext } from '../../src/queue/handlers/context.ts';
 import { eventually, startTestServer, type StartOptions, type TestServer } from '../helpers/server.ts';
-
-/** One request the receiver saw. `n` counts requests for the same webhook-id (1 = first attempt). */
-export interface Seen {
-  id: string;
-  n: number;
-  headers: IncomingHttpHeaders;
-  text: string;
-  body: any;
-  signatureValid: boolean;
-  /** What the receiver answered (0: hung or garbage). */
-  answered: number;
-}
-
-/** What to do with a request: answer a status, hang (never answer), or answer bytes that are not HTTP. */
-export type Answer = number | 'hang' | 'garbage';
-
-export interface Receiver {
-  url: string;
-  secret: string;
-  seen: Seen[];
-  /** Requests answered 2xx, by webhook-id. */
-  delivered(): Map<string, Seen[]>;
-  close(): Promise<void>;
-}
-
-/** Verifies a Standard Webhooks signature header against `secret` (whsec_<base64>). */
-export function verifySignature(secret: string, headers: IncomingHttpHeaders, body: string): boolean {
-  const id = String(headers['webhook-id'] ?? '');
-  const ts = String(headers['webhook-timestamp'] ?? '');
-  const sigs = String(headers['webhook-signature'] ?? '').split(' ');
-  if (!id || !/^\d+$/.test(ts) || Math.abs(Date.now() / 1000 - Number(ts)) > 300) return false;
-  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
-  const expected = createHmac('sha256', key).update(`${id}.${ts}.${body}`).digest();
-  return sigs.some((s) => {
-    const [version, value] = s.split(',');
-    if (version !== 'v1' || !value) return false;
-    const got = Buffer.from(value, 'base64');
-    return got.length === expected.length && timingSafeEqual(got, expected);
-  });
-}
-
-/** Starts a receiver; `answer(seen)` decides each answer (default 200). */
-export async function startReceiver(answer: (seen: Seen) => Answer = () => 200): Promise<Receiver> {
-  const secret = 'whsec_' + Buffer.from('pipeline-test-secret-0123456789ab').toString('base64');
-  const seen: Seen[] = [];
-  const counts = new Map<string, number>();
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      const id = String(req.headers['webhook-id'] ?? '');
-      const n = (counts.get(id) ?? 0) + 1;
-      counts.set(id, n);
-      let body: unknown;
-      try { body = JSON.parse(text); } catch { body = undefined; }
-      const entry: Seen = { id, n, headers: req.headers, text, body, signatureValid: verifySignature(secret, req.headers, text), answered: 0 };
-      seen.push(entry);
-      const a = answer(entry);
-      if (a === 'hang') return;
-      if (a === 'garbage') {
-        req.socket.end('this is not HTTP\r\n\r\n');
-        return;
-      }
-      entry.answered = a;
-      res.writeHead(a, a === 429 ? { 'retry-after': '0' } : {});
-      res.end(a < 300 ? '{"ok":true}' : '{"error":"scripted"}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/hooks`,
-    secret,
-    seen,
-    delivered() {
-      const out = new Map<string, Seen[]>();
-      for (const s of seen) if (s.answered >= 200 && s.answered < 300) out.set(s.id, [...(out.get(s.id) ?? []), s]);
-      return out;
-    },
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
-}
 
 export interface BatchAnswer {
   batch_id: string;

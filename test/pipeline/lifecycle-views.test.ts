@@ -12,17 +12,18 @@ import { sql } from 'kysely';
 import { runCli } from '../cli/helpers.ts';
 import { signedInClient } from '../console/helpers.ts';
 import { ADMIN_TOKEN, eventually, FakeClock, type TestServer } from '../helpers/server.ts';
-import { batchStatus, messagesOf, phone, type Receiver, startPipelineServer, startReceiver } from './helpers.ts';
+import { startReceiver, type WebhookReceiver } from '../helpers/receiver.ts';
+import { batchStatus, messagesOf, phone, startPipelineServer } from './helpers.ts';
 
 const T0 = Date.parse('2026-04-01T09:00:00Z');
 const clock = new FakeClock(T0);
 let s: TestServer;
-let r: Receiver;
+let r: WebhookReceiver;
 let failTo = '';
 
 before(async () => {
   s = await startPipelineServer('lifecycle', { clock, env: { DELIVERY_RETRY_SCHEDULE: '5m,1h' } });
-  r = await startReceiver((seen) => (seen.body?.to === failTo ? 503 : 200));
+  r = await startReceiver({ answer: (seen) => (seen.body?.to === failTo ? 503 : 200) });
 });
 after(async () => {
   await s.close();

@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import Fastify from 'fastify';
 import { registerMetrics } from '../../src/http/metrics-route.ts';
 import type { TestServer } from '../helpers/server.ts';
-import { completed, phone, type Receiver, startPipelineServer, startReceiver } from './helpers.ts';
+import { startReceiver, type WebhookReceiver } from '../helpers/receiver.ts';
+import { completed, phone, startPipelineServer } from './helpers.ts';
 
 /** The value of one sample line (`name{labels} value`), or undefined. */
 function sample(text: string, series: string): number | undefined {
@@ -38,10 +39,10 @@ test('registerMetrics: GET /metrics, requests counted by route pattern and statu
 });
 
 let s: TestServer;
-let receiver: Receiver;
+let receiver: WebhookReceiver;
 before(async () => {
   s = await startPipelineServer('metrics');
-  receiver = await startReceiver((seen) => (seen.n === 1 ? 503 : 200));
+  receiver = await startReceiver({ answer: (seen) => (seen.n === 1 ? 503 : 200) });
 });
 after(async () => {
   await s.close();

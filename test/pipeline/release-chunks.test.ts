@@ -12,10 +12,11 @@ import type { PipelineContext } from '../../src/queue/handlers/context.ts';
 import { recoverDead, releaseDue } from '../../src/queue/handlers/messages-release.ts';
 import { CHUNK_SIZE } from '../../src/queue/jobs.ts';
 import { FakeClock, type TestServer } from '../helpers/server.ts';
-import { directContext, phone, type Receiver, startPipelineServer, startReceiver } from './helpers.ts';
+import { startReceiver, type WebhookReceiver } from '../helpers/receiver.ts';
+import { directContext, phone, startPipelineServer } from './helpers.ts';
 
 let s: TestServer;
-let r: Receiver;
+let r: WebhookReceiver;
 let ctx: PipelineContext;
 const clock = new FakeClock(Date.parse('2026-01-05T02:00:00Z')); // 03:00 in Berlin: closed
 

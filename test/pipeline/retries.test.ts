@@ -8,10 +8,9 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { eventually, FakeClock, type TestServer } from '../helpers/server.ts';
-import { batchStatus, completed, messagesOf, phone, type Receiver, type Seen, startPipelineServer, startReceiver } from './helpers.ts';
+import { type ReceiverOptions, refusingPort, startReceiver, type WebhookReceiver } from '../helpers/receiver.ts';
+import { batchStatus, completed, messagesOf, phone, startPipelineServer } from './helpers.ts';
 
 const T0 = Date.parse('2026-03-02T12:00:00Z');
 const clock = new FakeClock(T0);
@@ -26,12 +25,6 @@ after(async () => {
   await s.close();
   for (const c of closers) await c();
 });
-
-async function receiver(answer: (seen: Seen) => number | 'hang' | 'garbage'): Promise<Receiver> {
-  const r = await startReceiver(answer);
-  closers.push(() => r.close());
-  return r;
-}
 
 async function webhookAutomation(url: string, secret: string) {
   const { companyId, key } = await s.company();
@@ -57,30 +50,11 @@ async function attemptsReach(batchId: string, attempts: number, count: number) {
   }, 30_000);
 }
 
-/** A local HTTP server answering as `answer` decides (status, headers, body). */
-async function scripted(answer: (req: IncomingMessage, body: any, n: number) => { status: number; headers?: Record<string, string>; body?: string }) {
-  const counts = new Map<string, number>();
-  const seen: { to: string; at: number }[] = [];
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      const to = String(body.to);
-      const n = (counts.get(to) ?? 0) + 1;
-      counts.set(to, n);
-      seen.push({ to, at: clock.now() });
-      const a = answer(req, body, n);
-      res.writeHead(a.status, { 'content-type': 'application/json', ...a.headers });
-      res.end(a.body ?? '{}');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  closers.push(async () => {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, seen };
+/** A receiver of this file: its clock stamps the requests; closed after the file. */
+async function receiver(answer: ReceiverOptions['answer'], opts: Omit<ReceiverOptions, 'answer' | 'clock'> = {}): Promise<WebhookReceiver> {
+  const r = await startReceiver({ answer, clock, ...opts });
+  closers.push(() => r.close());
+  return r;
 }
 
 test('receivers down for 60 s of clock time (503, garbage, refused connections): messages wait pending with next_attempt_at, then all are delivered; 0 failed, 0 lost', async () => {
@@ -92,12 +66,7 @@ test('receivers down for 60 s of clock time (503, garbage, refused connections):
   const { key, automationId } = await webhookAutomation(r.url, r.secret);
   const batchId = await send(key, automationId, phones);
   // A second company's receiver refuses connections (nothing listens on its port) until it comes up.
-  const port = await new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const p = (probe.address() as AddressInfo).port;
-      probe.close(() => resolve(p));
-    });
-  });
+  const port = await refusingPort();
   const refused = await webhookAutomation(`http://127.0.0.1:${port}/hooks`, r.secret);
   const refusedPhones = Array.from({ length: 5 }, (_, i) => phone(run, 100 + i));
   const refusedBatch = await send(refused.key, refused.automationId, refusedPhones);
@@ -141,19 +110,8 @@ test('receivers down for 60 s of clock time (503, garbage, refused connections):
   assert.equal((await batchStatus(s, batchId)).counts.pending, 10);
 
   // 155 s after the start the receiver is back: attempt 4 delivers every message.
-  const up: { id: string; at: number }[] = [];
-  const late = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      up.push({ id: String(req.headers['webhook-id']), at: clock.now() });
-      res.writeHead(200).end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => late.listen(port, '127.0.0.1', resolve));
-  closers.push(async () => {
-    late.closeAllConnections();
-    await new Promise<void>((resolve) => late.close(() => resolve()));
-  });
+  const late = await receiver(() => ({ status: 200, body: 'ok' }), { port });
+  const up = late.seen;
   clock.advance(SCHEDULE[2]);
   b = await completed(s, batchId, 30_000);
   assert.deepEqual(b.counts, { total: 10, sent: 10, delivered: 0, read: 0, failed: 0, skipped: 0, pending: 0 });
@@ -181,18 +139,8 @@ test('receivers down for 60 s of clock time (503, garbage, refused connections):
 
 test('a receiver that answers after 6 s (DELIVERY_TIMEOUT 15 s by default): delivered once, sent', async () => {
   const run = Math.floor(Math.random() * 1000);
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => setTimeout(() => { res.writeHead(200); res.end('ok'); }, 6_000));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  closers.push(async () => {
-    server.closeAllConnections();
-    await new Promise<void>((resolve) => server.close(() => resolve()));
-  });
-  let requests = 0;
-  server.on('request', () => { requests++; });
-  const { key, automationId } = await webhookAutomation(`http://127.0.0.1:${(server.address() as AddressInfo).port}/slow`, 'whsec_' + Buffer.from('slow-receiver-secret-0123456789').toString('base64'));
+  const slow = await receiver(() => ({ status: 200, body: 'ok', delayMs: 6_000 }));
+  const { key, automationId } = await webhookAutomation(`${slow.origin}/slow`, slow.secret);
   const started = Date.now();
   const batchId = await send(key, automationId, [phone(run, 0)]);
   const b = await completed(s, batchId, 30_000);
@@ -201,15 +149,16 @@ test('a receiver that answers after 6 s (DELIVERY_TIMEOUT 15 s by default): deli
   const [m] = await messagesOf(s, batchId);
   assert.equal(m.status, 'sent');
   assert.equal(m.attempts, 1);
-  assert.equal(requests, 1, 'delivered once');
+  assert.equal(slow.seen.length, 1, 'delivered once');
 });
 
 test('429 with Retry-After longer than the schedule (webhook and WhatsApp): the next attempt honours it; permanent 4xx fails at once', async () => {
   const run = Math.floor(Math.random() * 1000);
   const [limited, permanent, gone, waLimited, waDate] = [0, 1, 2, 3, 4].map((i) => phone(run, i));
-  const srv = await scripted((req, body, n) => {
+  // The webhook receiver and the fake Graph API in one: attempts counted by recipient.
+  const srv = await receiver(({ path, body, n }) => {
     const to = String(body.to);
-    if (req.url!.startsWith('/hooks')) {
+    if (path.startsWith('/hooks')) {
       if (to === limited && n === 1) return { status: 429, headers: { 'retry-after': '600' } };
       if (to === permanent) return { status: 400 };
       if (to === gone) return { status: 410 };
@@ -223,14 +172,14 @@ test('429 with Retry-After longer than the schedule (webhook and WhatsApp): the 
       return { status: 503, headers: { 'retry-after': new Date(Date.now() + 900_000).toUTCString() }, body: '<html>busy</html>' };
     }
     return { status: 200, body: JSON.stringify({ messaging_product: 'whatsapp', messages: [{ id: `wamid.${to}` }] }) };
-  });
+  }, { keyOf: (r) => String(r.body?.to) });
 
   const start = clock.now();
-  const wh = await webhookAutomation(`${srv.url}/hooks`, 'whsec_' + Buffer.from('retry-after-secret-0123456789ab').toString('base64'));
+  const wh = await webhookAutomation(`${srv.origin}/hooks`, srv.secret);
   const whBatch = await send(wh.key, wh.automationId, [limited, permanent, gone]);
 
   const { companyId, key } = await s.company();
-  await s.admin('PUT', `/admin/companies/${companyId}/channel`, { provider: 'whatsapp', phone_number_id: String(100_000_000 + Math.floor(Math.random() * 899_999_999)), access_token: 'EAAG-token', api_base_url: `${srv.url}/v21.0` });
+  await s.admin('PUT', `/admin/companies/${companyId}/channel`, { provider: 'whatsapp', phone_number_id: String(100_000_000 + Math.floor(Math.random() * 899_999_999)), access_token: 'EAAG-token', api_base_url: `${srv.origin}/v21.0` });
   const wa = await s.admin('POST', `/admin/companies/${companyId}/automations`, { name: 'wa', type: 'api', active: true, template: { body: 'Hi', whatsapp: { name: 'hello', language: 'en' } } }, 201);
   const waBatch = await send(key, wa.automation_id, [waLimited, waDate]);
 
@@ -258,7 +207,7 @@ test('429 with Retry-After longer than the schedule (webhook and WhatsApp): the 
   // The schedule's 5 s pass: nothing is due yet.
   clock.advance(SCHEDULE[0]);
   await new Promise((resolve) => setTimeout(resolve, 100));
-  assert.equal(srv.seen.filter((x) => `+${x.to}` === waLimited || x.to === limited).length, 2);
+  assert.equal(srv.seen.filter((x) => `+${x.body.to}` === waLimited || x.body.to === limited).length, 2);
 
   // At the Retry-After times the messages go out: 605 s covers the 600 s and 300 s ones, not the dated one.
   clock.advance(600_000);
@@ -269,7 +218,7 @@ test('429 with Retry-After longer than the schedule (webhook and WhatsApp): the 
   clock.advance(300_000);
   const waDone = await completed(s, waBatch, 30_000);
   assert.deepEqual(waDone.counts, { total: 2, sent: 2, delivered: 0, read: 0, failed: 0, skipped: 0, pending: 0 });
-  const sentAgain = srv.seen.filter((x) => x.to === limited);
+  const sentAgain = srv.seen.filter((x) => x.body.to === limited);
   assert.deepEqual(sentAgain.map((x) => x.at), [start, start + 605_000], 'the second attempt only once the Retry-After time had come');
   const wm = new Map((await messagesOf(s, waBatch)).map((m) => [m.phone, m]));
   assert.equal(wm.get(waLimited).provider_message_id, `wamid.${waLimited.slice(1)}`);

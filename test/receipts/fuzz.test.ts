@@ -18,7 +18,7 @@ import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
 import { changeValue, hubSignature, startFakeGraph, waStatus, waText, webhookPayload, type FakeGraph } from '../helpers/fake-graph.ts';
 import { eventually, startTestServer, type TestServer } from '../helpers/server.ts';
-import { startReceiver, type Receiver } from '../pipeline/helpers.ts';
+import { startReceiver, type WebhookReceiver } from '../helpers/receiver.ts';
 import { completedBatch, messagesByPhone, receiptsSettled, sendAndComplete, whatsappCompany, type WaCompany } from './helpers.ts';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 150);
@@ -26,7 +26,7 @@ const SEED = process.env.FUZZ_SEED !== undefined ? Number(process.env.FUZZ_SEED)
 
 let s: TestServer;
 let graph: FakeGraph;
-let receiver: Receiver;
+let receiver: WebhookReceiver;
 let wa: WaCompany;
 let wamid: string;
 let waPhone: string;

@@ -10,11 +10,11 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { eventually, startTestServer, type TestServer } from '../helpers/server.ts';
-import { startReceiver, type Receiver } from '../pipeline/helpers.ts';
+import { startReceiver, type WebhookReceiver } from '../helpers/receiver.ts';
 import { completedBatch, messagesByPhone, receiptsSettled } from './helpers.ts';
 
 let s: TestServer;
-let receiver: Receiver;
+let receiver: WebhookReceiver;
 before(async () => {
   s = await startTestServer();
   receiver = await startReceiver();

@@ -14,11 +14,11 @@ import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
-import http from 'node:http';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { freshDatabase, type FreshDatabase } from '../fuzz/fresh-database.ts';
+import { startReceiver, type WebhookReceiver } from '../helpers/receiver.ts';
 import { eventually, startTestServer, type TestServer } from '../helpers/server.ts';
 
 const pgUrl = process.env.TEST_DATABASE_URL;
@@ -31,9 +31,7 @@ const appSecret = randomBytes(16).toString('hex');
 const verifyToken = 'verify-' + randomBytes(18).toString('base64url');
 
 let s: TestServer;
-let receiver: http.Server;
-let receiverUrl: string;
-let deliveries = 0;
+let receiver: WebhookReceiver;
 let fresh: FreshDatabase | undefined;
 
 /** An operator API call with this test's own admin token. */
@@ -51,22 +49,14 @@ async function admin(method: string, p: string, body?: unknown): Promise<any> {
 before(async () => {
   // On PostgreSQL, a database of its own, so that the dump holds exactly what this test wrote.
   if (pgUrl) fresh = await freshDatabase(pgUrl, 'secrets');
-  receiver = http.createServer((req, res) => {
-    deliveries++;
-    req.resume();
-    req.on('end', () => {
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(req.url?.includes('/messages') ? '{"messages":[{"id":"wamid.1"}]}' : '{}');
-    });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as { port: number }).port}`;
+  // The webhook receiver and the fake Graph API in one (a Graph message answer on /messages).
+  receiver = await startReceiver({ answer: (r) => ({ status: 200, body: r.path.includes('/messages') ? '{"messages":[{"id":"wamid.1"}]}' : '{}' }) });
   s = await startTestServer({ env: { ADMIN_TOKEN: adminToken, SECRETS_KEY: secretsKey, ...(fresh ? { DATABASE_URL: fresh.url } : {}) } });
 });
 
 after(async () => {
   await s?.close();
-  receiver?.close();
+  await receiver?.close();
   await fresh?.drop();
 });
 
@@ -77,8 +67,8 @@ test('a database dump holds no API key, admin token, SECRETS_KEY, provider secre
   const b = await admin('POST', '/admin/companies', { name: 'Secret B', subscription_active: true });
   const keyA = (await admin('POST', `/admin/companies/${a.company_id}/api-keys`, { label: 'ci' })).api_key as string;
   const keyB = (await admin('POST', `/admin/companies/${b.company_id}/api-keys`, { label: 'ci' })).api_key as string;
-  await admin('PUT', `/admin/companies/${a.company_id}/channel`, { provider: 'webhook', url: `${receiverUrl}/hook`, secret: webhookSecret });
-  await admin('PUT', `/admin/companies/${b.company_id}/channel`, { provider: 'whatsapp', phone_number_id: String(100000000 + Math.floor(Math.random() * 899999999)), access_token: accessToken, api_base_url: `${receiverUrl}/v21.0`, app_secret: appSecret, verify_token: verifyToken });
+  await admin('PUT', `/admin/companies/${a.company_id}/channel`, { provider: 'webhook', url: `${receiver.origin}/hook`, secret: webhookSecret });
+  await admin('PUT', `/admin/companies/${b.company_id}/channel`, { provider: 'whatsapp', phone_number_id: String(100000000 + Math.floor(Math.random() * 899999999)), access_token: accessToken, api_base_url: `${receiver.origin}/v21.0`, app_secret: appSecret, verify_token: verifyToken });
   const invite = await admin('POST', `/admin/companies/${a.company_id}/users/invitations`, { email: 'ops@example.com' });
   const inviteToken = String(invite.invite_url).split('/').at(-1) as string;
   assert.ok(inviteToken.length >= 16, invite.invite_url);
@@ -94,7 +84,7 @@ test('a database dump holds no API key, admin token, SECRETS_KEY, provider secre
     const messages = await admin('GET', `/admin/batches/${sent.json.batch_id}/messages`);
     assert.equal(messages.messages[0].status, 'sent', JSON.stringify(messages));
   }
-  assert.ok(deliveries >= 2, 'both providers delivered (so the secrets were used)');
+  assert.ok(receiver.seen.length >= 2, 'both providers delivered (so the secrets were used)');
 
   const secrets: Record<string, string[]> = {
     'API key': [keyA, keyB, keyA.slice('cms_live_'.length + 4), keyB.slice('cms_live_'.length + 4)],

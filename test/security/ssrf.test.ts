@@ -12,31 +12,27 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import http from 'node:http';
-import net from 'node:net';
 import { Agent, request } from 'undici';
 import { guardedLookup, parseAddressPolicy } from '../../src/domain/network-guard.ts';
 import { freshDatabase, type FreshDatabase } from '../fuzz/fresh-database.ts';
+import { startReceiver, type WebhookReceiver } from '../helpers/receiver.ts';
 import { eventually, startTestServer, type TestServer } from '../helpers/server.ts';
 
 let s: TestServer;
-let receiver: http.Server;
+let receiver: WebhookReceiver;
 let port: number;
-let connections = 0;
 let fresh: FreshDatabase | undefined;
 
 before(async () => {
-  receiver = http.createServer((req, res) => { req.resume(); res.end('{}'); });
-  receiver.on('connection', () => { connections++; });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  port = (receiver.address() as net.AddressInfo).port;
+  receiver = await startReceiver();
+  port = Number(new URL(receiver.origin).port);
   // On PostgreSQL, a database of its own: the queue of the shared one may hold other files' backlog.
   if (process.env.TEST_DATABASE_URL) fresh = await freshDatabase(process.env.TEST_DATABASE_URL, 'ssrf');
   s = await startTestServer({ env: { PROVIDER_ALLOWED_HOSTS: '', ...(fresh ? { DATABASE_URL: fresh.url } : {}) } });
 });
 after(async () => {
   await s?.close();
-  receiver.close();
+  await receiver?.close();
   await fresh?.drop();
 });
 
@@ -67,7 +63,7 @@ test('webhook and WhatsApp URLs pointing at private or reserved networks are ref
   }
   const company = await s.admin('GET', `/admin/companies/${c.companyId}`);
   assert.deepEqual(company.channel, { provider: 'outbox' }, 'the channel is unchanged');
-  assert.equal(connections, 0, 'checking a URL never connects to it');
+  assert.equal(receiver.connections, 0, 'checking a URL never connects to it');
 });
 
 test('guardedLookup refuses loopback and private answers at connect time', async () => {
@@ -79,14 +75,14 @@ test('guardedLookup refuses loopback and private answers at connect time', async
     assert.equal(all?.code, 'EADDRNOTALLOWED', `${host} (all)`);
   }
   // Through a real HTTP client using it, as the providers do: no connection reaches the receiver.
-  const before = connections;
+  const before = receiver.connections;
   const agent = new Agent({ connect: { lookup } });
   try {
     await assert.rejects(request(`http://localhost:${port}/hook`, { method: 'POST', body: '{}', dispatcher: agent }), (e: Error & { code?: string; cause?: { code?: string } }) => (e.code ?? e.cause?.code) === 'EADDRNOTALLOWED');
   } finally {
     await agent.close();
   }
-  assert.equal(connections, before);
+  assert.equal(receiver.connections, before);
   // An operator's explicit exception is honoured (the same receiver, allowed by name).
   const allowing = new Agent({ connect: { lookup: guardedLookup(parseAddressPolicy('localhost')) } });
   try {
@@ -99,7 +95,7 @@ test('guardedLookup refuses loopback and private answers at connect time', async
 });
 
 test('a stored channel that resolves to a private address (DNS rebinding) fails its messages without connecting', async () => {
-  const before = connections;
+  const before = receiver.connections;
   const cases = [
     { provider: 'webhook', url: `http://localhost:${port}/hook`, secret_sealed: s.service.secrets.seal('whsec_c2VjcmV0c2VjcmV0c2VjcmV0') },
     { provider: 'whatsapp', phone_number_id: String(100000000 + Math.floor(Math.random() * 899999999)), api_base_url: `http://localhost:${port}/v21.0`, access_token_sealed: s.service.secrets.seal('EAAG-token') },
@@ -117,11 +113,11 @@ test('a stored channel that resolves to a private address (DNS rebinding) fails 
     assert.equal(messages[0].status, 'failed', JSON.stringify(messages[0]));
     assert.match(messages[0].error, /private or reserved address/, `${channel.provider} ${channel.url ?? channel.api_base_url}`);
   }
-  assert.equal(connections, before, 'no connection reached the private receiver');
+  assert.equal(receiver.connections, before, 'no connection reached the private receiver');
 });
 
 test('media URLs are passed on, never fetched', async () => {
-  const before = connections;
+  const before = receiver.connections;
   const c = await s.company();
   const auto = await s.admin('POST', `/admin/companies/${c.companyId}/automations`, { name: 'm', type: 'api', active: true, template: { header: { type: 'image', url: `http://127.0.0.1:${port}/default.png` }, body: 'Hi' } });
   const image = `http://127.0.0.1:${port}/img.png`;
@@ -131,5 +127,5 @@ test('media URLs are passed on, never fetched', async () => {
   const { messages } = await s.admin('GET', `/admin/batches/${sent.json.batch_id}/messages`);
   assert.deepEqual(messages.map((m: { status: string }) => m.status), ['sent', 'sent']);
   assert.ok(messages.some((m: { rendered: { header?: { url?: string } } }) => m.rendered.header?.url === image), 'the media URL is passed on as given');
-  assert.equal(connections, before, 'no media URL was fetched');
+  assert.equal(receiver.connections, before, 'no media URL was fetched');
 });

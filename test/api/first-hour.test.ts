@@ -9,7 +9,9 @@
  * - `/healthz`, `/readyz` and `/metrics` requests are not logged at `info` (other requests are);
  * - no Prometheus gauge is named `*_total` (promtool: counters only);
  * - a loopback or private webhook / event URL is refused with a message naming PROVIDER_ALLOWED_HOSTS;
- * - a failing provider is logged at `warn`/`error` with company, batch and message ids;
+ * - a failing provider is logged at `warn`/`error` with company, batch and message ids; a channel
+ *   secret that cannot be decrypted (SECRETS_KEY changed) is logged at `error` with the company id
+ *   (in-process service with its log captured);
  * - weak `ADMIN_TOKEN` / `SECRETS_KEY` values are refused at start with a clear message, and the README
  *   says how to generate them;
  * - Node older than 22 gets a message naming the required version (when such a Node is installed);
@@ -24,12 +26,17 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { Writable } from 'node:stream';
+import { sql } from 'kysely';
+import pino from 'pino';
+import { loadConfig } from '../../src/config.ts';
+import { startService } from '../../src/service.ts';
 import { eventually } from '../helpers/server.ts';
 
 const ROOT = path.join(import.meta.dirname, '../..');
@@ -172,6 +179,41 @@ async function startOrRefuse(env: NodeJS.ProcessEnv): Promise<{ code: number | n
     child.once('exit', (code) => resolve({ code, output }));
   });
 }
+
+test('a channel secret that cannot be decrypted is logged at error with the company id (webhook receivers)', async () => {
+  const lines: LogLine[] = [];
+  const stream = new Writable({
+    write(chunk, _encoding, done) {
+      for (const l of String(chunk).split('\n')) if (l.startsWith('{')) lines.push(JSON.parse(l) as LogLine);
+      done();
+    },
+  });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-undecryptable-'));
+  const pgUrl = process.env.TEST_DATABASE_URL;
+  const config = loadConfig({ DATA_DIR: dir, ADMIN_TOKEN, SECRETS_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: 'info', ...(pgUrl ? { DATABASE_URL: pgUrl } : {}) });
+  const service = await startService(config, { role: 'api', logger: pino({ level: 'info' }, stream) });
+  try {
+    const base = await service.app.listen({ port: 0, host: '127.0.0.1' });
+    const call = async (method: string, p: string, body: unknown) =>
+      (await fetch(base + p, { method, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: JSON.stringify(body) })).json();
+    const { company_id: companyId } = await call('POST', '/admin/companies', { name: 'Rotated Key Co', subscription_active: true });
+    const phoneNumberId = String(100000000000000 + Math.floor(Math.random() * 1e14));
+    await call('PUT', `/admin/companies/${companyId}/channel`, { provider: 'whatsapp', phone_number_id: phoneNumberId, access_token: 'EAAG-first-hour', app_secret: 'app-secret-1', verify_token: 'verify-1' });
+    // What a changed SECRETS_KEY does to a stored secret: it no longer opens.
+    await sql`UPDATE companies SET channel = jsonb_set(channel, '{app_secret_sealed}', to_jsonb('v1.not-sealed-with-this-key'::text)) WHERE company_id = ${companyId}`.execute(service.deps.database.db);
+    const payload = JSON.stringify({ object: 'whatsapp_business_account', entry: [{ id: '1', changes: [{ field: 'messages', value: { metadata: { phone_number_id: phoneNumberId }, statuses: [] } }] }] });
+    const res = await fetch(`${base}/webhooks/whatsapp`, {
+      method: 'POST', headers: { 'content-type': 'application/json', 'x-hub-signature-256': `sha256=${createHmac('sha256', 'app-secret-1').update(payload).digest('hex')}` }, body: payload,
+    });
+    assert.equal(res.status, 401);
+    const logged = lines.find((l) => l.level >= 50 && l.company_id === companyId);
+    assert.ok(logged, 'an error line with the company id');
+    assert.match(String(logged.msg), /SECRETS_KEY/);
+  } finally {
+    await service.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
 
 test('weak ADMIN_TOKEN and SECRETS_KEY are refused at start with a clear message', { todo: 'src/config.ts does not check their strength yet' }, async () => {
   for (const [name, value] of [['ADMIN_TOKEN', 'secret'], ['SECRETS_KEY', '1234']]) {

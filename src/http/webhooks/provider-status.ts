@@ -8,6 +8,7 @@
  * - Every message_id must be a message of one company whose channel is the webhook provider, and the
  *   signature must verify with its secret, the timestamp within 5 minutes (the `standardwebhooks`
  *   library's tolerance, real time): else 401, nothing written.
+ * - A channel secret that cannot be decrypted (SECRETS_KEY changed) is 401 too, logged at `error`.
  * - Then one durable `receipts-apply` job (lookup by message_id) and 200 `{"statuses": n}`.
  */
 import type { FastifyInstance } from 'fastify';
@@ -96,6 +97,7 @@ export function registerProviderStatus(app: FastifyInstance, deps: AppDeps): voi
     try {
       secret = deps.openSecret(owner.secret_sealed);
     } catch {
+      request.log.error({ company_id: owner.company_id }, 'cannot decrypt the webhook channel secret (was SECRETS_KEY changed?): receipts refused with 401');
       return sendDetail(reply, 401, 'Invalid signature');
     }
     if (!verifyGatewaySignature(raw, request.headers as Record<string, unknown>, secret)) return sendDetail(reply, 401, 'Invalid signature');

@@ -6,6 +6,7 @@
  * 2. Every phone_number_id must be a company's WhatsApp channel with an app secret, and
  *    `X-Hub-Signature-256` must verify (constant time) with each of their app secrets: else 401 (an
  *    unknown phone_number_id is 401 too: nobody here can vouch for the payload). Nothing is written.
+ *    An app secret that cannot be decrypted (SECRETS_KEY changed) is 401 too, logged at `error`.
  * 3. One durable `receipts-apply` job per company is enqueued, then 200 `{"statuses": n, "messages": m}`:
  *    the answer waits only for the job INSERT, never for applying.
  */
@@ -120,6 +121,8 @@ export function registerWhatsappReceive(app: FastifyInstance, deps: AppDeps): vo
       try {
         secret = channel?.app_secret_sealed ? deps.openSecret(channel.app_secret_sealed) : undefined;
       } catch {
+        // Not the sender's fault: the operator must see it (issue 13, first-hour traps).
+        request.log.error({ company_id: channel?.company_id, phone_number_id: id }, 'cannot decrypt the WhatsApp app secret of this channel (was SECRETS_KEY changed?): webhook refused with 401');
         secret = undefined;
       }
       if (!secret || !verifyHubSignature(raw, typeof header === 'string' ? header : undefined, secret)) {

@@ -19,12 +19,9 @@
  *
  * PostgreSQL runs on a fresh database `cms_bench_events` next to the one in the URL (dropped first).
  */
-import { fork } from 'node:child_process';
 import fs from 'node:fs';
-import { createServer } from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
 import pg from 'pg';
@@ -34,41 +31,7 @@ import { setChannel } from '../src/domain/companies.ts';
 import { startEventLoop } from '../src/queue/events/loop.ts';
 import { startWorkers } from '../src/queue/workers.ts';
 import { startService } from '../src/service.ts';
-
-const SELF = fileURLToPath(import.meta.url);
-
-/** Child-process mode: a receiver that answers 200 and reports its port and count. */
-async function runReceiver(): Promise<void> {
-  let count = 0;
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      count++;
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{}');
-    });
-  });
-  server.keepAliveTimeout = 30_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  process.send!({ port: (server.address() as { port: number }).port });
-  process.on('message', (m) => {
-    if (m === 'count') process.send!({ count });
-    if (m === 'stop') server.close(() => process.exit(0));
-  });
-}
-
-async function receiverChild(): Promise<{ url: string; count(): Promise<number>; stop(): void }> {
-  const child = fork(SELF, ['--receiver'], { stdio: 'inherit' });
-  const port = await new Promise<number>((resolve) => child.once('message', (m: any) => resolve(m.port)));
-  return {
-    url: `http://127.0.0.1:${port}`,
-    count: () => {
-      child.send('count');
-      return new Promise<number>((resolve) => child.once('message', (m: any) => resolve(m.count)));
-    },
-    stop: () => child.send('stop'),
-  };
-}
+import { startCountingReceiverProcess } from '../test/helpers/receiver.ts';
 
 async function freshPostgres(url: string): Promise<string> {
   const admin = new pg.Client({ connectionString: url });
@@ -108,8 +71,8 @@ async function main(): Promise<void> {
   const service = await startService(config, { role: 'api', logger });
   const url = await service.app.listen({ port: 0, host: '127.0.0.1' });
   const db = service.deps.database.db;
-  const eventsRx = await receiverChild();
-  const messagesRx = await receiverChild();
+  const eventsRx = await startCountingReceiverProcess();
+  const messagesRx = await startCountingReceiverProcess();
 
   const admin = async (method: string, p: string, body?: unknown) => {
     const res = await fetch(url + p, { method, headers: { authorization: 'Bearer bench', 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
@@ -211,8 +174,4 @@ async function main(): Promise<void> {
   fs.rmSync(dataDir, { recursive: true, force: true });
 }
 
-if (process.argv.includes('--receiver')) {
-  await runReceiver();
-} else {
-  await main();
-}
+await main();

@@ -22,13 +22,10 @@
  * The webhook receiver is a child process (node:http on 127.0.0.1, answers 200 at once). PostgreSQL
  * runs on a fresh database `cms_bench` created next to the one in the URL (dropped first).
  */
-import { fork } from 'node:child_process';
 import fs from 'node:fs';
-import { createServer } from 'node:http';
 import inspector from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import pino from 'pino';
@@ -36,28 +33,7 @@ import { loadConfig } from '../src/config.ts';
 import { setChannel } from '../src/domain/companies.ts';
 import { startService } from '../src/service.ts';
 import { startWorkers } from '../src/queue/workers.ts';
-
-const SELF = fileURLToPath(import.meta.url);
-
-/** Child-process mode: a webhook receiver that answers 200 and reports its port and count. */
-async function runReceiver(): Promise<void> {
-  let count = 0;
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      count++;
-      res.writeHead(200, { 'content-type': 'application/json' });
-      res.end('{}');
-    });
-  });
-  server.keepAliveTimeout = 30_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  process.send!({ port: (server.address() as { port: number }).port });
-  process.on('message', (m) => {
-    if (m === 'count') process.send!({ count });
-    if (m === 'stop') server.close(() => process.exit(0));
-  });
-}
+import { type CountingReceiver, startCountingReceiverProcess } from '../test/helpers/receiver.ts';
 
 async function freshPostgres(url: string): Promise<string> {
   const admin = new pg.Client({ connectionString: url });
@@ -103,12 +79,11 @@ async function main(): Promise<void> {
   const url = await service.app.listen({ port: 0, host: '127.0.0.1' });
   const db = service.deps.database.db;
 
-  let receiver: ReturnType<typeof fork> | undefined;
+  let receiver: CountingReceiver | undefined;
   let receiverUrl = '';
   if (provider === 'webhook') {
-    receiver = fork(SELF, ['--receiver'], { stdio: 'inherit' });
-    const port = await new Promise<number>((resolve) => receiver!.once('message', (m: any) => resolve(m.port)));
-    receiverUrl = `http://127.0.0.1:${port}/hook`;
+    receiver = await startCountingReceiverProcess();
+    receiverUrl = `${receiver.url}/hook`;
   }
 
   const admin = async (method: string, p: string, body?: unknown) => {
@@ -204,10 +179,7 @@ async function main(): Promise<void> {
   const latencies = sent.map((m) => new Date(m.sent_at!).getTime() - accepted.get(m.batch_id)!).sort((a, b) => a - b);
 
   let receiverCount: number | undefined;
-  if (receiver) {
-    receiver.send('count');
-    receiverCount = await new Promise<number>((resolve) => receiver!.once('message', (m: any) => resolve(m.count)));
-  }
+  if (receiver) receiverCount = await receiver.count();
   const result = {
     db: service.deps.database.kind,
     provider,
@@ -224,12 +196,8 @@ async function main(): Promise<void> {
 
   await workers.stop();
   await service.close();
-  receiver?.send('stop');
+  receiver?.stop();
   fs.rmSync(dataDir, { recursive: true, force: true });
 }
 
-if (process.argv.includes('--receiver')) {
-  await runReceiver();
-} else {
-  await main();
-}
+await main();

@@ -16,11 +16,11 @@
  * Reported: status updates applied per second end to end, and the answer time of each POST (p50, p99,
  * max: the webhook enqueues durably and answers; applying happens in the workers meanwhile).
  * `--events`: the company also has an event endpoint subscribed to `message.delivered` and
- * `message.read` (a local receiver answering 200), so the outbox triggers write one event and one
- * delivery row per update and the event workers deliver them meanwhile (the events are not waited for).
+ * `message.read` (a local receiver answering 200, in a child process: test/helpers/receiver.ts), so
+ * the outbox triggers write one event and one delivery row per update and the event workers deliver
+ * them meanwhile (the events are not waited for).
  */
 import { createHmac, randomUUID } from 'node:crypto';
-import { createServer } from 'node:http';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { Agent, request } from 'undici';
@@ -28,6 +28,7 @@ import pg from 'pg';
 import pino from 'pino';
 import { loadConfig } from '../src/config.ts';
 import { startService } from '../src/service.ts';
+import { startCountingReceiverProcess } from '../test/helpers/receiver.ts';
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
@@ -60,12 +61,7 @@ async function main(): Promise<void> {
   const clients = Number(values.clients);
   const passes = Math.min(2, Math.max(1, Number(values.passes)));
   const url = await freshPostgres(values.db!);
-  let received = 0;
-  const receiver = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => { received++; res.writeHead(200).end('{}'); });
-  });
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  const receiver = await startCountingReceiverProcess();
   const config = loadConfig({ ...process.env, PROVIDER_ALLOWED_HOSTS: '127.0.0.1', DATABASE_URL: url, ADMIN_TOKEN: 'bench-admin', SECRETS_KEY: 'bench-secrets', LOG_LEVEL: 'warn', DATA_DIR: os.tmpdir() });
   const service = await startService(config, { role: 'all', logger: pino({ level: 'warn' }) });
   const base = await service.app.listen({ port: 0, host: '127.0.0.1' });
@@ -79,8 +75,7 @@ async function main(): Promise<void> {
   const appSecret = 'bench-app-secret';
   await admin('PUT', `/admin/companies/${company.company_id}/channel`, { provider: 'whatsapp', phone_number_id: phoneNumberId, access_token: 'EAAG-bench', app_secret: appSecret, verify_token: 'bench-verify-token' });
   if (values.events) {
-    const port = (receiver.address() as { port: number }).port;
-    await admin('POST', `/admin/companies/${company.company_id}/event-endpoints`, { url: `http://127.0.0.1:${port}/events`, events: ['message.delivered', 'message.read'] });
+    await admin('POST', `/admin/companies/${company.company_id}/event-endpoints`, { url: `${receiver.url}/events`, events: ['message.delivered', 'message.read'] });
   }
   const db = new pg.Client({ connectionString: url });
   await db.connect();
@@ -157,12 +152,12 @@ async function main(): Promise<void> {
   console.log(JSON.stringify(result, null, 2));
   if (values.events) {
     const { rows } = await db.query('SELECT count(*)::int AS n FROM events WHERE company_id = $1', [company.company_id]);
-    console.log(`events written: ${rows[0].n}; delivered to the receiver so far: ${received}`);
+    console.log(`events written: ${rows[0].n}; delivered to the receiver so far: ${await receiver.count()}`);
   }
   await db.end();
   await agent.close();
   await service.close();
-  receiver.close();
+  receiver.stop();
 }
 
 main().catch((err) => {

@@ -1,7 +1,9 @@
 /**
- * Test helpers for the `cms` CLI: a fake operator API (node:http on 127.0.0.1, port 0) that
- * records every request and answers like operator-api.md, and `runCli`, which runs the real
- * bin/cms.js as a child process (asynchronously, so the fake server keeps answering).
+ * Test helpers for the `cms` CLI (the shared CLI test helper of issue 14 item 5): a fake operator API
+ * (node:http on 127.0.0.1, port 0) that records every request and answers like operator-api.md;
+ * `runCli`, which runs the real bin/cms.js as a child process (asynchronously, so the server in the
+ * test's own process keeps answering) and captures stdout, stderr and the exit code; `cli` (against
+ * the fake API) and `cliFor` (against a real test server, test/helpers/server.ts) on top of it.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -221,6 +223,30 @@ export async function runCli(
 /** `runCli` against `api` with the right token in ADMIN_TOKEN and its URL in CMS_URL. */
 export function cli(api: FakeApi, args: string[], env: Record<string, string | undefined> = {}): Promise<CliResult> {
   return runCli(args, { env: { CMS_URL: api.url, ADMIN_TOKEN: TOKEN, ...env } });
+}
+
+/**
+ * `runCli` against a real server (`startTestServer`): its URL in CMS_URL and `token` (default: the test
+ * servers' admin token) in ADMIN_TOKEN. `cliFor(s)(args)` resolves to the result whatever the exit
+ * code; `.json(args)` runs with `--json`, requires exit code 0 and parses stdout.
+ */
+export function cliFor(server: { url: string }, token = TOKEN): CliRunner {
+  const run = (args: string[], opts: { env?: Record<string, string | undefined>; cwd?: string; stdin?: string } = {}) =>
+    runCli(args, { ...opts, env: { CMS_URL: server.url, ADMIN_TOKEN: token, ...opts.env } });
+  return Object.assign(run, {
+    async json(args: string[]): Promise<any> {
+      const r = await run(['--json', ...args]);
+      if (r.code !== 0) throw new Error(`cms ${args.join(' ')} exited with ${r.code}: ${r.stderr}`);
+      return JSON.parse(r.stdout);
+    },
+  });
+}
+
+/** What {@link cliFor} returns. */
+export interface CliRunner {
+  (args: string[], opts?: { env?: Record<string, string | undefined>; cwd?: string; stdin?: string }): Promise<CliResult>;
+  /** Runs `cms --json ...args`; throws unless it exits 0; the parsed stdout. */
+  json(args: string[]): Promise<any>;
 }
 
 /** Make a temp directory; the caller removes it. */

@@ -5,16 +5,12 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { promisify } from 'node:util';
-import { ADMIN_TOKEN, startTestServer, type TestServer } from '../helpers/server.ts';
-
-const run = promisify(execFile);
-const BIN = path.join(import.meta.dirname, '../../bin/cms.js');
+import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { cliFor } from './helpers.ts';
 
 let s: TestServer;
 let dir: string;
@@ -27,12 +23,8 @@ after(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-async function cms(...args: string[]): Promise<any> {
-  const { stdout } = await run(process.execPath, [BIN, '--json', ...args], {
-    env: { ...process.env, CMS_URL: s.url, ADMIN_TOKEN },
-  });
-  return JSON.parse(stdout);
-}
+/** `cms --json ...args` against the server; exits 0; its parsed output. */
+const cms = (...args: string[]): Promise<any> => cliFor(s).json(args);
 
 test('README walkthrough', async () => {
   const company = await cms('company', 'create', '--name', 'Acme', '--subscription-active', '--default-country', 'DE');

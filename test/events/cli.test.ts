@@ -6,7 +6,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { runCli } from '../cli/helpers.ts';
+import { cliFor } from '../cli/helpers.ts';
 import { startReceiver, type WebhookReceiver } from '../helpers/receiver.ts';
 import { phone, until } from './helpers.ts';
 
@@ -21,7 +21,7 @@ after(async () => {
   await events.close();
 });
 
-const cms = (args: string[]) => runCli(args, { env: { CMS_URL: s.url, ADMIN_TOKEN: 'test-admin-token' } });
+const cms = (args: string[]) => cliFor(s)(args);
 
 test('cms events: the whole life of an endpoint', async () => {
   const { companyId } = await s.company();

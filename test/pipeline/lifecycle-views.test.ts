@@ -9,9 +9,9 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { runCli } from '../cli/helpers.ts';
+import { cliFor } from '../cli/helpers.ts';
 import { signedInClient } from '../console/helpers.ts';
-import { ADMIN_TOKEN, eventually, FakeClock, type TestServer } from '../helpers/server.ts';
+import { eventually, FakeClock, type TestServer } from '../helpers/server.ts';
 import { startReceiver, type WebhookReceiver } from '../helpers/receiver.ts';
 import { batchStatus, messagesOf, phone, startPipelineServer } from './helpers.ts';
 
@@ -81,8 +81,8 @@ test('funnel counts, lifecycle fields, CLI and console views of a batch', async 
   assert.equal(after.get('not-a-phone').reason, 'invalid_phone');
 
   // cms batch show: the funnel and the next attempt of the waiting message.
-  const env = { CMS_URL: s.url, ADMIN_TOKEN };
-  const shown = await runCli(['batch', 'show', batchId, '--messages'], { env });
+  const cms = cliFor(s);
+  const shown = await cms(['batch', 'show', batchId, '--messages']);
   assert.equal(shown.code, 0, shown.stderr);
   assert.match(shown.stdout, /funnel: sent 3 → delivered 2 → read 1 · failed 0 · skipped 1 · pending 1 \(of 5\)/);
   const row = shown.stdout.split('\n').find((l) => l.includes(waiting));
@@ -90,7 +90,7 @@ test('funnel counts, lifecycle fields, CLI and console views of a batch', async 
   assert.match(row, /pending/);
   assert.ok(row.includes(new Date(T0 + 300_000).toISOString()), `the next attempt is shown: ${row}`);
   assert.match(shown.stdout.split('\n').find((l) => l.includes(c))!, new RegExp(read.toISOString().replace(/\./g, '\\.')));
-  const json = JSON.parse((await runCli(['batch', 'show', batchId, '--messages', '--json'], { env })).stdout);
+  const json = JSON.parse((await cms(['batch', 'show', batchId, '--messages', '--json'])).stdout);
   assert.equal(json.counts.delivered, 2);
   assert.equal(json.messages.find((m: any) => m.phone === waiting).next_attempt_at, new Date(T0 + 300_000).toISOString());
 

@@ -8,7 +8,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomPhoneNumberId } from '../helpers/fake-graph.ts';
 import { ADMIN_TOKEN, startTestServer, type TestServer } from '../helpers/server.ts';
-import { runCli } from '../cli/helpers.ts';
+import { cliFor } from '../cli/helpers.ts';
 
 let s: TestServer;
 before(async () => { s = await startTestServer(); });
@@ -72,29 +72,29 @@ test('the webhook routes are public and documented in OpenAPI', async () => {
 
 test('CLI: channel set with --app-secret/--verify-token, company update --opt-out-keywords, contacts show', async () => {
   const { companyId } = await s.company();
-  const env = { ADMIN_TOKEN, CMS_URL: s.url };
+  const cms = cliFor(s);
   const id = randomPhoneNumberId();
-  const set = await runCli(['channel', 'set', '--company', String(companyId), '--provider', 'whatsapp', '--phone-number-id', id, '--access-token', 'EAAG-cli', '--app-secret', 'cli-app-secret-1', '--verify-token', 'cli-verify-token-1', '--json'], { env });
+  const set = await cms(['channel', 'set', '--company', String(companyId), '--provider', 'whatsapp', '--phone-number-id', id, '--access-token', 'EAAG-cli', '--app-secret', 'cli-app-secret-1', '--verify-token', 'cli-verify-token-1', '--json']);
   assert.equal(set.code, 0, set.stderr);
   assert.ok(!set.stdout.includes('cli-app-secret-1'));
   const hs = await handshake({ 'hub.mode': 'subscribe', 'hub.verify_token': 'cli-verify-token-1', 'hub.challenge': 'abc' });
   assert.equal(await hs.text(), 'abc');
 
-  const upd = await runCli(['company', 'update', String(companyId), '--opt-out-keywords', 'STOP, Ende ,ABMELDEN', '--opt-in-keywords', 'START', '--json'], { env });
+  const upd = await cms(['company', 'update', String(companyId), '--opt-out-keywords', 'STOP, Ende ,ABMELDEN', '--opt-in-keywords', 'START', '--json']);
   assert.equal(upd.code, 0, upd.stderr);
   assert.deepEqual(JSON.parse(upd.stdout).opt_out_keywords, ['STOP', 'Ende', 'ABMELDEN']);
-  const bad = await runCli(['company', 'update', String(companyId), '--opt-out-keywords', ' , '], { env });
+  const bad = await cms(['company', 'update', String(companyId), '--opt-out-keywords', ' , ']);
   assert.notEqual(bad.code, 0);
 
   await s.admin('PUT', `/admin/companies/${companyId}/contacts`, { contacts: [{ phone: '+4915199990001', first_name: 'Ada', opted_out: true }] });
-  const show = await runCli(['contacts', 'show', '--company', String(companyId), '015199990001'], { env });
+  const show = await cms(['contacts', 'show', '--company', String(companyId), '015199990001']);
   assert.equal(show.code, 0, show.stderr);
   assert.match(show.stdout, /\+4915199990001/);
   assert.match(show.stdout, /operator/);
-  const json = JSON.parse((await runCli(['contacts', 'show', '--company', String(companyId), '+4915199990001', '--json'], { env })).stdout);
+  const json = JSON.parse((await cms(['contacts', 'show', '--company', String(companyId), '+4915199990001', '--json'])).stdout);
   assert.equal(json.opted_out, true);
   assert.equal(json.opt_out_source, 'operator');
-  const missing = await runCli(['contacts', 'show', '--company', String(companyId), '+4915199990002'], { env });
+  const missing = await cms(['contacts', 'show', '--company', String(companyId), '+4915199990002']);
   assert.notEqual(missing.code, 0);
   assert.match(missing.stderr, /Contact not found/);
 });

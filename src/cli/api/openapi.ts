@@ -11381,15 +11381,20 @@ export interface operations {
                     "application/json": components["schemas"]["def-0"];
                 };
             };
-            /** @description Request body larger than 1 MiB. */
+            /** @description The body is larger than 16 MiB; nothing changed */
             413: {
                 headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id": string;
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Detail"];
+                    /**
+                     * @example {
+                     *       "detail": "Request body too large"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["def-0"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */

@@ -102,6 +102,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
         schemas: { ...jsonSchemaComponents([CreateSegment, ManageSegmentContacts, TriggerAutomation, ConnectorSend] as Model<unknown>[]), ...DOCUMENT_COMPONENTS.schemas },
       },
     },
+    // Shared schemas (`app.addSchema`, the operator API's components) are listed under their `$id`,
+    // so `$ref`s read `#/components/schemas/Company` (the plugin's default names them `def-N`).
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' && /^[A-Za-z0-9._-]+$/.test(json.$id) ? json.$id : `def-${i}`),
+    },
     // What every route answers (307, 503, x-request-id ...) and the examples: openapi-schemas.ts.
     transformObject: (document) => ('openapiObject' in document ? completeDocument(document.openapiObject) : document.swaggerObject),
   });

@@ -71,9 +71,17 @@ export function routeHeader(name: keyof typeof HEADERS, description?: string, ex
   return { ...h.schema, ...(example === undefined ? {} : { examples: [example] }), description: description ?? h.description };
 }
 
+/** FastAPI's ValidationError with `ctx` declared as the free-form object it is. */
+function withFreeContext(schema: { properties: Record<string, object> }): object {
+  return { ...schema, properties: { ...schema.properties, ctx: { ...schema.properties.ctx, additionalProperties: true } } };
+}
+
 /** Component schemas of the error bodies (FastAPI's names for the validation error). */
 export const ERROR_COMPONENTS: Record<string, object> = {
   ...VALIDATION_ERROR_SCHEMAS,
+  // FastAPI writes `ctx` as a bare `{"type": "object"}`, which generated clients type as an empty
+  // record (`Record<string, never>`); it holds any values (`{"error": "Expecting value"}`, `{"min_length": 1}`).
+  ValidationError: withFreeContext(VALIDATION_ERROR_SCHEMAS.ValidationError as { properties: Record<string, object> }),
   Detail: {
     type: 'object', required: ['detail'], title: 'Detail',
     properties: { detail: { type: 'string', title: 'Detail' } },

@@ -106,6 +106,21 @@ describe('operator API: company overview', () => {
     assert.deepEqual((await s.admin('GET', `/admin/companies/${id}/overview`)).opt_out, { contacts: 2, opted_out: 1, rate: 0.5, opted_out_in_period: 1 });
   });
 
+  test('half-hour and 45-minute time zones: a message a minute before local midnight counts on the day before', async () => {
+    for (const [timezone, before, after] of [
+      ['Asia/Kolkata', '2026-03-09T18:29:00Z', '2026-03-09T18:30:00Z'], // UTC+5:30
+      ['Asia/Kathmandu', '2026-03-09T18:14:00Z', '2026-03-09T18:15:00Z'], // UTC+5:45
+    ]) {
+      const { company_id: id } = await s.admin('POST', '/admin/companies', { name: timezone, delivery_hours: { start: '08:00', end: '20:00', timezone } });
+      await insertBatchAt(s, id, before, [{ status: 'read' }]);
+      await insertBatchAt(s, id, after, [{ status: 'sent' }, { status: 'sent' }]);
+      const o = await s.admin('GET', `/admin/companies/${id}/overview`);
+      const byDate = new Map(o.days.map((d: { date: string }) => [d.date, d]));
+      assert.deepEqual(byDate.get('2026-03-09'), { date: '2026-03-09', ...zero, read: 1, total: 1 }, timezone);
+      assert.deepEqual(byDate.get('2026-03-10'), { date: '2026-03-10', ...zero, sent: 2, total: 2 }, timezone);
+    }
+  });
+
   test('the top reasons are capped at 8, most frequent first', async () => {
     const { company_id: id } = await s.admin('POST', '/admin/companies', { name: 'Many reasons' });
     const codes = ['400', '401', '403', '404', '409', '410', '413', '422', '500', '502'];

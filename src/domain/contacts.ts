@@ -260,7 +260,7 @@ export async function updateContact(
       changed.push('opted_out');
     }
     if (changed.length === 0) return changed;
-    await trx.updateTable('contacts').set({ ...set, updated_at: who.now.toISOString() } as never)
+    await trx.updateTable('contacts').set({ ...set, updated_at: who.now })
       .where('company_id', '=', companyId).where('contact_id', '=', contactId).execute();
     const details: Record<string, unknown> = { changed };
     if (changed.includes('opted_out')) details.opted_out = edit.opted_out;

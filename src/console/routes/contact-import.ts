@@ -14,7 +14,6 @@
  * `_csrf` where it always does; plugin.ts needs no change. Limits: the file MAX_IMPORT_BYTES (20 MiB;
  * more is reported beside the field), one file, four fields.
  */
-import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { sql } from 'kysely';
 import { createImport, getImport, MAX_IMPORT_BYTES, type ContactImport } from '../../domain/contact-imports.ts';
@@ -22,20 +21,11 @@ import { DomainError } from '../../domain/errors.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { nowOf, parseId, sendPage, sessionOf } from '../context.ts';
 import { contactImportView, importProgressView } from '../views/contact-import.ts';
+import { uploadScope } from '../uploads.ts';
 import { BASE } from '../views/layout.ts';
 
 /** Seconds between reloads of a running import's page. */
 export const PROGRESS_REFRESH_S = 2;
-
-interface Upload { file?: { name: string; data: Buffer }; problem?: string }
-
-function uploadProblem(err: unknown): string {
-  const code = (err as { code?: string }).code;
-  if (code === 'FST_REQ_FILE_TOO_LARGE') return `The file is larger than ${MAX_IMPORT_BYTES / 1024 / 1024} MiB: split it into smaller files.`;
-  if (code === 'FST_FILES_LIMIT') return 'Choose one file only.';
-  if (code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') return 'The form had more fields than this page sends.';
-  return 'The upload could not be read: choose the file again and retry.';
-}
 
 /** Registers the import pages (signed-in scope; called by registerContactsPage). */
 export function registerContactImportPages(scope: FastifyInstance, deps: AppDeps): void {
@@ -70,36 +60,10 @@ export function registerContactImportPages(scope: FastifyInstance, deps: AppDeps
     });
   });
 
-  void scope.register(async (upload) => {
-    await upload.register(multipart, { limits: { fileSize: MAX_IMPORT_BYTES, files: 1, fields: 4, parts: 6, fieldSize: 1024 } });
-    const uploads = new WeakMap<FastifyRequest, Upload>();
-    upload.addHook('preValidation', async (request) => {
-      if (!request.isMultipart()) return;
-      const fields: Record<string, string> = {};
-      const got: Upload = {};
-      try {
-        for await (const part of request.parts()) {
-          if (part.type === 'file') {
-            try {
-              const data = await part.toBuffer();
-              if (part.fieldname === 'file' && (part.filename || data.length > 0)) got.file = { name: part.filename ?? '', data };
-            } catch (err) {
-              got.problem ??= uploadProblem(err);
-            }
-          } else if (typeof part.value === 'string' && !(part.fieldname in fields)) {
-            fields[part.fieldname] = part.value;
-          }
-        }
-      } catch (err) {
-        got.problem ??= uploadProblem(err);
-      }
-      request.body = fields;
-      uploads.set(request, got);
-    });
-
+  uploadScope(scope, { fileSize: MAX_IMPORT_BYTES, fields: 4, parts: 6, fieldSize: 1024 }, (upload) => {
     upload.post('/contacts/import', async (request, reply) => {
       const session = sessionOf(request);
-      const got = uploads.get(request) ?? {};
+      const got = request.consoleUpload ?? { truncatedFields: [] };
       if (got.problem) return showForm(request, reply, 422, got.problem);
       if (!got.file) return showForm(request, reply, 422, 'Choose a CSV file to import.');
       try {

@@ -22,7 +22,6 @@
  * to the session, company and segment, and cleared by the first GET that reads it.
  */
 import { createHash } from 'node:crypto';
-import multipart from '@fastify/multipart';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAudit } from '../../domain/audit.ts';
 import { getCompany } from '../../domain/companies.ts';
@@ -32,6 +31,7 @@ import { itemsFromCsv, itemsFromText, ListError, MAX_UPLOAD_BYTES, type ListItem
 import type { SessionInfo } from '../../domain/users.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { field, parseId, sessionOf } from '../context.ts';
+import { uploadScope } from '../uploads.ts';
 import { BASE } from '../views/layout.ts';
 import type { FieldErrors, MembersForm } from '../views/segments.ts';
 
@@ -54,22 +54,11 @@ export type ShownSummary = MembershipSummary & { source: string };
 interface Flash { r: ShownSummary; c: number; g: number; s: string; e: number }
 
 /** What the multipart hook read from a form. */
-interface Upload { file?: { name: string; data: Buffer }; problem?: string; pasteTooLong?: boolean }
-
 /** Renders the segment page with a refused members form (routes/segment.ts). */
 export type ShowSegment = (request: FastifyRequest, reply: FastifyReply, status: number, segmentId: number, extra: { membersForm?: MembersForm; errors?: FieldErrors }) => Promise<FastifyReply>;
 
 const sessionDigest = (session: SessionInfo) => createHash('sha256').update(session.token).digest('base64url');
 const cookieOptions = (segmentId: number) => ({ path: `${BASE}/segments/${segmentId}`, httpOnly: true, sameSite: 'strict', secure: 'auto' }) as const;
-
-/** Why a multipart form could not be read, for the person who sent it. */
-function uploadProblem(err: unknown): string {
-  const code = (err as { code?: string }).code;
-  if (code === 'FST_REQ_FILE_TOO_LARGE') return `The file is larger than ${MAX_UPLOAD_BYTES / 1024 / 1024} MiB: split it into smaller files.`;
-  if (code === 'FST_FILES_LIMIT') return 'Choose one file only.';
-  if (code === 'FST_PARTS_LIMIT' || code === 'FST_FIELDS_LIMIT') return 'The form had more fields than this page sends.';
-  return 'The upload could not be read: choose the file again and retry.';
-}
 
 /** Takes the result of the last change off the request (clearing its cookie); undefined when none is valid. */
 export function takeSummary(deps: AppDeps, request: FastifyRequest, reply: FastifyReply, segmentId: number): ShownSummary | undefined {
@@ -89,47 +78,17 @@ export function takeSummary(deps: AppDeps, request: FastifyRequest, reply: Fasti
 /** Registers POST /segments/:segmentId/members in its own scope (see the module comment). */
 export function registerSegmentMembersRoute(scope: FastifyInstance, deps: AppDeps, show: ShowSegment): void {
   const db = deps.database.db;
-  void scope.register(async (upload) => {
-    await upload.register(multipart, {
-      limits: { fileSize: MAX_UPLOAD_BYTES, files: 1, fields: 8, parts: 10, fieldSize: MAX_PASTE_BYTES },
-    });
-    const uploads = new WeakMap<FastifyRequest, Upload>();
-
-    upload.addHook('preValidation', async (request) => {
-      if (!request.isMultipart()) return;
-      const fields: Record<string, string> = {};
-      const got: Upload = {};
-      try {
-        for await (const part of request.parts()) {
-          if (part.type === 'file') {
-            try {
-              const data = await part.toBuffer();
-              if (part.fieldname === 'file' && (part.filename || data.length > 0)) got.file = { name: part.filename ?? '', data };
-            } catch (err) {
-              got.problem ??= uploadProblem(err);
-            }
-          } else if (typeof part.value === 'string' && !(part.fieldname in fields)) {
-            fields[part.fieldname] = part.value;
-            if (part.valueTruncated && part.fieldname === 'numbers') got.pasteTooLong = true;
-          }
-        }
-      } catch (err) {
-        got.problem ??= uploadProblem(err);
-      }
-      request.body = fields;
-      uploads.set(request, got);
-    });
-
+  uploadScope(scope, { fileSize: MAX_UPLOAD_BYTES, fields: 8, parts: 10, fieldSize: MAX_PASTE_BYTES }, (upload) => {
     upload.post<{ Params: { segmentId: string } }>('/segments/:segmentId/members', async (request, reply) => {
       const session = sessionOf(request);
       const segment = await getSegment(db, session.company_id, parseId(request.params.segmentId));
-      const got = uploads.get(request) ?? {};
+      const got = request.consoleUpload ?? { truncatedFields: [] };
       const body = request.body;
       const form: MembersForm = { mode: field(body, 'mode'), numbers: field(body, 'numbers'), hashed: field(body, 'hashed') === 'on' };
       const errors: FieldErrors = {};
       if (form.mode !== 'add' && form.mode !== 'delete') errors.mode = 'Choose add or remove.';
       if (got.problem) errors.file = got.problem;
-      if (got.pasteTooLong) errors.numbers = `The pasted text is over ${MAX_PASTE_BYTES / 1024 / 1024} MiB: upload the numbers as a CSV file instead.`;
+      if (got.truncatedFields.includes('numbers')) errors.numbers = `The pasted text is over ${MAX_PASTE_BYTES / 1024 / 1024} MiB: upload the numbers as a CSV file instead.`;
       const pasted = form.numbers.trim() !== '';
       if (pasted && got.file) errors.numbers = 'Paste numbers or choose a file, not both.';
       let items: ListItem[] = [];

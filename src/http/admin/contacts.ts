@@ -17,6 +17,7 @@
  * Erasure is a DELETE on the contact (it disappears from every read; what it removes and keeps is in
  * domain/erasure.ts) answering 200 with what changed, not 204, so the operator sees the counts.
  */
+import type { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { getCompany } from '../../domain/companies.ts';
@@ -166,6 +167,9 @@ function importOut(i: ContactImport) {
 }
 
 /** Registers the routes of the module comment. */
+
+/** The export's body: CSV text, sent as a stream (documented as a string). */
+const csvBody = Type.Unsafe<string | Readable>({ type: 'string' });
 export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void {
   const db = deps.database.db;
   const tags = ['operator: contacts'];
@@ -242,8 +246,8 @@ export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void
       response: {
         200: {
           description: 'The CSV, streamed in pages of 1,000 contacts',
-          headers: { ...commonHeaders, 'content-disposition': { type: 'string', description: 'attachment with a file name', examples: ['attachment; filename="contacts-12-2026-03-02.csv"'] } },
-          content: { 'text/csv': { schema: { type: 'string' }, example: `phone,first_name,last_name,opted_out,opt_out_source,opt_out_at,tier\n${PHONE},Ada,Lovelace,false,,,gold\n` } },
+          headers: { ...commonHeaders, 'cache-control': { type: 'string', description: 'always `no-store`: the file holds personal data', examples: ['no-store'] }, 'content-disposition': { type: 'string', description: 'attachment with a file name', examples: ['attachment; filename="contacts-12-2026-03-02.csv"'] } },
+          content: { 'text/csv': { schema: csvBody, example: `phone,first_name,last_name,opted_out,opt_out_source,opt_out_at,tier\n${PHONE},Ada,Lovelace,false,,,gold\n` } },
         },
         ...adminErrors,
         404: notFound('Company not found'),
@@ -255,7 +259,7 @@ export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void
     const stream = await contactsCsvStream(db, company.company_id);
     await recordAudit(db, { actor: 'admin', action: 'contacts.export', target: `company:${company.company_id}`, company_id: company.company_id });
     return reply.type('text/csv; charset=utf-8').header('cache-control', 'no-store')
-      .header('content-disposition', `attachment; filename="${exportFileName(company.company_id, new Date(deps.clock.now()))}"`).send(stream as never);
+      .header('content-disposition', `attachment; filename="${exportFileName(company.company_id, new Date(deps.clock.now()))}"`).send(stream);
   });
 
   r.get('/admin/companies/:company_id/contacts/:phone', {

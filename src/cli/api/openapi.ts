@@ -1046,16 +1046,19 @@ export interface components {
             /** Input */
             input?: unknown;
             /** Context */
-            ctx?: Record<string, never>;
+            ctx?: {
+                [key: string]: unknown;
+            };
         };
         /**
          * Detail
+         * @description An error that is not about the request's fields
          * @example {
-         *       "detail": "Not Found"
+         *       "detail": "Company not found"
          *     }
          */
         Detail: {
-            /** Detail */
+            /** @description what went wrong, for people */
             detail: string;
         };
         /** RateLimitError */
@@ -1065,17 +1068,6 @@ export interface components {
              * @example Rate limit exceeded: 10 per 1 second
              */
             error: string;
-        };
-        /**
-         * Detail
-         * @description An error that is not about the request's fields
-         * @example {
-         *       "detail": "Company not found"
-         *     }
-         */
-        "def-0": {
-            /** @description what went wrong, for people */
-            detail: string;
         };
         /**
          * AdminValidationErrorItem
@@ -1088,7 +1080,7 @@ export interface components {
          *       "msg": "Field required"
          *     }
          */
-        "def-1": {
+        AdminValidationErrorItem: {
             /** @description kind of problem: `missing`, `json_invalid`, `value_error`, `template_error`, or the JSON Schema keyword that failed (`type`, `maxLength`, `pattern`, `enum` ...) */
             type: string;
             /** @description where: `body`, `path` or `query`, then the property names and array indexes */
@@ -1114,8 +1106,8 @@ export interface components {
          *       ]
          *     }
          */
-        "def-2": {
-            detail: components["schemas"]["def-1"][];
+        AdminValidationError: {
+            detail: components["schemas"]["AdminValidationErrorItem"][];
         };
         /**
          * DeliveryHours
@@ -1125,7 +1117,7 @@ export interface components {
          *       "timezone": "Europe/Berlin"
          *     }
          */
-        "def-3": {
+        DeliveryHours: {
             /** @description HH:MM, 24-hour */
             start: string;
             /** @description HH:MM, 24-hour; before start means the window runs over midnight */
@@ -1140,7 +1132,7 @@ export interface components {
          *       "provider": "pushy"
          *     }
          */
-        "def-4": {
+        Connector: {
             connected: boolean;
             /** @description the connected push provider, null when disconnected */
             provider: string | null;
@@ -1152,7 +1144,7 @@ export interface components {
          *       "url": "https://hooks.acme-shoes.example/cms/messages"
          *     }
          */
-        "def-5": {
+        ChannelView: {
             provider: "outbox" | "webhook" | "whatsapp";
             /** @description webhook: where messages are POSTed */
             url?: string;
@@ -1189,14 +1181,14 @@ export interface components {
          *       "created_at": "2026-03-02T09:30:00.000Z"
          *     }
          */
-        "def-6": {
+        Company: {
             company_id: number;
             name: string;
             subscription_active: boolean;
             /** @description ISO 3166-1 alpha-2 */
             default_country: string;
-            delivery_hours: components["schemas"]["def-3"] | null;
-            connector: components["schemas"]["def-4"];
+            delivery_hours: components["schemas"]["DeliveryHours"] | null;
+            connector: components["schemas"]["Connector"];
             channel: {
                 /** @description outbox, webhook or whatsapp (PUT .../channel) */
                 provider: string;
@@ -1216,9 +1208,9 @@ export interface components {
          *       }
          *     }
          */
-        "def-7": {
+        ConnectorAnswer: {
             company_id: number;
-            connector: components["schemas"]["def-4"];
+            connector: components["schemas"]["Connector"];
         };
         /**
          * ChannelAnswer
@@ -1231,9 +1223,9 @@ export interface components {
          *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw7NBHv1y5Tzk="
          *     }
          */
-        "def-8": {
+        ChannelAnswer: {
             company_id: number;
-            channel: components["schemas"]["def-5"];
+            channel: components["schemas"]["ChannelView"];
             /** @description webhook without a given secret: the generated `whsec_` secret, shown only in this answer */
             secret?: string;
         };
@@ -1248,7 +1240,7 @@ export interface components {
          *       "revoked_at": null
          *     }
          */
-        "def-9": {
+        ApiKey: {
             key_id: number;
             /** @description a name for people (where the key is used) */
             label: string | null;
@@ -1273,7 +1265,7 @@ export interface components {
          *       "created_at": "2026-03-02T09:30:00.000Z"
          *     }
          */
-        "def-10": {
+        CreatedApiKey: {
             key_id: number;
             /** @description the key, for the `service-api-key` header: shown only in this answer, store it now */
             api_key: string;
@@ -1300,7 +1292,7 @@ export interface components {
          *       "last_inbound_at": "2026-03-02T09:30:00.000Z"
          *     }
          */
-        "def-11": {
+        ContactListItem: {
             contact_id: number;
             /** @description E.164 */
             phone: string;
@@ -1333,9 +1325,9 @@ export interface components {
          *       "next_after": null
          *     }
          */
-        "def-12": {
+        ContactList: {
             /** @description by phone number */
-            contacts: components["schemas"]["def-11"][];
+            contacts: components["schemas"]["ContactListItem"][];
             /** @description pass as `after` for the next page; null on the last page */
             next_after: string | null;
         };
@@ -1402,7 +1394,7 @@ export interface components {
          *       ]
          *     }
          */
-        "def-13": {
+        Contact: {
             contact_id: number;
             /** @description E.164 */
             phone: string;
@@ -1482,7 +1474,7 @@ export interface components {
          *       "events": 3
          *     }
          */
-        "def-14": {
+        ContactErasure: {
             /** @description the erased contact (its row stays, without personal data) */
             contact_id: number;
             /** @description messages whose phone and rendered content were removed (statuses kept) */
@@ -1504,7 +1496,7 @@ export interface components {
          *       "invalid": 0
          *     }
          */
-        "def-15": {
+        ContactImportResult: {
             created: number;
             updated: number;
             /** @description numbers that are no valid phone number (not written) */
@@ -1533,7 +1525,7 @@ export interface components {
          *       "finished_at": null
          *     }
          */
-        "def-16": {
+        ContactImportJob: {
             import_id: number;
             filename: string | null;
             /** @description the delimiter detected from the header row */
@@ -1576,7 +1568,7 @@ export interface components {
          *       ]
          *     }
          */
-        "def-17": {
+        Template: {
             header?: {
                 /** @enum {string} */
                 type: "none" | "text" | "image" | "video";
@@ -1626,14 +1618,14 @@ export interface components {
          *       "warnings": []
          *     }
          */
-        "def-18": {
+        Automation: {
             automation_id: number;
             company_id: number;
             name: string;
             /** @description `api`: triggered through POST /api/automations/send */
             type: string;
             active: boolean;
-            template: components["schemas"]["def-17"];
+            template: components["schemas"]["Template"];
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1663,11 +1655,11 @@ export interface components {
          *       "warnings": []
          *     }
          */
-        "def-19": {
+        Campaign: {
             campaign_id: number;
             company_id: number;
             name: string;
-            template: components["schemas"]["def-17"];
+            template: components["schemas"]["Template"];
             /** Format: date-time */
             created_at: string;
             /**
@@ -1691,7 +1683,7 @@ export interface components {
          *       "pending": 0
          *     }
          */
-        "def-20": {
+        BatchCounts: {
             total: number;
             sent: number;
             delivered: number;
@@ -1722,7 +1714,7 @@ export interface components {
          *       "completed_at": "2026-03-02T09:30:04.210Z"
          *     }
          */
-        "def-21": {
+        Batch: {
             /** Format: uuid */
             batch_id: string;
             kind: "automation" | "campaign";
@@ -1730,7 +1722,7 @@ export interface components {
             /** @description the automation or campaign id */
             source_id: number;
             status: "accepted" | "processing" | "completed";
-            counts: components["schemas"]["def-20"];
+            counts: components["schemas"]["BatchCounts"];
             /** @description contacts of the request dropped as duplicates */
             ignored_contacts: number;
             /** Format: date-time */
@@ -1758,7 +1750,7 @@ export interface components {
          *       }
          *     }
          */
-        "def-22": {
+        Message: {
             /** Format: uuid */
             message_id: string;
             /** @description E.164, or the text given when it is not a number (then skipped, reason invalid_phone) */
@@ -1809,7 +1801,7 @@ export interface components {
          *       }
          *     }
          */
-        "def-23": {
+        AuditEntry: {
             entry_id: number;
             /** Format: date-time */
             at: string;
@@ -1835,7 +1827,7 @@ export interface components {
          *       "created_at": "2026-03-02T09:30:00.000Z"
          *     }
          */
-        "def-24": {
+        ConsoleUser: {
             user_id: number;
             company_id: number;
             email: string;
@@ -1861,7 +1853,7 @@ export interface components {
          *       "expires_at": "2026-03-09T09:30:00.000Z"
          *     }
          */
-        "def-25": {
+        PendingInvitation: {
             invitation_id: number;
             email: string;
             /**
@@ -1887,7 +1879,7 @@ export interface components {
          *       "expires_at": "2026-03-09T09:30:00.000Z"
          *     }
          */
-        "def-26": {
+        CreatedInvitation: {
             invitation_id: number;
             email: string;
             /**
@@ -1911,7 +1903,7 @@ export interface components {
          *       "expires_at": "2026-03-02T10:30:00.000Z"
          *     }
          */
-        "def-27": {
+        PasswordResetLink: {
             user_id: number;
             company_id: number;
             email: string;
@@ -1937,7 +1929,7 @@ export interface components {
          *       "created_at": "2026-03-02T09:30:00.000Z"
          *     }
          */
-        "def-28": {
+        EventEndpoint: {
             endpoint_id: number;
             company_id: number;
             /** @description where events are POSTed, signed as Standard Webhooks sign */
@@ -1971,7 +1963,7 @@ export interface components {
          *       "secret": "whsec_MfKQ9r3b8mXkP1vY0cL2dT7qN4sW6hZa"
          *     }
          */
-        "def-29": {
+        CreatedEventEndpoint: {
             endpoint_id: number;
             company_id: number;
             /** @description where events are POSTed, signed as Standard Webhooks sign */
@@ -1996,7 +1988,7 @@ export interface components {
          *       "secret": "whsec_MfKQ9r3b8mXkP1vY0cL2dT7qN4sW6hZa"
          *     }
          */
-        "def-30": {
+        EventEndpointSecret: {
             endpoint_id: number;
             /** @description `whsec_` + base64 of 24 random bytes */
             secret: string;
@@ -2012,7 +2004,7 @@ export interface components {
          *       "duration_ms": 84
          *     }
          */
-        "def-31": {
+        TestEventOutcome: {
             /** @description the webhook-id of the test event */
             event_id: string;
             /** @description the endpoint answered 2xx */
@@ -2038,7 +2030,7 @@ export interface components {
          *       "at": "2026-03-02T09:30:00.000Z"
          *     }
          */
-        "def-32": {
+        EventAttempt: {
             event_id: string;
             /** @description the event type */
             type: string;
@@ -2066,7 +2058,7 @@ export interface components {
          *       "created_at": "2026-03-02T09:30:00.000Z"
          *     }
          */
-        "def-33": {
+        Source: {
             /** @description the automation_id or campaign_id */
             id: number;
             company_id: number;
@@ -2075,7 +2067,7 @@ export interface components {
             type?: string;
             /** @description automations only */
             active?: boolean;
-            template: components["schemas"]["def-17"];
+            template: components["schemas"]["Template"];
             /** Format: date-time */
             created_at: string;
         };
@@ -2097,7 +2089,7 @@ export interface components {
          *       "warnings": []
          *     }
          */
-        "def-34": {
+        CampaignUpdate: {
             /** @description the automation_id or campaign_id */
             id: number;
             company_id: number;
@@ -2106,7 +2098,7 @@ export interface components {
             type?: string;
             /** @description automations only */
             active?: boolean;
-            template: components["schemas"]["def-17"];
+            template: components["schemas"]["Template"];
             /** Format: date-time */
             created_at: string;
             campaign_id: number;
@@ -2125,7 +2117,7 @@ export interface components {
          *       "opens_at": "2026-03-02T09:30:00.000Z"
          *     }
          */
-        "def-35": {
+        SendPlan: {
             /** @description distinct numbers of the audience */
             total: number;
             /** @description messages that will be sent */
@@ -2157,7 +2149,7 @@ export interface components {
          *       "buttons": []
          *     }
          */
-        "def-36": {
+        RenderedMessage: {
             /** @description E.164 */
             to: string;
             header: {
@@ -2196,10 +2188,10 @@ export interface components {
          *       }
          *     }
          */
-        "def-37": {
+        Preview: {
             /** @description the phone is a contact of the company (its names and variables were used); false: sample data */
             contact_found: boolean;
-            rendered: components["schemas"]["def-36"];
+            rendered: components["schemas"]["RenderedMessage"];
         };
         /**
          * CancelAnswer
@@ -2209,7 +2201,7 @@ export interface components {
          *       "before_fan_out": false
          *     }
          */
-        "def-38": {
+        CancelAnswer: {
             /** Format: uuid */
             batch_id: string;
             /** @description messages that ended skipped with reason cancelled now */
@@ -2227,7 +2219,7 @@ export interface components {
          *       "created_at": "2026-03-02T09:30:00.000Z"
          *     }
          */
-        "def-39": {
+        Segment: {
             segment_id: number;
             company_id: number;
             name: string;
@@ -2254,7 +2246,7 @@ export interface components {
          *       ]
          *     }
          */
-        "def-40": {
+        SegmentMembersChange: {
             segment_id: number;
             mode: "add" | "delete";
             /** @description distinct items given (after normalisation to E.164 or lowercase digests), invalid ones included */
@@ -2284,7 +2276,7 @@ export interface components {
          *       "added_at": "2026-03-02T09:30:00.000Z"
          *     }
          */
-        "def-41": {
+        SegmentMember: {
             /** @description the contact; also the cursor (`after`) of the next page */
             contact_id: number;
             /** @description E.164 */
@@ -2311,12 +2303,12 @@ export interface components {
          *       "next_after": 5012
          *     }
          */
-        "def-42": {
+        SegmentMembersPage: {
             segment_id: number;
             /** @description members of the segment */
             members_total: number;
             /** @description in contact id order */
-            members: components["schemas"]["def-41"][];
+            members: components["schemas"]["SegmentMember"][];
             /** @description pass as `after` for the next page; null on the last page */
             next_after: number | null;
         };
@@ -2381,7 +2373,7 @@ export interface components {
          *       }
          *     }
          */
-        "def-43": {
+        CompanyOverview: {
             /** @description the IANA time zone the days are counted in: the company's delivery hours', or UTC */
             timezone: string;
             /** @description first day of the period (included) */
@@ -3267,7 +3259,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        companies: components["schemas"]["def-6"][];
+                        companies: components["schemas"]["Company"][];
                     };
                 };
             };
@@ -3297,7 +3289,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -3347,7 +3339,7 @@ export interface operations {
                      */
                     default_country?: string;
                     /** @description null: campaigns are delivered at any hour */
-                    delivery_hours?: components["schemas"]["def-3"] | null;
+                    delivery_hours?: components["schemas"]["DeliveryHours"] | null;
                     /**
                      * @description Inbound texts (trimmed, case-insensitive) that opt a contact out of campaigns
                      * @example [
@@ -3402,7 +3394,7 @@ export interface operations {
                      *       "created_at": "2026-03-02T09:30:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-6"];
+                    "application/json": components["schemas"]["Company"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -3431,7 +3423,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Request body larger than 1 MiB. */
@@ -3467,7 +3459,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -3535,7 +3527,7 @@ export interface operations {
                      *       "created_at": "2026-03-02T09:30:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-6"];
+                    "application/json": components["schemas"]["Company"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -3564,7 +3556,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Company not found` */
@@ -3580,7 +3572,7 @@ export interface operations {
                      *       "detail": "Company not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -3605,7 +3597,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -3658,7 +3650,7 @@ export interface operations {
                      */
                     default_country?: string;
                     /** @description null: campaigns are delivered at any hour */
-                    delivery_hours?: components["schemas"]["def-3"] | null;
+                    delivery_hours?: components["schemas"]["DeliveryHours"] | null;
                     /**
                      * @description Inbound texts (trimmed, case-insensitive) that opt a contact out of campaigns
                      * @example [
@@ -3713,7 +3705,7 @@ export interface operations {
                      *       "created_at": "2026-03-02T09:30:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-6"];
+                    "application/json": components["schemas"]["Company"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -3742,7 +3734,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Company not found` */
@@ -3758,7 +3750,7 @@ export interface operations {
                      *       "detail": "Company not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Request body larger than 1 MiB. */
@@ -3795,7 +3787,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -3863,7 +3855,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Company not found` */
@@ -3879,7 +3871,7 @@ export interface operations {
                      *       "detail": "Company not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -3904,7 +3896,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -3968,7 +3960,7 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["def-7"];
+                    "application/json": components["schemas"]["ConnectorAnswer"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -3997,7 +3989,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Company not found` */
@@ -4013,7 +4005,7 @@ export interface operations {
                      *       "detail": "Company not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Request body larger than 1 MiB. */
@@ -4049,7 +4041,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -4127,7 +4119,7 @@ export interface operations {
                      *       "secret": "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw7NBHv1y5Tzk="
                      *     }
                      */
-                    "application/json": components["schemas"]["def-8"];
+                    "application/json": components["schemas"]["ChannelAnswer"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -4156,7 +4148,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Company not found` */
@@ -4172,7 +4164,7 @@ export interface operations {
                      *       "detail": "Company not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description phone_number_id is the WhatsApp channel of another company */
@@ -4188,7 +4180,7 @@ export interface operations {
                      *       "detail": "phone_number_id 106540352242922 is already the WhatsApp channel of another company"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Request body larger than 1 MiB. */
@@ -4224,7 +4216,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -4280,7 +4272,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        keys: components["schemas"]["def-9"][];
+                        keys: components["schemas"]["ApiKey"][];
                     };
                 };
             };
@@ -4310,7 +4302,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Company not found` */
@@ -4326,7 +4318,7 @@ export interface operations {
                      *       "detail": "Company not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -4351,7 +4343,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -4413,7 +4405,7 @@ export interface operations {
                      *       "created_at": "2026-03-02T09:30:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-10"];
+                    "application/json": components["schemas"]["CreatedApiKey"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -4442,7 +4434,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Company not found` */
@@ -4458,7 +4450,7 @@ export interface operations {
                      *       "detail": "Company not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Request body larger than 1 MiB. */
@@ -4494,7 +4486,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -4562,7 +4554,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `API key not found` */
@@ -4578,7 +4570,7 @@ export interface operations {
                      *       "detail": "API key not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -4603,7 +4595,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -4670,7 +4662,7 @@ export interface operations {
                      *       "next_after": null
                      *     }
                      */
-                    "application/json": components["schemas"]["def-12"];
+                    "application/json": components["schemas"]["ContactList"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -4699,7 +4691,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Company not found` */
@@ -4715,7 +4707,7 @@ export interface operations {
                      *       "detail": "Company not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -4740,7 +4732,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -4819,7 +4811,7 @@ export interface operations {
                      *       "invalid": 0
                      *     }
                      */
-                    "application/json": components["schemas"]["def-15"];
+                    "application/json": components["schemas"]["ContactImportResult"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -4848,7 +4840,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Company not found` */
@@ -4864,7 +4856,7 @@ export interface operations {
                      *       "detail": "Company not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Request body larger than 1 MiB. */
@@ -4902,7 +4894,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -4940,6 +4932,8 @@ export interface operations {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
                     "x-request-id": string;
+                    /** @description always `no-store`: the file holds personal data */
+                    "cache-control"?: string;
                     /** @description attachment with a file name */
                     "content-disposition"?: string;
                     [name: string]: unknown;
@@ -4978,7 +4972,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Company not found` */
@@ -4994,7 +4988,7 @@ export interface operations {
                      *       "detail": "Company not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -5019,7 +5013,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -5127,7 +5121,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-13"];
+                    "application/json": components["schemas"]["Contact"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -5156,7 +5150,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Unknown company (`Company not found`), or no such contact of this company (`Contact not found`) */
@@ -5172,7 +5166,7 @@ export interface operations {
                      *       "detail": "Contact not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -5197,7 +5191,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -5253,7 +5247,7 @@ export interface operations {
                      *       "events": 3
                      *     }
                      */
-                    "application/json": components["schemas"]["def-14"];
+                    "application/json": components["schemas"]["ContactErasure"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -5282,7 +5276,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Unknown company (`Company not found`), no such contact of this company, or erased already (`Contact not found`) */
@@ -5298,7 +5292,7 @@ export interface operations {
                      *       "detail": "Contact not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -5323,7 +5317,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -5452,7 +5446,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-13"];
+                    "application/json": components["schemas"]["Contact"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -5481,7 +5475,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Unknown company (`Company not found`), or no such contact of this company (`Contact not found`) */
@@ -5497,7 +5491,7 @@ export interface operations {
                      *       "detail": "Contact not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Request body larger than 1 MiB. */
@@ -5534,7 +5528,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -5602,7 +5596,7 @@ export interface operations {
                      *       "finished_at": null
                      *     }
                      */
-                    "application/json": components["schemas"]["def-16"];
+                    "application/json": components["schemas"]["ContactImportJob"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -5631,7 +5625,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Unknown company (`Company not found`), or no such import of this company (`Import not found`) */
@@ -5647,7 +5641,7 @@ export interface operations {
                      *       "detail": "Import not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -5672,7 +5666,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -5732,7 +5726,7 @@ export interface operations {
                      *       }
                      *     ]
                      */
-                    "application/json": components["schemas"]["def-33"][];
+                    "application/json": components["schemas"]["Source"][];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -5761,7 +5755,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Company not found` */
@@ -5777,7 +5771,7 @@ export interface operations {
                      *       "detail": "Company not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -5802,7 +5796,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -5850,7 +5844,7 @@ export interface operations {
                     /** @description `api` to trigger it through POST /api/automations/send */
                     type: string;
                     active: boolean;
-                    template: components["schemas"]["def-17"];
+                    template: components["schemas"]["Template"];
                 };
             };
         };
@@ -5889,7 +5883,7 @@ export interface operations {
                      *       "warnings": []
                      *     }
                      */
-                    "application/json": components["schemas"]["def-18"];
+                    "application/json": components["schemas"]["Automation"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -5918,7 +5912,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Company not found` */
@@ -5934,7 +5928,7 @@ export interface operations {
                      *       "detail": "Company not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Request body larger than 1 MiB. */
@@ -5971,7 +5965,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -6029,7 +6023,7 @@ export interface operations {
                      *       "active": true
                      *     }
                      */
-                    "application/json": components["schemas"]["def-33"];
+                    "application/json": components["schemas"]["Source"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -6058,7 +6052,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Automation not found` */
@@ -6074,7 +6068,7 @@ export interface operations {
                      *       "detail": "Automation not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -6099,7 +6093,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -6140,7 +6134,7 @@ export interface operations {
                 "application/json": {
                     name?: string;
                     active?: boolean;
-                    template?: components["schemas"]["def-17"];
+                    template?: components["schemas"]["Template"];
                 };
             };
         };
@@ -6179,7 +6173,7 @@ export interface operations {
                      *       "warnings": []
                      *     }
                      */
-                    "application/json": components["schemas"]["def-18"];
+                    "application/json": components["schemas"]["Automation"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -6208,7 +6202,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Automation not found` */
@@ -6224,7 +6218,7 @@ export interface operations {
                      *       "detail": "Automation not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Request body larger than 1 MiB. */
@@ -6261,7 +6255,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -6319,7 +6313,7 @@ export interface operations {
                      *       }
                      *     ]
                      */
-                    "application/json": components["schemas"]["def-33"][];
+                    "application/json": components["schemas"]["Source"][];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -6348,7 +6342,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Company not found` */
@@ -6364,7 +6358,7 @@ export interface operations {
                      *       "detail": "Company not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -6389,7 +6383,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -6432,7 +6426,7 @@ export interface operations {
                  */
                 "application/json": {
                     name: string;
-                    template: components["schemas"]["def-17"];
+                    template: components["schemas"]["Template"];
                 };
             };
         };
@@ -6461,7 +6455,7 @@ export interface operations {
                      *       "warnings": []
                      *     }
                      */
-                    "application/json": components["schemas"]["def-19"];
+                    "application/json": components["schemas"]["Campaign"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -6490,7 +6484,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Company not found` */
@@ -6506,7 +6500,7 @@ export interface operations {
                      *       "detail": "Company not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Request body larger than 1 MiB. */
@@ -6543,7 +6537,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -6605,7 +6599,7 @@ export interface operations {
                      *       "completed_at": "2026-03-02T09:30:04.210Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-21"];
+                    "application/json": components["schemas"]["Batch"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -6634,7 +6628,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description No such batch (an id that is not a UUID too) */
@@ -6650,7 +6644,7 @@ export interface operations {
                      *       "detail": "Batch not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -6675,7 +6669,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -6740,7 +6734,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        messages: components["schemas"]["def-22"][];
+                        messages: components["schemas"]["Message"][];
                     };
                 };
             };
@@ -6770,7 +6764,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description No such batch (an id that is not a UUID too) */
@@ -6786,7 +6780,7 @@ export interface operations {
                      *       "detail": "Batch not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -6811,7 +6805,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -6876,7 +6870,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        entries: components["schemas"]["def-23"][];
+                        entries: components["schemas"]["AuditEntry"][];
                     };
                 };
             };
@@ -6906,7 +6900,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -6931,7 +6925,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -7000,7 +6994,7 @@ export interface operations {
                      *       "expires_at": "2026-03-09T09:30:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-26"];
+                    "application/json": components["schemas"]["CreatedInvitation"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -7029,7 +7023,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Company not found` */
@@ -7045,7 +7039,7 @@ export interface operations {
                      *       "detail": "Company not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description The email has a console account already (in this or another company) */
@@ -7061,7 +7055,7 @@ export interface operations {
                      *       "detail": "A console user with this email already exists"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Request body larger than 1 MiB. */
@@ -7098,7 +7092,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -7163,8 +7157,8 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        users: components["schemas"]["def-24"][];
-                        invitations: components["schemas"]["def-25"][];
+                        users: components["schemas"]["ConsoleUser"][];
+                        invitations: components["schemas"]["PendingInvitation"][];
                     };
                 };
             };
@@ -7194,7 +7188,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Company not found` */
@@ -7210,7 +7204,7 @@ export interface operations {
                      *       "detail": "Company not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -7235,7 +7229,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -7290,7 +7284,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        users: components["schemas"]["def-24"][];
+                        users: components["schemas"]["ConsoleUser"][];
                     };
                 };
             };
@@ -7320,7 +7314,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -7345,7 +7339,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -7413,7 +7407,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `User not found` */
@@ -7429,7 +7423,7 @@ export interface operations {
                      *       "detail": "User not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description The user is the last owner of its company */
@@ -7445,7 +7439,7 @@ export interface operations {
                      *       "detail": "The last owner of a company cannot be removed: make someone else an owner first"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -7470,7 +7464,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -7535,7 +7529,7 @@ export interface operations {
                      *       "created_at": "2026-03-02T09:30:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-24"];
+                    "application/json": components["schemas"]["ConsoleUser"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -7564,7 +7558,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `User not found` */
@@ -7580,7 +7574,7 @@ export interface operations {
                      *       "detail": "User not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description The user is the last owner of its company and `role` is not owner */
@@ -7596,7 +7590,7 @@ export interface operations {
                      *       "detail": "The last owner of a company cannot be given another role: make someone else an owner first"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Request body larger than 1 MiB. */
@@ -7632,7 +7626,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -7682,7 +7676,7 @@ export interface operations {
                      *       "expires_at": "2026-03-02T10:30:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-27"];
+                    "application/json": components["schemas"]["PasswordResetLink"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -7711,7 +7705,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `User not found` */
@@ -7727,7 +7721,7 @@ export interface operations {
                      *       "detail": "User not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -7752,7 +7746,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -7820,7 +7814,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Unknown, used, revoked, superseded or expired: `Invitation not found` */
@@ -7836,7 +7830,7 @@ export interface operations {
                      *       "detail": "Invitation not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -7861,7 +7855,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -7923,7 +7917,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        endpoints: components["schemas"]["def-28"][];
+                        endpoints: components["schemas"]["EventEndpoint"][];
                     };
                 };
             };
@@ -7953,7 +7947,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Company not found` */
@@ -7969,7 +7963,7 @@ export interface operations {
                      *       "detail": "Company not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -7994,7 +7988,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -8073,7 +8067,7 @@ export interface operations {
                      *       "secret": "whsec_MfKQ9r3b8mXkP1vY0cL2dT7qN4sW6hZa"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-29"];
+                    "application/json": components["schemas"]["CreatedEventEndpoint"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -8102,7 +8096,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Company not found` */
@@ -8118,7 +8112,7 @@ export interface operations {
                      *       "detail": "Company not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description The company has 20 endpoints already */
@@ -8134,7 +8128,7 @@ export interface operations {
                      *       "detail": "a company can have at most 20 event endpoints"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Request body larger than 1 MiB. */
@@ -8169,7 +8163,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -8232,7 +8226,7 @@ export interface operations {
                      *       "created_at": "2026-03-02T09:30:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-28"];
+                    "application/json": components["schemas"]["EventEndpoint"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -8261,7 +8255,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description No such endpoint (or, with `company_id`, another company's) */
@@ -8277,7 +8271,7 @@ export interface operations {
                      *       "detail": "Event endpoint not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description The endpoint id or company_id is not a row id */
@@ -8302,7 +8296,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -8376,7 +8370,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description No such endpoint (or, with `company_id`, another company's) */
@@ -8392,7 +8386,7 @@ export interface operations {
                      *       "detail": "Event endpoint not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description The endpoint id or company_id is not a row id */
@@ -8417,7 +8411,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -8503,7 +8497,7 @@ export interface operations {
                      *       "created_at": "2026-03-02T09:30:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-28"];
+                    "application/json": components["schemas"]["EventEndpoint"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -8532,7 +8526,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description No such endpoint (or, with `company_id`, another company's) */
@@ -8548,7 +8542,7 @@ export interface operations {
                      *       "detail": "Event endpoint not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Request body larger than 1 MiB. */
@@ -8583,7 +8577,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -8636,7 +8630,7 @@ export interface operations {
                      *       "secret": "whsec_MfKQ9r3b8mXkP1vY0cL2dT7qN4sW6hZa"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-30"];
+                    "application/json": components["schemas"]["EventEndpointSecret"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -8665,7 +8659,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description No such endpoint (or, with `company_id`, another company's) */
@@ -8681,7 +8675,7 @@ export interface operations {
                      *       "detail": "Event endpoint not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description The endpoint id or company_id is not a row id */
@@ -8706,7 +8700,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -8761,7 +8755,7 @@ export interface operations {
                      *       "secret": "whsec_MfKQ9r3b8mXkP1vY0cL2dT7qN4sW6hZa"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-30"];
+                    "application/json": components["schemas"]["EventEndpointSecret"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -8790,7 +8784,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description No such endpoint (or, with `company_id`, another company's) */
@@ -8806,7 +8800,7 @@ export interface operations {
                      *       "detail": "Event endpoint not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description The endpoint id or company_id is not a row id */
@@ -8831,7 +8825,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -8888,7 +8882,7 @@ export interface operations {
                      *       "duration_ms": 84
                      *     }
                      */
-                    "application/json": components["schemas"]["def-31"];
+                    "application/json": components["schemas"]["TestEventOutcome"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -8917,7 +8911,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description No such endpoint (or, with `company_id`, another company's) */
@@ -8933,7 +8927,7 @@ export interface operations {
                      *       "detail": "Event endpoint not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description The endpoint id or company_id is not a row id */
@@ -8958,7 +8952,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -9024,7 +9018,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        attempts: components["schemas"]["def-32"][];
+                        attempts: components["schemas"]["EventAttempt"][];
                     };
                 };
             };
@@ -9054,7 +9048,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description No such endpoint (or, with `company_id`, another company's) */
@@ -9070,7 +9064,7 @@ export interface operations {
                      *       "detail": "Event endpoint not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description The endpoint id, company_id or limit is out of range */
@@ -9095,7 +9089,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -9194,7 +9188,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description No such endpoint (or, with `company_id`, another company's) */
@@ -9210,7 +9204,7 @@ export interface operations {
                      *       "detail": "Event endpoint not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description The endpoint is disabled */
@@ -9226,7 +9220,7 @@ export interface operations {
                      *       "detail": "the endpoint is disabled; enable it before replaying events"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Request body larger than 1 MiB. */
@@ -9262,7 +9256,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -9349,7 +9343,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description No such event (or, with `company_id`, another company's) */
@@ -9365,7 +9359,7 @@ export interface operations {
                      *       "detail": "Event not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description The event id or company_id is malformed */
@@ -9390,7 +9384,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -9466,7 +9460,7 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["def-37"];
+                    "application/json": components["schemas"]["Preview"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -9495,7 +9489,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Automation not found` */
@@ -9511,7 +9505,7 @@ export interface operations {
                      *       "detail": "Automation not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Request body larger than 1 MiB. */
@@ -9548,7 +9542,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -9637,7 +9631,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Automation not found` */
@@ -9653,7 +9647,7 @@ export interface operations {
                      *       "detail": "Automation not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Request body larger than 1 MiB. */
@@ -9690,7 +9684,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -9746,7 +9740,7 @@ export interface operations {
                      *       "created_at": "2026-03-02T09:30:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-33"];
+                    "application/json": components["schemas"]["Source"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -9775,7 +9769,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Campaign not found` */
@@ -9791,7 +9785,7 @@ export interface operations {
                      *       "detail": "Campaign not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -9816,7 +9810,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -9856,7 +9850,7 @@ export interface operations {
                  */
                 "application/json": {
                     name?: string;
-                    template?: components["schemas"]["def-17"];
+                    template?: components["schemas"]["Template"];
                 };
             };
         };
@@ -9886,7 +9880,7 @@ export interface operations {
                      *       "warnings": []
                      *     }
                      */
-                    "application/json": components["schemas"]["def-34"];
+                    "application/json": components["schemas"]["CampaignUpdate"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -9915,7 +9909,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Campaign not found` */
@@ -9931,7 +9925,7 @@ export interface operations {
                      *       "detail": "Campaign not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Request body larger than 1 MiB. */
@@ -9968,7 +9962,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -10044,7 +10038,7 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["def-37"];
+                    "application/json": components["schemas"]["Preview"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -10073,7 +10067,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Campaign not found` */
@@ -10089,7 +10083,7 @@ export interface operations {
                      *       "detail": "Campaign not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Request body larger than 1 MiB. */
@@ -10126,7 +10120,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -10215,7 +10209,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Campaign not found` */
@@ -10231,7 +10225,7 @@ export interface operations {
                      *       "detail": "Campaign not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Request body larger than 1 MiB. */
@@ -10268,7 +10262,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -10345,7 +10339,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        plan: components["schemas"]["def-35"];
+                        plan: components["schemas"]["SendPlan"];
                     };
                 };
             };
@@ -10374,7 +10368,7 @@ export interface operations {
                     "application/json": {
                         /** Format: uuid */
                         batch_id: string;
-                        plan: components["schemas"]["def-35"];
+                        plan: components["schemas"]["SendPlan"];
                     };
                 };
             };
@@ -10404,7 +10398,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description No such campaign, or the segment is not the campaign company's (`Segment not found`) */
@@ -10420,7 +10414,7 @@ export interface operations {
                      *       "detail": "Campaign not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Request body larger than 1 MiB. */
@@ -10456,7 +10450,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -10504,7 +10498,7 @@ export interface operations {
                      *       "before_fan_out": false
                      *     }
                      */
-                    "application/json": components["schemas"]["def-38"];
+                    "application/json": components["schemas"]["CancelAnswer"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -10533,7 +10527,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description No such batch (an id that is not a UUID too) */
@@ -10549,7 +10543,7 @@ export interface operations {
                      *       "detail": "Batch not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -10574,7 +10568,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -10629,7 +10623,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
-                        segments: components["schemas"]["def-39"][];
+                        segments: components["schemas"]["Segment"][];
                     };
                 };
             };
@@ -10659,7 +10653,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Company not found` */
@@ -10675,7 +10669,7 @@ export interface operations {
                      *       "detail": "Company not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -10700,7 +10694,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -10762,7 +10756,7 @@ export interface operations {
                      *       "created_at": "2026-03-02T09:30:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-39"];
+                    "application/json": components["schemas"]["Segment"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -10789,7 +10783,7 @@ export interface operations {
                      *       "detail": "Segment limit reached: a company can hold at most 20 segments"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
@@ -10807,7 +10801,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Company not found` */
@@ -10823,7 +10817,7 @@ export interface operations {
                      *       "detail": "Company not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Request body larger than 1 MiB. */
@@ -10859,7 +10853,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -10909,7 +10903,7 @@ export interface operations {
                      *       "created_at": "2026-03-02T09:30:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-39"];
+                    "application/json": components["schemas"]["Segment"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -10938,7 +10932,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Segment not found` */
@@ -10954,7 +10948,7 @@ export interface operations {
                      *       "detail": "Segment not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -10979,7 +10973,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -11041,7 +11035,7 @@ export interface operations {
                      *       "created_at": "2026-03-02T09:30:00.000Z"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-39"];
+                    "application/json": components["schemas"]["Segment"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -11070,7 +11064,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Segment not found` */
@@ -11086,7 +11080,7 @@ export interface operations {
                      *       "detail": "Segment not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Request body larger than 1 MiB. */
@@ -11122,7 +11116,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -11184,7 +11178,7 @@ export interface operations {
                      *       "next_after": 5012
                      *     }
                      */
-                    "application/json": components["schemas"]["def-42"];
+                    "application/json": components["schemas"]["SegmentMembersPage"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -11213,7 +11207,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Segment not found` */
@@ -11229,7 +11223,7 @@ export interface operations {
                      *       "detail": "Segment not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -11254,7 +11248,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -11333,7 +11327,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-40"];
+                    "application/json": components["schemas"]["SegmentMembersChange"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -11362,7 +11356,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Segment not found` */
@@ -11378,7 +11372,7 @@ export interface operations {
                      *       "detail": "Segment not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description The body is larger than 16 MiB; nothing changed */
@@ -11394,7 +11388,7 @@ export interface operations {
                      *       "detail": "Request body too large"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -11419,7 +11413,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -11520,7 +11514,7 @@ export interface operations {
                      *       }
                      *     }
                      */
-                    "application/json": components["schemas"]["def-43"];
+                    "application/json": components["schemas"]["CompanyOverview"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -11549,7 +11543,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Company not found` */
@@ -11565,7 +11559,7 @@ export interface operations {
                      *       "detail": "Company not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -11590,7 +11584,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
@@ -11660,7 +11654,7 @@ export interface operations {
                      *       "finished_at": null
                      *     }
                      */
-                    "application/json": components["schemas"]["def-16"];
+                    "application/json": components["schemas"]["ContactImportJob"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -11689,7 +11683,7 @@ export interface operations {
                      *       "detail": "Not authenticated"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Not found: `Company not found` */
@@ -11705,7 +11699,7 @@ export interface operations {
                      *       "detail": "Company not found"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description The file is larger than 20 MiB; nothing written */
@@ -11721,7 +11715,7 @@ export interface operations {
                      *       "detail": "Request body too large"
                      *     }
                      */
-                    "application/json": components["schemas"]["def-0"];
+                    "application/json": components["schemas"]["Detail"];
                 };
             };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
@@ -11745,7 +11739,7 @@ export interface operations {
                      *       ]
                      *     }
                      */
-                    "application/json": components["schemas"]["def-2"];
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */

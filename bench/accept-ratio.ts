@@ -1,0 +1,207 @@
+/**
+ * Issue 16: the accept path against the bare durable accept limit, measured in ONE run.
+ *
+ *   node bench/accept-ratio.ts [--db-url postgres://postgres@127.0.0.1:5432/cms_bench_accept] [--rounds 3]
+ *                              [--duration 10] [--warmup 3] [--connections 32] [--companies 400] [--cpu-prof DIR]
+ *
+ * Recreates the database, then starts (a) the service as `cms serve --role api` (with the options
+ * `bin/cms.js` uses, `--max-semi-space-size=16`), (b) the bare durable accept server
+ * (bench/bare-accept-server.ts: node:http, JSON.parse, a shape check, group commit of the batch row and
+ * its pg-boss job row) and (c) the bare no-op server (bench/bare-server.ts: reads the body, answers).
+ * Seeds `--companies` companies through the operator API (4.3 allows 20 requests/s per company, so the
+ * load is spread over them), then drives each server with autocannon: 4.3 trigger automation, 50
+ * contacts per request, `--connections` at once, in interleaved rounds (a, b, c, a, b, c, ...), each
+ * timed load after `--warmup` unmeasured seconds of the same load. For every load it prints
+ * requests/s, p50/p99, non-2xx (with errors and timeouts), CPU µs per request of the server process
+ * and of PostgreSQL (from /proc), the server's peak RSS (VmHWM, cumulative since its start) and the
+ * 1-minute load average; then per round and as the median the ratios service/bare-durable and
+ * service/no-op. `--cpu-prof DIR` writes a V8 CPU profile of the service for the whole run.
+ */
+import { fork, spawn, type ChildProcess } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import pg from 'pg';
+
+const { values: args } = parseArgs({
+  options: {
+    'db-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/cms_bench_accept' },
+    rounds: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '10' },
+    warmup: { type: 'string', default: '3' },
+    connections: { type: 'string', default: '32' },
+    companies: { type: 'string', default: '400' },
+    'cpu-prof': { type: 'string' },
+  },
+});
+const DB_URL = args['db-url'];
+const ROUNDS = Number(args.rounds);
+const DURATION = Number(args.duration);
+const WARMUP = Number(args.warmup);
+const CONNECTIONS = Number(args.connections);
+const COMPANIES = Number(args.companies);
+const ROOT = path.join(import.meta.dirname, '..');
+const ADMIN_TOKEN = 'bench-admin-token';
+const phoneOf = (i: number) => `+49151${String(i).padStart(8, '0')}`;
+
+/** Drops and creates the database named in DB_URL (through the `postgres` database of the same server). */
+async function recreateDatabase(): Promise<void> {
+  const adminUrl = new URL(DB_URL);
+  const name = adminUrl.pathname.slice(1);
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`unexpected database name ${name}`);
+  adminUrl.pathname = '/postgres';
+  const client = new pg.Client({ connectionString: adminUrl.toString() });
+  await client.connect();
+  await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await client.query(`CREATE DATABASE ${name}`);
+  await client.end();
+}
+
+function waitForMessage(child: ChildProcess): Promise<void> {
+  return new Promise((resolve, reject) => {
+    child.once('message', () => resolve());
+    child.once('exit', (code) => reject(new Error(`exited with ${code}`)));
+  });
+}
+
+async function waitReady(url: string, timeoutMs = 120_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    try { if ((await fetch(url + '/readyz')).ok) return; } catch { /* not up yet */ }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error('service did not become ready');
+}
+
+async function admin(base: string, method: string, p: string, body?: unknown): Promise<any> {
+  const res = await fetch(base + p, {
+    method,
+    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body ? JSON.stringify(body) : undefined,
+  });
+  if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+interface Tenant { key: string; automationId: number }
+
+/** Companies with an API key, a connected connector and an active API automation, 16 at a time. */
+async function seedTenants(base: string): Promise<Tenant[]> {
+  const template = { body: 'Hi {{ first_name }}, your order {{ order_id }} has shipped.', buttons: [{ type: 'url', text: 'Track', url: 'https://shop.example/track' }] };
+  const tenants: Tenant[] = [];
+  const one = async (i: number) => {
+    const c = await admin(base, 'POST', '/admin/companies', { name: `bench-${i}`, subscription_active: true });
+    const k = await admin(base, 'POST', `/admin/companies/${c.company_id}/api-keys`, {});
+    await admin(base, 'PUT', `/admin/companies/${c.company_id}/connector`, { connected: true });
+    const a = await admin(base, 'POST', `/admin/companies/${c.company_id}/automations`, { name: 'a', type: 'api', active: true, template });
+    tenants.push({ key: k.api_key, automationId: a.automation_id });
+  };
+  for (let i = 0; i < COMPANIES; i += 16) await Promise.all(Array.from({ length: Math.min(16, COMPANIES - i) }, (_, j) => one(i + j)));
+  return tenants;
+}
+
+/** CPU time (user + system, clock ticks of 10 ms) of one process; 0 if it is gone. */
+function cpuTicks(pid: number): number {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(f[11]) + Number(f[12]);
+  } catch { return 0; }
+}
+
+function postgresTicks(): number {
+  let sum = 0;
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try { if (fs.readFileSync(`/proc/${d}/comm`, 'utf8').trim() === 'postgres') sum += cpuTicks(Number(d)); } catch { /* gone */ }
+  }
+  return sum;
+}
+
+function peakRssMb(pid: number): number {
+  const kb = Number(/VmHWM:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+  return Math.round(kb / 1024);
+}
+
+interface Row { round: number; name: string; rps: number; p50: number; p99: number; non2xx: number; requests: number; cpuUs: number; pgCpuUs: number; rssMb: number; load: number }
+
+async function main(): Promise<void> {
+  await recreateDatabase();
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-accept-'));
+  const port = 8391, durablePort = 8392, noopPort = 8393;
+  const nodeArgs = ['--max-semi-space-size=16', ...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args['cpu-prof'])}`] : [])];
+  const service = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin/cms.js'), 'serve', '--role', 'api'], {
+    env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: DB_URL, PORT: String(port), ADMIN_TOKEN, SECRETS_KEY: 'bench', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  const base = `http://127.0.0.1:${port}`;
+  let durable: ChildProcess | undefined, noop: ChildProcess | undefined;
+  try {
+    await waitReady(base); // migrations and pg-boss's schema are in place after this
+    durable = fork(path.join(import.meta.dirname, 'bare-accept-server.ts'), [String(durablePort), DB_URL], { stdio: 'inherit', execArgv: ['--max-semi-space-size=16'] });
+    noop = fork(path.join(import.meta.dirname, 'bare-server.ts'), [String(noopPort)], { stdio: 'inherit' });
+    await Promise.all([waitForMessage(durable), waitForMessage(noop)]);
+    const tenants = await seedTenants(base);
+    let n = 0;
+    const triggerBody = (t: Tenant, seed: number) => `{"automation_id":${t.automationId},"contacts":${JSON.stringify(Array.from({ length: 50 }, (_, i) => ({
+      phone: phoneOf((seed % 1000) * 50 + i), first_name: 'Ada', last_name: 'Lovelace', variables: { order_id: `A-${seed}-${i}` },
+    })))}}`;
+    const servers = [
+      { name: 'service (cms serve --role api)', url: base, pid: service.pid! },
+      { name: 'bare durable accept', url: `http://127.0.0.1:${durablePort}`, pid: durable.pid! },
+      { name: 'bare no-op', url: `http://127.0.0.1:${noopPort}`, pid: noop.pid! },
+    ];
+    const run = (url: string, timing: { duration: number }) => autocannon({
+      url, method: 'POST', connections: CONNECTIONS, ...timing,
+      requests: [{
+        setupRequest: (req: Record<string, unknown>) => {
+          const t = tenants[n++ % tenants.length];
+          return { ...req, path: '/api/automations/send', headers: { 'content-type': 'application/json', 'service-api-key': t.key }, body: triggerBody(t, n) };
+        },
+      }],
+    } as unknown as autocannon.Options);
+    const rows: Row[] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      for (const s of servers) {
+        if (WARMUP > 0) await run(s.url, { duration: WARMUP });
+        const load = os.loadavg()[0];
+        const before = { cpu: cpuTicks(s.pid), pg: postgresTicks() };
+        const r = await run(s.url, { duration: DURATION });
+        const perRequest = (ticks: number) => Math.round((ticks * 10_000) / Math.max(1, r.requests.total));
+        const row: Row = {
+          round, name: s.name, rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99,
+          non2xx: r.non2xx + r.errors + r.timeouts, requests: r.requests.total,
+          cpuUs: perRequest(cpuTicks(s.pid) - before.cpu), pgCpuUs: perRequest(postgresTicks() - before.pg),
+          rssMb: peakRssMb(s.pid), load,
+        };
+        rows.push(row);
+        console.error(JSON.stringify(row));
+      }
+    }
+    console.log(`\n### ${ROUNDS} interleaved rounds: 4.3 trigger automation, 50 contacts, ${CONNECTIONS} connections, ${DURATION} s loads (+${WARMUP} s warm-up), ${tenants.length} companies\n`);
+    console.log('| round | server | requests | requests/s | p50 ms | p99 ms | non-2xx | server CPU µs/request | PostgreSQL CPU µs/request | peak RSS MB | load (1 min) |');
+    console.log('|---|---|---|---|---|---|---|---|---|---|---|');
+    for (const r of rows) console.log(`| ${r.round} | ${r.name} | ${r.requests} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.cpuUs} | ${r.pgCpuUs} | ${r.rssMb} | ${r.load.toFixed(2)} |`);
+    console.log('\n| round | service/bare durable | service/no-op | bare durable/no-op |');
+    console.log('|---|---|---|---|');
+    const ratios: number[][] = [];
+    for (let round = 1; round <= ROUNDS; round++) {
+      const [a, b, c] = servers.map((s) => rows.find((r) => r.round === round && r.name === s.name)!.rps);
+      ratios.push([a / b, a / c, b / c]);
+      console.log(`| ${round} | ${(a / b).toFixed(2)} | ${(a / c).toFixed(2)} | ${(b / c).toFixed(2)} |`);
+    }
+    const median = (xs: number[]) => { const s = [...xs].sort((x, y) => x - y); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
+    console.log(`| median | ${median(ratios.map((r) => r[0])).toFixed(2)} | ${median(ratios.map((r) => r[1])).toFixed(2)} | ${median(ratios.map((r) => r[2])).toFixed(2)} |`);
+    console.log(`\nnproc ${os.cpus().length}, ${os.cpus()[0]?.model}, Node ${process.version}, ${new Date().toISOString()}`);
+  } finally {
+    durable?.kill();
+    noop?.kill();
+    service.kill('SIGTERM');
+    await new Promise((r) => service.once('exit', r));
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();

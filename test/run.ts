@@ -1,41 +1,54 @@
 /**
- * `npm test`: runs the given test files (globs) with Node's test runner, each file in a process of its own,
- * and prints one line per file, the output of every failing file, and the slowest files at the end.
+ * `npm test`: runs the given test files (globs) with Node's test runner and prints one line per file,
+ * the output of every failing process, the slowest files and the totals.
  *
- * Scheduling: on the embedded PGlite every file has a database of its own (a copy of the migrated
- * template, `pgliteTemplate` in test/helpers/server.ts) and listens on ports of its own, so files run
- * TEST_CONCURRENCY at a time (default 3: the files wait on I/O and timers a good part of their time, so a
- * third process keeps 2 cores busy). Longest files start first (wall times of the last run, kept in
- * node_modules/.cache/cms-test/timings.json; a file never timed counts as long), so the run does not end
- * with one long file alone. On PostgreSQL (TEST_DATABASE_URL) the files share one database and pg-boss's
- * queues in it — one file's workers would take another file's jobs — so they run one at a time.
+ * Processes: the files run in test processes of a few files each (test/helpers/run-files.ts: one after
+ * another, each file in a suite of its own, so its module-level hooks run around its own tests only),
+ * TEST_CONCURRENCY processes at a time (default 3 on PGlite: the files wait on I/O and timers a good
+ * part of their time, so a third process keeps 2 cores busy). Most of a small file's CPU time used to be
+ * its process starting (Node, the service's modules, PGlite's WebAssembly, cold JIT); a process of
+ * several files pays that once. Each file still starts and closes its own servers and databases: on the
+ * embedded PGlite every server has a database of its own (a copy of the migrated template,
+ * `ensurePgliteTemplate` in test/helpers/server.ts) and ports of its own. Files that read the process's
+ * Prometheus counters (ALONE below) get a process of their own.
  *
- * What each file costs before its first test (starting Node, loading the service's modules, starting
- * PGlite) is most of the suite's CPU time on PGlite, so the runner keeps it down without changing what
- * any test runs or asserts:
+ * Scheduling: longest files first (wall times of the last run, kept in
+ * node_modules/.cache/cms-test/timings.json; a file never timed counts as long), packed into processes
+ * of about a twelfth of the estimated total per worker, so the run does not end with one long process
+ * alone. On PostgreSQL (TEST_DATABASE_URL) the files share one database and pg-boss's queues in it — one
+ * file's workers would take another file's jobs — so one process runs at a time.
+ *
+ * Other costs kept down without changing what any test runs or asserts:
  * - the migrated PGlite template is made once, before the files start (not by the first files at once);
  * - the files' database directories go to a directory of this run on a RAM file system (/dev/shm when
  *   there is one; CMS_TEST_TMPDIR), removed when the run ends, whatever the files left behind;
  * - Node's compile cache (NODE_COMPILE_CACHE, node_modules/.cache/cms-test/compile) keeps the
- *   compiled service modules between the file processes, so Node does not compile them again each time
- *   (`cms` does the same in production);
+ *   compiled service modules between processes (`cms` does the same in production);
  * - V8 compiles PGlite's WebAssembly with its baseline compiler only (`--liftoff-only`): the optimising
- *   compiler's background work on the 8 MB module cost more CPU time than it saved in files that run
- *   a few seconds. It changes how fast the same code runs, nothing else.
+ *   compiler's background work on the 8 MB module cost more CPU time than it saved in processes that
+ *   run a few seconds, and half the memory. It changes how fast the same code runs, nothing else.
  *
- * Options (environment): TEST_CONCURRENCY=n; TEST_VERBOSE=1 prints every file's output, not only the
- * failing ones'; TEST_CPU=1 measures each file's CPU time (user + system, its child processes included)
- * and peak memory with /usr/bin/time; TEST_NODE_FLAGS replaces the extra Node flags (default
- * `--liftoff-only`). Exit code: 0 when every file passed, 1 otherwise.
+ * Options (environment): TEST_CONCURRENCY=n; TEST_GROUP=0 runs every file in a process of its own;
+ * TEST_VERBOSE=1 prints every process's output, not only the failing ones'; TEST_CPU=1 measures each
+ * process's CPU time (user + system, its child processes included) and peak memory with /usr/bin/time;
+ * TEST_NODE_FLAGS replaces the extra Node flags (default `--liftoff-only`). Exit code: 0 when every file
+ * passed, 1 otherwise.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 
-/** What one file's run showed: wall time in seconds, the spec reporter's counts, CPU time if measured. */
+/** What one file's run showed (from test/helpers/file-reporter.ts). */
 interface FileResult {
   file: string;
+  ok: boolean;
+  wallS: number;
+}
+
+/** What one test process showed: its files, the spec reporter's counts, CPU time if measured. */
+interface ProcessResult {
+  files: FileResult[];
   ok: boolean;
   wallS: number;
   counts: Record<string, number>;
@@ -44,15 +57,22 @@ interface FileResult {
   output: string;
 }
 
+/**
+ * Files that read the Prometheus registry, which is one per process (src/metrics.ts): the counters of
+ * another file's server in the same process would show in theirs.
+ */
+const ALONE = new Set(['test/pipeline/metrics.test.ts', 'test/events/delivery.test.ts', 'test/receipts/whatsapp-receipts.test.ts']);
+
 const root = path.resolve(import.meta.dirname, '..');
 const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
 const cacheDir = path.join(root, 'node_modules', '.cache', 'cms-test');
 const timingsFile = path.join(cacheDir, 'timings.json');
 const concurrency = onPostgres ? 1 : Math.max(1, Number(process.env.TEST_CONCURRENCY ?? 3));
+const grouping = process.env.TEST_GROUP !== '0';
 const verbose = process.env.TEST_VERBOSE === '1';
 const measureCpu = process.env.TEST_CPU === '1' && fs.existsSync('/usr/bin/time');
 const nodeFlags = (process.env.TEST_NODE_FLAGS ?? '--liftoff-only').split(/\s+/).filter(Boolean);
-/** This run's directory for the files' databases (RAM file system when there is one). */
+/** This run's directory for the files' databases and the reporters' files (RAM file system when there is one). */
 const runTmp = fs.mkdtempSync(path.join(fs.existsSync('/dev/shm') ? '/dev/shm' : os.tmpdir(), 'cms-run-'));
 const childEnv: NodeJS.ProcessEnv = {
   ...process.env,
@@ -60,6 +80,8 @@ const childEnv: NodeJS.ProcessEnv = {
   CMS_TEST_TMPDIR: runTmp,
   NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? path.join(cacheDir, 'compile'),
 };
+/** Estimated seconds of a file never timed. */
+const UNKNOWN_S = 20;
 
 /** The files the globs name, relative to the repository root, each once, sorted by name. */
 function expand(globs: string[]): string[] {
@@ -84,25 +106,59 @@ function parseCounts(output: string): Record<string, number> {
   return counts;
 }
 
-/** Runs one test file in its own process and collects its output. */
-function runFile(file: string): Promise<FileResult> {
-  const node = [process.execPath, ...nodeFlags, '--test', '--test-isolation=none', '--test-reporter=spec', file];
-  const timeOut = measureCpu ? path.join(os.tmpdir(), `cms-test-time-${process.pid}-${file.replace(/\W/g, '_')}`) : '';
+/**
+ * Packs the files, longest first, into processes of at most `target` estimated seconds (a longer file
+ * alone; ALONE files alone; every file alone without grouping).
+ */
+function pack(files: string[], estimate: (f: string) => number, target: number): string[][] {
+  const sorted = [...files].sort((a, b) => estimate(b) - estimate(a));
+  const groups: { files: string[]; s: number }[] = [];
+  for (const f of sorted) {
+    const open = grouping && !ALONE.has(f) ? groups.find((g) => !ALONE.has(g.files[0]) && g.s + estimate(f) <= target) : undefined;
+    if (open) {
+      open.files.push(f);
+      open.s += estimate(f);
+    } else {
+      groups.push({ files: [f], s: estimate(f) });
+    }
+  }
+  return groups.sort((a, b) => b.s - a.s).map((g) => g.files);
+}
+
+/** Runs `files` in one test process (test/helpers/run-files.ts) and collects its output. */
+function runProcess(files: string[], id: number): Promise<ProcessResult> {
+  const reportFile = path.join(runTmp, `files-${id}.jsonl`);
+  const node = [
+    process.execPath, ...nodeFlags, '--test', '--test-isolation=none', '--test-force-exit',
+    '--test-reporter=spec', '--test-reporter-destination=stdout',
+    `--test-reporter=${path.join(root, 'test/helpers/file-reporter.ts')}`, `--test-reporter-destination=${reportFile}`,
+    path.join(root, 'test/helpers/run-files.ts'),
+  ];
+  const timeOut = path.join(runTmp, `time-${id}`);
   const [cmd, ...args] = measureCpu ? ['/usr/bin/time', '-f', '%U %S %M', '-o', timeOut, ...node] : node;
   const started = performance.now();
   return new Promise((resolve) => {
-    const child = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: childEnv });
+    const child = spawn(cmd, args, { cwd: root, stdio: ['ignore', 'pipe', 'pipe'], env: { ...childEnv, CMS_TEST_FILES: JSON.stringify(files) } });
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d));
     child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
     child.on('close', (code) => {
-      const result: FileResult = { file, ok: code === 0, wallS: (performance.now() - started) / 1000, counts: parseCounts(output), output };
+      const seen = new Map<string, FileResult>();
+      try {
+        for (const l of fs.readFileSync(reportFile, 'utf8').split('\n').filter(Boolean)) {
+          const r = JSON.parse(l) as { file: string; ok: boolean; durationMs: number };
+          seen.set(r.file, { file: r.file, ok: r.ok, wallS: r.durationMs / 1000 });
+        }
+      } catch { /* the process died before reporting */ }
+      const wallS = (performance.now() - started) / 1000;
+      // A file the reporter never saw finish failed (the process died or hung in it).
+      const results = files.map((f) => seen.get(f) ?? { file: f, ok: false, wallS: 0 });
+      const result: ProcessResult = { files: results, ok: code === 0 && results.every((r) => r.ok), wallS, counts: parseCounts(output), output };
       if (measureCpu) {
         try {
           const [user, sys, rssKb] = fs.readFileSync(timeOut, 'utf8').trim().split(/\s+/).slice(-3).map(Number);
           result.cpuS = user + sys;
           result.maxRssMb = rssKb / 1024;
-          fs.rmSync(timeOut, { force: true });
         } catch { /* time(1) wrote nothing: leave the CPU time out */ }
       }
       resolve(result);
@@ -110,11 +166,12 @@ function runFile(file: string): Promise<FileResult> {
   });
 }
 
-/** One summary line for a finished file. */
-function line(r: FileResult): string {
-  const c = r.counts;
-  const cpu = r.cpuS !== undefined ? `, cpu ${r.cpuS.toFixed(1)} s, ${Math.round(r.maxRssMb ?? 0)} MB` : '';
-  return `${r.ok ? '✔' : '✖'} ${r.file} (${c.pass ?? 0}/${c.tests ?? 0} passed${c.fail ? `, ${c.fail} failed` : ''}, ${r.wallS.toFixed(1)} s${cpu})`;
+/** The lines printed for a finished process: one per file, then its totals. */
+function lines(p: ProcessResult): string {
+  const c = p.counts;
+  const cpu = p.cpuS !== undefined ? `, cpu ${p.cpuS.toFixed(1)} s, peak ${Math.round(p.maxRssMb ?? 0)} MB` : '';
+  const files = p.files.map((r) => `${r.ok ? '✔' : '✖'} ${r.file} (${r.wallS.toFixed(1)} s)`).join('\n');
+  return `${files}\n  └ process: ${c.pass ?? 0}/${c.tests ?? 0} tests passed${c.fail ? `, ${c.fail} failed` : ''} in ${p.wallS.toFixed(1)} s${cpu}`;
 }
 
 /** Makes the migrated PGlite template (test/helpers/server.ts) in a process of its own; false if that failed. */
@@ -137,35 +194,39 @@ async function main(): Promise<number> {
     return 1;
   }
   const last = readTimings();
-  // Longest first; a file never timed first of all (it may be long).
-  const queue = [...files].sort((a, b) => (last[b] ?? Infinity) - (last[a] ?? Infinity));
+  const estimate = (f: string) => last[f] ?? UNKNOWN_S;
+  const total = files.reduce((n, f) => n + estimate(f), 0);
+  const queue = pack(files, estimate, Math.max(15, total / concurrency / 12));
   const started = performance.now();
-  const results: FileResult[] = [];
+  const results: ProcessResult[] = [];
+  let nextId = 0;
   const worker = async () => {
-    for (let file = queue.shift(); file !== undefined; file = queue.shift()) {
-      const r = await runFile(file);
+    for (let group = queue.shift(); group !== undefined; group = queue.shift()) {
+      const r = await runProcess(group, nextId++);
       results.push(r);
-      console.log(line(r));
+      console.log(lines(r));
       if (!r.ok || verbose) console.log(r.output);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, files.length) }, worker));
+  await Promise.all(Array.from({ length: Math.min(concurrency, queue.length) }, worker));
   const wallS = (performance.now() - started) / 1000;
 
+  const fileResults = results.flatMap((r) => r.files);
   fs.mkdirSync(path.dirname(timingsFile), { recursive: true });
-  fs.writeFileSync(timingsFile, JSON.stringify({ ...last, ...Object.fromEntries(results.map((r) => [r.file, Number(r.wallS.toFixed(2))])) }, null, 1));
+  const measured = fileResults.filter((r) => r.ok).map((r) => [r.file, Number(r.wallS.toFixed(2))]);
+  fs.writeFileSync(timingsFile, JSON.stringify({ ...last, ...Object.fromEntries(measured) }, null, 1));
 
   const sum = (k: string) => results.reduce((n, r) => n + (r.counts[k] ?? 0), 0);
-  const failed = results.filter((r) => !r.ok);
+  const failed = fileResults.filter((r) => !r.ok);
   console.log('\nslowest files:');
-  for (const r of [...results].sort((a, b) => b.wallS - a.wallS).slice(0, 12)) console.log(`  ${r.wallS.toFixed(1).padStart(6)} s  ${r.file}`);
+  for (const r of [...fileResults].sort((a, b) => b.wallS - a.wallS).slice(0, 12)) console.log(`  ${r.wallS.toFixed(1).padStart(6)} s  ${r.file}`);
   const cpu = results.every((r) => r.cpuS !== undefined) ? `, cpu ${results.reduce((n, r) => n + (r.cpuS ?? 0), 0).toFixed(0)} s` : '';
   console.log(
-    `\n${files.length} files, ${sum('tests')} tests: ${sum('pass')} passed, ${sum('fail')} failed, ${sum('skipped')} skipped, ${sum('todo')} todo, ${sum('cancelled')} cancelled` +
+    `\n${files.length} files in ${results.length} processes, ${sum('tests')} tests: ${sum('pass')} passed, ${sum('fail')} failed, ${sum('skipped')} skipped, ${sum('todo')} todo, ${sum('cancelled')} cancelled` +
       ` in ${wallS.toFixed(1)} s (${concurrency} at a time${onPostgres ? ', PostgreSQL' : ', PGlite'}${cpu})`,
   );
   if (failed.length > 0) console.log(`failed files:\n${failed.map((r) => `  ${r.file}`).join('\n')}`);
-  return failed.length === 0 ? 0 : 1;
+  return failed.length === 0 && results.every((r) => r.ok) ? 0 : 1;
 }
 
 process.on('SIGINT', () => {

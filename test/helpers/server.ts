@@ -16,7 +16,7 @@ import type { Clock } from '../../src/clock.ts';
 import type { RateLimiter } from '../../src/http/rate-limit.ts';
 import { startService, type Service } from '../../src/service.ts';
 
-export const ADMIN_TOKEN = 'test-admin-token';
+export const ADMIN_TOKEN = 'test-admin-token-4Jx9qLw2Zr7Vb5Nc';
 
 export interface TestServer {
   url: string;
@@ -86,7 +86,7 @@ export async function ensurePgliteTemplate(): Promise<string | undefined> {
     return dir;
   }
   const build = fs.mkdtempSync(`${dir}-build-`);
-  const config = loadConfig({ DATA_DIR: build, ADMIN_TOKEN, SECRETS_KEY: 'test-secrets-key', LOG_LEVEL: 'silent' });
+  const config = loadConfig({ DATA_DIR: build, ADMIN_TOKEN, SECRETS_KEY: 'test-secrets-key-8Hm3Tq6Yk1Pd9Wf2', LOG_LEVEL: 'silent' });
   const service = await startService(config, { role: 'api', logger: pino({ level: 'silent' }) });
   await service.close();
   try {
@@ -118,7 +118,7 @@ export async function startTestServer(opts: StartOptions = {}): Promise<TestServ
   const config = loadConfig({
     DATA_DIR: dataDir,
     ADMIN_TOKEN,
-    SECRETS_KEY: 'test-secrets-key',
+    SECRETS_KEY: 'test-secrets-key-8Hm3Tq6Yk1Pd9Wf2',
     // Tests deliver to receivers on this machine.
     PROVIDER_ALLOWED_HOSTS: '127.0.0.1,localhost',
     LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',

@@ -43,7 +43,7 @@ const WARMUP = Number(args.warmup);
 const CONNECTIONS = Number(args.connections);
 const COMPANIES = Number(args.companies);
 const ROOT = path.join(import.meta.dirname, '..');
-const ADMIN_TOKEN = 'bench-admin-token';
+const ADMIN_TOKEN = 'bench-admin-token-6Tf1Ys8Kw3Nq7Pz';
 const phoneOf = (i: number) => `+49151${String(i).padStart(8, '0')}`;
 
 /** Drops and creates the database named in DB_URL (through the `postgres` database of the same server). */
@@ -133,7 +133,7 @@ async function main(): Promise<void> {
   const port = 8391, durablePort = 8392, noopPort = 8393;
   const nodeArgs = ['--max-semi-space-size=16', ...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args['cpu-prof'])}`] : [])];
   const service = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin/cms.js'), 'serve', '--role', 'api'], {
-    env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: DB_URL, PORT: String(port), ADMIN_TOKEN, SECRETS_KEY: 'bench', LOG_LEVEL: 'warn' },
+    env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: DB_URL, PORT: String(port), ADMIN_TOKEN, SECRETS_KEY: 'bench-secrets-key-2Rw9Hc4Vj7Lx5Mb', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;

@@ -35,8 +35,8 @@ import { loadConfig } from '../src/config.ts';
 import { startService } from '../src/service.ts';
 import { consoleGetRoutes, consolePages } from './console-pages.ts';
 
-const ADMIN = 'bench-console-admin';
-const SECRETS = 'bench-console-secrets';
+const ADMIN = 'bench-console-admin-5Dn8Gk2Wq7Rx4Vm';
+const SECRETS = 'bench-console-secrets-9Lb3Ft6Yh1Pz8Kc';
 const PASSWORD = 'correct horse battery staple';
 const EMAIL = 'owner@bench.example.com';
 const DB_NAME = 'cms_bench_console';

@@ -53,7 +53,7 @@ const WARMUP = Number(args.warmup);
 const COMPANIES = Number(args.companies);
 const BIG_CONTACTS = Number(args.contacts);
 const ROOT = path.join(import.meta.dirname, '..');
-const ADMIN_TOKEN = 'bench-admin-token';
+const ADMIN_TOKEN = 'bench-admin-token-6Tf1Ys8Kw3Nq7Pz';
 const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/cms_bench_http';
 
@@ -235,7 +235,7 @@ async function main(): Promise<void> {
     args['cpu-prof'] ? `--cpu-prof --cpu-prof-dir=${path.resolve(args['cpu-prof'])}` : '',
     args['alloc-prof'] ? '--inspect=127.0.0.1:9339' : ''].join(' ').split(/\s+/).filter(Boolean);
   const service = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin/cms.js'), 'serve', '--role', 'api'], {
-    env: { ...process.env, ...env, PORT: String(port), ADMIN_TOKEN, SECRETS_KEY: 'bench', LOG_LEVEL: 'warn' },
+    env: { ...process.env, ...env, PORT: String(port), ADMIN_TOKEN, SECRETS_KEY: 'bench-secrets-key-2Rw9Hc4Vj7Lx5Mb', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const base = `http://127.0.0.1:${port}`;

@@ -71,7 +71,7 @@ async function main(): Promise<void> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-bench-'));
   const databaseUrl = values.db === 'pglite' ? undefined : await freshPostgres(values.db!);
   const config = loadConfig({
-    DATA_DIR: dataDir, ADMIN_TOKEN: 'bench', SECRETS_KEY: 'bench', LOG_LEVEL: 'warn', PROVIDER_ALLOWED_HOSTS: '127.0.0.1',
+    DATA_DIR: dataDir, ADMIN_TOKEN: 'bench-admin-token-6Tf1Ys8Kw3Nq7Pz', SECRETS_KEY: 'bench-secrets-key-2Rw9Hc4Vj7Lx5Mb', LOG_LEVEL: 'warn', PROVIDER_ALLOWED_HOSTS: '127.0.0.1',
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
   });
   const logger = pino({ level: 'warn' });
@@ -87,7 +87,7 @@ async function main(): Promise<void> {
   }
 
   const admin = async (method: string, p: string, body?: unknown) => {
-    const res = await fetch(url + p, { method, headers: { authorization: 'Bearer bench', 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(url + p, { method, headers: { authorization: 'Bearer bench-admin-token-6Tf1Ys8Kw3Nq7Pz', 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
     if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
     return res.json() as Promise<any>;
   };

@@ -62,11 +62,11 @@ async function main(): Promise<void> {
   const passes = Math.min(2, Math.max(1, Number(values.passes)));
   const url = await freshPostgres(values.db!);
   const receiver = await startCountingReceiverProcess();
-  const config = loadConfig({ ...process.env, PROVIDER_ALLOWED_HOSTS: '127.0.0.1', DATABASE_URL: url, ADMIN_TOKEN: 'bench-admin', SECRETS_KEY: 'bench-secrets', LOG_LEVEL: 'warn', DATA_DIR: os.tmpdir() });
+  const config = loadConfig({ ...process.env, PROVIDER_ALLOWED_HOSTS: '127.0.0.1', DATABASE_URL: url, ADMIN_TOKEN: 'bench-admin-token-6Tf1Ys8Kw3Nq7Pz', SECRETS_KEY: 'bench-secrets-key-2Rw9Hc4Vj7Lx5Mb', LOG_LEVEL: 'warn', DATA_DIR: os.tmpdir() });
   const service = await startService(config, { role: 'all', logger: pino({ level: 'warn' }) });
   const base = await service.app.listen({ port: 0, host: '127.0.0.1' });
   const admin = (method: string, p: string, body?: unknown) => fetch(base + p, {
-    method, headers: { authorization: 'Bearer bench-admin', 'content-type': 'application/json' }, body: JSON.stringify(body),
+    method, headers: { authorization: 'Bearer bench-admin-token-6Tf1Ys8Kw3Nq7Pz', 'content-type': 'application/json' }, body: JSON.stringify(body),
   }).then((r) => r.json() as Promise<any>);
 
   // Setup: company, WhatsApp channel with app secret, messages `sent` with wamids.

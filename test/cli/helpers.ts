@@ -14,7 +14,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The admin token the fake server accepts. */
-export const TOKEN = 'test-admin-token';
+export const TOKEN = 'test-admin-token-4Jx9qLw2Zr7Vb5Nc';
 
 /** Path of the CLI entry point under test. */
 export const BIN = fileURLToPath(new URL('../../bin/cms.js', import.meta.url));

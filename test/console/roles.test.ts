@@ -153,7 +153,7 @@ async function fixture(): Promise<Fixture> {
   const campaign = await s.admin('POST', `/admin/companies/${companyId}/campaigns`, { name: 'matrix campaign', template: { body: 'Sale {{ first_name }}' } }, 201);
   const batchId = await insertBatch(s, companyId, [{ phone: '+4915112345678', status: 'sent' }]);
   const imp = await fetch(`${s.url}/admin/companies/${companyId}/contacts/imports`, {
-    method: 'POST', headers: { authorization: 'Bearer test-admin-token', 'content-type': 'text/csv' }, body: 'phone,first_name\n+4915112345679,Grace\n',
+    method: 'POST', headers: { authorization: 'Bearer test-admin-token-4Jx9qLw2Zr7Vb5Nc', 'content-type': 'text/csv' }, body: 'phone,first_name\n+4915112345679,Grace\n',
   });
   assert.equal(imp.status, 202, await imp.clone().text());
   const target = await userIdOf(s, await newUser(s, companyId, freshEmail('target'), 'developer'));

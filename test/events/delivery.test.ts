@@ -134,7 +134,7 @@ test('message, batch and contact events: signed, envelope and data exactly as §
   assert.match(metrics, /cms_event_attempts_total\{outcome="delivered"\} \d+/);
   // Other companies' scoped view of these attempts: 404.
   const other = await s.company();
-  const r = await fetch(`${s.url}/admin/event-endpoints/${all.endpoint_id}/attempts?company_id=${other.companyId}`, { headers: { authorization: 'Bearer test-admin-token' } });
+  const r = await fetch(`${s.url}/admin/event-endpoints/${all.endpoint_id}/attempts?company_id=${other.companyId}`, { headers: { authorization: 'Bearer test-admin-token-4Jx9qLw2Zr7Vb5Nc' } });
   assert.equal(r.status, 404);
   assert.ok(onlyBatch.endpoint_id);
 });
@@ -232,7 +232,7 @@ test('receiver down for 60 s of clock time: every event arrives after, same webh
     assert.equal(events.seen.at(-1)!.id, one);
     // Scoped to another company: 404, nothing sent.
     const other = await s.company();
-    const r = await fetch(`${s.url}/admin/events/${one}/resend?company_id=${other.companyId}`, { method: 'POST', headers: { authorization: 'Bearer test-admin-token' } });
+    const r = await fetch(`${s.url}/admin/events/${one}/resend?company_id=${other.companyId}`, { method: 'POST', headers: { authorization: 'Bearer test-admin-token-4Jx9qLw2Zr7Vb5Nc' } });
     assert.equal(r.status, 404);
   } finally {
     events.answer = previous;

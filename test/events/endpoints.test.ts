@@ -19,7 +19,7 @@ const ALL = ['message.sent', 'message.delivered', 'message.read', 'message.faile
 async function call(method: string, path: string, body?: unknown) {
   const res = await fetch(s.url + path, {
     method,
-    headers: { authorization: 'Bearer test-admin-token', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    headers: { authorization: 'Bearer test-admin-token-4Jx9qLw2Zr7Vb5Nc', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
     body: body !== undefined ? JSON.stringify(body) : undefined,
   });
   const text = await res.text();

@@ -155,7 +155,7 @@ test('kill -9 of workers and of the API: no event lost, none for a change that d
     for (let k = 0; k < 3; k++) {
       const body = JSON.stringify({ contacts: contacts(100_000_000 + k * 10_000) });
       const request = fetch(`${api.url}/admin/companies/${t.companyId}/contacts`, {
-        method: 'PUT', headers: { authorization: 'Bearer faults-admin-token', 'content-type': 'application/json' }, body,
+        method: 'PUT', headers: { authorization: 'Bearer faults-admin-token-3Kp8Rv2Xn6Qw9Zt', 'content-type': 'application/json' }, body,
       }).then((r) => `answered ${r.status}`, () => 'no answer');
       await sleep(150 + k * 150);
       await api.kill9();

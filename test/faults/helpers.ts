@@ -25,8 +25,8 @@ import pg from 'pg';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const CMS_BIN = path.join(ROOT, 'bin', 'cms.js');
-export const ADMIN_TOKEN = 'faults-admin-token';
-export const SECRETS_KEY = 'faults-secrets-key-0123456789abcdef';
+export const ADMIN_TOKEN = 'faults-admin-token-3Kp8Rv2Xn6Qw9Zt';
+export const SECRETS_KEY = 'faults-secrets-key-7Gd2Mx5Lq9Wc4Bn';
 
 /** Why a fault test is skipped, or false when it runs. */
 export const SKIP: string | false = process.env.CMS_FAULT_TESTS === '1' ? false : 'fault tests run with `npm run test:faults` (CMS_FAULT_TESTS=1)';

@@ -95,7 +95,7 @@ test('hostile keys in variables are stored and rendered as data; inherited membe
 test('operator API bodies with __proto__ do not change what is stored or the process', async () => {
   const res = await fetch(s.url + '/admin/companies', {
     method: 'POST',
-    headers: { authorization: 'Bearer test-admin-token', 'content-type': 'application/json' },
+    headers: { authorization: 'Bearer test-admin-token-4Jx9qLw2Zr7Vb5Nc', 'content-type': 'application/json' },
     body: '{"name":"P","__proto__":{"subscription_active":true,"default_country":"US"}}',
   });
   assert.ok(res.status < 500, String(res.status));

@@ -72,7 +72,7 @@ test('a second server process on the same PostgreSQL refuses a revoked key withi
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-second-'));
   const child: ChildProcess = spawn(process.execPath, ['bin/cms.js', 'serve', '--role', 'api'], {
     cwd: path.join(import.meta.dirname, '../..'),
-    env: { ...process.env, DATABASE_URL: pgUrl, PORT: String(port), HOST: '127.0.0.1', ADMIN_TOKEN, SECRETS_KEY: 'test-secrets-key', DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
+    env: { ...process.env, DATABASE_URL: pgUrl, PORT: String(port), HOST: '127.0.0.1', ADMIN_TOKEN, SECRETS_KEY: 'test-secrets-key-8Hm3Tq6Yk1Pd9Wf2', DATA_DIR: dataDir, LOG_LEVEL: 'silent' },
     stdio: ['ignore', 'ignore', 'pipe'],
   });
   let stderr = '';

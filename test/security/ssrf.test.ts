@@ -51,12 +51,12 @@ test('webhook and WhatsApp URLs pointing at private or reserved networks are ref
   const secret = 'whsec_' + Buffer.from('0123456789abcdef0123456789abcdef').toString('base64');
   for (const url of PRIVATE_URLS) {
     const hook = await fetch(`${s.url}/admin/companies/${c.companyId}/channel`, {
-      method: 'PUT', headers: { authorization: 'Bearer test-admin-token', 'content-type': 'application/json' },
+      method: 'PUT', headers: { authorization: 'Bearer test-admin-token-4Jx9qLw2Zr7Vb5Nc', 'content-type': 'application/json' },
       body: JSON.stringify({ provider: 'webhook', url, secret }),
     });
     assert.equal(hook.status, 422, `webhook ${url}: ${hook.status} ${await hook.text()}`);
     const wa = await fetch(`${s.url}/admin/companies/${c.companyId}/channel`, {
-      method: 'PUT', headers: { authorization: 'Bearer test-admin-token', 'content-type': 'application/json' },
+      method: 'PUT', headers: { authorization: 'Bearer test-admin-token-4Jx9qLw2Zr7Vb5Nc', 'content-type': 'application/json' },
       body: JSON.stringify({ provider: 'whatsapp', phone_number_id: '1234', access_token: 't', api_base_url: url }),
     });
     assert.equal(wa.status, 422, `whatsapp ${url}: ${wa.status} ${await wa.text()}`);

@@ -3,7 +3,8 @@
  *
  * Variables (issue 2, item 1): PORT (default 8000), HOST (default 127.0.0.1), DATA_DIR (default ./data,
  * the embedded PGlite database and the generated admin token), DATABASE_URL (PostgreSQL; when set,
- * PGlite is not used), ADMIN_TOKEN (operator bearer token; generated into DATA_DIR when unset),
+ * PGlite is not used), ADMIN_TOKEN (operator bearer token; generated into DATA_DIR when unset; a weak
+ * value is refused, see checkSecretStrength),
  * LOG_LEVEL (pino level, default info), SECRETS_KEY (key that encrypts provider secrets at rest;
  * generated into DATA_DIR when unset), DB_POOL_MAX (PostgreSQL pool size, default 10),
  * WORKER_CONCURRENCY (message chunks processed at once per worker process, default 4),
@@ -95,9 +96,44 @@ function onOff(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean
   throw new ConfigError(`${name} must be on or off, got ${JSON.stringify(env[name])}`);
 }
 
-/** Reads the configuration from `env` (default `process.env`). Throws ConfigError on an unusable value. */
+/** Words that mark a value copied from an example rather than generated (compared without case or punctuation). */
+const PLACEHOLDERS = ['changeme', 'changethis', 'replaceme', 'placeholder', 'yoursecret', 'yourtoken', 'yourkey', 'password', 'example', 'xxxxxxxx', '12345678', 'qwerty'];
+
+/** The one command the refusal suggests. */
+export const GENERATE_SECRET_COMMAND = 'openssl rand -base64 32';
+
+/**
+ * Refuses a weak ADMIN_TOKEN or SECRETS_KEY (issue 13 item 4): fewer than 32 characters (what
+ * `openssl rand -base64 32` prints has 44; a 32-byte key in hex has 64), fewer than 8 different
+ * characters (`aaaa...`, `abab...`), or a placeholder from an example (`changeme`, `your-secret`,
+ * `password`, `xxxxxxxx` ...). A heuristic against the usual mistakes, not an entropy measurement: a
+ * value from the generating command always passes. Throws ConfigError naming the variable and the
+ * command; an unset value is fine (the service generates one into DATA_DIR).
+ */
+export function checkSecretStrength(name: string, value: string | undefined): void {
+  if (value === undefined) return;
+  const folded = value.toLowerCase().replace(/[^a-z0-9]/g, '');
+  const placeholder = PLACEHOLDERS.find((p) => folded.includes(p));
+  const problem = placeholder !== undefined
+    ? `looks like a placeholder (it contains "${placeholder}")`
+    : value.length < 32
+      ? `is too short (${value.length} characters; at least 32 random characters are needed)`
+      : new Set(value).size < 8
+        ? `is not random enough (only ${new Set(value).size} different characters)`
+        : undefined;
+  if (problem) {
+    throw new ConfigError(`${name} ${problem}. Generate a good one with: ${GENERATE_SECRET_COMMAND}  (or: node -e "console.log(require('node:crypto').randomBytes(32).toString('base64'))")`);
+  }
+}
+
+/**
+ * Reads the configuration from `env` (default `process.env`). Throws ConfigError on an unusable value,
+ * including a weak ADMIN_TOKEN or SECRETS_KEY (checkSecretStrength).
+ */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const blank = (v: string | undefined) => (v === undefined || v === '' ? undefined : v);
+  checkSecretStrength('ADMIN_TOKEN', blank(env.ADMIN_TOKEN));
+  checkSecretStrength('SECRETS_KEY', blank(env.SECRETS_KEY));
   return Object.freeze({
     port: int(env, 'PORT', 8000, 0, 65535),
     host: blank(env.HOST) ?? '127.0.0.1',

@@ -15,13 +15,21 @@
  * | providerLatency     | cms_provider_request_duration_seconds     | provider, outcome          |
  * | receiptsTotal       | cms_receipts_total                        | source, outcome            |
  * | eventAttempts       | cms_event_attempts_total                  | outcome                    |
- * plus prom-client's default process metrics (cms_process_*, cms_nodejs_*).
+ * plus prom-client's default process metrics (cms_process_*, cms_nodejs_*), without its gauges named
+ * `*_total` (cms_nodejs_active_{handles,requests,resources}_total: use `sum()` of the labelled gauge).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** The registry /metrics serves. */
 export const registry = new Registry();
 collectDefaultMetrics({ register: registry, prefix: 'cms_' });
+// Prometheus naming (promtool check metrics, issue 13 item 4): `_total` is for counters only. prom-client's
+// defaults include three gauges named like counters, cms_nodejs_active_{handles,requests,resources}_total;
+// each is the sum of its labelled gauge (cms_nodejs_active_handles{type} ...), so they are dropped:
+// `sum(cms_nodejs_active_handles)` gives the same number.
+for (const metric of registry.getMetricsAsArray()) {
+  if (metric instanceof Gauge && metric.name.endsWith('_total')) registry.removeSingleMetric(metric.name);
+}
 
 /** HTTP requests answered, by method, route pattern (`unmatched` for 404s of unknown paths) and status. */
 export const httpRequests = new Counter({

@@ -45,8 +45,17 @@ export function isAllowedAddress(ip: string, policy: AddressPolicy): boolean {
 }
 
 /**
+ * How an operator allows a refused private host (issue 13 item 4: the refusal names the variable):
+ * `to allow it, add <host> to PROVIDER_ALLOWED_HOSTS (comma-separated hosts and CIDR ranges)`.
+ */
+export function howToAllow(host: string): string {
+  return `to allow it, add ${host} to PROVIDER_ALLOWED_HOSTS (comma-separated hosts, addresses and CIDR ranges) and restart the service`;
+}
+
+/**
  * Checks a provider URL before it is stored: http(s), and every address its host resolves to allowed.
- * Returns a problem text, or null when the URL is acceptable.
+ * Returns a problem text, or null when the URL is acceptable; a private address's text ends with
+ * `howToAllow` (names PROVIDER_ALLOWED_HOSTS).
  */
 export async function checkProviderUrl(url: string, policy: AddressPolicy): Promise<string | null> {
   let parsed: URL;
@@ -66,7 +75,7 @@ export async function checkProviderUrl(url: string, policy: AddressPolicy): Prom
     return `host ${host} does not resolve`;
   }
   const refused = addresses.find((a) => !isAllowedAddress(a, policy));
-  return refused ? `resolves to ${refused}, an address of a private or reserved network` : null;
+  return refused ? `resolves to ${refused}, an address of a private or reserved network; ${howToAllow(host)}` : null;
 }
 
 /**
@@ -81,7 +90,7 @@ export function guardedLookup(policy: AddressPolicy): typeof dns.lookup {
       const list = addresses as dns.LookupAddress[];
       const allowed = policy.hosts.has(host) ? list : list.filter((a) => isAllowedAddress(a.address, policy));
       if (allowed.length === 0) {
-        const e = Object.assign(new Error(`refused to connect to ${hostname}: private or reserved address`), { code: 'EADDRNOTALLOWED' });
+        const e = Object.assign(new Error(`refused to connect to ${hostname}: private or reserved address; ${howToAllow(host)}`), { code: 'EADDRNOTALLOWED' });
         return callback(e);
       }
       if (options.all) return callback(null, allowed);

@@ -143,7 +143,7 @@ test('a loopback or private URL is refused with a message naming PROVIDER_ALLOWE
   assert.match(JSON.stringify(endpoint.json), /PROVIDER_ALLOWED_HOSTS/);
 });
 
-test('a provider failure is logged at warn or error with company, batch and message ids', { todo: 'src/queue/handlers/messages-deliver.ts logs nothing when a provider fails (owner of the delivery loop)' }, async () => {
+test('a provider failure is logged at warn or error with company, batch and message ids', async () => {
   const company = await adminCall('POST', '/admin/companies', { name: 'Failing Co', subscription_active: true, default_country: 'DE' });
   const id = company.json.company_id;
   assert.equal((await adminCall('PUT', `/admin/companies/${id}/channel`, { provider: 'webhook', url: receiverUrl })).status, 200);
@@ -157,6 +157,24 @@ test('a provider failure is logged at warn or error with company, batch and mess
   const { batch_id: batchId } = await res.json();
   const line = await eventually(async () => logs().find((l) => l.level >= 40 && l.company_id === id && l.batch_id === batchId && typeof l.message_id === 'string'), 20_000);
   assert.ok(line);
+  assert.match(String(line.error), /400/, 'the provider\'s answer is in the line');
+});
+
+test('a template that fails while rendering is logged at error with company, batch and message ids', async () => {
+  const company = await adminCall('POST', '/admin/companies', { name: 'Render Co', subscription_active: true, default_country: 'DE' });
+  const id = company.json.company_id;
+  const key = (await adminCall('POST', `/admin/companies/${id}/api-keys`, { label: 'render' })).json.api_key;
+  // Valid Liquid (saved), but no message of it fits the render's memory bound: it fails at fan-out.
+  const automation = await adminCall('POST', `/admin/companies/${id}/automations`, { name: 'Runaway', type: 'api', active: true, template: { body: '{% for i in (1..100000000) %}{{ first_name }}{% endfor %}' } });
+  assert.equal(automation.status, 201, JSON.stringify(automation.json));
+  const res = await fetch(url + '/api/automations/send', {
+    method: 'POST', headers: { 'content-type': 'application/json', 'service-api-key': key },
+    body: JSON.stringify({ automation_id: automation.json.automation_id, contacts: [{ phone: '+4915112345679', first_name: 'Bert' }] }),
+  });
+  assert.equal(res.status, 200);
+  const { batch_id: batchId } = await res.json();
+  const line = await eventually(async () => logs().find((l) => l.level >= 50 && l.company_id === id && l.batch_id === batchId && typeof l.message_id === 'string'), 20_000);
+  assert.match(String(line.error), /template/i);
 });
 
 /**

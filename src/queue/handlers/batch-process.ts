@@ -15,7 +15,8 @@
  *   until max(send_at, the next opening at send_at); a batch cancelled before its fan-out
  *   (`overrides.cancelled`) writes every valid item `skipped` / `cancelled`;
  * - the template (the batch's snapshot) is rendered per contact; a render error fails that message
- *   only (`failed`, error `template error: ...`, no attempt);
+ *   only (`failed`, error `template error: ...`, no attempt), logged at `error` with company, batch and
+ *   message ids once the fan-out committed (failure-log.ts);
  * - the remaining `pending` messages are split into `messages-deliver` chunks (chunkSizeFor the
  *   company's provider at fan-out time: the outbox takes a whole batch in one statement).
  */
@@ -30,6 +31,7 @@ import { messagesFinal } from '../../metrics.ts';
 import { enqueueMany } from '../boss.ts';
 import { chunkSizeFor } from '../jobs.ts';
 import type { PipelineContext } from './context.ts';
+import { FailureLog } from './failure-log.ts';
 import { chunkRanges, completeBatchIfDone, insertMessages, uuidv7, type NewMessage } from '../../db/messages.ts';
 
 interface BatchRow {
@@ -69,6 +71,8 @@ async function writeContacts(db: PipelineContext['db'], batch: BatchRow): Promis
 /** Fans out batch `batchId`; null when it was not `accepted` (already done, or unknown). */
 export async function processBatch(ctx: PipelineContext, batchId: string): Promise<FanOut | null> {
   const finals: Record<string, number> = {};
+  // Messages failed by a template error, logged once the fan-out committed (issue 13 item 4).
+  let templateFailures: { company_id: number; failed: { message_id: string; error: string }[] } | undefined;
   const outcome = await ctx.db.transaction().execute(async (trx) => {
     const { rows } = await sql<StoredBatchRow>`
       UPDATE batches b SET status = 'processing'
@@ -118,6 +122,8 @@ export async function processBatch(ctx: PipelineContext, batchId: string): Promi
       }
     });
     await insertMessages(trx, batchId, batch.company_id, messages);
+    const failed = messages.filter((m) => m.status === 'failed').map((m) => ({ message_id: m.message_id, error: String(m.error) }));
+    templateFailures = failed.length ? { company_id: batch.company_id, failed } : undefined;
     for (const m of messages) if (m.status !== 'pending') finals[m.status] = (finals[m.status] ?? 0) + 1;
 
     const pendingSeqs = messages.filter((m) => m.status === 'pending').map((m) => m.seq);
@@ -135,5 +141,10 @@ export async function processBatch(ctx: PipelineContext, batchId: string): Promi
     return { messages: messages.length, pending: pendingSeqs.length, held, chunks };
   });
   for (const [status, n] of Object.entries(finals)) messagesFinal.inc({ status, provider: 'none' }, n);
+  if (outcome && templateFailures) {
+    const log = new FailureLog(ctx.logger, { company_id: templateFailures.company_id, batch_id: batchId }, 'message not rendered: template error');
+    for (const f of templateFailures.failed) log.add({ level: 'error', ...f });
+    log.summary();
+  }
   return outcome;
 }

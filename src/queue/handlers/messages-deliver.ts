@@ -26,6 +26,7 @@ import type { SendResult } from '../../providers/types.ts';
 import { messagesFinal } from '../../metrics.ts';
 import type { JobPayloads } from '../jobs.ts';
 import type { PipelineContext } from './context.ts';
+import { FailureLog } from './failure-log.ts';
 import {
   claimMessages, commitResults, completeBatchIfDone, countUnfinished, renewLeases, sendRangeToOutbox,
   type Claimed, type MessageResult,
@@ -110,12 +111,23 @@ async function deliverClaimed(ctx: PipelineContext, provider: Provider, data: Jo
     renewLeases(ctx.db, [...held], LEASE_SECONDS).catch((err) => ctx.logger.warn({ err: (err as Error).message, batch_id: data.batch_id }, 'lease renewal failed'));
   }, RENEW_MS);
 
+  // Failed attempts reach the log (issue 13 item 4): `error` when the message ends failed, `warn`
+  // when it waits for another attempt; bounded per run (failure-log.ts).
+  const failures = new FailureLog(ctx.logger, { company_id: data.company_id, batch_id: data.batch_id }, 'message delivery failed');
   let next = 0;
   const lane = async () => {
     while (next < claimed.length && !ctx.drain.aborted && !abort?.aborted && flushError === undefined) {
       const m = claimed[next++];
       const result = await attemptOnce(provider, m.rendered, abort);
-      buffer.push(resultOf(m, result, !!abort?.aborted, schedule, ctx.clock.now()));
+      const r = resultOf(m, result, !!abort?.aborted, schedule, ctx.clock.now());
+      buffer.push(r);
+      if (result?.status === 'failed') {
+        failures.add({
+          level: r.status === 'failed' ? 'error' : 'warn', message_id: m.message_id, provider: provider.name,
+          attempt: m.attempts + 1, error: result.error, error_code: result.code ?? null,
+          ...(r.retry_at ? { retry_at: new Date(r.retry_at).toISOString() } : {}),
+        });
+      }
       if (buffer.length >= FLUSH_ROWS) void flush();
     }
   };
@@ -128,6 +140,7 @@ async function deliverClaimed(ctx: PipelineContext, provider: Provider, data: Jo
   } finally {
     clearInterval(flushTimer);
     clearInterval(renewTimer);
+    failures.summary();
     await flush();
   }
   if (flushError !== undefined) throw flushError;

@@ -318,10 +318,66 @@ test('CLI: company list|show, key list, automation list|show, campaign list|show
   assert.equal(shown.code, 0);
 });
 
-test('CLI: batch list of a company', { todo: 'no `cms batch list` (and no operator route listing a company\'s batches) yet' }, () => {
-  const r = cms(['batch', '--help']);
-  assert.equal(r.code, 0, r.stderr);
-  assert.match(r.stdout, /^\s+list\b/m);
+/** A company with an API key and an active API automation, made through the operator API. */
+async function sendingCompany(name: string): Promise<{ id: number; key: string; automationId: number }> {
+  const id = (await adminCall('POST', '/admin/companies', { name, subscription_active: true, default_country: 'DE' })).json.company_id;
+  const key = (await adminCall('POST', `/admin/companies/${id}/api-keys`, { label: 'list' })).json.api_key;
+  const automationId = (await adminCall('POST', `/admin/companies/${id}/automations`, { name: 'Ping', type: 'api', active: true, template: { body: 'Ping {{ first_name }}' } })).json.automation_id;
+  return { id, key, automationId };
+}
+
+/** Triggers the automation once for `phone`; the batch id. */
+async function trigger(c: { key: string; automationId: number }, phone: string): Promise<string> {
+  const res = await fetch(url + '/api/automations/send', {
+    method: 'POST', headers: { 'content-type': 'application/json', 'service-api-key': c.key },
+    body: JSON.stringify({ automation_id: c.automationId, contacts: [{ phone, first_name: 'Li' }] }),
+  });
+  assert.equal(res.status, 200);
+  return (await res.json()).batch_id;
+}
+
+test('CLI: batch list of a company, newest first, a page at a time', async () => {
+  const help = cms(['batch', '--help']);
+  assert.equal(help.code, 0, help.stderr);
+  assert.match(help.stdout, /^\s+list\b/m);
+  const a = await sendingCompany('Batch List Co');
+  const other = await sendingCompany('Other Batch Co');
+  const sent = [];
+  for (const phone of ['+4915112345621', '+4915112345622', '+4915112345623']) sent.push(await trigger(a, phone));
+  const otherBatch = await trigger(other, '+4915112345624');
+
+  const first = cms(['batch', 'list', '--company', String(a.id), '--limit', '2', '--json']);
+  assert.equal(first.code, 0, first.stderr);
+  const page1 = JSON.parse(first.stdout);
+  assert.deepEqual(page1.batches.map((b: { batch_id: string }) => b.batch_id), [sent[2], sent[1]], 'newest first');
+  assert.equal(page1.batches[0].company_id, a.id);
+  assert.equal(page1.batches[0].counts.total, 1);
+  assert.equal(page1.next_before, sent[1]);
+  const page2 = JSON.parse(cms(['batch', 'list', '--company', String(a.id), '--limit', '2', '--before', page1.next_before, '--json']).stdout);
+  assert.deepEqual(page2.batches.map((b: { batch_id: string }) => b.batch_id), [sent[0]]);
+  assert.equal(page2.next_before, null);
+
+  const text = cms(['batch', 'list', '--company', String(a.id), '--limit', '2']);
+  assert.equal(text.code, 0, text.stderr);
+  assert.match(text.stdout, new RegExp(sent[2]));
+  assert.doesNotMatch(text.stdout, new RegExp(sent[0]));
+  assert.match(text.stdout, new RegExp(`--before ${sent[1]}`), 'the command for the next page');
+  assert.doesNotMatch(text.stdout, new RegExp(otherBatch), 'only this company\'s batches');
+
+  // Another company's batch as the cursor tells nothing about it: an empty page, as for an unknown id.
+  const foreign = await adminCall('GET', `/admin/companies/${a.id}/batches?before=${otherBatch}`);
+  assert.equal(foreign.status, 200);
+  assert.deepEqual(foreign.json, { batches: [], next_before: null });
+  assert.deepEqual((await adminCall('GET', `/admin/companies/${a.id}/batches?before=00000000-0000-4000-8000-000000000000`)).json, foreign.json);
+  assert.equal((await adminCall('GET', '/admin/companies/2147483000/batches')).status, 404);
+  for (const q of ['limit=0', 'limit=101', 'limit=x', 'before=not-a-uuid']) {
+    const bad = await adminCall('GET', `/admin/companies/${a.id}/batches?${q}`);
+    assert.equal(bad.status, 422, q);
+    assert.ok(Array.isArray(bad.json.detail), q);
+  }
+  const unknown = cms(['batch', 'list', '--company', '2147483000']);
+  assert.notEqual(unknown.code, 0);
+  assert.match(unknown.stderr, /Company not found/);
 });
 
 /** A temporary directory with CSV files for `cms contacts import`; removed by the caller. */

@@ -439,6 +439,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/companies/{company_id}/batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A company's send batches with their counts, newest first, a page at a time */
+        get: operations["list_company_batches"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/audit": {
         parameters: {
             query?: never;
@@ -1785,6 +1802,39 @@ export interface components {
             failed_at?: string;
             /** @description the message as handed to the provider (null until rendered) */
             rendered: unknown;
+        };
+        /**
+         * BatchPage
+         * @example {
+         *       "batches": [
+         *         {
+         *           "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10",
+         *           "kind": "campaign",
+         *           "company_id": 12,
+         *           "source_id": 8,
+         *           "status": "completed",
+         *           "counts": {
+         *             "total": 3,
+         *             "sent": 2,
+         *             "delivered": 1,
+         *             "read": 0,
+         *             "failed": 0,
+         *             "skipped": 1,
+         *             "pending": 0
+         *           },
+         *           "ignored_contacts": 0,
+         *           "created_at": "2026-03-02T09:30:00.000Z",
+         *           "completed_at": "2026-03-02T09:30:04.210Z"
+         *         }
+         *       ],
+         *       "next_before": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10"
+         *     }
+         */
+        BatchPage: {
+            /** @description newest first (acceptance time, then batch id) */
+            batches: components["schemas"]["Batch"][];
+            /** @description pass as `before` for the next (older) page; null on the last page */
+            next_before: string | null;
         };
         /**
          * AuditEntry
@@ -6801,6 +6851,154 @@ export interface operations {
                      *             "batch_id"
                      *           ],
                      *           "msg": "must NOT have more than 64 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminValidationError"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    list_company_batches: {
+        parameters: {
+            query?: {
+                /**
+                 * @description at most this many batches
+                 * @example 20
+                 */
+                limit?: number;
+                /**
+                 * @description the `next_before` of the previous page: batches older than this one
+                 * @example 0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10
+                 */
+                before?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description the company
+                 * @example 12
+                 */
+                company_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of batches (empty when the company has none, or none older than `before`) */
+            200: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "batches": [
+                     *         {
+                     *           "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10",
+                     *           "kind": "campaign",
+                     *           "company_id": 12,
+                     *           "source_id": 8,
+                     *           "status": "completed",
+                     *           "counts": {
+                     *             "total": 3,
+                     *             "sent": 2,
+                     *             "delivered": 1,
+                     *             "read": 0,
+                     *             "failed": 0,
+                     *             "skipped": 1,
+                     *             "pending": 0
+                     *           },
+                     *           "ignored_contacts": 0,
+                     *           "created_at": "2026-03-02T09:30:00.000Z",
+                     *           "completed_at": "2026-03-02T09:30:04.210Z"
+                     *         }
+                     *       ],
+                     *       "next_before": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["BatchPage"];
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description No such company */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Company not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "maximum",
+                     *           "loc": [
+                     *             "query",
+                     *             "limit"
+                     *           ],
+                     *           "msg": "must be <= 100"
                      *         }
                      *       ]
                      *     }

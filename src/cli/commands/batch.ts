@@ -3,6 +3,10 @@
  * GET /admin/batches/{batch_id}/messages (operator-api.md). With --json and --messages the
  * output is the batch object with an added `messages` array.
  *
+ * `cms batch list --company ID [--limit N] [--before BATCH_ID]` (issue 13 item 4): GET
+ * /admin/companies/{company_id}/batches, newest first, one page; the text output ends with the command
+ * for the next page when there is one. --json prints the page as answered (`batches`, `next_before`).
+ *
  * The text output shows the batch's funnel (receipts-and-events.md §1) as one line,
  * `funnel: sent N → delivered N → read N · failed N · skipped N · pending N (of TOTAL)`, and per
  * message its status, error code, times and, for a message waiting for a retry, its next attempt; then the
@@ -10,10 +14,10 @@
  */
 import type { Command } from 'commander';
 import type { Batch, BatchMessage } from '../api/types.ts';
-import { data } from '../client.ts';
+import { data, integerId } from '../client.ts';
 import { addCommonOptions, contextFor } from '../context.ts';
 import { formatValue, printJson, printLine, printRecord, printTable } from '../output.ts';
-import { parseNonEmpty } from '../parse.ts';
+import { parseNonEmpty, parsePositiveInt } from '../parse.ts';
 
 /** Flatten a batch for the key/value table: counts become `sent`, `failed`, ... rows. */
 function batchRows(batch: Batch): Record<string, unknown> {
@@ -48,9 +52,38 @@ export function renderedText(rendered: unknown, indent = '  '): string | undefin
   return lines.map((l) => (l === '' ? '' : indent + l)).join('\n');
 }
 
-/** Register `batch show BATCH_ID [--messages]` on `program`. */
+/** Register `batch list --company ID` and `batch show BATCH_ID [--messages]` on `program`. */
 export function registerBatch(program: Command): void {
   const group = program.command('batch').description('inspect send batches');
+
+  addCommonOptions(
+    group
+      .command('list')
+      .description("list a company's send batches with their counts, newest first")
+      .requiredOption('--company <id>', 'company id', parseNonEmpty)
+      .option('--limit <n>', 'at most this many batches (1-100, default 20)', parsePositiveInt)
+      .option('--before <batch-id>', 'only batches older than this one (the next page)', parseNonEmpty),
+  ).action(async (opts: { company: string; limit?: number; before?: string }, cmd: Command) => {
+    const companyId = integerId(opts.company, 'company id');
+    const ctx = await contextFor(cmd);
+    const page = await data(ctx.api.GET('/admin/companies/{company_id}/batches', {
+      params: { path: { company_id: companyId }, query: { ...(opts.limit ? { limit: opts.limit } : {}), ...(opts.before ? { before: opts.before } : {}) } },
+    }));
+    if (ctx.json) return printJson(page);
+    printTable(page.batches, [
+      { key: 'batch_id' }, { key: 'kind' }, { key: 'source_id', header: 'source' }, { key: 'status' },
+      { key: 'counts', header: 'total', format: (_v, b) => String(b.counts.total) },
+      { key: 'counts', header: 'sent', format: (_v, b) => String(b.counts.sent) },
+      { key: 'counts', header: 'failed', format: (_v, b) => String(b.counts.failed) },
+      { key: 'counts', header: 'skipped', format: (_v, b) => String(b.counts.skipped) },
+      { key: 'counts', header: 'pending', format: (_v, b) => String(b.counts.pending) },
+      { key: 'created_at', header: 'created' },
+    ], '(no batches)');
+    if (page.next_before) {
+      printLine();
+      printLine(`More: cms batch list --company ${companyId}${opts.limit ? ` --limit ${opts.limit}` : ''} --before ${page.next_before}`);
+    }
+  });
 
   addCommonOptions(
     group

@@ -7,12 +7,17 @@
  * |---|---|
  * | GET /admin/batches/{batch_id} | 200 `Batch`; 401; 404 `Batch not found` (unknown or malformed id); 422 (id over 64 characters) |
  * | GET /admin/batches/{batch_id}/messages | 200 `{messages: Message[]}` in batch order; 401; 404; 422 |
+ * | GET /admin/companies/{company_id}/batches?limit=&before= | 200 `BatchPage` newest first (keyset pages, db/batch-list.ts); 401; 404 `Company not found`; 422 (bad id, limit or before) |
+ *
+ * The list serves `cms batch list` (issue 13 item 4).
  */
 import type { FastifyInstance } from 'fastify';
 import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { getBatch, listBatchMessages, type MessageView } from '../../domain/batches.ts';
+import { listCompanyBatches } from '../../db/batch-list.ts';
+import { getCompany } from '../../domain/companies.ts';
 import type { AppDeps } from '../deps.ts';
-import { addComponents, adminErrors, component, exampleOf, invalid, iso, notFound, ok, ref, TIME_EXAMPLE } from './components.ts';
+import { addComponents, adminErrors, component, exampleOf, idParams, invalid, iso, notFound, ok, ref, TIME_EXAMPLE } from './components.ts';
 
 const time = (description?: string) => Type.String({ format: 'date-time', ...(description ? { description } : {}) });
 const count = Type.Integer({ minimum: 0 });
@@ -63,6 +68,20 @@ export const Message = component('Message', Type.Object({
   rendered: { to: '+4915112345678', header: { type: 'none' }, body: 'Hi Anna, 20 % off all shoes this week.', buttons: [] },
 });
 
+/** One page of a company's batches, newest first. */
+export const BatchPage = component('BatchPage', Type.Object({
+  batches: Type.Array(ref(Batch), { description: 'newest first (acceptance time, then batch id)' }),
+  next_before: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description: 'pass as `before` for the next (older) page; null on the last page' }),
+}), { batches: [exampleOf(Batch)], next_before: BATCH_ID_EXAMPLE });
+
+/** A batch as answered (times as RFC 3339). */
+function batchJson(b: Awaited<ReturnType<typeof getBatch>>) {
+  return {
+    batch_id: b.batch_id, kind: b.kind, company_id: b.company_id, source_id: b.source_id, status: b.status,
+    counts: b.counts, ignored_contacts: b.ignored_contacts, created_at: iso(b.created_at), completed_at: iso(b.completed_at),
+  };
+}
+
 /** A message with its times as RFC 3339 (the fields of MessageView that are set). */
 function messageJson(m: MessageView) {
   const t = (d: Date | undefined) => (d === undefined ? undefined : iso(d));
@@ -76,7 +95,7 @@ function messageJson(m: MessageView) {
 export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps): void {
   const db = deps.database.db;
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  addComponents(app, [BatchCounts, Batch, Message]);
+  addComponents(app, [BatchCounts, Batch, Message, BatchPage]);
   const params = Type.Object({ batch_id: Type.String({ maxLength: 64, description: 'the batch id (a UUID) answered by the send', examples: [BATCH_ID_EXAMPLE] }) });
   const tags = ['operator: batches'];
   const errors = {
@@ -90,13 +109,7 @@ export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps): void {
       tags, operationId: 'get_batch', summary: 'Status and funnel counts of a send batch', params,
       response: { 200: ok('The batch', ref(Batch), exampleOf(Batch)), ...errors },
     },
-  }, async (request) => {
-    const b = await getBatch(db, request.params.batch_id);
-    return {
-      batch_id: b.batch_id, kind: b.kind, company_id: b.company_id, source_id: b.source_id, status: b.status,
-      counts: b.counts, ignored_contacts: b.ignored_contacts, created_at: iso(b.created_at), completed_at: iso(b.completed_at),
-    };
-  });
+  }, async (request) => batchJson(await getBatch(db, request.params.batch_id)));
 
   r.get('/admin/batches/:batch_id/messages', {
     schema: {
@@ -104,4 +117,25 @@ export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps): void {
       response: { 200: ok('The messages in batch order', Type.Object({ messages: Type.Array(ref(Message)) }), { messages: [exampleOf(Message)] }), ...errors },
     },
   }, async (request) => ({ messages: (await listBatchMessages(db, request.params.batch_id)).map(messageJson) }));
+
+  r.get('/admin/companies/:company_id/batches', {
+    schema: {
+      tags, operationId: 'list_company_batches', summary: "A company's send batches with their counts, newest first, a page at a time",
+      params: idParams('company_id', 'the company', 12),
+      querystring: Type.Object({
+        limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20, description: 'at most this many batches', examples: [20] })),
+        before: Type.Optional(Type.String({ format: 'uuid', description: 'the `next_before` of the previous page: batches older than this one', examples: [BATCH_ID_EXAMPLE] })),
+      }),
+      response: {
+        200: ok('One page of batches (empty when the company has none, or none older than `before`)', ref(BatchPage), exampleOf(BatchPage)),
+        ...adminErrors,
+        404: notFound('Company not found', 'No such company'),
+        422: invalid({ type: 'maximum', loc: ['query', 'limit'], msg: 'must be <= 100' }),
+      },
+    },
+  }, async (request) => {
+    const company = await getCompany(db, request.params.company_id);
+    const page = await listCompanyBatches(db, company.company_id, { limit: request.query.limit ?? 20, before: request.query.before });
+    return { batches: page.batches.map(batchJson), next_before: page.next_before };
+  });
 }

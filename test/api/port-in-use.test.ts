@@ -2,15 +2,17 @@
  * Issue 13, first-hour trap "port already in use": `cms serve` (what `npm start` runs) and
  * `node src/main.ts` on a busy port print one error and exit non-zero at once, leaving nothing behind:
  * no `cms.pid` in the data directory, no process (its workers included) still running, and the data
- * directory can be used right away by the next process. Real processes, embedded database.
+ * directory can be used right away by the next process. Real processes, embedded database (a copy of
+ * the tests' migrated template, so each process starts without migrating: a fresh start's migrations
+ * are what `ensurePgliteTemplate` and test/api/process.test.ts go through).
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
+import { ensurePgliteTemplate, testTmpDir } from '../helpers/server.ts';
 
 const BIN = path.join(import.meta.dirname, '../../bin/cms.js');
 const MAIN = path.join(import.meta.dirname, '../../src/main.ts');
@@ -51,8 +53,10 @@ function alive(pid: number): boolean {
 for (const [name, args] of [['cms serve', [BIN, 'serve']], ['node src/main.ts', [MAIN]]] as const) {
   test(`${name} on a busy port exits non-zero at once and leaves no cms.pid`, { timeout: 120_000 }, async () => {
     const busy = await busyPort();
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-busy-'));
+    const dataDir = fs.mkdtempSync(path.join(testTmpDir(), 'cms-busy-'));
     dirs.push(dataDir);
+    const template = await ensurePgliteTemplate();
+    if (template) fs.cpSync(path.join(template, 'pglite'), path.join(dataDir, 'pglite'), { recursive: true });
     try {
       const result = await run([...args], busy.port, dataDir);
       assert.notEqual(result.code, 0, result.output);
@@ -60,8 +64,8 @@ for (const [name, args] of [['cms serve', [BIN, 'serve']], ['node src/main.ts', 
       assert.match(result.output, /EADDRINUSE/);
       assert.ok(!fs.existsSync(path.join(dataDir, 'cms.pid')), 'cms.pid removed');
       assert.ok(!alive(result.pid));
-      // "At once": startup (migrations on a fresh embedded database) plus closing, well under the
-      // minute a hang would take; measured ~3-6 s on a 2-core machine.
+      // "At once": startup plus closing, well under the minute a hang would take; measured ~3-6 s
+      // on a 2-core machine (with migrations on a fresh embedded database).
       assert.ok(result.ms < 30_000, `exited after ${result.ms} ms`);
       if (name === 'cms serve') assert.match(result.output, /cannot listen: .*\(set HOST\/PORT\)/);
     } finally {

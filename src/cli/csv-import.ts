@@ -5,8 +5,11 @@
  * every other column becomes a variable of that name; the delimiter is detected from the header row
  * unless given.
  * Empty cells are left out (so they do not overwrite stored values); rows without a phone are
- * not sent but counted in `missingPhone`. Rows are yielded in chunks of at most `chunkSize`.
- * Errors: `CliError` for unreadable files, malformed CSV and bad `opted_out` values (with line number).
+ * not sent but counted in `missingPhone`, with their line numbers in `missingPhoneLines`. Each sent
+ * contact's line number is in `lines` (so that a row the server finds invalid can be named by its
+ * line, issue 13 item 4). Rows are yielded in chunks of at most `chunkSize`.
+ * Errors: `CliError` for unreadable files, an empty file (no header row: nothing says which column is
+ * the phone), malformed CSV and bad `opted_out` values (with line number).
  */
 import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
@@ -22,8 +25,12 @@ import {
 /** One batch of contacts ready to send, plus what was skipped locally while reading it. */
 export interface ContactChunk {
   contacts: ContactInput[];
+  /** The line number (1-based, the header is line 1) of each of `contacts`, in order. */
+  lines: number[];
   /** Data rows in this chunk without a phone (not sent). */
   missingPhone: number;
+  /** Their line numbers. */
+  missingPhoneLines: number[];
   /** Data rows read so far in the whole file (sent or not). */
   rowsRead: number;
 }
@@ -68,13 +75,13 @@ function asCliError<T>(f: () => T): T {
   }
 }
 
-/** The delimiter of `file` from its first line (`detectDelimiter`); `,` for an empty file. */
-async function sniffDelimiter(file: string): Promise<string> {
+/** The first 64 KiB of `file` as text. */
+async function head(file: string): Promise<string> {
   const handle = await open(file, 'r');
   try {
     const buf = Buffer.alloc(64 * 1024);
     const { bytesRead } = await handle.read(buf, 0, buf.length, 0);
-    return detectDelimiter(buf.subarray(0, bytesRead).toString('utf8'));
+    return buf.subarray(0, bytesRead).toString('utf8');
   } finally {
     await handle.close();
   }
@@ -95,7 +102,12 @@ export async function openContactsCsv(file: string, opts: CsvOptions = {}): Prom
     if (err instanceof CliError) throw err;
     throw new CliError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
-  const delimiter = !opts.delimiter || opts.delimiter === 'auto' ? await sniffDelimiter(file) : opts.delimiter;
+  const start = await head(file);
+  // Nothing but a byte order mark and white space: no header row, so no phone column.
+  if (start.length < 64 * 1024 && start.replace(/^\uFEFF/, '').trim() === '') {
+    throw new CliError(`${file} is empty: a contacts CSV needs a header row (phone, first_name, last_name, opted_out, any variable) and one row per contact`);
+  }
+  const delimiter = !opts.delimiter || opts.delimiter === 'auto' ? detectDelimiter(start) : opts.delimiter;
   const input = createReadStream(file);
   return {
     totalBytes,
@@ -115,18 +127,22 @@ async function* readChunks(
   input.on('error', (err) => parser.destroy(err));
   input.pipe(parser);
   let contacts: ContactInput[] = [];
-  let missingPhone = 0;
+  let lines: number[] = [];
+  let missingPhoneLines: number[] = [];
   let rowsRead = 0;
   try {
     for await (const item of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>) {
       rowsRead++;
       const contact = recordToContact(item.record, item.info.lines);
-      if (contact) contacts.push(contact);
-      else missingPhone++;
+      if (contact) {
+        contacts.push(contact);
+        lines.push(item.info.lines);
+      } else missingPhoneLines.push(item.info.lines);
       if (contacts.length >= chunkSize) {
-        yield { contacts, missingPhone, rowsRead };
+        yield { contacts, lines, missingPhone: missingPhoneLines.length, missingPhoneLines, rowsRead };
         contacts = [];
-        missingPhone = 0;
+        lines = [];
+        missingPhoneLines = [];
       }
     }
   } catch (err) {
@@ -137,5 +153,5 @@ async function* readChunks(
   } finally {
     input.destroy();
   }
-  if (contacts.length > 0 || missingPhone > 0) yield { contacts, missingPhone, rowsRead };
+  if (contacts.length > 0 || missingPhoneLines.length > 0) yield { contacts, lines, missingPhone: missingPhoneLines.length, missingPhoneLines, rowsRead };
 }

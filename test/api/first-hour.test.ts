@@ -404,16 +404,27 @@ test('CLI: contacts import reads ; and tab separated files', async () => {
   }
 });
 
-test('CLI: contacts import reports invalid rows by line number and refuses an empty file', { todo: 'the CLI import reports only a count of invalid rows and accepts an empty file (src/cli)' }, async () => {
+test('CLI: contacts import reports invalid rows by line number and refuses an empty file', async () => {
   const company = await adminCall('POST', '/admin/companies', { name: 'Import Errors Co', subscription_active: true, default_country: 'DE' });
   const id = String(company.json.company_id);
   const { dir, write } = csvFiles();
   try {
     const r = cms(['contacts', 'import', '--company', id, write('bad.csv', 'phone,first_name\n+4915112345611,Anna\nnot a number,Bob\n')]);
     assert.match(r.stdout + r.stderr, /line 3\b/i, 'the invalid row is named by its line number');
-    const empty = cms(['contacts', 'import', '--company', id, write('empty.csv', '')]);
-    assert.notEqual(empty.code, 0);
-    assert.match(empty.stderr, /empty/i);
+    assert.doesNotMatch(r.stdout, /line 2\b/, 'the valid row is not');
+    // National numbers are valid with the company's default country; a row without a phone is named too.
+    const mixed = cms(['contacts', 'import', '--company', id, '--json', write('mixed.csv', 'phone;first_name\n015112345612;Carla\n;Nobody\n12;Dora\n+4915112345613;Emil\n')]);
+    assert.equal(mixed.code, 0, mixed.stderr);
+    const summary = JSON.parse(mixed.stdout);
+    assert.equal(summary.created, 2);
+    assert.equal(summary.invalid, 2);
+    assert.deepEqual(summary.invalid_rows.map((x: { line: number; phone?: string }) => [x.line, x.phone]), [[3, undefined], [4, '12']]);
+    for (const [name, text] of [['empty.csv', ''], ['blank.csv', '\uFEFF\n  \n']]) {
+      const empty = cms(['contacts', 'import', '--company', id, write(name, text)]);
+      assert.notEqual(empty.code, 0, name);
+      assert.match(empty.stderr, /empty/i, name);
+      assert.match(empty.stderr, /header row/, name);
+    }
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }

@@ -65,10 +65,13 @@ describe('cms contacts import', () => {
         '\n',
     );
     api.on('PUT', /contacts$/, { status: 200, body: { created: 1, updated: 1, invalid: 1 } });
+    // Asked only because the server counted an invalid number: to name its line (default country).
+    api.on('GET', /^\/admin\/companies\/5$/, { status: 200, body: { company_id: 5, name: 'Acme', default_country: 'DE' } });
     const r = await cli(api, ['contacts', 'import', '--company', '5', file]);
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(api.requests.length, 1);
-    assert.deepEqual(api.requests[0].body, {
+    const puts = api.requests.filter((q) => q.method === 'PUT');
+    assert.equal(puts.length, 1);
+    assert.deepEqual(puts[0].body, {
       contacts: [
         { phone: '+4915112345678', first_name: 'Ada', last_name: 'Lovelace', opted_out: true, variables: { order_id: 'A-1', City: 'Berlin' } },
         { phone: '+49 151 1234567', first_name: 'Bob', opted_out: false, variables: { City: 'Frankfurt, Main' } },
@@ -80,6 +83,9 @@ describe('cms contacts import', () => {
     assert.match(r.stdout, /updated\s*│\s*1\b/);
     assert.match(r.stdout, /invalid\s*│\s*2\b/);
     assert.match(r.stdout, /rows\s*│\s*4\b/);
+    // Both invalid rows named by their line.
+    assert.match(r.stdout, /line 4: no phone/);
+    assert.match(r.stdout, /line 5: "not-a-number" not a valid phone number/);
   });
 
   it('honours --chunk-size and --delimiter', async () => {

@@ -12,6 +12,12 @@
  * PUT /admin/companies/{company_id}/contacts in chunks of at most 10 000 contacts, one request
  * at a time; prints the summed `{created, updated, invalid}` (operator-api.md). Rows without a
  * phone are counted as invalid without being sent. On a TTY, large files get a progress bar.
+ * Invalid rows are named by their line number (issue 13 item 4): rows without a phone at once, and
+ * when the server counts invalid numbers in a chunk, the chunk's numbers are checked with the server's
+ * rule (src/domain/phone.ts, the company's default country) to find their lines. The text output
+ * lists the first INVALID_ROWS_SHOWN of them, --json all of them (up to INVALID_ROWS_KEPT) in
+ * `invalid_rows: [{line, phone?, problem}]` (present only when there are some). An empty file is
+ * refused (exit 1) before any request.
  *
  * `cms contacts show --company ID PHONE`: GET /admin/companies/{company_id}/contacts/{phone}: the
  * contact, its variables and segments, its opt-out state with source, time and history, its inbound
@@ -25,7 +31,8 @@ import type { Command } from 'commander';
 import type { ContactsResult } from '../api-types.ts';
 import { data, integerId, MAX_CONTACTS_PER_REQUEST } from '../client.ts';
 import { addCommonOptions, commonOptions, contextFor, resolveBaseUrl, resolveToken } from '../context.ts';
-import { openContactsCsv } from '../csv-import.ts';
+import { openContactsCsv, type ContactChunk } from '../csv-import.ts';
+import { toE164 } from '../../domain/phone.ts';
 import { ApiError, CliError, ConnectionError, UsageError } from '../errors.ts';
 import { printJson, printLine, printRecord, printTable } from '../output.ts';
 import { parseNonEmpty, parsePositiveInt } from '../parse.ts';
@@ -106,6 +113,33 @@ interface ImportOptions {
 export interface ImportSummary extends ContactsResult {
   rows: number;
   requests: number;
+  /** Rows not imported, by line number; only when there are some. */
+  invalid_rows?: InvalidRow[];
+}
+
+/** A row of the file that was not imported. */
+export interface InvalidRow {
+  line: number;
+  phone?: string;
+  problem: string;
+}
+
+/** Invalid rows listed in the text output; the rest are counted. */
+export const INVALID_ROWS_SHOWN = 20;
+/** Invalid rows kept for --json; the rest are counted in `invalid`. */
+export const INVALID_ROWS_KEPT = 1000;
+
+/**
+ * The rows of `chunk` the server refused as invalid numbers (`expected` of them): each contact's
+ * phone checked with the server's rule (toE164 with the company's default country).
+ */
+function invalidNumbers(chunk: ContactChunk, defaultCountry: string): InvalidRow[] {
+  const rows: InvalidRow[] = [];
+  chunk.contacts.forEach((c, i) => {
+    const phone = String((c as { phone: string }).phone);
+    if (!toE164(phone, defaultCountry)) rows.push({ line: chunk.lines[i], phone, problem: `not a valid phone number (default country ${defaultCountry})` });
+  });
+  return rows;
 }
 
 /** Register the `contacts` commands (see the module comment) on `program`. */
@@ -229,6 +263,11 @@ export function registerContacts(program: Command): void {
     const ctx = await contextFor(cmd);
     const csv = await openContactsCsv(file, { chunkSize: opts.chunkSize, delimiter: opts.delimiter });
     const summary: ImportSummary = { created: 0, updated: 0, invalid: 0, rows: 0, requests: 0 };
+    const invalidRows: InvalidRow[] = [];
+    const keep = (rows: InvalidRow[]) => invalidRows.push(...rows.slice(0, Math.max(0, INVALID_ROWS_KEPT - invalidRows.length)));
+    let defaultCountry: Promise<string | undefined> | undefined;
+    const countryOf = () => (defaultCountry ??= data(ctx.api.GET('/admin/companies/{company_id}', { params: { path: { company_id: integerId(opts.company, 'company id') } } }))
+      .then((c) => c.default_country ?? undefined, () => undefined));
     const showBar =
       opts.progress && !ctx.json && !!process.stdout.isTTY && !!process.stderr.isTTY && csv.totalBytes >= PROGRESS_MIN_BYTES;
     const bar = showBar
@@ -245,12 +284,17 @@ export function registerContacts(program: Command): void {
       for await (const chunk of csv.chunks()) {
         summary.rows = chunk.rowsRead;
         summary.invalid += chunk.missingPhone;
+        keep(chunk.missingPhoneLines.map((line) => ({ line, problem: 'no phone' })));
         if (chunk.contacts.length > 0) {
           const res = await ctx.client.putContacts(opts.company, chunk.contacts);
           summary.requests++;
           summary.created += res?.created ?? 0;
           summary.updated += res?.updated ?? 0;
           summary.invalid += res?.invalid ?? 0;
+          if ((res?.invalid ?? 0) > 0 && invalidRows.length < INVALID_ROWS_KEPT) {
+            const country = await countryOf();
+            if (country) keep(invalidNumbers(chunk, country));
+          }
         }
         bar?.update(Math.min(csv.bytesRead(), csv.totalBytes), summary);
       }
@@ -266,13 +310,23 @@ export function registerContacts(program: Command): void {
       throw err;
     }
     bar?.stop();
+    invalidRows.sort((a, b) => a.line - b.line);
     if (ctx.json) {
-      printJson(summary);
+      printJson(invalidRows.length ? { ...summary, invalid_rows: invalidRows } : summary);
     } else {
       printRecord(
         { created: summary.created, updated: summary.updated, invalid: summary.invalid, rows: summary.rows, requests: summary.requests },
         `Contacts imported into company ${opts.company}:`,
       );
+      if (summary.invalid > 0) {
+        printLine();
+        printLine(`Rows not imported (${summary.invalid}):`);
+        for (const r of invalidRows.slice(0, INVALID_ROWS_SHOWN)) {
+          printLine(`  line ${r.line}: ${r.phone === undefined ? '' : `${JSON.stringify(r.phone)} `}${r.problem}`);
+        }
+        const unnamed = summary.invalid - Math.min(invalidRows.length, INVALID_ROWS_SHOWN);
+        if (unnamed > 0) printLine(`  ... and ${unnamed} more${invalidRows.length > INVALID_ROWS_SHOWN ? ' (--json lists them)' : ''}`);
+      }
     }
   });
 }

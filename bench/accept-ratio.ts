@@ -205,7 +205,9 @@ async function main(): Promise<void> {
       const [a, b, c] = servers.map((s) => rows.find((r) => r.round === round && r.name === s.name)!.rps);
       const cpu = (sb.cpuUs + sb.pgCpuUs) / Math.max(1, sa.cpuUs + sa.pgCpuUs);
       ratios.push([a / b, a / c, b / c, cpu]);
-      console.log(`| ${round} | ${(a / b).toFixed(2)} | ${(a / c).toFixed(2)} | ${(b / c).toFixed(2)} | ${cpu.toFixed(2)} |`);
+      // A refused request (429 when fewer companies than requests/s / 20) is cheap: such a round says nothing.
+      const refused = rows.some((r) => r.round === round && r.non2xx > 0) ? ' (non-2xx answers: not comparable)' : '';
+      console.log(`| ${round}${refused} | ${(a / b).toFixed(2)} | ${(a / c).toFixed(2)} | ${(b / c).toFixed(2)} | ${cpu.toFixed(2)} |`);
     }
     const median = (xs: number[]) => { const s = [...xs].sort((x, y) => x - y); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
     console.log(`| median | ${median(ratios.map((r) => r[0])).toFixed(2)} | ${median(ratios.map((r) => r[1])).toFixed(2)} | ${median(ratios.map((r) => r[2])).toFixed(2)} | ${median(ratios.map((r) => r[3])).toFixed(2)} |`);

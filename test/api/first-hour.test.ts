@@ -9,14 +9,16 @@
  * - `/healthz`, `/readyz` and `/metrics` requests are not logged at `info` (other requests are);
  * - no Prometheus gauge is named `*_total` (promtool: counters only);
  * - a loopback or private webhook / event URL is refused with a message naming PROVIDER_ALLOWED_HOSTS;
- * - a failing provider is logged at `warn`/`error` with company, batch and message ids; a channel
+ * - a failing provider, and a template that fails while rendering, are logged at `warn`/`error` with
+ *   company, batch and message ids and the error; a channel
  *   secret that cannot be decrypted (SECRETS_KEY changed) is logged at `error` with the company id
  *   (in-process service with its log captured);
  * - weak `ADMIN_TOKEN` / `SECRETS_KEY` values are refused at start with a clear message, and the README
  *   says how to generate them;
  * - Node older than 22 gets a message naming the required version (when such a Node is installed);
  * - the README and docs link nothing outside the repository;
- * - the CLI lists and shows companies, keys, automations, campaigns and batches; `batch show
+ * - the CLI lists and shows companies, keys, automations, campaigns and batches (`batch list` pages
+ *   newest first through GET /admin/companies/{id}/batches); `batch show
  *   --messages` shows the rendered text; CSV import reads `;` and tab files, reports invalid rows by
  *   line number and refuses an empty file.
  *
@@ -248,7 +250,7 @@ test('weak ADMIN_TOKEN and SECRETS_KEY are refused at start with a clear message
   }
 });
 
-test('the README says how to generate ADMIN_TOKEN and SECRETS_KEY (one command)', { todo: 'README.md has no generation command yet' }, () => {
+test('the README says how to generate ADMIN_TOKEN and SECRETS_KEY (one command)', { todo: 'README.md (the lead\'s file) has no generation command yet: the lines are in helper G\'s report' }, () => {
   const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
   assert.match(readme, /(openssl rand|randomBytes)[^\n]*/);
 });

@@ -18,6 +18,7 @@ import { registerContacts } from './commands/contacts.ts';
 import { registerEvents } from './commands/events.ts';
 import { registerKey } from './commands/key.ts';
 import { registerSegment } from './commands/segment.ts';
+import { registerOverview } from './commands/overview.ts';
 import { registerServe } from './commands/serve.ts';
 import { registerUser } from './commands/user.ts';
 import { addCommonOptions, commonOptions } from './context.ts';
@@ -52,6 +53,7 @@ export function buildProgram(onAction?: (cmd: Command) => void): Command {
   registerContacts(program);
   registerSegment(program);
   registerBatch(program);
+  registerOverview(program);
   registerCampaignSend(program);
   registerAudit(program);
   registerEvents(program);

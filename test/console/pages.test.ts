@@ -59,6 +59,8 @@ describe('console pages', () => {
       { phone: '+4917000000001', status: 'failed' },
       { phone: 'garbage', status: 'skipped', reason: 'invalid_phone' },
     ]);
+    // The pipeline makes every valid recipient a contact; a partial number is searched among them.
+    await s.admin('PUT', `/admin/companies/${companyId}/contacts`, { contacts: [{ phone: '+4915112345678' }, { phone: '+4917000000001' }] });
     const c = await signedInClient(s, companyId);
     for (const q of ['+49 151 12345678', '015112345678', '0151/1234-5678', '5678']) {
       const r = await c.get(`/console/sends?phone=${encodeURIComponent(q)}`);

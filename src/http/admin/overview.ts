@@ -54,7 +54,9 @@ export const CompanyOverview = component('CompanyOverview', Type.Object({
   }),
 }), {
   timezone: 'Europe/Berlin', from: '2026-02-09', to: '2026-03-10',
-  days: [{ date: '2026-02-09', ...zero }, { date: '2026-03-10', pending: 3, sent: 120, delivered: 2310, read: 4122, failed: 41, skipped: 96, total: 6692 }],
+  // 30 days, 2026-02-09 to 2026-03-10: quiet until the last day's campaign.
+  days: [...Array.from({ length: 29 }, (_, i) => ({ date: new Date(Date.UTC(2026, 1, 9 + i)).toISOString().slice(0, 10), ...zero })),
+    { date: '2026-03-10', pending: 3, sent: 120, delivered: 2310, read: 4122, failed: 41, skipped: 96, total: 6692 }],
   totals: { pending: 3, sent: 120, delivered: 2310, read: 4122, failed: 41, skipped: 96, total: 6692 },
   failure_reasons: [
     { status: 'skipped', code: 'opted_out', example: null, label: 'The contact opted out of campaigns', count: 96 },

@@ -11,9 +11,7 @@
  *
  *   const api = createOperatorClient({ baseUrl: 'http://127.0.0.1:8000', token });
  *   const company = await data(api.GET('/admin/companies/{company_id}', { params: { path: { company_id: 7 } } }));
- *
- * `OperatorClient` (untyped `request(method, path, body)`) is the older call path, kept for the commands not
- * converted yet (see its doc); it shares the same fetch, so errors and timeouts are the same.
+
  */
 import createClient, { type Client } from 'openapi-fetch';
 import type { paths } from './api/openapi.ts';
@@ -103,46 +101,6 @@ function parseBody(text: string): unknown {
     return JSON.parse(text);
   } catch {
     return text;
-  }
-}
-
-/**
- * The older, untyped call path: `request<T>(method, '/admin/...', body?)` → the parsed answer (`undefined`
- * for 204), with the same errors and timeout as the typed client. Kept only until the remaining commands
- * use {@link createOperatorClient} (contacts.ts, csv-import.ts, segment.ts, user.ts at the time of writing);
- * new code uses the typed client.
- * @deprecated use {@link createOperatorClient} and {@link data}.
- */
-export class OperatorClient {
-  readonly baseUrl: string;
-  readonly #token: string;
-  readonly #fetch: (request: Request) => Promise<Response>;
-
-  constructor(opts: ClientOptions) {
-    this.baseUrl = opts.baseUrl.replace(/\/+$/, '');
-    this.#token = opts.token;
-    this.#fetch = checkedFetch(this.baseUrl, opts.timeoutMs ?? DEFAULT_TIMEOUT_MS, opts.fetch ?? fetch);
-  }
-
-  /** Send one request; `path` starts with `/admin`. Returns the parsed JSON body, or `undefined` (204). */
-  async request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const headers: Record<string, string> = { authorization: `Bearer ${this.#token}`, accept: 'application/json' };
-    if (body !== undefined) headers['content-type'] = 'application/json';
-    const res = await this.#fetch(
-      new Request(this.baseUrl + path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) }),
-    );
-    return parseBody(await res.text()) as T;
-  }
-
-  /** PUT /admin/companies/{company_id}/contacts with at most 10 000 contacts → `{created, updated, invalid}`. */
-  putContacts(
-    companyId: number | string,
-    contacts: readonly object[],
-  ): Promise<{ created: number; updated: number; invalid: number }> {
-    if (contacts.length > MAX_CONTACTS_PER_REQUEST) {
-      throw new RangeError(`at most ${MAX_CONTACTS_PER_REQUEST} contacts per request, got ${contacts.length}`);
-    }
-    return this.request('PUT', `/admin/companies/${encodeURIComponent(String(companyId))}/contacts`, { contacts });
   }
 }
 

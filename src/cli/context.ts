@@ -7,7 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Command } from 'commander';
-import { createOperatorClient, OperatorClient, type OperatorApi } from './client.ts';
+import { createOperatorClient, type OperatorApi } from './client.ts';
 import { UsageError } from './errors.ts';
 
 /** The shared options as seen by one command after merging it with its ancestors. */
@@ -99,8 +99,6 @@ export interface CommandContext {
   json: boolean;
   /** The typed client (client.ts): `await data(ctx.api.GET('/admin/...', { params }))`. */
   api: OperatorApi;
-  /** @deprecated the older untyped call path, for commands not converted yet; use `api`. */
-  client: OperatorClient;
 }
 
 /** Build the `CommandContext` for an action from its `Command` (base URL and token resolved). */
@@ -108,5 +106,5 @@ export async function contextFor(cmd: Command): Promise<CommandContext> {
   const o = commonOptions(cmd);
   const baseUrl = resolveBaseUrl(o.url);
   const token = await resolveToken(o.token);
-  return { json: o.json, api: createOperatorClient({ baseUrl, token }), client: new OperatorClient({ baseUrl, token }) };
+  return { json: o.json, api: createOperatorClient({ baseUrl, token }) };
 }

@@ -14,7 +14,7 @@
 import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
 import { CsvError, parse } from 'csv-parse';
-import type { ContactInput } from './api-types.ts';
+import type { ContactInput } from './api/types.ts';
 import { MAX_CONTACTS_PER_REQUEST } from './client.ts';
 import { CliError } from './errors.ts';
 import {

@@ -4,7 +4,7 @@
  */
 import { InvalidArgumentError } from 'commander';
 import { isHhmm, isIanaTimeZone } from '../local-time.ts';
-import type { DeliveryHours } from './api-types.ts';
+import type { DeliveryHours } from './api/types.ts';
 
 /**
  * `09:00-21:00@Europe/Berlin` → `{start: "09:00", end: "21:00", timezone: "Europe/Berlin"}`;

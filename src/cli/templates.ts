@@ -4,7 +4,7 @@
  * `{header: {type: "none"}, body: TEXT, buttons: []}`. The server validates the content.
  */
 import { readFile } from 'node:fs/promises';
-import type { Template } from './api-types.ts';
+import type { Template } from './api/types.ts';
 import { CliError, UsageError } from './errors.ts';
 
 /** The minimal template for a plain text body. */

@@ -2380,6 +2380,286 @@ export interface components {
          *           "total": 0
          *         },
          *         {
+         *           "date": "2026-02-10",
+         *           "pending": 0,
+         *           "sent": 0,
+         *           "delivered": 0,
+         *           "read": 0,
+         *           "failed": 0,
+         *           "skipped": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "date": "2026-02-11",
+         *           "pending": 0,
+         *           "sent": 0,
+         *           "delivered": 0,
+         *           "read": 0,
+         *           "failed": 0,
+         *           "skipped": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "date": "2026-02-12",
+         *           "pending": 0,
+         *           "sent": 0,
+         *           "delivered": 0,
+         *           "read": 0,
+         *           "failed": 0,
+         *           "skipped": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "date": "2026-02-13",
+         *           "pending": 0,
+         *           "sent": 0,
+         *           "delivered": 0,
+         *           "read": 0,
+         *           "failed": 0,
+         *           "skipped": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "date": "2026-02-14",
+         *           "pending": 0,
+         *           "sent": 0,
+         *           "delivered": 0,
+         *           "read": 0,
+         *           "failed": 0,
+         *           "skipped": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "date": "2026-02-15",
+         *           "pending": 0,
+         *           "sent": 0,
+         *           "delivered": 0,
+         *           "read": 0,
+         *           "failed": 0,
+         *           "skipped": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "date": "2026-02-16",
+         *           "pending": 0,
+         *           "sent": 0,
+         *           "delivered": 0,
+         *           "read": 0,
+         *           "failed": 0,
+         *           "skipped": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "date": "2026-02-17",
+         *           "pending": 0,
+         *           "sent": 0,
+         *           "delivered": 0,
+         *           "read": 0,
+         *           "failed": 0,
+         *           "skipped": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "date": "2026-02-18",
+         *           "pending": 0,
+         *           "sent": 0,
+         *           "delivered": 0,
+         *           "read": 0,
+         *           "failed": 0,
+         *           "skipped": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "date": "2026-02-19",
+         *           "pending": 0,
+         *           "sent": 0,
+         *           "delivered": 0,
+         *           "read": 0,
+         *           "failed": 0,
+         *           "skipped": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "date": "2026-02-20",
+         *           "pending": 0,
+         *           "sent": 0,
+         *           "delivered": 0,
+         *           "read": 0,
+         *           "failed": 0,
+         *           "skipped": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "date": "2026-02-21",
+         *           "pending": 0,
+         *           "sent": 0,
+         *           "delivered": 0,
+         *           "read": 0,
+         *           "failed": 0,
+         *           "skipped": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "date": "2026-02-22",
+         *           "pending": 0,
+         *           "sent": 0,
+         *           "delivered": 0,
+         *           "read": 0,
+         *           "failed": 0,
+         *           "skipped": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "date": "2026-02-23",
+         *           "pending": 0,
+         *           "sent": 0,
+         *           "delivered": 0,
+         *           "read": 0,
+         *           "failed": 0,
+         *           "skipped": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "date": "2026-02-24",
+         *           "pending": 0,
+         *           "sent": 0,
+         *           "delivered": 0,
+         *           "read": 0,
+         *           "failed": 0,
+         *           "skipped": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "date": "2026-02-25",
+         *           "pending": 0,
+         *           "sent": 0,
+         *           "delivered": 0,
+         *           "read": 0,
+         *           "failed": 0,
+         *           "skipped": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "date": "2026-02-26",
+         *           "pending": 0,
+         *           "sent": 0,
+         *           "delivered": 0,
+         *           "read": 0,
+         *           "failed": 0,
+         *           "skipped": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "date": "2026-02-27",
+         *           "pending": 0,
+         *           "sent": 0,
+         *           "delivered": 0,
+         *           "read": 0,
+         *           "failed": 0,
+         *           "skipped": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "date": "2026-02-28",
+         *           "pending": 0,
+         *           "sent": 0,
+         *           "delivered": 0,
+         *           "read": 0,
+         *           "failed": 0,
+         *           "skipped": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "date": "2026-03-01",
+         *           "pending": 0,
+         *           "sent": 0,
+         *           "delivered": 0,
+         *           "read": 0,
+         *           "failed": 0,
+         *           "skipped": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "date": "2026-03-02",
+         *           "pending": 0,
+         *           "sent": 0,
+         *           "delivered": 0,
+         *           "read": 0,
+         *           "failed": 0,
+         *           "skipped": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "date": "2026-03-03",
+         *           "pending": 0,
+         *           "sent": 0,
+         *           "delivered": 0,
+         *           "read": 0,
+         *           "failed": 0,
+         *           "skipped": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "date": "2026-03-04",
+         *           "pending": 0,
+         *           "sent": 0,
+         *           "delivered": 0,
+         *           "read": 0,
+         *           "failed": 0,
+         *           "skipped": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "date": "2026-03-05",
+         *           "pending": 0,
+         *           "sent": 0,
+         *           "delivered": 0,
+         *           "read": 0,
+         *           "failed": 0,
+         *           "skipped": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "date": "2026-03-06",
+         *           "pending": 0,
+         *           "sent": 0,
+         *           "delivered": 0,
+         *           "read": 0,
+         *           "failed": 0,
+         *           "skipped": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "date": "2026-03-07",
+         *           "pending": 0,
+         *           "sent": 0,
+         *           "delivered": 0,
+         *           "read": 0,
+         *           "failed": 0,
+         *           "skipped": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "date": "2026-03-08",
+         *           "pending": 0,
+         *           "sent": 0,
+         *           "delivered": 0,
+         *           "read": 0,
+         *           "failed": 0,
+         *           "skipped": 0,
+         *           "total": 0
+         *         },
+         *         {
+         *           "date": "2026-03-09",
+         *           "pending": 0,
+         *           "sent": 0,
+         *           "delivered": 0,
+         *           "read": 0,
+         *           "failed": 0,
+         *           "skipped": 0,
+         *           "total": 0
+         *         },
+         *         {
          *           "date": "2026-03-10",
          *           "pending": 3,
          *           "sent": 120,
@@ -11660,6 +11940,286 @@ export interface operations {
                      *       "days": [
                      *         {
                      *           "date": "2026-02-09",
+                     *           "pending": 0,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "read": 0,
+                     *           "failed": 0,
+                     *           "skipped": 0,
+                     *           "total": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-02-10",
+                     *           "pending": 0,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "read": 0,
+                     *           "failed": 0,
+                     *           "skipped": 0,
+                     *           "total": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-02-11",
+                     *           "pending": 0,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "read": 0,
+                     *           "failed": 0,
+                     *           "skipped": 0,
+                     *           "total": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-02-12",
+                     *           "pending": 0,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "read": 0,
+                     *           "failed": 0,
+                     *           "skipped": 0,
+                     *           "total": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-02-13",
+                     *           "pending": 0,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "read": 0,
+                     *           "failed": 0,
+                     *           "skipped": 0,
+                     *           "total": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-02-14",
+                     *           "pending": 0,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "read": 0,
+                     *           "failed": 0,
+                     *           "skipped": 0,
+                     *           "total": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-02-15",
+                     *           "pending": 0,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "read": 0,
+                     *           "failed": 0,
+                     *           "skipped": 0,
+                     *           "total": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-02-16",
+                     *           "pending": 0,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "read": 0,
+                     *           "failed": 0,
+                     *           "skipped": 0,
+                     *           "total": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-02-17",
+                     *           "pending": 0,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "read": 0,
+                     *           "failed": 0,
+                     *           "skipped": 0,
+                     *           "total": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-02-18",
+                     *           "pending": 0,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "read": 0,
+                     *           "failed": 0,
+                     *           "skipped": 0,
+                     *           "total": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-02-19",
+                     *           "pending": 0,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "read": 0,
+                     *           "failed": 0,
+                     *           "skipped": 0,
+                     *           "total": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-02-20",
+                     *           "pending": 0,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "read": 0,
+                     *           "failed": 0,
+                     *           "skipped": 0,
+                     *           "total": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-02-21",
+                     *           "pending": 0,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "read": 0,
+                     *           "failed": 0,
+                     *           "skipped": 0,
+                     *           "total": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-02-22",
+                     *           "pending": 0,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "read": 0,
+                     *           "failed": 0,
+                     *           "skipped": 0,
+                     *           "total": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-02-23",
+                     *           "pending": 0,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "read": 0,
+                     *           "failed": 0,
+                     *           "skipped": 0,
+                     *           "total": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-02-24",
+                     *           "pending": 0,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "read": 0,
+                     *           "failed": 0,
+                     *           "skipped": 0,
+                     *           "total": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-02-25",
+                     *           "pending": 0,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "read": 0,
+                     *           "failed": 0,
+                     *           "skipped": 0,
+                     *           "total": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-02-26",
+                     *           "pending": 0,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "read": 0,
+                     *           "failed": 0,
+                     *           "skipped": 0,
+                     *           "total": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-02-27",
+                     *           "pending": 0,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "read": 0,
+                     *           "failed": 0,
+                     *           "skipped": 0,
+                     *           "total": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-02-28",
+                     *           "pending": 0,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "read": 0,
+                     *           "failed": 0,
+                     *           "skipped": 0,
+                     *           "total": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-03-01",
+                     *           "pending": 0,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "read": 0,
+                     *           "failed": 0,
+                     *           "skipped": 0,
+                     *           "total": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-03-02",
+                     *           "pending": 0,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "read": 0,
+                     *           "failed": 0,
+                     *           "skipped": 0,
+                     *           "total": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-03-03",
+                     *           "pending": 0,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "read": 0,
+                     *           "failed": 0,
+                     *           "skipped": 0,
+                     *           "total": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-03-04",
+                     *           "pending": 0,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "read": 0,
+                     *           "failed": 0,
+                     *           "skipped": 0,
+                     *           "total": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-03-05",
+                     *           "pending": 0,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "read": 0,
+                     *           "failed": 0,
+                     *           "skipped": 0,
+                     *           "total": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-03-06",
+                     *           "pending": 0,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "read": 0,
+                     *           "failed": 0,
+                     *           "skipped": 0,
+                     *           "total": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-03-07",
+                     *           "pending": 0,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "read": 0,
+                     *           "failed": 0,
+                     *           "skipped": 0,
+                     *           "total": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-03-08",
+                     *           "pending": 0,
+                     *           "sent": 0,
+                     *           "delivered": 0,
+                     *           "read": 0,
+                     *           "failed": 0,
+                     *           "skipped": 0,
+                     *           "total": 0
+                     *         },
+                     *         {
+                     *           "date": "2026-03-09",
                      *           "pending": 0,
                      *           "sent": 0,
                      *           "delivered": 0,

@@ -28,7 +28,7 @@ import { Readable, Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
-import type { ContactsResult } from '../api-types.ts';
+import type { ContactsResult } from '../api/types.ts';
 import { data, integerId, MAX_CONTACTS_PER_REQUEST } from '../client.ts';
 import { addCommonOptions, commonOptions, contextFor, resolveBaseUrl, resolveToken } from '../context.ts';
 import { openContactsCsv, type ContactChunk } from '../csv-import.ts';
@@ -260,13 +260,14 @@ export function registerContacts(program: Command): void {
       .option('--delimiter <char>', 'field delimiter (default: detected from the header row: , ; tab or |)', 'auto')
       .option('--no-progress', 'never show a progress bar'),
   ).action(async (file: string, opts: ImportOptions, cmd: Command) => {
+    const companyId = integerId(opts.company, 'company id');
     const ctx = await contextFor(cmd);
     const csv = await openContactsCsv(file, { chunkSize: opts.chunkSize, delimiter: opts.delimiter });
     const summary: ImportSummary = { created: 0, updated: 0, invalid: 0, rows: 0, requests: 0 };
     const invalidRows: InvalidRow[] = [];
     const keep = (rows: InvalidRow[]) => invalidRows.push(...rows.slice(0, Math.max(0, INVALID_ROWS_KEPT - invalidRows.length)));
     let defaultCountry: Promise<string | undefined> | undefined;
-    const countryOf = () => (defaultCountry ??= data(ctx.api.GET('/admin/companies/{company_id}', { params: { path: { company_id: integerId(opts.company, 'company id') } } }))
+    const countryOf = () => (defaultCountry ??= data(ctx.api.GET('/admin/companies/{company_id}', { params: { path: { company_id: companyId } } }))
       .then((c) => c.default_country ?? undefined, () => undefined));
     const showBar =
       opts.progress && !ctx.json && !!process.stdout.isTTY && !!process.stderr.isTTY && csv.totalBytes >= PROGRESS_MIN_BYTES;
@@ -286,7 +287,7 @@ export function registerContacts(program: Command): void {
         summary.invalid += chunk.missingPhone;
         keep(chunk.missingPhoneLines.map((line) => ({ line, problem: 'no phone' })));
         if (chunk.contacts.length > 0) {
-          const res = await ctx.client.putContacts(opts.company, chunk.contacts);
+          const res = await data(ctx.api.PUT('/admin/companies/{company_id}/contacts', { params: { path: { company_id: companyId } }, body: { contacts: chunk.contacts } }));
           summary.requests++;
           summary.created += res?.created ?? 0;
           summary.updated += res?.updated ?? 0;

@@ -61,7 +61,7 @@ test('secrets sealed and never echoed; phone_number_id unique across companies (
 
 test('the webhook routes are public and documented in OpenAPI', async () => {
   const doc = await (await fetch(`${s.url}/openapi.json`)).json();
-  for (const [path, method, codes] of [['/webhooks/whatsapp', 'get', ['200', '403']], ['/webhooks/whatsapp', 'post', ['200', '400', '401', '413']], ['/webhooks/provider/status', 'post', ['200', '400', '401', '413']]] as const) {
+  for (const [path, method, codes] of [['/webhooks/whatsapp', 'get', ['200', '307', '403', '503']], ['/webhooks/whatsapp', 'post', ['200', '307', '400', '401', '413', '503']], ['/webhooks/provider/status', 'post', ['200', '307', '400', '401', '413', '503']]] as const) {
     const op = doc.paths[path]?.[method];
     assert.ok(op, `${method} ${path}`);
     assert.deepEqual(Object.keys(op.responses).sort(), [...codes].sort());

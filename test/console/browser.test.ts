@@ -7,17 +7,14 @@
  * changes (up to 20 s).
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import { after, before, describe, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { eventually, startTestServer, type TestServer } from '../helpers/server.ts';
-import { browserSkipReason, freshEmail, invite, launchBrowser, newCompany, newUser, PASSWORD, withScreenshotOnFailure } from './helpers.ts';
+import { browserSkipReason, freshEmail, invite, launchBrowser, newCompany, newUser, PASSWORD, withScreenshotOnFailure, checkPage } from './helpers.ts';
 
 const skip = browserSkipReason();
 if (skip) console.log(`# SKIP console browser tests: ${skip}`);
 
-const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 describe('console in a browser', () => {
   let s: TestServer;
@@ -45,7 +42,7 @@ describe('console in a browser', () => {
     await page.getByLabel('Email').fill(email);
     await page.getByLabel('Password').fill(password);
     await page.getByRole('button', { name: 'Sign in' }).click();
-    await page.waitForURL(/\/console\/settings\/integrations\/credentials$/);
+    await page.waitForURL(/\/console\/overview$/);
   }
 
   /** The "Last used" cell of a key's row. */
@@ -67,10 +64,13 @@ describe('console in a browser', () => {
       await page.waitForURL(/\/console\/login\?done=joined$/);
       assert.match(await page.getByRole('status').innerText(), /Your account is ready/);
 
-      // Sign in: lands in Settings › Integrations & developers › Credentials.
+      // Sign in: lands on the Overview; Credentials is in Settings › Integrations & developers.
       await page.getByLabel('Email').fill(email);
       await page.getByLabel('Password').fill(PASSWORD);
       await page.getByRole('button', { name: 'Sign in' }).click();
+      await page.waitForURL(/\/console\/overview$/);
+      await assertHeading(page, 'Overview');
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Credentials' }).click();
       await page.waitForURL(/\/console\/settings\/integrations\/credentials$/);
       await assertHeading(page, 'Credentials');
       const crumbs = await page.getByRole('navigation', { name: 'Breadcrumb' }).getByRole('listitem').allInnerTexts();
@@ -202,6 +202,8 @@ describe('console in a browser', () => {
       await page.goto(`${s.url}/console/login`);
       await checkPage(page, 'sign-in');
       await signIn(page, email);
+      await checkPage(page, 'overview');
+      await mainNav(page, 'Credentials').click();
       await page.getByRole('button', { name: 'Create API key' }).click();
       await assertHeading(page, 'Your new API key', 2);
       await checkPage(page, 'credentials with a new key');
@@ -235,6 +237,10 @@ describe('console in a browser', () => {
       await page.keyboard.press('Tab');
       await page.keyboard.type(PASSWORD);
       await page.keyboard.press('Enter');
+      // Sign-in lands on the Overview; Tab to Credentials in the main navigation and follow it.
+      await page.waitForURL(/\/console\/overview$/);
+      for (let i = 0; i < 20 && (await page.evaluate(() => document.activeElement?.textContent)) !== 'Credentials'; i++) await page.keyboard.press('Tab');
+      await page.keyboard.press('Enter');
       await page.waitForURL(/\/credentials$/);
       // The first Tab reaches the skip link; following it moves focus to the main content.
       await page.keyboard.press('Tab');
@@ -265,16 +271,4 @@ describe('console in a browser', () => {
     await page.getByRole('heading', { level, name: text }).first().waitFor();
   }
 
-  /** No sideways scrolling on the current viewport, and no axe-core violations (WCAG 2.1 A/AA and best practices). */
-  async function checkPage(page: Page, what: string): Promise<void> {
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-    assert.ok(overflow <= 0, `${what}: the page is ${overflow}px wider than the screen`);
-    await page.evaluate(AXE_SOURCE);
-    const violations = await page.evaluate(async () => {
-      const axe = (globalThis as unknown as { axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: { id: string; impact: string; nodes: { target: unknown }[] }[] }> } }).axe;
-      const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
-      return result.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((n) => JSON.stringify(n.target)).join(', ')}`);
-    });
-    assert.deepEqual(violations, [], `${what}: accessibility violations`);
-  }
 });

@@ -9,11 +9,10 @@
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import { after, before, describe, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { eventually, startTestServer, type TestServer } from '../helpers/server.ts';
-import { browserSkipReason, ConsoleClient, csrfToken, freshEmail, launchBrowser, newCompany, PASSWORD, signedInClient, withScreenshotOnFailure } from './helpers.ts';
+import { browserSkipReason, ConsoleClient, csrfToken, freshEmail, launchBrowser, newCompany, PASSWORD, signedInClient, withScreenshotOnFailure, checkPage } from './helpers.ts';
 
 const run = Math.floor(Math.random() * 1000);
 let n = 0;
@@ -214,24 +213,12 @@ describe('over HTTP', () => {
 });
 
 const skip = browserSkipReason();
-const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 describe('in a browser', () => {
   let browser: { context: BrowserContext; close(): Promise<void> };
   before(async () => { if (!skip) browser = await launchBrowser(); });
   after(async () => { if (!skip) await browser.close(); });
 
-  async function checkPage(page: Page, what: string): Promise<void> {
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-    assert.ok(overflow <= 0, `${what}: the page is ${overflow}px wider than the screen`);
-    await page.evaluate(AXE_SOURCE);
-    const violations = await page.evaluate(async () => {
-      const axe = (globalThis as unknown as { axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: { id: string; impact: string; nodes: { target: unknown }[] }[] }> } }).axe;
-      const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
-      return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id} (${v.impact}): ${v.nodes.map((x) => JSON.stringify(x.target)).join(', ')}`);
-    });
-    assert.deepEqual(violations, [], `${what}: accessibility violations`);
-  }
 
   for (const width of [360, 1280]) {
     test(`at ${width} px: search by name, edit, import with progress, export, erase`, { skip }, async () => {

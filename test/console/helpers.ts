@@ -4,7 +4,9 @@
  * launcher for Playwright (`playwright-core` + the machine's /usr/bin/chromium) that reports when the
  * browser is missing so browser tests can skip instead of failing.
  */
+import assert from 'node:assert/strict';
 import fs from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import type { BrowserContext, Page } from 'playwright-core';
@@ -193,4 +195,28 @@ export async function withScreenshotOnFailure<T>(page: Page, name: string, steps
     if (err instanceof Error) err.message += `\n(screenshot: ${file}; page: ${page.url()})`;
     throw err;
   }
+}
+
+/** axe-core's browser bundle, injected into pages by {@link checkPage}. */
+const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+/** The WCAG 2.1 A/AA rules and axe's best practices: what the console is held to. */
+const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'];
+
+/**
+ * Asserts the current page of a browser test fits its viewport (no sideways scrolling) and has no
+ * axe-core violations (WCAG 2.1 A/AA and best practices; with `seriousOnly`, none of impact serious or
+ * critical). `what` names the page in the failure message.
+ */
+export async function checkPage(page: Page, what: string, opts: { seriousOnly?: boolean } = {}): Promise<void> {
+  const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+  assert.ok(overflow <= 0, `${what}: the page is ${overflow}px wider than the screen`);
+  await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate(async (tags) => {
+    const axe = (globalThis as unknown as { axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: { id: string; impact: string; nodes: { target: unknown }[] }[] }> } }).axe;
+    const result = await axe.run(document, { runOnly: { type: 'tag', values: tags } });
+    return result.violations.map((v) => ({ impact: v.impact, text: `${v.id} (${v.impact}): ${v.nodes.map((x) => JSON.stringify(x.target)).join(', ')}` }));
+  }, AXE_TAGS);
+  const counted = opts.seriousOnly ? violations.filter((v) => v.impact === 'serious' || v.impact === 'critical') : violations;
+  assert.deepEqual(counted.map((v) => v.text), [], `${what}: accessibility violations`);
 }

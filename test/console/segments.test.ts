@@ -8,12 +8,10 @@
  */
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
-import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import { after, before, describe, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { browserSkipReason, csrfToken, launchBrowser, newCompany, newUser, PASSWORD, signedInClient, withScreenshotOnFailure, type Answer, type ConsoleClient } from './helpers.ts';
+import { browserSkipReason, csrfToken, launchBrowser, newCompany, newUser, PASSWORD, signedInClient, withScreenshotOnFailure, type Answer, type ConsoleClient, checkPage } from './helpers.ts';
 
 let s: TestServer;
 before(async () => { s = await startTestServer(); });
@@ -273,7 +271,6 @@ describe('segments over HTTP', () => {
 
 const skip = browserSkipReason();
 if (skip) console.log(`# SKIP segment browser tests: ${skip}`);
-const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 describe('segments in a browser', () => {
   let browser: { context: BrowserContext; close(): Promise<void> };
@@ -284,18 +281,6 @@ describe('segments in a browser', () => {
   });
   after(async () => { if (!skip) await browser.close(); });
 
-  /** No sideways scrolling and no axe-core violations (WCAG 2.1 A/AA and best practices). */
-  async function checkPage(page: Page, what: string): Promise<void> {
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-    assert.ok(overflow <= 0, `${what}: the page is ${overflow}px wider than the screen`);
-    await page.evaluate(AXE_SOURCE);
-    const violations = await page.evaluate(async () => {
-      const axe = (globalThis as unknown as { axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: { id: string; impact: string; nodes: { target: unknown }[] }[] }> } }).axe;
-      const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
-      return result.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((x) => JSON.stringify(x.target)).join(', ')}`);
-    });
-    assert.deepEqual(violations, [], `${what}: accessibility violations`);
-  }
 
   for (const width of [360, 1280]) {
     test(`at ${width} px: create, add by pasted numbers, page, rename, remove, delete`, { skip }, async () => {

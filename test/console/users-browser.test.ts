@@ -8,17 +8,14 @@
  * /usr/bin/chromium.
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import { after, before, describe, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { browserSkipReason, freshEmail, launchBrowser, newCompany, newUser, PASSWORD, withScreenshotOnFailure } from './helpers.ts';
+import { browserSkipReason, freshEmail, launchBrowser, newCompany, newUser, PASSWORD, withScreenshotOnFailure, checkPage } from './helpers.ts';
 
 const skip = browserSkipReason();
 if (skip) console.log(`# SKIP console browser tests: ${skip}`);
 
-const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 const NEW_PASSWORD = 'marketing is my passion';
 
 describe('users and roles in a browser', () => {
@@ -36,17 +33,6 @@ describe('users and roles in a browser', () => {
     await s.close();
   });
 
-  async function checkPage(page: Page, what: string): Promise<void> {
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-    assert.ok(overflow <= 0, `${what}: the page is ${overflow}px wider than the screen`);
-    await page.evaluate(AXE_SOURCE);
-    const violations = await page.evaluate(async () => {
-      const axe = (globalThis as unknown as { axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: { id: string; impact: string; nodes: { target: unknown }[] }[] }> } }).axe;
-      const result = await axe.run(document, { runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'] } });
-      return result.violations.map((v) => `${v.id} (${v.impact}): ${v.nodes.map((x) => JSON.stringify(x.target)).join(', ')}`);
-    });
-    assert.deepEqual(violations, [], `${what}: accessibility violations`);
-  }
 
   async function signIn(page: Page, email: string, password: string): Promise<void> {
     await page.goto(`${s.url}/console/login`);

@@ -9,6 +9,11 @@
  * `after` last). What the files share is what a process holds: loaded and compiled modules, the
  * compiled PGlite WebAssembly, warm JIT code. Each file still starts and closes its own servers and
  * databases. Run with `node --test --test-isolation=none --test-force-exit`.
+ *
+ * Known limit (why test/run.ts does not group by default): Node runs every `describe` callback at once,
+ * so the imports overlap, and a file whose module is evaluated while an earlier file's suite runs can
+ * have its tests and hooks counted in that earlier suite (seen with events/failures + receipts/gateway).
+ * The tests still run and pass; per-file hook order is not guaranteed then.
  */
 import path from 'node:path';
 import { describe } from 'node:test';

@@ -21,9 +21,7 @@
  *   newest first through GET /admin/companies/{id}/batches); `batch show
  *   --messages` shows the rendered text; CSV import reads `;` and tab files, reports invalid rows by
  *   line number and refuses an empty file.
- *
- * Tests for behaviour that lives in files this suite's author does not own and that is still broken
- * are marked `todo` with the change they wait for: they run and report, without failing `npm test`.
+
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -250,9 +248,10 @@ test('weak ADMIN_TOKEN and SECRETS_KEY are refused at start with a clear message
   }
 });
 
-test('the README says how to generate ADMIN_TOKEN and SECRETS_KEY (one command)', { todo: 'README.md (the lead\'s file) has no generation command yet: the lines are in helper G\'s report' }, () => {
+test('the README says how to generate ADMIN_TOKEN and SECRETS_KEY (one command) and that weak values are refused', () => {
   const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-  assert.match(readme, /(openssl rand|randomBytes)[^\n]*/);
+  assert.match(readme, /ADMIN_TOKEN="\$\(openssl rand -base64 32\)" SECRETS_KEY="\$\(openssl rand -base64 32\)"/);
+  assert.match(readme, /refuses to\s+start on a value shorter than 32 characters/);
 });
 
 /** A Node older than 22 on this machine (the system one), if there is one. */

@@ -21,7 +21,6 @@
  *   newest first through GET /admin/companies/{id}/batches); `batch show
  *   --messages` shows the rendered text; CSV import reads `;` and tab files, reports invalid rows by
  *   line number and refuses an empty file.
-
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -11,7 +11,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { eventually, FakeClock, startTestServer } from '../helpers/server.ts';
-import { browserSkipReason, launchBrowser, newUser, PASSWORD } from './helpers.ts';
+import { browserSkipReason, launchBrowser, newUser, PASSWORD, takeScreenshots } from './helpers.ts';
 
 const dir = path.resolve(process.argv[2] ?? 'docs/console');
 const skip = browserSkipReason();
@@ -66,13 +66,7 @@ try {
     ['contacts-import-progress', () => page.goto(`${s.url}/console/contacts/imports/${importId}`)],
     ['contact-erase', () => page.goto(`${contactUrl}/erase`)],
   ];
-  for (const [name, go] of shots) {
-    for (const [suffix, width] of [['', 1280], ['-phone', 360]] as const) {
-      await page.setViewportSize({ width, height: 900 });
-      await go();
-      await page.screenshot({ path: path.join(dir, `${name}${suffix}.png`), fullPage: true });
-    }
-  }
+  await takeScreenshots(page, dir, shots);
   console.log(`screenshots in ${dir}`);
 } finally {
   await browser.close();

@@ -220,3 +220,17 @@ export async function checkPage(page: Page, what: string, opts: { seriousOnly?: 
   const counted = opts.seriousOnly ? violations.filter((v) => v.impact === 'serious' || v.impact === 'critical') : violations;
   assert.deepEqual(counted.map((v) => v.text), [], `${what}: accessibility violations`);
 }
+
+/**
+ * Screenshots for docs/console/: for each `[name, go]`, `go()` brings the page into the state to show,
+ * then a full-page PNG is written as `<dir>/<name>.png` at 1280 px and `<dir>/<name>-phone.png` at 360 px.
+ */
+export async function takeScreenshots(page: Page, dir: string, shots: readonly (readonly [string, () => Promise<unknown>])[]): Promise<void> {
+  for (const [name, go] of shots) {
+    for (const [suffix, width] of [['', 1280], ['-phone', 360]] as const) {
+      await page.setViewportSize({ width, height: 900 });
+      await go();
+      await page.screenshot({ path: path.join(dir, `${name}${suffix}.png`), fullPage: true });
+    }
+  }
+}

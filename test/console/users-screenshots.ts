@@ -13,7 +13,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { FakeClock, startTestServer } from '../helpers/server.ts';
-import { browserSkipReason, launchBrowser, newUser, PASSWORD, userIdOf } from './helpers.ts';
+import { browserSkipReason, launchBrowser, newUser, PASSWORD, userIdOf, takeScreenshots } from './helpers.ts';
 
 const dir = path.resolve(process.argv[2] ?? 'docs/console');
 const skip = browserSkipReason();
@@ -57,13 +57,7 @@ try {
     }],
     ['users-remove', () => page.goto(`${s.url}/console/settings/users/${developerId}/remove`)],
   ];
-  for (const [name, go] of shots) {
-    for (const [suffix, width] of [['', 1280], ['-phone', 360]] as const) {
-      await page.setViewportSize({ width, height: 900 });
-      await go();
-      await page.screenshot({ path: path.join(dir, `${name}${suffix}.png`), fullPage: true });
-    }
-  }
+  await takeScreenshots(page, dir, shots);
 
   const reset = await s.admin('POST', `/admin/users/${developerId}/password-resets`, undefined, 201);
   await signIn(page, marketer);
@@ -71,13 +65,7 @@ try {
     ['users-forbidden', () => page.goto(`${s.url}/console/settings/integrations/credentials`)],
     ['users-password-reset', () => page.goto(reset.reset_url)],
   ];
-  for (const [name, go] of after) {
-    for (const [suffix, width] of [['', 1280], ['-phone', 360]] as const) {
-      await page.setViewportSize({ width, height: 900 });
-      await go();
-      await page.screenshot({ path: path.join(dir, `${name}${suffix}.png`), fullPage: true });
-    }
-  }
+  await takeScreenshots(page, dir, after);
   console.log(`screenshots in ${dir}`);
 } finally {
   await browser.close();

@@ -13,34 +13,23 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
+import { cliFor } from '../cli/helpers.ts';
+import { startReceiver, type Received, type WebhookReceiver } from '../helpers/receiver.ts';
 import { ADMIN_TOKEN, eventually, startTestServer, type TestServer } from '../helpers/server.ts';
 
 let s: TestServer;
-const received: { path: string; headers: IncomingHttpHeaders; body: string }[] = [];
-let receiver: ReturnType<typeof createServer>;
+let receiver: WebhookReceiver;
 let receiverUrl: string;
 
 before(async () => {
   s = await startTestServer();
-  receiver = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      received.push({ path: req.url ?? '', headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
-      res.writeHead(200).end('{}');
-    });
-  });
-  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
-  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  // The shared receiver; the tests verify each request themselves, with the secret format they expect.
+  receiver = await startReceiver();
+  receiverUrl = receiver.origin;
 });
 after(async () => {
-  receiver.closeAllConnections();
-  await new Promise((r) => receiver.close(r));
+  await receiver.close();
   await s.close();
 });
 
@@ -51,13 +40,13 @@ async function sendOne(hookPath: string, secret: string | undefined) {
   const a = await s.admin('POST', `/admin/companies/${companyId}/automations`, { name: 'hook', type: 'api', active: true, template: { body: 'Hi {{ first_name }}' } }, 201);
   const sent = await s.api('/api/automations/send', { key, body: { automation_id: a.automation_id, contacts: [{ phone: '+14155550123', first_name: 'Ada' }] } });
   assert.equal(sent.status, 200, sent.text);
-  const got = await eventually(async () => received.find((r) => r.path === hookPath), 30_000);
+  const got = await eventually(async () => receiver.seen.find((r) => r.path === hookPath), 30_000);
   return { companyId, channel, got: got! };
 }
 
-function verifies(wh: Webhook, got: { headers: IncomingHttpHeaders; body: string }): boolean {
+function verifies(wh: Webhook, got: Received): boolean {
   try {
-    wh.verify(got.body, { 'webhook-id': String(got.headers['webhook-id']), 'webhook-timestamp': String(got.headers['webhook-timestamp']), 'webhook-signature': String(got.headers['webhook-signature']) });
+    wh.verify(got.text, { 'webhook-id': String(got.headers['webhook-id']), 'webhook-timestamp': String(got.headers['webhook-timestamp']), 'webhook-signature': String(got.headers['webhook-signature']) });
     return true;
   } catch {
     return false;
@@ -69,7 +58,7 @@ test('a whsec_ secret: the standardwebhooks package verifies with new Webhook(se
   const { channel, got } = await sendOne('/whsec', secret);
   assert.deepEqual(Object.keys(channel).sort(), ['channel', 'company_id'], 'a given secret is never echoed');
   assert.ok(verifies(new Webhook(secret), got));
-  assert.match(got.body, /Hi Ada/);
+  assert.match(got.text, /Hi Ada/);
 });
 
 test('a plain secret that happens to be valid base64 is used as its bytes: verified with format raw', async () => {
@@ -110,15 +99,7 @@ test('a whsec_ secret that is not base64 is 422 in the admin error shape, nothin
 
 test('CLI: cms channel set --provider webhook without --secret prints the generated secret', async () => {
   const { companyId } = await s.company();
-  const bin = path.join(import.meta.dirname, '../../bin/cms.js');
-  const out = await new Promise<{ code: number | null; stdout: string; stderr: string }>((resolve) => {
-    const child = spawn(process.execPath, [bin, '--url', s.url, 'channel', 'set', '--company', String(companyId), '--provider', 'webhook', '--url', receiverUrl + '/cli', '--json'], { env: { ...process.env, ADMIN_TOKEN } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => { stdout += d; });
-    child.stderr.on('data', (d) => { stderr += d; });
-    child.on('exit', (code) => resolve({ code, stdout, stderr }));
-  });
+  const out = await cliFor(s)(['channel', 'set', '--company', String(companyId), '--provider', 'webhook', '--url', receiverUrl + '/cli', '--json']);
   assert.equal(out.code, 0, out.stderr);
   assert.match(JSON.parse(out.stdout).secret, /^whsec_/);
 });

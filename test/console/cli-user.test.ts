@@ -5,25 +5,17 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { execFile } from 'node:child_process';
-import { fileURLToPath } from 'node:url';
-import { ADMIN_TOKEN, startTestServer, type TestServer } from '../helpers/server.ts';
+import { cliFor, type CliResult } from '../cli/helpers.ts';
+import { startTestServer, type TestServer } from '../helpers/server.ts';
 import { ConsoleClient, freshEmail, newCompany, PASSWORD } from './helpers.ts';
 
 let s: TestServer;
 before(async () => { s = await startTestServer({ role: 'api' }); });
 after(() => s.close());
 
-const BIN = fileURLToPath(new URL('../../bin/cms.js', import.meta.url));
-
-interface Run { code: number; stdout: string; stderr: string }
-
-/** Runs `cms <args> --url <server> --token <admin token>`; resolves whatever the exit code. */
-function cms(args: string[]): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args, '--url', s.url, '--token', ADMIN_TOKEN], { cwd: process.cwd(), timeout: 60_000 },
-      (err, stdout, stderr) => resolve({ code: err ? (typeof err.code === 'number' ? err.code : 1) : 0, stdout, stderr }));
-  });
+/** Runs `cms <args>` against the test server (the shared CLI helper); resolves whatever the exit code. */
+function cms(args: string[]): Promise<CliResult> {
+  return cliFor(s)(args);
 }
 
 /** Runs and expects exit code 0; resolves to stdout. */

@@ -7,7 +7,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
 import { Agent, request } from 'undici';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { eventually, startTestServer, type TestServer } from '../helpers/server.ts';
 
 const IDLE = 500;
 
@@ -27,22 +27,31 @@ test(`${IDLE} stalled connections do not stop normal clients`, { timeout: 120_00
   const clients = await Promise.all(Array.from({ length: 5 }, () => s.company()));
   const { port } = new URL(s.url);
   const stalled: net.Socket[] = [];
+  // The server's side of every connection, by the client's port: to see when it has read what was sent.
+  const accepted = new Map<number, net.Socket>();
+  const onConnection = (sock: net.Socket) => { if (sock.remotePort) accepted.set(sock.remotePort, sock); };
+  s.service.app.server.on('connection', onConnection);
+  const written = new Map<net.Socket, number>();
   try {
     for (let i = 0; i < IDLE; i++) {
       const sock = net.connect(Number(port), '127.0.0.1');
       sock.on('error', () => {});
       await new Promise<void>((resolve, reject) => { sock.once('connect', resolve); sock.once('error', reject); });
-      sock.write(i % 2 === 0
+      const part = i % 2 === 0
         // Partial headers: the request line and one header, never the blank line.
         ? `POST /api/segments/create HTTP/1.1\r\nHost: 127.0.0.1\r\nservice-api-key: ${c.key}\r\nX-Slow: `
         // Complete headers, a body that never arrives in full.
-        : `POST /api/segments/create HTTP/1.1\r\nHost: 127.0.0.1\r\nservice-api-key: ${c.key}\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n{"name":`);
+        : `POST /api/segments/create HTTP/1.1\r\nHost: 127.0.0.1\r\nservice-api-key: ${c.key}\r\ncontent-type: application/json\r\ncontent-length: 100000\r\n\r\n{"name":`;
+      sock.write(part);
+      written.set(sock, Buffer.byteLength(part));
       stalled.push(sock);
     }
-    // Every stalled connection is still open: the server is really holding them.
-    // (A real-time pause on purpose: these are slow peers, and the server's socket timeouts run on real time.)
-    await new Promise((r) => setTimeout(r, 200));
+    // No pause for time: wait until the server has accepted every stalled connection and read all that
+    // was written on it (its socket's bytesRead), so a server that answered or dropped them would have.
+    await eventually(async () => stalled.every((x) => (accepted.get(x.localPort!)?.bytesRead ?? 0) >= written.get(x)!), 30_000, 10);
+    // Every stalled connection is still open on both sides: the server is really holding them.
     assert.equal(stalled.filter((x) => !x.destroyed).length, IDLE);
+    assert.equal(stalled.filter((x) => accepted.get(x.localPort!)!.destroyed).length, 0);
 
     // Normal clients, on fresh connections, get their answers.
     const agent = new Agent({ connections: 8 });
@@ -68,6 +77,7 @@ test(`${IDLE} stalled connections do not stop normal clients`, { timeout: 120_00
     const names = await s.service.deps.database.db.selectFrom('segments').select('name').where('company_id', '=', c.companyId).execute();
     assert.deepEqual(names, []);
   } finally {
+    s.service.app.server.off('connection', onConnection);
     for (const sock of stalled) sock.destroy();
   }
 });

@@ -36,16 +36,42 @@ import type { Provider, SendResult } from './types.ts';
  */
 export const RETRYABLE_CODES: ReadonlySet<number> = new Set([1, 2, 4, 17, 32, 613, 80007, 130429, 131000, 131016, 131048, 131056, 133004]);
 
-/** Spaces requests per key (phone number id) at most `ratePerSecond` apart, process-wide. */
+/**
+ * Where a {@link Pacer} reads the time and waits: `now()` in milliseconds (any origin, monotonic) and
+ * `wait(ms, signal)`, which resolves after `ms` or as soon as `signal` aborts. The default is real time
+ * (performance.now and setTimeout); tests pass their own to check the pacer's decisions without waiting.
+ */
+export interface PacerTimer {
+  now(): number;
+  wait(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+/** Real time: performance.now() and setTimeout (a wait ends early when its signal aborts). */
+export const realPacerTimer: PacerTimer = {
+  now: () => performance.now(),
+  wait: (ms, signal) => new Promise<void>((resolve) => {
+    if (signal?.aborted) return resolve();
+    const timer = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
+  }),
+};
+
+/**
+ * Spaces requests per key (phone number id) at most `ratePerSecond` apart, process-wide: the k-th
+ * request of a burst on an idle key gets the slot `first + k * 1000 / ratePerSecond` (ms), so any
+ * `ratePerSecond + 1` consecutive slots of a key span at least one second.
+ */
 export class Pacer {
   readonly #next = new Map<string, number>();
   readonly ratePerSecond: number;
-  constructor(ratePerSecond: number) {
+  readonly #timer: PacerTimer;
+  constructor(ratePerSecond: number, timer: PacerTimer = realPacerTimer) {
     this.ratePerSecond = ratePerSecond;
+    this.#timer = timer;
   }
-  /** Resolves when the next slot for `key` has come (at once when the key is idle). */
+  /** Resolves when the next slot for `key` has come (at once when the key is idle, early on abort). */
   async take(key: string, signal?: AbortSignal): Promise<void> {
-    const now = performance.now();
+    const now = this.#timer.now();
     const slot = Math.max(now, this.#next.get(key) ?? 0);
     this.#next.set(key, slot + 1000 / this.ratePerSecond);
     if (this.#next.size > 10_000) {
@@ -53,10 +79,7 @@ export class Pacer {
     }
     const wait = slot - now;
     if (wait <= 0) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, wait);
-      signal?.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
-    });
+    await this.#timer.wait(wait, signal);
   }
 }
 

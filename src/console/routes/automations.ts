@@ -10,6 +10,8 @@
  * - `POST /{kind}s/{id}/test-send`: a batch of one through the accept step, 303 to its Sends page.
  * Templates are checked on save by the operator API's function (`checkTemplate`): each problem is shown
  * beside its field with the input kept (422) and nothing is written. Another company's id is 404.
+ * A role that may only read these pages (permissions.ts) gets them without the buttons and forms it
+ * could not use (`can`), and `GET /{kind}s/new` says so instead of showing the editor.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAudit } from '../../domain/audit.ts';
@@ -18,8 +20,9 @@ import { DomainError } from '../../domain/errors.ts';
 import { findSource, listAutomations, listCampaigns, previewSource, testSend, updateCampaign, type PreviewResult, type SourceKind, type SourceRow } from '../../domain/source-tools.ts';
 import { checkTemplate, type Template } from '../../domain/templates.ts';
 import type { AppDeps } from '../../http/deps.ts';
-import { field, parseId, sendPage, sessionOf } from '../context.ts';
+import { can, field, parseId, sendPage, sessionOf } from '../context.ts';
 import { BASE } from '../views/layout.ts';
+import { readOnlyNote } from '../views/format.ts';
 import { html } from '../views/html.ts';
 import { EMPTY_FORM, editorForm, formOf, kindTitle, sourcesPath, sourcesView, sourceView, type FieldErrors, type PreviewModel, type SourceForm } from '../views/automations.ts';
 
@@ -111,18 +114,24 @@ export function registerSourcePages(scope: FastifyInstance, deps: AppDeps, kind:
   const title = kindTitle(kind);
   const crumbs = (extra?: string): [string, string?][] => extra ? [[title, sourcesPath(kind)], [extra]] : [[title]];
   const actor = (request: FastifyRequest) => `console:${sessionOf(request).email}`;
+  /** Whether the request's role may change this kind (create, save, activate, send, test-send). */
+  const canEdit = (request: FastifyRequest) => can(request, 'POST', `${sourcesPath(kind)}/new`);
 
   scope.get(base, async (request, reply) => {
     const companyId = sessionOf(request).company_id;
     const rows = kind === 'automation' ? await listAutomations(db, companyId) : await listCampaigns(db, companyId);
-    return sendPage(request, reply, 200, { title, section: `${kind}s`, crumbs: crumbs(), body: () => sourcesView(kind, rows) });
+    return sendPage(request, reply, 200, { title, section: `${kind}s`, crumbs: crumbs(), body: () => sourcesView(kind, rows, canEdit(request)) });
   });
 
   function showNew(request: FastifyRequest, reply: FastifyReply, status: number, form: SourceForm, errors: FieldErrors, preview?: PreviewResult) {
     return sendPage(request, reply, status, {
       title: `New ${kind}`, section: `${kind}s`, crumbs: crumbs(`New ${kind}`),
-      body: (csrf) => html`<h1>New ${kind}</h1>
-${editorForm(kind, csrf, form, errors, undefined, preview)}`,
+      body: (csrf) => canEdit(request)
+        ? html`<h1>New ${kind}</h1>
+${editorForm(kind, csrf, form, errors, undefined, preview)}`
+        : html`<h1>New ${kind}</h1>
+${readOnlyNote(`${kind}s`)}
+<p><a href="${sourcesPath(kind)}">Back to the ${kind}s</a></p>`,
     });
   }
 
@@ -158,6 +167,7 @@ ${editorForm(kind, csrf, form, errors, undefined, preview)}`,
       body: (csrf) => sourceView({
         kind, csrf, source, form: o.form ?? formOf(source), errors: o.errors ?? {},
         preview: o.preview ?? { phone: '', first_name: '', variables: '' }, testPhone: o.testPhone ?? '', editorPreview: o.editorPreview,
+        canEdit: canEdit(request),
       }),
     });
   }

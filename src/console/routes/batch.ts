@@ -7,7 +7,7 @@
 import type { FastifyInstance } from 'fastify';
 import { getBatch, listBatchMessages } from '../../domain/batches.ts';
 import type { AppDeps } from '../../http/deps.ts';
-import { sendPage, sessionOf } from '../context.ts';
+import { can, sendPage, sessionOf } from '../context.ts';
 import { BASE } from '../views/layout.ts';
 import { batchView } from '../views/batch.ts';
 
@@ -23,7 +23,7 @@ export function registerBatchPage(scope: FastifyInstance, deps: AppDeps): void {
     const messages = digits ? all.filter((m) => m.phone.replace(/\D/g, '').includes(digits)) : all;
     return sendPage(request, reply, 200, {
       title: `Batch ${batch.batch_id}`, section: 'sends', crumbs: [['Sends', `${BASE}/sends`], [`Batch ${batch.batch_id.slice(0, 8)}`]],
-      body: () => batchView({ batch, messages, phone, total: all.length }),
+      body: () => batchView({ batch, messages, phone, total: all.length, canCancel: can(request, 'POST', `${BASE}/sends/:batchId/cancel`) }),
     });
   });
 }

@@ -17,7 +17,7 @@ import { audiencePhones, cancelBatch, companyTimeZone, localToInstant, MAX_SEND_
 import { localParts } from '../../domain/delivery-hours.ts';
 import { findSource, type SourceRow } from '../../domain/source-tools.ts';
 import type { AppDeps } from '../../http/deps.ts';
-import { field, parseId, sendPage, sessionOf } from '../context.ts';
+import { can, field, parseId, sendPage, sessionOf } from '../context.ts';
 import { listCompanySegments } from '../queries/segments.ts';
 import { BASE } from '../views/layout.ts';
 import { cancelView, sendFormView, sendReviewView, type SendErrors, type SendForm } from '../views/campaign-send.ts';
@@ -43,7 +43,7 @@ export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps)
     const segments = await listCompanySegments(db, campaign.company_id);
     return sendPage(request, reply, status, {
       title: `Send ${campaign.name}`, section: 'campaigns', crumbs: [['Campaigns', `${BASE}/campaigns`], [campaign.name, `${BASE}/campaigns/${campaign.id}`], ['Send']],
-      body: (csrf) => sendFormView({ csrf, campaign, segments, form, errors, timeZone: companyTimeZone(company) }),
+      body: (csrf) => sendFormView({ csrf, campaign, segments, form, errors, timeZone: companyTimeZone(company), canSend: can(request, 'POST', `${BASE}/campaigns/:id/send`) }),
     });
   }
 
@@ -110,7 +110,7 @@ export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps)
     const batch = await getBatch(db, request.params.batchId, sessionOf(request).company_id);
     return sendPage(request, reply, 200, {
       title: 'Cancel send', section: 'sends', crumbs: [['Sends', `${BASE}/sends`], ['Cancel']],
-      body: (csrf) => cancelView({ csrf, batchId: batch.batch_id, pending: batch.counts.pending, status: batch.status }),
+      body: (csrf) => cancelView({ csrf, batchId: batch.batch_id, pending: batch.counts.pending, status: batch.status, canCancel: can(request, 'POST', `${BASE}/sends/:batchId/cancel`) }),
     });
   });
 

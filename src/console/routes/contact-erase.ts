@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ContactView } from '../../domain/contacts.ts';
 import { eraseContact } from '../../domain/erasure.ts';
 import type { AppDeps } from '../../http/deps.ts';
-import { field, nowOf, sendPage, sessionOf } from '../context.ts';
+import { can, field, nowOf, sendPage, sessionOf } from '../context.ts';
 import { contactEraseView } from '../views/contact.ts';
 import { BASE } from '../views/layout.ts';
 
@@ -26,7 +26,7 @@ export function registerContactErasePages(scope: FastifyInstance, deps: AppDeps,
 
   scope.get<{ Params: { key: string } }>('/contacts/:key/erase', async (request, reply) => {
     const contact = await load(request);
-    return sendPage(request, reply, 200, { ...page(request, contact), body: (csrf) => contactEraseView({ contact, csrf }) });
+    return sendPage(request, reply, 200, { ...page(request, contact), body: (csrf) => contactEraseView({ contact, csrf, canErase: can(request, 'POST', `${BASE}/contacts/:key/erase`) }) });
   });
 
   scope.post<{ Params: { key: string } }>('/contacts/:key/erase', async (request, reply) => {

@@ -19,7 +19,7 @@ import { sql } from 'kysely';
 import { createImport, getImport, MAX_IMPORT_BYTES, type ContactImport } from '../../domain/contact-imports.ts';
 import { DomainError } from '../../domain/errors.ts';
 import type { AppDeps } from '../../http/deps.ts';
-import { nowOf, parseId, sendPage, sessionOf } from '../context.ts';
+import { can, nowOf, parseId, sendPage, sessionOf } from '../context.ts';
 import { contactImportView, importProgressView } from '../views/contact-import.ts';
 import { uploadScope } from '../uploads.ts';
 import { BASE } from '../views/layout.ts';
@@ -43,7 +43,7 @@ export function registerContactImportPages(scope: FastifyInstance, deps: AppDeps
     const rows = await recent(session.company_id);
     return sendPage(request, reply, status, {
       title: 'Import contacts', section: 'contacts', crumbs: [['Contacts', `${BASE}/contacts`], ['Import']],
-      body: (csrf) => contactImportView({ csrf, error, recent: rows }),
+      body: (csrf) => contactImportView({ csrf, error, recent: rows, canImport: can(request, 'POST', `${BASE}/contacts/import`) }),
     });
   }
 
@@ -53,10 +53,11 @@ export function registerContactImportPages(scope: FastifyInstance, deps: AppDeps
     const session = sessionOf(request);
     const imp = await getImport(db, session.company_id, parseId(request.params.importId));
     if (imp.status === 'queued' || imp.status === 'running') reply.header('refresh', String(PROGRESS_REFRESH_S));
+    const canImport = can(request, 'POST', `${BASE}/contacts/import`);
     return sendPage(request, reply, 200, {
       title: `Import ${imp.filename ?? ''}`.trim(), section: 'contacts',
-      crumbs: [['Contacts', `${BASE}/contacts`], ['Import', `${BASE}/contacts/import`], [`Import ${imp.import_id}`]],
-      body: () => importProgressView(imp),
+      crumbs: [['Contacts', `${BASE}/contacts`], ['Import', canImport ? `${BASE}/contacts/import` : undefined], [`Import ${imp.import_id}`]],
+      body: () => importProgressView(imp, canImport),
     });
   });
 

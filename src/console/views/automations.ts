@@ -3,6 +3,8 @@
  * editor (header none / text / image / video, Liquid body, up to two URL buttons, the WhatsApp mapping),
  * each problem shown beside its field with the input kept, the live preview (re-rendered by a GET with
  * the chosen phone or sample data), the test-send form and, for automations, activate / deactivate.
+ * A role that may only read (`canEdit` false) sees the template in disabled fields and the GET preview,
+ * without the create, save, activate, send and test-send buttons and forms.
  */
 import type { PreviewResult, SourceKind, SourceRow } from '../../domain/source-tools.ts';
 import type { Template } from '../../domain/templates.ts';
@@ -45,8 +47,8 @@ export function formOf(s: { name: string; type?: string; template: Template }): 
 /** An empty editor. */
 export const EMPTY_FORM: SourceForm = formOf({ name: '', template: { header: { type: 'none' }, body: '', buttons: [] } });
 
-/** The list page. */
-export function sourcesView(kind: SourceKind, rows: SourceRow[]): SafeHtml {
+/** The list page; without `canEdit` no New or Send links, and each row's link says View. */
+export function sourcesView(kind: SourceKind, rows: SourceRow[], canEdit = true): SafeHtml {
   const base = sourcesPath(kind);
   const table = rows.length === 0
     ? html`<p>No ${kind}s yet.</p>`
@@ -60,7 +62,7 @@ export function sourcesView(kind: SourceKind, rows: SourceRow[]): SafeHtml {
           ...(kind === 'automation' ? [html`<code>${r.type}</code>`, badge(r.active ? 'active' : 'inactive')] : []),
           html`<span class="excerpt">${r.template.body.length > 80 ? r.template.body.slice(0, 80) + '…' : r.template.body}</span>`,
           time(r.created_at),
-          html`<a href="${base}/${r.id}">Edit<span class="visually-hidden"> ${r.name}</span></a>${kind === 'campaign' ? html` · <a href="${base}/${r.id}/send">Send<span class="visually-hidden"> ${r.name}</span></a>` : ''}`,
+          html`<a href="${base}/${r.id}">${canEdit ? 'Edit' : 'View'}<span class="visually-hidden"> ${r.name}</span></a>${kind === 'campaign' && canEdit ? html` · <a href="${base}/${r.id}/send">Send<span class="visually-hidden"> ${r.name}</span></a>` : ''}`,
         ],
       })),
     });
@@ -68,7 +70,7 @@ export function sourcesView(kind: SourceKind, rows: SourceRow[]): SafeHtml {
 <p>${kind === 'automation'
     ? 'Automations are messages your integration triggers through the API (operation 4.3). Only active automations can be triggered.'
     : 'Campaigns are messages you send to a segment or a list of numbers, now or at a scheduled time. Opted-out contacts are skipped; delivery hours hold messages until they open.'}</p>
-<p><a href="${base}/new" role="button">New ${kind}</a></p>
+${canEdit ? html`<p><a href="${base}/new" role="button">New ${kind}</a></p>` : ''}
 ${table}`;
 }
 
@@ -86,12 +88,38 @@ function input(f: SourceForm, errors: FieldErrors, name: keyof SourceForm, label
 ${err(errors, name)}`;
 }
 
-/** The template editor form (create when `id` is absent). */
-export function editorForm(kind: SourceKind, csrf: string, f: SourceForm, errors: FieldErrors, id?: number, preview?: PreviewResult): SafeHtml {
+/**
+ * The template editor form (create when `id` is absent). Without `canEdit`: the same fields, disabled,
+ * in no form (nothing to submit), and neither the save nor the "Preview changes" buttons.
+ */
+export function editorForm(kind: SourceKind, csrf: string, f: SourceForm, errors: FieldErrors, id?: number, preview?: PreviewResult, canEdit = true): SafeHtml {
   const action = id === undefined ? `${sourcesPath(kind)}/new` : `${sourcesPath(kind)}/${id}`;
+  if (!canEdit) {
+    return html`<div class="template-editor" data-read-only-template><fieldset disabled>
+<legend class="visually-hidden">The saved template (read-only)</legend>
+${editorFields(kind, f, errors)}
+</fieldset></div>`;
+  }
   return html`<form method="post" action="${action}" class="template-editor" novalidate>
 <input type="hidden" name="_csrf" value="${csrf}">
-${input(f, errors, 'name', 'Name', html`required maxlength="255"`)}
+${editorFields(kind, f, errors)}
+<fieldset>
+  <legend>Preview before saving</legend>
+  <label for="editor_preview_phone">Contact phone for the preview (optional; empty: sample data)</label>
+  <input id="editor_preview_phone" name="editor_preview_phone" type="tel" value="${f.editor_preview_phone ?? ''}"${inv(errors, 'editor_preview_phone')}>
+  ${err(errors, 'editor_preview_phone')}
+</fieldset>
+<div class="grid">
+<button type="submit" name="intent" value="save">${id === undefined ? `Create ${kind}` : 'Save changes'}</button>
+<button type="submit" name="intent" value="preview" class="secondary">Preview changes</button>
+</div>
+</form>
+${preview ? previewOutput(preview) : ''}`;
+}
+
+/** The template's fields of the editor (name, type, header, body, buttons, WhatsApp mapping). */
+function editorFields(kind: SourceKind, f: SourceForm, errors: FieldErrors): SafeHtml {
+  return html`${input(f, errors, 'name', 'Name', html`required maxlength="255"`)}
 ${kind === 'automation' ? input(f, errors, 'type', 'Type (api: triggered through operation 4.3)', html`required maxlength="32"`) : ''}
 <fieldset>
   <legend>Header</legend>
@@ -127,19 +155,7 @@ ${err(errors, 'body')}
     <div>${input(f, errors, 'wa_body_parameters', 'Body parameters (count)', html`inputmode="numeric"`)}</div>
     <div>${input(f, errors, 'wa_header_parameters', 'Header parameters (0 or 1)', html`inputmode="numeric"`)}</div>
   </div>
-</fieldset>
-<fieldset>
-  <legend>Preview before saving</legend>
-  <label for="editor_preview_phone">Contact phone for the preview (optional; empty: sample data)</label>
-  <input id="editor_preview_phone" name="editor_preview_phone" type="tel" value="${f.editor_preview_phone ?? ''}"${inv(errors, 'editor_preview_phone')}>
-  ${err(errors, 'editor_preview_phone')}
-</fieldset>
-<div class="grid">
-<button type="submit" name="intent" value="save">${id === undefined ? `Create ${kind}` : 'Save changes'}</button>
-<button type="submit" name="intent" value="preview" class="secondary">Preview changes</button>
-</div>
-</form>
-${preview ? previewOutput(preview) : ''}`;
+</fieldset>`;
 }
 
 /** What the preview section shows. */
@@ -190,7 +206,10 @@ export function sourceView(m: {
   kind: SourceKind; csrf: string; source: SourceRow; form: SourceForm; errors: FieldErrors; preview: PreviewModel; testPhone: string;
   /** The "Preview changes" result of the unsaved form. */
   editorPreview?: PreviewResult;
+  /** False for a role that may only read (no status, send, save or test-send forms); default true. */
+  canEdit?: boolean;
 }): SafeHtml {
+  const canEdit = m.canEdit ?? true;
   const { kind, source: s } = m;
   const base = `${sourcesPath(kind)}/${s.id}`;
   const hidden = html`<input type="hidden" name="_csrf" value="${m.csrf}">`;
@@ -198,14 +217,14 @@ export function sourceView(m: {
 ${kind === 'automation' ? html`<section aria-labelledby="status-title">
 <h2 id="status-title">Status</h2>
 <p>${badge(s.active ? 'active' : 'inactive')} Automation id <code>${s.id}</code></p>
-<form method="post" action="${base}/active" class="inline">${hidden}<input type="hidden" name="active" value="${s.active ? 'false' : 'true'}"><button type="submit" class="secondary outline">${s.active ? 'Deactivate' : 'Activate'}</button></form>
-</section>` : html`<p>Campaign id <code>${s.id}</code> · <a href="${base}/send">Send this campaign</a></p>`}
+${canEdit ? html`<form method="post" action="${base}/active" class="inline">${hidden}<input type="hidden" name="active" value="${s.active ? 'false' : 'true'}"><button type="submit" class="secondary outline">${s.active ? 'Deactivate' : 'Activate'}</button></form>` : ''}
+</section>` : html`<p>Campaign id <code>${s.id}</code>${canEdit ? html` · <a href="${base}/send">Send this campaign</a>` : ''}</p>`}
 <section aria-labelledby="editor-title">
 <h2 id="editor-title">Template</h2>
-${editorForm(kind, m.csrf, m.form, m.errors, s.id, m.editorPreview)}
+${editorForm(kind, m.csrf, m.form, m.errors, s.id, m.editorPreview, canEdit)}
 </section>
 ${previewSection(kind, s.id, m.preview, m.errors)}
-<section aria-labelledby="test-title">
+${canEdit ? html`<section aria-labelledby="test-title">
 <h2 id="test-title">Test send</h2>
 <p>Sends the saved template to one number through the real pipeline; it appears in Sends.${kind === 'campaign' ? ' As a campaign message, an opted-out number is skipped and delivery hours apply.' : ''}</p>
 <form method="post" action="${base}/test-send">${hidden}
@@ -214,5 +233,5 @@ ${previewSection(kind, s.id, m.preview, m.errors)}
   ${err(m.errors, 'test_phone')}
   <button type="submit">Send test message</button>
 </form>
-</section>`;
+</section>` : ''}`;
 }

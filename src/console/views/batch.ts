@@ -10,7 +10,11 @@ import { html, type SafeHtml } from './html.ts';
 import { kindLabel, nextAttempt, reasonOf } from './sends.ts';
 import { dataTable } from './table.ts';
 
-export interface BatchViewModel { batch: BatchView; messages: MessageView[]; phone: string; total: number }
+export interface BatchViewModel {
+  batch: BatchView; messages: MessageView[]; phone: string; total: number;
+  /** Whether the role may cancel the batch (the Cancel link is left out otherwise). */
+  canCancel: boolean;
+}
 
 /** Facts and counts of the batch, a filter by phone, and the messages table. */
 export function batchView(m: BatchViewModel): SafeHtml {
@@ -26,7 +30,7 @@ export function batchView(m: BatchViewModel): SafeHtml {
   <dt>Funnel</dt><dd class="funnel">${c.sent} sent → ${c.delivered} delivered → ${c.read} read</dd>
   ${b.ignored_contacts ? html`<dt>Ignored</dt><dd>${b.ignored_contacts} contacts beyond the first 50 of the request</dd>` : ''}
 </dl>
-${b.status !== 'completed' ? html`<p><a href="${BASE}/sends/${b.batch_id}/cancel" data-cancel>Cancel what has not been sent yet</a></p>` : ''}
+${b.status === 'completed' ? '' : m.canCancel ? html`<p><a href="${BASE}/sends/${b.batch_id}/cancel" data-cancel>Cancel what has not been sent yet</a></p>` : ''}
 <h2>Messages</h2>
 <search><form method="get" action="${BASE}/sends/${b.batch_id}" class="search">
   <label for="phone">Filter by phone number</label>

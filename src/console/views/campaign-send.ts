@@ -2,11 +2,12 @@
  * Campaign send pages (routes/campaign-send.ts; issue 15 item 2): choose an audience (a segment, or
  * pasted numbers) and a time (now, or a date and time in the company's time zone), review what will
  * happen (sent, skipped as opted out or invalid, held for delivery hours) and confirm; and the cancel
- * confirmation of a send.
+ * confirmation of a send. A role that may not send or cancel sees a note instead of those forms.
  */
 import type { SendPlan } from '../../domain/campaign-sends.ts';
 import type { SourceRow } from '../../domain/source-tools.ts';
 import type { SegmentRow } from '../queries/segments.ts';
+import { readOnlyNote } from './format.ts';
 import { BASE } from './layout.ts';
 import { html, type SafeHtml } from './html.ts';
 
@@ -23,10 +24,15 @@ function hiddenFields(f: SendForm): SafeHtml {
   return html`${(Object.keys(f) as (keyof SendForm)[]).map((k) => html`<input type="hidden" name="${k}" value="${f[k]}">`)}`;
 }
 
-/** The audience and time form. */
-export function sendFormView(m: { csrf: string; campaign: SourceRow; segments: SegmentRow[]; form: SendForm; errors: SendErrors; timeZone: string }): SafeHtml {
+/** The audience and time form (without `canSend`, the read-only note instead). */
+export function sendFormView(m: { csrf: string; campaign: SourceRow; segments: SegmentRow[]; form: SendForm; errors: SendErrors; timeZone: string; canSend?: boolean }): SafeHtml {
   const f = m.form;
   const action = `${BASE}/campaigns/${m.campaign.id}/send`;
+  if (m.canSend === false) {
+    return html`<h1>Send ${m.campaign.name}</h1>
+${readOnlyNote('campaigns')}
+<p><a href="${BASE}/campaigns/${m.campaign.id}">Back to the campaign</a></p>`;
+  }
   return html`<h1>Send ${m.campaign.name}</h1>
 <form method="post" action="${action}" novalidate>
 <input type="hidden" name="_csrf" value="${m.csrf}">
@@ -76,10 +82,10 @@ ${hiddenFields(m.form)}
 <p><a href="${action}">Change</a></p>`;
 }
 
-/** The cancel confirmation of a send. */
-export function cancelView(m: { csrf: string; batchId: string; pending: number; status: string }): SafeHtml {
+/** The cancel confirmation of a send (without `canCancel`, the read-only note instead of the form). */
+export function cancelView(m: { csrf: string; batchId: string; pending: number; status: string; canCancel?: boolean }): SafeHtml {
   return html`<h1>Cancel send <code class="batch-id">${m.batchId}</code></h1>
-${m.pending === 0 ? html`<p>Nothing of this send is waiting any more (status ${m.status}).</p>` : html`<p>${m.pending} message${m.pending === 1 ? '' : 's'} not yet handed to a provider will end <strong>skipped</strong> (reason <code>cancelled</code>). A message being sent at this very moment may still be sent.</p>
+${m.canCancel === false ? readOnlyNote('sends') : m.pending === 0 ? html`<p>Nothing of this send is waiting any more (status ${m.status}).</p>` : html`<p>${m.pending} message${m.pending === 1 ? '' : 's'} not yet handed to a provider will end <strong>skipped</strong> (reason <code>cancelled</code>). A message being sent at this very moment may still be sent.</p>
 <form method="post" action="${BASE}/sends/${m.batchId}/cancel">
 <input type="hidden" name="_csrf" value="${m.csrf}">
 <button type="submit" class="contrast">Cancel the send</button>

@@ -1,11 +1,12 @@
 /**
  * Contact import pages (routes/contact-import.ts; issue 15 item 4): the upload form (file, with the
  * format explained and the error beside the field), the company's recent imports, and one import's
- * progress (a progress bar, counts, the rows not imported with their line numbers).
+ * progress (a progress bar, counts, the rows not imported with their line numbers). A role that may
+ * not import sees the note instead of the form, and no link to import another file.
  */
 import type { ContactImport } from '../../domain/contact-imports.ts';
 import { MAX_IMPORT_BYTES } from '../../domain/contact-imports.ts';
-import { badge, time } from './format.ts';
+import { badge, readOnlyNote, time } from './format.ts';
 import { html, type SafeHtml } from './html.ts';
 import { BASE } from './layout.ts';
 import { dataTable } from './table.ts';
@@ -14,7 +15,7 @@ const n = (x: number) => x.toLocaleString('en');
 const DELIMITER_NAMES: Record<string, string> = { ',': 'comma', ';': 'semicolon', '\t': 'tab', '|': 'vertical bar' };
 
 /** The upload page: the form and the recent imports. */
-export function contactImportView(m: { csrf: string; error?: string; recent: ContactImport[] }): SafeHtml {
+export function contactImportView(m: { csrf: string; error?: string; recent: ContactImport[]; canImport?: boolean }): SafeHtml {
   return html`<h1>Import contacts</h1>
 <section aria-labelledby="format-h" class="narrow">
 <h2 id="format-h">The file</h2>
@@ -24,13 +25,13 @@ every other column becomes a template variable of that name. Columns may be sepa
 tabs or <code>|</code>. Empty cells leave what is stored. Existing contacts (same number) are updated. An export
 of this console imports as it is.</p>
 </section>
-<form method="post" action="${BASE}/contacts/import" enctype="multipart/form-data" class="narrow">
+${m.canImport === false ? readOnlyNote('contacts') : html`<form method="post" action="${BASE}/contacts/import" enctype="multipart/form-data" class="narrow">
   <input type="hidden" name="_csrf" value="${m.csrf}">
   <label for="file">CSV file</label>
   <input id="file" name="file" type="file" accept=".csv,text/csv,text/plain" required${m.error ? html` aria-invalid="true" aria-describedby="file-error"` : ''}>
   ${m.error ? html`<small id="file-error" class="error" role="alert">${m.error}</small>` : ''}
   <button type="submit">Upload and import</button>
-</form>
+</form>`}
 <h2>Recent imports</h2>
 ${m.recent.length ? importsTable(m.recent) : html`<p>No imports yet.</p>`}`;
 }
@@ -45,8 +46,8 @@ function importsTable(rows: ContactImport[]): SafeHtml {
   });
 }
 
-/** One import's progress. */
-export function importProgressView(i: ContactImport): SafeHtml {
+/** One import's progress (the "Import another file" link only with `canImport`). */
+export function importProgressView(i: ContactImport, canImport = true): SafeHtml {
   const running = i.status === 'queued' || i.status === 'running';
   const pct = i.total ? Math.floor((i.processed / i.total) * 100) : 100;
   return html`<h1>Import of ${i.filename || 'a CSV file'}</h1>
@@ -61,7 +62,7 @@ export function importProgressView(i: ContactImport): SafeHtml {
   <div><dt>Not imported</dt><dd data-count="failed">${n(i.failed)}</dd></div>
 </dl>
 <p class="muted">Columns separated by ${DELIMITER_NAMES[i.delimiter] ?? i.delimiter}. Started ${time(i.created_at)}.</p>
-${running ? html`<p><a href="${BASE}/contacts/imports/${i.import_id}">Refresh now</a></p>` : html`<p class="actions"><a href="${BASE}/contacts" role="button">Go to contacts</a><a href="${BASE}/contacts/import">Import another file</a></p>`}
+${running ? html`<p><a href="${BASE}/contacts/imports/${i.import_id}">Refresh now</a></p>` : html`<p class="actions"><a href="${BASE}/contacts" role="button">Go to contacts</a>${canImport ? html`<a href="${BASE}/contacts/import">Import another file</a>` : ''}</p>`}
 ${i.error ? html`<p class="error">${i.error}</p>` : ''}
 </section>
 ${i.errors.length ? html`<h2>Rows not imported</h2>

@@ -7,7 +7,7 @@
  */
 import type { ContactView } from '../../domain/contacts.ts';
 import { VARIABLE_VALUE_MAX } from '../../domain/contacts.ts';
-import { badge, time } from './format.ts';
+import { badge, readOnlyNote, time } from './format.ts';
 import { html, type SafeHtml } from './html.ts';
 import { BASE } from './layout.ts';
 import { kindLabel, reasonOf } from './sends.ts';
@@ -143,8 +143,8 @@ ${m.canChange ? html`<h2>Erase</h2>
 <p><a href="${BASE}/contacts/${encodeURIComponent(key)}/erase" class="danger-link">Erase this contact…</a></p>` : ''}`;
 }
 
-/** The erase confirmation page. */
-export function contactEraseView(m: { contact: ContactView; csrf: string; error?: string }): SafeHtml {
+/** The erase confirmation page (without `canErase`, the read-only note instead of the form). */
+export function contactEraseView(m: { contact: ContactView; csrf: string; error?: string; canErase?: boolean }): SafeHtml {
   const c = m.contact;
   return html`<h1>Erase ${c.phone}?</h1>
 <section class="narrow" aria-labelledby="erase-h">
@@ -155,11 +155,11 @@ export function contactEraseView(m: { contact: ContactView; csrf: string; error?
   <li>Its ${c.inbound.length} replies lose their text; it leaves its ${c.segments.length} segments.</li>
   <li>This cannot be undone. If the number is sent to again later, a new contact is created.</li>
 </ul>
-<form method="post" action="${BASE}/contacts/${encodeURIComponent(c.phone)}/erase">
+${m.canErase === false ? html`${readOnlyNote('contacts')}<p><a href="${BASE}/contacts/${encodeURIComponent(c.phone)}">Back to the contact</a></p>` : html`<form method="post" action="${BASE}/contacts/${encodeURIComponent(c.phone)}/erase">
   <input type="hidden" name="_csrf" value="${m.csrf}">
   <label for="confirm"><input id="confirm" name="confirm" type="checkbox" value="yes" required${m.error ? html` aria-invalid="true" aria-describedby="confirm-error"` : ''}> I understand that the personal data of this contact is removed for good</label>
   ${m.error ? html`<small id="confirm-error" class="error" role="alert">${m.error}</small>` : ''}
   <div class="actions"><button type="submit" class="danger">Erase contact</button><a href="${BASE}/contacts/${encodeURIComponent(c.phone)}">Cancel</a></div>
-</form>
+</form>`}
 </section>`;
 }

@@ -24,3 +24,11 @@ const CHANNELS: Record<string, string> = {
 export function channelName(provider: string): string {
   return CHANNELS[provider] ?? provider;
 }
+
+/**
+ * The note a role sees instead of buttons and forms it may not use (src/console/permissions.ts; pages
+ * leave those out with `can` of context.ts). `things` in the plural, e.g. `segments`.
+ */
+export function readOnlyNote(things: string): SafeHtml {
+  return html`<p class="muted" data-read-only>Your role can view ${things} but not change them.</p>`;
+}

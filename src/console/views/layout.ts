@@ -58,9 +58,9 @@ function nav(user: PageUser, csrf: string, current?: Section): SafeHtml {
 
 function crumbs(trail: [string, string?][]): SafeHtml {
   return html`<nav aria-label="Breadcrumb" class="crumbs"><ol>${trail.map(([label, href], i) =>
-    i === trail.length - 1 || !href
+    i === trail.length - 1
       ? html`<li><span aria-current="page">${label}</span></li>`
-      : html`<li><a href="${href}">${label}</a></li>`)}</ol></nav>`;
+      : href ? html`<li><a href="${href}">${label}</a></li>` : html`<li><span>${label}</span></li>`)}</ol></nav>`;
 }
 
 /** A note on pages the user's role may read but not change (e.g. Campaigns for a developer). */

@@ -8,7 +8,7 @@
 import type { MembershipSummary, SegmentSummary, MemberEntry } from '../../domain/segment-admin.ts';
 import { MAX_SEGMENTS_PER_COMPANY, SEGMENT_NAME_MAX } from '../../domain/segment-admin.ts';
 import { MAX_UPLOAD_BYTES } from '../../domain/segment-lists.ts';
-import { time } from './format.ts';
+import { readOnlyNote, time } from './format.ts';
 import { BASE } from './layout.ts';
 import { html, type SafeHtml } from './html.ts';
 import { dataTable } from './table.ts';
@@ -21,7 +21,7 @@ const inv = (e: FieldErrors, k: keyof FieldErrors) => (e[k] ? html` aria-invalid
 const n = (x: number) => x.toLocaleString('en');
 
 /** Shown instead of the forms to a role that may only look (permissions.ts). */
-const READ_ONLY = html`<p class="muted" data-read-only>Your role can view segments but not change them.</p>`;
+const READ_ONLY = readOnlyNote('segments');
 
 /** The Segments page: the company's segments and, when `canEdit`, the create form. */
 export function segmentsView(m: { csrf: string; segments: SegmentSummary[]; name: string; errors: FieldErrors; canEdit: boolean }): SafeHtml {

@@ -4,7 +4,8 @@
  * PostgreSQL database of its own; one API process and two worker processes (`cms serve --role ...`);
  * three companies whose channel is a webhook to the faults receiver and which each have an event
  * endpoint (message.sent, message.failed, batch.completed, contact.opted_out) at a local event
- * receiver that verifies every request with the official `standardwebhooks` package.
+ * receiver (the shared test/helpers/receiver.ts) that verifies every request with the official
+ * `standardwebhooks` package.
  *
  * 1. Workers: 60 sends of 20 contacts (1,200 messages) over ~12 s while one of the two workers (in
  *    turn) is killed with SIGKILL every 3 s and started again. Proves: every message that committed
@@ -20,53 +21,26 @@
  */
 import { after, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { Webhook } from 'standardwebhooks';
+import { startReceiver, type WebhookReceiver } from '../helpers/receiver.ts';
 import { admin, brief, createTenants, Harness, judge, readState, report, runLoad, SKIP, sleep, sqlOn, summarize, unfinished, waitFor, type Proc } from './helpers.ts';
 
 const h = new Harness('events_kill');
 let failed = false;
 after(async () => { await h.cleanup(failed); });
 
-/** An event receiver: verifies each request with standardwebhooks (per path secret), records by webhook-id. */
-async function eventReceiver(): Promise<{ url: string; secrets: Map<string, Webhook>; byId: Map<string, { type: string; data: any }[]>; bad: number; close(): Promise<void> }> {
-  const secrets = new Map<string, Webhook>();
-  const byId = new Map<string, { type: string; data: any }[]>();
-  const state = { bad: 0 };
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const text = Buffer.concat(chunks).toString('utf8');
-      try {
-        secrets.get(req.url ?? '')!.verify(text, req.headers as Record<string, string>);
-      } catch {
-        state.bad++;
-        res.writeHead(400).end();
-        return;
-      }
-      const body = JSON.parse(text);
-      const id = String(req.headers['webhook-id']);
-      byId.set(id, [...(byId.get(id) ?? []), { type: body.type, data: body.data }]);
-      res.writeHead(200).end('ok');
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    secrets,
-    byId,
-    get bad() { return state.bad; },
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+/**
+ * The event receiver: the shared one (test/helpers/receiver.ts), verifying each request with
+ * standardwebhooks and the secret of its path (`/c<company id>`); a bad signature is answered 400.
+ */
+const startEventReceiver = () => startReceiver({ answer: (r) => (r.signatureError !== null ? 400 : 200) });
+
+/** Events answered 200, by webhook-id: their type and data, in arrival order. */
+function eventsById(events: WebhookReceiver): Map<string, { type: string; data: any }[]> {
+  return new Map([...events.delivered()].map(([id, list]) => [id, list.map((r) => ({ type: r.body.type, data: r.body.data }))]));
 }
 
 test('kill -9 of workers and of the API: no event lost, none for a change that did not commit', { skip: SKIP, timeout: 300_000 }, async () => {
-  const events = await eventReceiver();
+  const events = await startEventReceiver();
   h.cleanups.push(() => events.close());
   try {
     const url = await h.database();
@@ -78,9 +52,9 @@ test('kill -9 of workers and of the API: no event lost, none for a change that d
     const tenants = await createTenants(api.url, 3, receiver);
     for (const t of tenants) {
       const ep = await admin(api.url, 'POST', `/admin/companies/${t.companyId}/event-endpoints`, {
-        url: `${events.url}/c${t.companyId}`, events: ['message.sent', 'message.failed', 'batch.completed', 'contact.opted_out'],
+        url: `${events.origin}/c${t.companyId}`, events: ['message.sent', 'message.failed', 'batch.completed', 'contact.opted_out'],
       });
-      events.secrets.set(`/c${t.companyId}`, new Webhook(ep.secret));
+      events.secretFor(`/c${t.companyId}`, ep.secret);
     }
 
     // 1. Workers killed in turn every 3 s while the load runs.
@@ -117,36 +91,37 @@ test('kill -9 of workers and of the API: no event lost, none for a change that d
       `SELECT event_id, type, coalesce(payload->'data'->>'message_id', payload->'data'->>'batch_id') AS ref FROM events WHERE type IN ('message.sent', 'message.failed', 'batch.completed')`);
     const byRef = new Map<string, string[]>();
     for (const r of rows) byRef.set(`${r.type}:${r.ref}`, [...(byRef.get(`${r.type}:${r.ref}`) ?? []), r.event_id]);
+    const received1 = eventsById(events);
     let lost = 0;
     let duplicatesInDb = 0;
     for (const m of messages) {
       if (m.status !== 'sent' && m.status !== 'failed') continue;
       const ids = byRef.get(`message.${m.status}:${m.message_id}`) ?? [];
       if (ids.length !== 1) duplicatesInDb += ids.length > 1 ? 1 : 0;
-      if (ids.length === 0 || !events.byId.has(ids[0])) lost++;
+      if (ids.length === 0 || !received1.has(ids[0])) lost++;
     }
     for (const b of batches) {
       if (b.status !== 'completed') continue;
       const ids = byRef.get(`batch.completed:${b.batch_id}`) ?? [];
       if (ids.length !== 1) duplicatesInDb += ids.length > 1 ? 1 : 0;
-      if (ids.length === 0 || !events.byId.has(ids[0])) lost++;
+      if (ids.length === 0 || !received1.has(ids[0])) lost++;
     }
     // Every event received names a change that is in the database.
     const committed = new Set([...messages.map((m) => `message.${m.status}:${m.message_id}`), ...batches.map((b) => `batch.${b.status}:${b.batch_id}`)]);
     let phantom = 0;
-    for (const [, list] of events.byId) {
+    for (const [, list] of received1) {
       const e = list[0];
       if (e.type === 'contact.opted_out') continue;
       if (!committed.has(`${e.type}:${e.data.message_id ?? e.data.batch_id}`)) phantom++;
     }
-    const redelivered = [...events.byId.values()].filter((l) => l.length > 1).length;
+    const redelivered = [...received1.values()].filter((l) => l.length > 1).length;
     report(`events-kill (workers): ${messages.length} messages, ${rows.length} events; lost ${lost}, duplicate event rows ${duplicatesInDb}, `
-      + `events for uncommitted changes ${phantom}, events received twice (at least once) ${redelivered}, bad signatures ${events.bad}`);
+      + `events for uncommitted changes ${phantom}, events received twice (at least once) ${redelivered}, bad signatures ${events.signatureFailures().length}`);
     assert.equal(v.notSent.length, 0);
     assert.equal(lost, 0, 'no event lost');
     assert.equal(duplicatesInDb, 0, 'one event per change');
     assert.equal(phantom, 0, 'no event for a change that did not commit');
-    assert.equal(events.bad, 0);
+    assert.equal(events.signatureFailures().length, 0);
 
     // 2. The API killed in the middle of a 5,000-contact opt-out import, three times, then one that completes.
     const t = tenants[0];
@@ -170,13 +145,13 @@ test('kill -9 of workers and of the API: no event lost, none for a change that d
       const [r] = await sqlOn<{ n: number }>(url, `SELECT count(*)::int AS n FROM event_deliveries WHERE status <> 'delivered'`);
       return r.n === 0 || undefined;
     }, 120_000, 250);
-    const received = [...events.byId.values()].filter((l) => l[0].type === 'contact.opted_out').length;
+    const received = [...eventsById(events).values()].filter((l) => l[0].type === 'contact.opted_out').length;
     report(`events-kill (api): imports killed: ${outcomes.join(', ')}; opted-out contacts committed ${counts.contacts}, `
       + `contact.opted_out events ${counts.rows}, received ${received}`);
     assert.ok(counts.contacts >= 5_000 && counts.contacts % 5_000 === 0, 'each import whole or not at all');
     assert.equal(counts.rows, counts.contacts, 'one event per committed change, none for a killed import');
     assert.equal(received, counts.contacts, 'every committed change\'s event received');
-    assert.equal(events.bad, 0);
+    assert.equal(events.signatureFailures().length, 0);
   } catch (err) {
     failed = true;
     for (const p of h.procs) report(`${p.opts.name} (pid ${p.pid}, ${p.starts} starts) last output:\n${p.tail.slice(-10).join('\n')}`);

@@ -1,6 +1,6 @@
 /**
  * Helpers of the fault tests (issue 4 item 5): real `cms serve` child processes (`bin/cms.js`), a local
- * webhook receiver that records every delivery by webhook-id, a paced load generator that records every
+ * webhook receiver that records every delivery by webhook-id (the shared one of test/helpers/receiver.ts), a paced load generator that records every
  * answer, and the checks that compare what was answered `accepted` with what the database and the
  * receiver hold afterwards.
  *
@@ -15,13 +15,12 @@
  */
 import assert from 'node:assert/strict';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import fs from 'node:fs';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import net, { type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
+import { startReceiver as startSharedReceiver } from '../helpers/receiver.ts';
 
 export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const CMS_BIN = path.join(ROOT, 'bin', 'cms.js');
@@ -271,9 +270,12 @@ export class Harness {
     return this.dir;
   }
 
-  /** A fresh PostgreSQL database `cms_faults_<name>` (dropped first if a previous run left it). */
+  /**
+   * A fresh PostgreSQL database `<prefix>_<name>` (dropped first if a previous run left it); the prefix
+   * is FAULTS_DB_PREFIX, default `cms_faults` (a shared cluster: each user of it keeps to its own names).
+   */
   async database(suffix = ''): Promise<string> {
-    const name = `cms_faults_${this.name}${suffix}`.replace(/[^a-z0-9_]/g, '_');
+    const name = `${process.env.FAULTS_DB_PREFIX ?? 'cms_faults'}_${this.name}${suffix}`.replace(/[^a-z0-9_]/g, '_');
     await sqlOn(PG_ADMIN_URL, `DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
     await sqlOn(PG_ADMIN_URL, `CREATE DATABASE ${name}`);
     this.databases.push(name);
@@ -317,7 +319,7 @@ export interface ReceiverOptions {
   delayMs?: number;
 }
 
-/** One 2xx-answered delivery: when its request had arrived in full (Date.now()), and its `to`. */
+/** One 200-answered delivery: when its request had arrived in full (Date.now()), and its `to`. */
 export interface Delivery {
   t: number;
   to: string;
@@ -336,65 +338,35 @@ export interface Receiver {
   close(): Promise<void>;
 }
 
-function signatureValid(key: Buffer, id: string, ts: string, sigHeader: string, body: string): boolean {
-  if (!id || !/^\d+$/.test(ts)) return false;
-  const expected = createHmac('sha256', key).update(`${id}.${ts}.${body}`).digest();
-  return sigHeader.split(' ').some((s) => {
-    const [version, value] = s.split(',');
-    if (version !== 'v1' || !value) return false;
-    const got = Buffer.from(value, 'base64');
-    return got.length === expected.length && timingSafeEqual(got, expected);
-  });
-}
-
-/** A webhook endpoint on 127.0.0.1 that checks signatures and records every delivery by webhook-id. */
+/**
+ * A webhook endpoint on 127.0.0.1 that records every delivery by webhook-id: the shared receiver of the
+ * tests (test/helpers/receiver.ts), which verifies each Standard Webhooks signature with the official
+ * `standardwebhooks` package; a request that fails it is answered 401 and not counted as a delivery.
+ */
 export async function startReceiver(opts: ReceiverOptions = {}): Promise<Receiver> {
-  const secret = 'whsec_' + Buffer.from('faults-test-webhook-secret-0123456789').toString('base64');
-  const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
   const byId = new Map<string, Delivery[]>();
-  const state = { badSignatures: 0, requests: 0 };
-  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const arrived = Date.now();
-      state.requests++;
-      const text = Buffer.concat(chunks).toString('utf8');
-      const id = String(req.headers['webhook-id'] ?? '');
-      if (!signatureValid(key, id, String(req.headers['webhook-timestamp'] ?? ''), String(req.headers['webhook-signature'] ?? ''), text)) {
-        state.badSignatures++;
-        res.writeHead(401).end();
-        return;
-      }
-      let to = '';
-      try { to = String(JSON.parse(text).to ?? ''); } catch { /* recorded without */ }
-      const answer = () => {
-        // Recorded when the 200 is written: from here on the service may consider the message delivered.
-        const list = byId.get(id);
-        if (list) list.push({ t: arrived, to });
-        else byId.set(id, [{ t: arrived, to }]);
-        res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
-      };
-      if (opts.delayMs) setTimeout(answer, opts.delayMs);
-      else answer();
-    });
+  const shared = await startSharedReceiver({
+    answer: (r) => (r.signatureError !== null ? 401 : opts.delayMs ? { status: 200, delayMs: opts.delayMs } : 200),
+    // Recorded when the 200 is written: from here on the service may consider the message delivered.
+    onAnswer: (r) => {
+      if (r.answered !== 200) return;
+      const d: Delivery = { t: r.at, to: String(r.body?.to ?? '') };
+      const list = byId.get(r.id);
+      if (list) list.push(d);
+      else byId.set(r.id, [d]);
+    },
+    keepAliveTimeoutMs: 30_000,
   });
-  server.keepAliveTimeout = 30_000;
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}/hooks`,
-    secret,
+    url: shared.url,
+    secret: shared.secret,
     byId,
-    get badSignatures() { return state.badSignatures; },
-    get requests() { return state.requests; },
+    get badSignatures() { return shared.signatureFailures().length; },
+    get requests() { return shared.seen.length; },
     duplicates() {
       return new Map([...byId].filter(([, list]) => list.length > 1));
     },
-    async close() {
-      server.closeAllConnections();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close: () => shared.close(),
   };
 }
 

@@ -56,6 +56,10 @@ export interface ReceiverOptions {
   clock?: { now(): number };
   /** The port to listen on (default: a free one), e.g. one a test kept refusing connections on. */
   port?: number;
+  /** Called once a request's answer has been written (after its `delayMs`); not for hang, down or garbage. */
+  onAnswer?: (r: Received) => void;
+  /** How long an idle keep-alive connection stays open (ms; default Node's 5 s). */
+  keepAliveTimeoutMs?: number;
 }
 
 /** A running receiver. */
@@ -113,6 +117,7 @@ export async function startReceiver(opts: ReceiverOptions = {}): Promise<Webhook
     entry.answered = status;
     res.writeHead(status, { 'content-type': 'application/json', ...headers });
     res.end(body ?? (status < 300 ? '{"ok":true}' : '{"error":"scripted"}'));
+    opts.onAnswer?.(entry);
   };
 
   const server = createServer((req, res) => {
@@ -137,6 +142,7 @@ export async function startReceiver(opts: ReceiverOptions = {}): Promise<Webhook
       else respond(req, res, entry, a);
     });
   });
+  if (opts.keepAliveTimeoutMs !== undefined) server.keepAliveTimeout = opts.keepAliveTimeoutMs;
   let connections = 0;
   server.on('connection', () => { connections++; });
   await new Promise<void>((resolve) => server.listen(opts.port ?? 0, '127.0.0.1', resolve));

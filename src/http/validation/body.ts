@@ -12,16 +12,26 @@
  * - undecodable bytes, nesting deeper than 512, an int literal over 4300 digits: `unparseable`
  *   (400, before authentication). For a non-JSON Content-Type FastAPI would only fail later
  *   (500 when echoing the bytes, or 401): we answer 400 at this step, as decisions.md says.
+ *
+ * Fast path (issue 16, fast.ts): a JSON body that native `JSON.parse` reads the way the exact
+ * parser would (see parseOrdinaryJson) is a `value` whose `json` (not enumerable) holds the
+ * `JSON.parse` result and whose `value` (the exact PyValue) is parsed from the same text only when
+ * first read. Its kind is the exact path's (parseOrdinaryJson declines wherever the exact parse
+ * could fail), so step 2's answer, before authentication, is unchanged.
  */
 
 import { decodeJsonBytes, decodeUtf8Strict } from './decode.ts';
 import { jsonInvalidError, type ValidationErrorItem } from './errors.ts';
+import { DECLINE, parseOrdinaryJson } from './fast.ts';
 import { JsonDecodeError, parsePythonJson } from './json.ts';
 import type { PyValue } from './values.ts';
 
-/** Result of reading the raw body per decisions.md section 1 step 2. */
+/**
+ * Result of reading the raw body per decisions.md section 1 step 2. A `value` may carry `json`,
+ * the same body as read by `JSON.parse` (fast path, fast.ts), for validateRequest.
+ */
 export type BodyParse =
-  | { kind: 'value'; value: PyValue }
+  | { kind: 'value'; value: PyValue; readonly json?: unknown }
   | { kind: 'missing' }
   | { kind: 'invalid'; errors: ValidationErrorItem[] }
   | { kind: 'unparseable' };
@@ -62,6 +72,8 @@ export function parseBody(raw: Uint8Array, contentType: string | undefined): Bod
   }
   const text = decodeJsonBytes(raw);
   if (text === null) return UNPARSEABLE;
+  const json = parseOrdinaryJson(text);
+  if (json !== DECLINE) return json === null ? MISSING : lazyValue(text, json);
   let value: PyValue;
   try {
     value = parsePythonJson(text);
@@ -70,4 +82,21 @@ export function parseBody(raw: Uint8Array, contentType: string | undefined): Bod
     return UNPARSEABLE;
   }
   return value === null ? MISSING : { kind: 'value', value };
+}
+
+/**
+ * A `value` whose exact PyValue is parsed from `text` when first read (parseOrdinaryJson vouched for
+ * it). `json` is not enumerable: the result looks like the exact path's `{kind, value}` to a reader
+ * or a deep comparison.
+ */
+function lazyValue(text: string, json: unknown): BodyParse {
+  let value: PyValue | undefined;
+  const body = {
+    kind: 'value' as const,
+    get value(): PyValue {
+      value ??= parsePythonJson(text);
+      return value;
+    },
+  };
+  return Object.defineProperty(body, 'json', { value: json });
 }

@@ -15,6 +15,7 @@
  */
 
 import { literalExpected } from './errors.ts';
+import { compileModel, type FastValidator } from './fast.ts';
 import { rustPattern } from './pattern.ts';
 import type { PlainObject } from './values.ts';
 
@@ -86,6 +87,8 @@ export interface Model<T = unknown> {
   readonly fields: readonly FieldSpec[];
   /** Builds the output object from field values in field order (one fixed object shape). */
   readonly build: (values: readonly unknown[]) => T;
+  /** The compiled fast-path validator over `JSON.parse` output (fast.ts): a `T` or DECLINE. */
+  readonly fast: FastValidator;
   readonly __out?: T;
 }
 
@@ -166,5 +169,5 @@ export function model<F extends Record<string, AnyType | Defaulted<any>>>(name: 
   } as unknown as new (values: readonly unknown[]) => { [K in keyof F]: FieldOut<F[K]> };
   Output.prototype = Object.prototype;
   const build = (values: readonly unknown[]) => new Output(values);
-  return Object.freeze({ kind: 'model', name, fields: Object.freeze(specs), build });
+  return Object.freeze({ kind: 'model', name, fields: Object.freeze(specs), build, fast: compileModel(specs) });
 }

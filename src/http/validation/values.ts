@@ -57,3 +57,19 @@ export function toPlain(v: PyValue): PlainValue {
   });
   return obj;
 }
+
+/** Python's `len(s)` of a str: code points, a lone surrogate counting one (string lengths, decisions.md section 2). */
+export function codePoints(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length - 1; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n--;
+        i++;
+      }
+    }
+  }
+  return n;
+}

@@ -8,7 +8,6 @@
  * as a stack trace.
  */
 import { randomUUID } from 'node:crypto';
-import { SerializerSelector, type SerializerFactory } from '@fastify/fast-json-stringify-compiler';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyError, type FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
@@ -28,24 +27,11 @@ import { registerLanding } from './landing.ts';
 import { ConnectorSend, CreateSegment, ManageSegmentContacts, TriggerAutomation, jsonSchemaComponents, type Model } from './validation/index.ts';
 import { registerConsole } from '../console/plugin.ts';
 import { registerWebhooks } from './webhooks/plugin.ts';
+import { lazySerializers, lazyValidators } from './lazy-compilers.ts';
 import { completeDocument, DOCUMENT_COMPONENTS, DOCUMENT_INFO, documentServers, TAGS } from './openapi-schemas.ts';
 
 /** Largest request body of the public API (decisions.md §1: over 1 MiB is 413). */
 export const BODY_LIMIT = 1024 * 1024;
-
-/**
- * Fastify's default response-serializer factory (fast-json-stringify), compiling each route's
- * serializer on its first use instead of at start: compiling every operator route's answers with the
- * shared components took about 1 s of CPU per start (most of a test server's start), for routes many
- * processes never answer. Same serializers, same output; a schema error shows on first use.
- */
-const lazySerializers: SerializerFactory = (externalSchemas, options) => {
-  const build = SerializerSelector()(externalSchemas, options);
-  return (route) => {
-    let serialize: ReturnType<typeof build> | undefined;
-    return (data) => (serialize ??= build(route))(data);
-  };
-};
 
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const routes = new RouteTable();
@@ -66,8 +52,8 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     routerOptions: { maxParamLength: 16_384 },
     // Paths with invalid percent-encoding route as uvicorn decodes them (src/http/routing.ts).
     rewriteUrl: (req) => rewriteBadPercentEncoding(req.url ?? '/'),
-    // Response serializers are compiled on a route's first answer with that status, not at start.
-    schemaController: { compilersFactory: { buildSerializer: lazySerializers } },
+    // Request validators and response serializers are compiled on a route's first use, not at start.
+    schemaController: { compilersFactory: { buildValidator: lazyValidators, buildSerializer: lazySerializers } },
   });
   app.addHook('onRoute', (route) => routes.add(route.url, route.method, route.routePath === '' && route.prefixTrailingSlash !== 'no-slash'));
   // Starlette's routing (decisions.md §1 step 1, src/http/routing.ts): decoded paths, 307 on a toggled

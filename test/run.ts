@@ -2,8 +2,8 @@
  * `npm test`: runs the given test files (globs) with Node's test runner and prints one line per file,
  * the output of every failing process, the slowest files and the totals.
  *
- * Processes: each file runs in a test process of its own (test/helpers/run-files.ts; with TEST_GROUP=1
- * a few files to a process, one after another, each in a suite of its own),
+ * Processes: a few files to a test process, one after another, each in a suite of its own
+ * (test/helpers/run-files.ts; with TEST_GROUP=0 each file has a process of its own),
  * TEST_CONCURRENCY processes at a time (default 3 on PGlite: the files wait on I/O and timers a good
  * part of their time, so a third process keeps 2 cores busy). Most of a small file's CPU time used to be
  * its process starting (Node, the service's modules, PGlite's WebAssembly, cold JIT); a process of
@@ -28,9 +28,9 @@
  *   compiler's background work on the 8 MB module cost more CPU time than it saved in processes that
  *   run a few seconds, and half the memory. It changes how fast the same code runs, nothing else.
  *
- * Options (environment): TEST_CONCURRENCY=n; TEST_GROUP=1 packs several files into one process (about
- * 1 s of CPU less per file; off by default: see the known limit in test/helpers/run-files.ts), without
- * it every file has a process of its own;
+ * Options (environment): TEST_CONCURRENCY=n; TEST_GROUP=0 gives every file a process of its own (by
+ * default several files share one, which saves the start of a process, its module loading and cold JIT
+ * per file);
  * TEST_VERBOSE=1 prints every process's output, not only the failing ones'; TEST_CPU=1 measures each
  * process's CPU time (user + system, its child processes included) and peak memory with /usr/bin/time;
  * TEST_NODE_FLAGS replaces the extra Node flags (default `--liftoff-only`). Exit code: 0 when every file
@@ -70,7 +70,7 @@ const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
 const cacheDir = path.join(root, 'node_modules', '.cache', 'cms-test');
 const timingsFile = path.join(cacheDir, 'timings.json');
 const concurrency = onPostgres ? 1 : Math.max(1, Number(process.env.TEST_CONCURRENCY ?? 3));
-const grouping = process.env.TEST_GROUP === '1';
+const grouping = process.env.TEST_GROUP !== '0';
 const verbose = process.env.TEST_VERBOSE === '1';
 const measureCpu = process.env.TEST_CPU === '1' && fs.existsSync('/usr/bin/time');
 const nodeFlags = (process.env.TEST_NODE_FLAGS ?? '--liftoff-only').split(/\s+/).filter(Boolean);

@@ -10,10 +10,14 @@
  * compiled PGlite WebAssembly, warm JIT code. Each file still starts and closes its own servers and
  * databases. Run with `node --test --test-isolation=none --test-force-exit`.
  *
- * Known limit (why test/run.ts does not group by default): Node runs every `describe` callback at once,
- * so the imports overlap, and a file whose module is evaluated while an earlier file's suite runs can
- * have its tests and hooks counted in that earlier suite (seen with events/failures + receipts/gateway).
- * The tests still run and pass; per-file hook order is not guaranteed then.
+ * The files are imported one after another: the next file's suite is made only once the previous
+ * file's module has been evaluated. Node runs a `describe` callback as soon as the suite is made, and a
+ * test or hook belongs to the suite whose callback started the evaluation of its module; were the
+ * imports left to overlap, a file evaluated as part of an earlier file's import (their module graphs
+ * meet) would have its tests counted in that earlier suite (seen with events/failures +
+ * receipts/gateway). One after another, each file's module is evaluated by its own import, inside its
+ * own suite (the import is started synchronously in the callback: after an `await` the callback is no
+ * longer in the suite's context).
  */
 import path from 'node:path';
 import { describe } from 'node:test';
@@ -23,7 +27,13 @@ const root = path.resolve(import.meta.dirname, '../..');
 const files = JSON.parse(process.env.CMS_TEST_FILES ?? '[]') as string[];
 
 for (const file of files) {
-  describe(file, async () => {
-    await import(pathToFileURL(path.join(root, file)).href);
+  const { promise: imported, resolve } = Promise.withResolvers<void>();
+  describe(file, () => {
+    // Called at once, inside the suite's callback: the module's tests and hooks are this suite's.
+    const loading = import(pathToFileURL(path.join(root, file)).href);
+    loading.then(() => resolve(), () => resolve());
+    return loading;
   });
+  // The next file's suite is made only once this file's module has been evaluated.
+  await imported;
 }

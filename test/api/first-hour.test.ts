@@ -36,7 +36,7 @@ import { sql } from 'kysely';
 import pino from 'pino';
 import { loadConfig } from '../../src/config.ts';
 import { startService } from '../../src/service.ts';
-import { eventually } from '../helpers/server.ts';
+import { CHILD_NODE_FLAGS, eventually, seedDataDir, testTmpDir } from '../helpers/server.ts';
 
 const ROOT = path.join(import.meta.dirname, '../..');
 const BIN = path.join(ROOT, 'bin/cms.js');
@@ -74,12 +74,14 @@ before(async () => {
   receiver = http.createServer((req, res) => { req.resume(); req.on('end', () => res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"unknown recipient"}')); });
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/messages`;
-  dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-first-hour-'));
+  dataDir = fs.mkdtempSync(path.join(testTmpDir(), 'cms-first-hour-'));
+  // A migrated database to start from (a fresh one is test/api/process.test.ts's).
+  await seedDataDir(dataDir);
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH, HOME: os.tmpdir(), PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info',
     ADMIN_TOKEN, SECRETS_KEY: randomBytes(32).toString('base64'), PROVIDER_ALLOWED_HOSTS: '127.0.0.1',
   };
-  proc = spawn(process.execPath, [BIN, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  proc = spawn(process.execPath, [...CHILD_NODE_FLAGS, BIN, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   proc.stdout!.setEncoding('utf8').on('data', (d: string) => (out += d));
   proc.stderr!.setEncoding('utf8').on('data', (d: string) => (out += d));
   url = await eventually(async () => {
@@ -181,7 +183,7 @@ test('a template that fails while rendering is logged at error with company, bat
  * (null when it listened) and its output.
  */
 async function startOrRefuse(env: NodeJS.ProcessEnv): Promise<{ code: number | null; output: string }> {
-  const child = spawn(process.execPath, [BIN, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...CHILD_NODE_FLAGS, BIN, 'serve'], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   return await new Promise((resolve) => {
     const onData = (d: string) => {
@@ -205,8 +207,9 @@ test('a channel secret that cannot be decrypted is logged at error with the comp
       done();
     },
   });
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-undecryptable-'));
+  const dir = fs.mkdtempSync(path.join(testTmpDir(), 'cms-undecryptable-'));
   const pgUrl = process.env.TEST_DATABASE_URL;
+  if (!pgUrl) await seedDataDir(dir);
   const config = loadConfig({ DATA_DIR: dir, ADMIN_TOKEN, SECRETS_KEY: randomBytes(32).toString('base64'), LOG_LEVEL: 'info', ...(pgUrl ? { DATABASE_URL: pgUrl } : {}) });
   const service = await startService(config, { role: 'api', logger: pino({ level: 'info' }, stream) });
   try {

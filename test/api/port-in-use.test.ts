@@ -12,7 +12,7 @@ import { spawn } from 'node:child_process';
 import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { ensurePgliteTemplate, testTmpDir } from '../helpers/server.ts';
+import { CHILD_NODE_FLAGS, seedDataDir, testTmpDir } from '../helpers/server.ts';
 
 const BIN = path.join(import.meta.dirname, '../../bin/cms.js');
 const MAIN = path.join(import.meta.dirname, '../../src/main.ts');
@@ -30,7 +30,7 @@ function run(args: string[], port: number, dataDir: string): Promise<{ code: num
   delete env.DATABASE_URL;
   delete env.ADMIN_TOKEN;
   const started = Date.now();
-  const child = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...CHILD_NODE_FLAGS, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (d) => { output += d; });
   child.stderr.on('data', (d) => { output += d; });
@@ -55,8 +55,7 @@ for (const [name, args] of [['cms serve', [BIN, 'serve']], ['node src/main.ts', 
     const busy = await busyPort();
     const dataDir = fs.mkdtempSync(path.join(testTmpDir(), 'cms-busy-'));
     dirs.push(dataDir);
-    const template = await ensurePgliteTemplate();
-    if (template) fs.cpSync(path.join(template, 'pglite'), path.join(dataDir, 'pglite'), { recursive: true });
+    await seedDataDir(dataDir);
     try {
       const result = await run([...args], busy.port, dataDir);
       assert.notEqual(result.code, 0, result.output);
@@ -72,7 +71,7 @@ for (const [name, args] of [['cms serve', [BIN, 'serve']], ['node src/main.ts', 
       await busy.close();
     }
     // The data directory is free: the next start on a free port succeeds (and is stopped with SIGTERM).
-    const next = spawn(process.execPath, [MAIN], { env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const next = spawn(process.execPath, [...CHILD_NODE_FLAGS, MAIN], { env: { ...process.env, PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: '' }, stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     next.stdout.on('data', (d) => { out += d; });
     next.stderr.on('data', (d) => { out += d; });

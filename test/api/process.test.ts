@@ -11,6 +11,7 @@ import fs from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { CHILD_NODE_FLAGS } from '../helpers/server.ts';
 
 const MAIN = path.join(import.meta.dirname, '../../src/main.ts');
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-proc-'));
@@ -28,7 +29,7 @@ function start(port: number): { child: ChildProcess; output: () => string; exite
   const env: NodeJS.ProcessEnv = { ...process.env, PORT: String(port), DATA_DIR: dataDir, LOG_LEVEL: 'info' };
   delete env.ADMIN_TOKEN;
   delete env.DATABASE_URL;
-  const child = spawn(process.execPath, [MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...CHILD_NODE_FLAGS, MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout!.on('data', (d) => { out += d; });
   child.stderr!.on('data', (d) => { out += d; });

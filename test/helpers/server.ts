@@ -109,12 +109,32 @@ function removeStaleTemplates(root: string, keep: string): void {
   }
 }
 
+/**
+ * Prepares `dataDir` (a DATA_DIR) for a service started by a test, in this process or as a child
+ * process: on PGlite, a copy of the migrated template goes to `dataDir/pglite`, so the service starts
+ * without creating and migrating a database (about 5 s of CPU in a child process). For a service
+ * on PGlite only (the caller knows); nothing with CMS_TEST_TEMPLATE=0. A fresh start on an empty
+ * DATA_DIR is what test/api/process.test.ts and ensurePgliteTemplate go through.
+ */
+export async function seedDataDir(dataDir: string): Promise<void> {
+  const template = await ensurePgliteTemplate();
+  if (template) fs.cpSync(path.join(template, 'pglite'), path.join(dataDir, 'pglite'), { recursive: true });
+}
+
+/**
+ * Node flags for the `cms` processes that tests start (`spawn(process.execPath, [...CHILD_NODE_FLAGS,
+ * BIN, 'serve'])`): V8 compiles PGlite's WebAssembly with its baseline compiler only, as test/run.ts
+ * does for the test processes. Its optimising compiler spends about 1.5 s of CPU and several hundred MB
+ * on the 8 MB module in the background, which a process that lives a few seconds never earns back. It
+ * changes how fast the same code runs, nothing else.
+ */
+export const CHILD_NODE_FLAGS: readonly string[] = ['--liftoff-only'];
+
 /** Starts a server for one test file (or test). */
 export async function startTestServer(opts: StartOptions = {}): Promise<TestServer> {
   const dataDir = fs.mkdtempSync(path.join(testTmpDir(), 'cms-test-'));
   const pgUrl = process.env.TEST_DATABASE_URL;
-  const template = pgUrl || opts.env?.DATABASE_URL ? undefined : await ensurePgliteTemplate();
-  if (template) fs.cpSync(path.join(template, 'pglite'), path.join(dataDir, 'pglite'), { recursive: true });
+  if (!pgUrl && !opts.env?.DATABASE_URL) await seedDataDir(dataDir);
   const config = loadConfig({
     DATA_DIR: dataDir,
     ADMIN_TOKEN,

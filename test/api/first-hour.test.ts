@@ -37,6 +37,7 @@ import pino from 'pino';
 import { loadConfig } from '../../src/config.ts';
 import { startService } from '../../src/service.ts';
 import { CHILD_NODE_FLAGS, eventually, seedDataDir, testTmpDir } from '../helpers/server.ts';
+import { cliFor, type CliResult } from '../cli/helpers.ts';
 
 const ROOT = path.join(import.meta.dirname, '../..');
 const BIN = path.join(ROOT, 'bin/cms.js');
@@ -54,13 +55,9 @@ let receiverUrl: string;
 /** The JSON log lines the process printed so far (complete lines only). */
 const logs = (): LogLine[] => out.split('\n').slice(0, -1).filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as LogLine);
 
-/** Runs `cms` with `args` (the real CLI process) against the server. */
-function cms(args: string[], env: Record<string, string> = {}): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [BIN, ...args], {
-    encoding: 'utf8', timeout: 60_000,
-    env: { PATH: process.env.PATH ?? '', HOME: os.tmpdir(), CMS_URL: url, ADMIN_TOKEN, ...env },
-  });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+/** Runs `cms` with `args` (the real CLI process, test/cli/helpers.ts) against the server. */
+function cms(args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  return cliFor({ url }, ADMIN_TOKEN)(args, { env: { HOME: os.tmpdir(), ...env } });
 }
 
 async function adminCall(method: string, p: string, body?: unknown): Promise<{ status: number; json: any }> {
@@ -291,31 +288,31 @@ test('README and docs link nothing outside the repository', () => {
 });
 
 test('CLI: company list|show, key list, automation list|show, campaign list|show, batch show --messages with the rendered text', async () => {
-  const c = cms(['company', 'create', '--name', 'CLI Trap Co', '--subscription-active', '--default-country', 'DE', '--json']);
+  const c = await cms(['company', 'create', '--name', 'CLI Trap Co', '--subscription-active', '--default-country', 'DE', '--json']);
   assert.equal(c.code, 0, c.stderr);
   const id = String(JSON.parse(c.stdout).company_id);
-  assert.match(cms(['company', 'list']).stdout, /CLI Trap Co/);
-  assert.match(cms(['company', 'show', id]).stdout, /CLI Trap Co/);
-  const k = cms(['key', 'create', '--company', id, '--label', 'shop', '--json']);
+  assert.match((await cms(['company', 'list'])).stdout, /CLI Trap Co/);
+  assert.match((await cms(['company', 'show', id])).stdout, /CLI Trap Co/);
+  const k = await cms(['key', 'create', '--company', id, '--label', 'shop', '--json']);
   assert.equal(k.code, 0, k.stderr);
   const key = JSON.parse(k.stdout).api_key as string;
-  assert.match(cms(['key', 'list', '--company', id]).stdout, /shop/);
-  const a = cms(['automation', 'create', '--company', id, '--name', 'Order shipped', '--type', 'api', '--body', 'Hi {{ first_name }}, order {{ order_id }} ships', '--json']);
+  assert.match((await cms(['key', 'list', '--company', id])).stdout, /shop/);
+  const a = await cms(['automation', 'create', '--company', id, '--name', 'Order shipped', '--type', 'api', '--body', 'Hi {{ first_name }}, order {{ order_id }} ships', '--json']);
   assert.equal(a.code, 0, a.stderr);
   const automationId = String(JSON.parse(a.stdout).automation_id);
-  assert.match(cms(['automation', 'list', '--company', id]).stdout, /Order shipped/);
-  assert.match(cms(['automation', 'show', automationId]).stdout, /order_id/);
-  const cp = cms(['campaign', 'create', '--company', id, '--name', 'Summer sale', '--body', 'Sale starts today', '--json']);
+  assert.match((await cms(['automation', 'list', '--company', id])).stdout, /Order shipped/);
+  assert.match((await cms(['automation', 'show', automationId])).stdout, /order_id/);
+  const cp = await cms(['campaign', 'create', '--company', id, '--name', 'Summer sale', '--body', 'Sale starts today', '--json']);
   assert.equal(cp.code, 0, cp.stderr);
-  assert.match(cms(['campaign', 'list', '--company', id]).stdout, /Summer sale/);
-  assert.match(cms(['campaign', 'show', String(JSON.parse(cp.stdout).campaign_id)]).stdout, /Sale starts today/);
+  assert.match((await cms(['campaign', 'list', '--company', id])).stdout, /Summer sale/);
+  assert.match((await cms(['campaign', 'show', String(JSON.parse(cp.stdout).campaign_id)])).stdout, /Sale starts today/);
   const res = await fetch(url + '/api/automations/send', {
     method: 'POST', headers: { 'content-type': 'application/json', 'service-api-key': key },
     body: JSON.stringify({ automation_id: Number(automationId), contacts: [{ phone: '+4915112345678', first_name: 'Anna', variables: { order_id: 'A-1042' } }] }),
   });
   const { batch_id: batchId } = await res.json();
   const shown = await eventually(async () => {
-    const r = cms(['batch', 'show', batchId, '--messages']);
+    const r = await cms(['batch', 'show', batchId, '--messages']);
     return r.stdout.includes('Hi Anna, order A-1042 ships') ? r : undefined;
   }, 60_000, 500);
   assert.equal(shown.code, 0);
@@ -340,7 +337,7 @@ async function trigger(c: { key: string; automationId: number }, phone: string):
 }
 
 test('CLI: batch list of a company, newest first, a page at a time', async () => {
-  const help = cms(['batch', '--help']);
+  const help = await cms(['batch', '--help']);
   assert.equal(help.code, 0, help.stderr);
   assert.match(help.stdout, /^\s+list\b/m);
   const a = await sendingCompany('Batch List Co');
@@ -349,18 +346,18 @@ test('CLI: batch list of a company, newest first, a page at a time', async () =>
   for (const phone of ['+4915112345621', '+4915112345622', '+4915112345623']) sent.push(await trigger(a, phone));
   const otherBatch = await trigger(other, '+4915112345624');
 
-  const first = cms(['batch', 'list', '--company', String(a.id), '--limit', '2', '--json']);
+  const first = await cms(['batch', 'list', '--company', String(a.id), '--limit', '2', '--json']);
   assert.equal(first.code, 0, first.stderr);
   const page1 = JSON.parse(first.stdout);
   assert.deepEqual(page1.batches.map((b: { batch_id: string }) => b.batch_id), [sent[2], sent[1]], 'newest first');
   assert.equal(page1.batches[0].company_id, a.id);
   assert.equal(page1.batches[0].counts.total, 1);
   assert.equal(page1.next_before, sent[1]);
-  const page2 = JSON.parse(cms(['batch', 'list', '--company', String(a.id), '--limit', '2', '--before', page1.next_before, '--json']).stdout);
+  const page2 = JSON.parse((await cms(['batch', 'list', '--company', String(a.id), '--limit', '2', '--before', page1.next_before, '--json'])).stdout);
   assert.deepEqual(page2.batches.map((b: { batch_id: string }) => b.batch_id), [sent[0]]);
   assert.equal(page2.next_before, null);
 
-  const text = cms(['batch', 'list', '--company', String(a.id), '--limit', '2']);
+  const text = await cms(['batch', 'list', '--company', String(a.id), '--limit', '2']);
   assert.equal(text.code, 0, text.stderr);
   assert.match(text.stdout, new RegExp(sent[2]));
   assert.doesNotMatch(text.stdout, new RegExp(sent[0]));
@@ -378,7 +375,7 @@ test('CLI: batch list of a company, newest first, a page at a time', async () =>
     assert.equal(bad.status, 422, q);
     assert.ok(Array.isArray(bad.json.detail), q);
   }
-  const unknown = cms(['batch', 'list', '--company', '2147483000']);
+  const unknown = await cms(['batch', 'list', '--company', '2147483000']);
   assert.notEqual(unknown.code, 0);
   assert.match(unknown.stderr, /Company not found/);
 });
@@ -394,9 +391,9 @@ test('CLI: contacts import reads ; and tab separated files', async () => {
   const id = String(company.json.company_id);
   const { dir, write } = csvFiles();
   try {
-    const semicolon = cms(['contacts', 'import', '--company', id, write('semi.csv', 'phone;first_name\n+4915112345601;Anna\n+4915112345602;Carla\n')]);
+    const semicolon = await cms(['contacts', 'import', '--company', id, write('semi.csv', 'phone;first_name\n+4915112345601;Anna\n+4915112345602;Carla\n')]);
     assert.equal(semicolon.code, 0, semicolon.stderr);
-    const tab = cms(['contacts', 'import', '--company', id, write('tab.csv', 'phone\tfirst_name\n+4915112345603\tDora\n')]);
+    const tab = await cms(['contacts', 'import', '--company', id, write('tab.csv', 'phone\tfirst_name\n+4915112345603\tDora\n')]);
     assert.equal(tab.code, 0, tab.stderr);
     for (const phone of ['+4915112345602', '+4915112345603']) {
       const stored = await adminCall('GET', `/admin/companies/${id}/contacts/${encodeURIComponent(phone)}`);
@@ -412,18 +409,18 @@ test('CLI: contacts import reports invalid rows by line number and refuses an em
   const id = String(company.json.company_id);
   const { dir, write } = csvFiles();
   try {
-    const r = cms(['contacts', 'import', '--company', id, write('bad.csv', 'phone,first_name\n+4915112345611,Anna\nnot a number,Bob\n')]);
+    const r = await cms(['contacts', 'import', '--company', id, write('bad.csv', 'phone,first_name\n+4915112345611,Anna\nnot a number,Bob\n')]);
     assert.match(r.stdout + r.stderr, /line 3\b/i, 'the invalid row is named by its line number');
     assert.doesNotMatch(r.stdout, /line 2\b/, 'the valid row is not');
     // National numbers are valid with the company's default country; a row without a phone is named too.
-    const mixed = cms(['contacts', 'import', '--company', id, '--json', write('mixed.csv', 'phone;first_name\n015112345612;Carla\n;Nobody\n12;Dora\n+4915112345613;Emil\n')]);
+    const mixed = await cms(['contacts', 'import', '--company', id, '--json', write('mixed.csv', 'phone;first_name\n015112345612;Carla\n;Nobody\n12;Dora\n+4915112345613;Emil\n')]);
     assert.equal(mixed.code, 0, mixed.stderr);
     const summary = JSON.parse(mixed.stdout);
     assert.equal(summary.created, 2);
     assert.equal(summary.invalid, 2);
     assert.deepEqual(summary.invalid_rows.map((x: { line: number; phone?: string }) => [x.line, x.phone]), [[3, undefined], [4, '12']]);
     for (const [name, text] of [['empty.csv', ''], ['blank.csv', '\uFEFF\n  \n']]) {
-      const empty = cms(['contacts', 'import', '--company', id, write(name, text)]);
+      const empty = await cms(['contacts', 'import', '--company', id, write(name, text)]);
       assert.notEqual(empty.code, 0, name);
       assert.match(empty.stderr, /empty/i, name);
       assert.match(empty.stderr, /header row/, name);

@@ -6,14 +6,13 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { ADMIN_TOKEN, startTestServer, type TestServer } from '../helpers/server.ts';
+import { cliFor } from './helpers.ts';
 
-const BIN = path.join(import.meta.dirname, '../../bin/cms.js');
 let s: TestServer;
 let dir: string;
 before(async () => {
@@ -25,13 +24,10 @@ after(async () => {
   fs.rmSync(dir, { recursive: true, force: true });
 });
 
-/** Runs `cms ARGS` against the test server; resolves to exit code and output (never rejects). */
-function cms(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, CMS_URL: s.url, ADMIN_TOKEN } }, (err, stdout, stderr) => {
-      resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr });
-    });
-  });
+/** Runs `cms ARGS` against the test server (test/cli/helpers.ts); resolves to exit code and output (never rejects). */
+async function cms(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  const r = await cliFor(s, ADMIN_TOKEN)(args, { cwd: dir });
+  return { ...r, code: r.code ?? 1 };
 }
 
 async function json(...args: string[]): Promise<any> {

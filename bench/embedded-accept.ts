@@ -29,7 +29,8 @@
  * time. The drain time runs from the end of the load to the poll that saw the last message final.
  * Server CPU comes from /proc (PGlite runs inside the process, so it includes the database): per
  * request during the load and, for (a), per message over the whole window. Peak RSS is VmHWM (since
- * the process started, seeding included); the 1-minute load average is taken at the start of each
+ * the process started, seeding included; PGlite's start on a fresh directory alone reaches about
+ * 1.1 GB), RSS after is VmRSS when the round ended; the 1-minute load average is taken at the start of each
  * measured load. Then the ratios per round and their median: service/bare durable embedded,
  * service/no-op (requests/s). `--cpu-prof DIR` writes a V8 CPU profile of (a) for the whole run.
  *
@@ -136,8 +137,9 @@ function cpuTicks(pid: number): number {
   } catch { return 0; }
 }
 
-function peakRssMb(pid: number): number {
-  const kb = Number(/VmHWM:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+/** VmHWM (peak resident set since the process started) or VmRSS (now) of one process, in MB. */
+function rssMb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
+  const kb = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
   return Math.round(kb / 1024);
 }
 
@@ -177,7 +179,7 @@ async function waitDrained(base: string): Promise<{ p: Progress; at: number; dra
 
 interface Row {
   round: number; name: string; requests: number; rps: number; p50: number; p99: number; non2xx: number;
-  cpuUs: number; rssMb: number; load: number;
+  cpuUs: number; rssMb: number; rssNowMb: number; load: number;
   /** The service with its workers only: the round until every accepted message was final. */
   e2e?: { accepted: number; backlog: number; duringLoad: number; delivered: number; drainS: number; windowS: number; rate: number; cpuPerMsg: number; drained: boolean; exact: boolean };
 }
@@ -278,7 +280,7 @@ async function main(): Promise<void> {
       const requests = r.requests.total;
       const row: Row = {
         round, name: s.name, requests, rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99,
-        non2xx: r.non2xx + r.errors + r.timeouts, cpuUs: Math.round(((cpu1 - cpu0) * 10_000) / Math.max(1, requests)), rssMb: 0, load,
+        non2xx: r.non2xx + r.errors + r.timeouts, cpuUs: Math.round(((cpu1 - cpu0) * 10_000) / Math.max(1, requests)), rssMb: 0, rssNowMb: 0, load,
       };
       if (p0) {
         const p1 = await progress(s.url);
@@ -292,7 +294,8 @@ async function main(): Promise<void> {
           cpuPerMsg: Math.round(((cpu2 - cpu0) * 10_000) / Math.max(1, delivered)), drained: d.drained, exact: d.exact,
         };
       }
-      row.rssMb = peakRssMb(s.pid);
+      row.rssMb = rssMb(s.pid, 'VmHWM');
+      row.rssNowMb = rssMb(s.pid, 'VmRSS');
       rows.push(row);
       console.error(JSON.stringify(row));
     }
@@ -301,12 +304,12 @@ async function main(): Promise<void> {
 
   const dash = '-';
   console.log(`\n### ${ROUNDS} interleaved rounds, embedded: 4.3 trigger automation, ${CONTACTS} contacts, ${CONNECTIONS} connections, ${DURATION} s loads (+${WARMUP} s warm-up), ${tenants.length} companies\n`);
-  console.log('| round | server | requests | requests/s | p50 ms | p99 ms | non-2xx | messages accepted | messages delivered (backlog at start) | drain s | end-to-end messages/s | server CPU µs/request | server CPU µs/message | peak RSS MB | load (1 min) |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+  console.log('| round | server | requests | requests/s | p50 ms | p99 ms | non-2xx | messages accepted | messages delivered (backlog at start) | drain s | end-to-end messages/s | server CPU µs/request | server CPU µs/message | peak RSS MB | RSS after MB | load (1 min) |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
     const e = r.e2e;
     const flag = e && !e.drained ? ' (NOT drained)' : e && !e.exact ? ' (counters disagree)' : '';
-    console.log(`| ${r.round} | ${r.name} | ${fmt(r.requests)} | ${fmt(r.rps)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${e ? fmt(e.accepted) : dash} | ${e ? `${fmt(e.delivered)} (${fmt(e.backlog)})${flag}` : dash} | ${e ? e.drainS.toFixed(1) : dash} | ${e ? fmt(e.rate) : dash} | ${fmt(r.cpuUs)} | ${e ? fmt(e.cpuPerMsg) : (r.cpuUs / CONTACTS).toFixed(1) + ' (accept only)'} | ${r.rssMb} | ${r.load.toFixed(2)} |`);
+    console.log(`| ${r.round} | ${r.name} | ${fmt(r.requests)} | ${fmt(r.rps)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${e ? fmt(e.accepted) : dash} | ${e ? `${fmt(e.delivered)} (${fmt(e.backlog)})${flag}` : dash} | ${e ? e.drainS.toFixed(1) : dash} | ${e ? fmt(e.rate) : dash} | ${fmt(r.cpuUs)} | ${e ? fmt(e.cpuPerMsg) : (r.cpuUs / CONTACTS).toFixed(1) + ' (accept only)'} | ${r.rssMb} | ${r.rssNowMb} | ${r.load.toFixed(2)} |`);
   }
   if (apiOnly) {
     // The API-only service prices an accept in the same code on the same kind of database; what the

@@ -39,23 +39,29 @@ export const lazySerializers: SerializerFactory = (externalSchemas, options) => 
 
 /**
  * Fastify's default request-validator factory (@fastify/ajv-compiler, Fastify's Ajv options), each
- * route part's validator compiled on its first request. The wrapper forwards Fastify's second argument
- * (the parent data that lets Ajv coerce a root value; Fastify passes it when the function has
- * `schemaEnv`, as Ajv's have) and copies `errors` after each call, as Fastify reads them from the
- * function it was given.
+ * route part's validator compiled on its first request. Call it once per app, as Fastify calls its
+ * default: the Ajv instances are pooled by external schemas and options, so the encapsulated contexts
+ * that share the components share one Ajv (a pool per factory call would make an Ajv, and add every
+ * component to it, for each context). The Ajv instance itself is made on the first validation too. The
+ * wrapper forwards Fastify's second argument (the parent data that lets Ajv coerce a root value;
+ * Fastify passes it when the function has `schemaEnv`, as Ajv's have) and copies `errors` after each
+ * call, as Fastify reads them from the function it was given.
  */
-export const lazyValidators: BuildCompilerFromPool = (externalSchemas, options) => {
-  const build = AjvCompiler()(externalSchemas, options) as unknown as RouteCompiler;
-  const compileOnFirstUse: RouteCompiler = (route) => {
-    let validate: ValidateFunction | undefined;
-    const lazy: ValidateFunction = (data, ctx) => {
-      validate ??= build(route);
-      const result = ctx === undefined ? validate(data) : validate(data, ctx);
-      lazy.errors = validate.errors;
-      return result;
+export function lazyValidators(): BuildCompilerFromPool {
+  const pool = AjvCompiler();
+  return (externalSchemas, options) => {
+    let build: RouteCompiler | undefined;
+    const compileOnFirstUse: RouteCompiler = (route) => {
+      let validate: ValidateFunction | undefined;
+      const lazy: ValidateFunction = (data, ctx) => {
+        validate ??= (build ??= pool(externalSchemas, options) as unknown as RouteCompiler)(route);
+        const result = ctx === undefined ? validate(data) : validate(data, ctx);
+        lazy.errors = validate.errors;
+        return result;
+      };
+      lazy.schemaEnv = true;
+      return lazy;
     };
-    lazy.schemaEnv = true;
-    return lazy;
+    return compileOnFirstUse as unknown as ReturnType<BuildCompilerFromPool>;
   };
-  return compileOnFirstUse as unknown as ReturnType<BuildCompilerFromPool>;
-};
+}

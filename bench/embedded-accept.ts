@@ -7,7 +7,8 @@
  *                                 [--companies 400] [--no-api-only] [--cpu-prof DIR]
  *
  * Starts, each on its own fresh PGlite directory in one temporary directory:
- * (a) the service as `npm start` does (`node --max-semi-space-size=16 bin/cms.js serve`, role all);
+ * (a) the service as `npm start` does (`node --max-semi-space-size=16 bin/cms.js serve` when this was
+ *     written; the Node options are read from package.json's `start` script), role all;
  * (b) the bare durable embedded accept server (bench/bare-embedded-server.ts: node:http, JSON.parse, a
  *     shape check, group commit of the batch rows and one job row each into its own PGlite; it
  *     delivers nothing);
@@ -26,7 +27,9 @@
  * 50 distinct phones) every POLL_MS. The warm-up's messages still pending when the measured load starts
  * (the backlog) belong to the round: "delivered" counts every message that became final from the start
  * of the measured load until the last one was final, and end-to-end messages/s is that count ÷ that
- * time. The drain time runs from the end of the load to the poll that saw the last message final.
+ * time. "Accepted" is 50 × the batches the service counted from the start to the end of the load
+ * (a request in flight at either edge counts where it committed). The drain time runs from the end of
+ * the load to the poll that saw the last message final.
  * Server CPU comes from /proc (PGlite runs inside the process, so it includes the database): per
  * request during the load and, for (a), per message over the whole window. Peak RSS is VmHWM (since
  * the process started, seeding included; PGlite's start on a fresh directory alone reaches about
@@ -214,10 +217,22 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 const fmt = (n: number) => n.toLocaleString('en-US');
 const median = (xs: number[]) => { const s = [...xs].sort((x, y) => x - y); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
 
-/** Starts `bin/cms.js serve` (plus `extra` arguments) on a fresh PGlite directory `dir`; resolves when ready. */
+/**
+ * The Node options of `npm start`, read from package.json's `start` script (`node <options>
+ * bin/cms.js serve`), so the benchmark starts the service exactly as it does; throws if the script
+ * has another form.
+ */
+function startOptions(): string[] {
+  const start: unknown = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts?.start;
+  const m = typeof start === 'string' ? /^node((?:\s+-[^\s]+)*)\s+bin\/cms\.js serve$/.exec(start.trim()) : null;
+  if (!m) throw new Error(`package.json's start script is not "node [options] bin/cms.js serve": ${JSON.stringify(start)}`);
+  return m[1].trim().split(/\s+/).filter(Boolean);
+}
+
+/** Starts `bin/cms.js serve` (plus `extra` arguments) as `npm start` does, on a fresh PGlite directory `dir`; resolves when ready. */
 async function startService(dir: string, extra: string[], nodeArgs: string[]): Promise<{ base: string; child: ChildProcess }> {
   const port = await freePort();
-  const child = spawn(process.execPath, ['--max-semi-space-size=16', ...nodeArgs, path.join(ROOT, 'bin/cms.js'), 'serve', ...extra], {
+  const child = spawn(process.execPath, [...startOptions(), ...nodeArgs, path.join(ROOT, 'bin/cms.js'), 'serve', ...extra], {
     env: { ...process.env, DATABASE_URL: '', DATA_DIR: dir, PORT: String(port), ADMIN_TOKEN, SECRETS_KEY, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });

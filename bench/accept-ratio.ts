@@ -22,8 +22,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
 import pg from 'pg';
+import {
+  cpuTicks, loadStats, median, postgresDelta, postgresTicks, rssMb, seedTenants, triggerLoad, usPer, waitForMessage, waitReady,
+  type LoadCounter,
+} from './lib/accept-load.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -44,7 +47,6 @@ const CONNECTIONS = Number(args.connections);
 const COMPANIES = Number(args.companies);
 const ROOT = path.join(import.meta.dirname, '..');
 const ADMIN_TOKEN = 'bench-admin-token-6Tf1Ys8Kw3Nq7Pz';
-const phoneOf = (i: number) => `+49151${String(i).padStart(8, '0')}`;
 
 /** Drops and creates the database named in DB_URL (through the `postgres` database of the same server). */
 async function recreateDatabase(): Promise<void> {
@@ -57,83 +59,6 @@ async function recreateDatabase(): Promise<void> {
   await client.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
   await client.query(`CREATE DATABASE ${name}`);
   await client.end();
-}
-
-function waitForMessage(child: ChildProcess): Promise<void> {
-  return new Promise((resolve, reject) => {
-    child.once('message', () => resolve());
-    child.once('exit', (code) => reject(new Error(`exited with ${code}`)));
-  });
-}
-
-async function waitReady(url: string, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try { if ((await fetch(url + '/readyz')).ok) return; } catch { /* not up yet */ }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error('service did not become ready');
-}
-
-async function admin(base: string, method: string, p: string, body?: unknown): Promise<any> {
-  const res = await fetch(base + p, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
-  return res.json();
-}
-
-interface Tenant { key: string; automationId: number }
-
-/** Companies with an API key, a connected connector and an active API automation, 16 at a time. */
-async function seedTenants(base: string): Promise<Tenant[]> {
-  const template = { body: 'Hi {{ first_name }}, your order {{ order_id }} has shipped.', buttons: [{ type: 'url', text: 'Track', url: 'https://shop.example/track' }] };
-  const tenants: Tenant[] = [];
-  const one = async (i: number) => {
-    const c = await admin(base, 'POST', '/admin/companies', { name: `bench-${i}`, subscription_active: true });
-    const k = await admin(base, 'POST', `/admin/companies/${c.company_id}/api-keys`, {});
-    await admin(base, 'PUT', `/admin/companies/${c.company_id}/connector`, { connected: true });
-    const a = await admin(base, 'POST', `/admin/companies/${c.company_id}/automations`, { name: 'a', type: 'api', active: true, template });
-    tenants.push({ key: k.api_key, automationId: a.automation_id });
-  };
-  for (let i = 0; i < COMPANIES; i += 16) await Promise.all(Array.from({ length: Math.min(16, COMPANIES - i) }, (_, j) => one(i + j)));
-  return tenants;
-}
-
-/** CPU time (user + system, clock ticks of 10 ms) of one process; 0 if it is gone. */
-function cpuTicks(pid: number): number {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(f[11]) + Number(f[12]);
-  } catch { return 0; }
-}
-
-/**
- * CPU ticks of every PostgreSQL process by PID. Deltas are summed over the PIDs present at both ends
- * (backends that end between the two samples would make the sum go down). PostgreSQL is shared with
- * whatever else runs on the machine, so this column is an upper bound.
- */
-function postgresTicks(): Map<number, number> {
-  const ticks = new Map<number, number>();
-  for (const d of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(d)) continue;
-    try { if (fs.readFileSync(`/proc/${d}/comm`, 'utf8').trim() === 'postgres') ticks.set(Number(d), cpuTicks(Number(d))); } catch { /* gone */ }
-  }
-  return ticks;
-}
-
-function postgresDelta(before: Map<number, number>, after: Map<number, number>): number {
-  let sum = 0;
-  for (const [pid, t] of after) if (before.has(pid)) sum += Math.max(0, t - before.get(pid)!);
-  return sum;
-}
-
-function peakRssMb(pid: number): number {
-  const kb = Number(/VmHWM:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-  return Math.round(kb / 1024);
 }
 
 interface Row { round: number; name: string; rps: number; p50: number; p99: number; non2xx: number; requests: number; cpuUs: number; pgCpuUs: number; rssMb: number; load: number }
@@ -154,38 +79,25 @@ async function main(): Promise<void> {
     durable = fork(path.join(import.meta.dirname, 'bare-accept-server.ts'), [String(durablePort), DB_URL], { stdio: 'inherit', execArgv: ['--max-semi-space-size=16'] });
     noop = fork(path.join(import.meta.dirname, 'bare-server.ts'), [String(noopPort)], { stdio: 'inherit' });
     await Promise.all([waitForMessage(durable), waitForMessage(noop)]);
-    const tenants = await seedTenants(base);
-    let n = 0;
-    const triggerBody = (t: Tenant, seed: number) => `{"automation_id":${t.automationId},"contacts":${JSON.stringify(Array.from({ length: 50 }, (_, i) => ({
-      phone: phoneOf((seed % 1000) * 50 + i), first_name: 'Ada', last_name: 'Lovelace', variables: { order_id: `A-${seed}-${i}` },
-    })))}}`;
+    const tenants = await seedTenants({ base, token: ADMIN_TOKEN }, COMPANIES);
+    const counter: LoadCounter = { n: 0 };
     const servers = [
       { name: 'service (cms serve --role api)', url: base, pid: service.pid! },
       { name: 'bare durable accept', url: `http://127.0.0.1:${durablePort}`, pid: durable.pid! },
       { name: 'bare no-op', url: `http://127.0.0.1:${noopPort}`, pid: noop.pid! },
     ];
-    const run = (url: string, timing: { duration: number }) => autocannon({
-      url, method: 'POST', connections: CONNECTIONS, ...timing,
-      requests: [{
-        setupRequest: (req: Record<string, unknown>) => {
-          const t = tenants[n++ % tenants.length];
-          return { ...req, path: '/api/automations/send', headers: { 'content-type': 'application/json', 'service-api-key': t.key }, body: triggerBody(t, n) };
-        },
-      }],
-    } as unknown as autocannon.Options);
+    const run = (url: string, duration: number) => triggerLoad(url, CONNECTIONS, duration, tenants, counter);
     const rows: Row[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       for (const s of servers) {
-        if (WARMUP > 0) await run(s.url, { duration: WARMUP });
+        if (WARMUP > 0) await run(s.url, WARMUP);
         const load = os.loadavg()[0];
         const before = { cpu: cpuTicks(s.pid), pg: postgresTicks() };
-        const r = await run(s.url, { duration: DURATION });
-        const perRequest = (ticks: number) => Math.round((ticks * 10_000) / Math.max(1, r.requests.total));
+        const stats = loadStats(await run(s.url, DURATION));
         const row: Row = {
-          round, name: s.name, rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99,
-          non2xx: r.non2xx + r.errors + r.timeouts, requests: r.requests.total,
-          cpuUs: perRequest(cpuTicks(s.pid) - before.cpu), pgCpuUs: perRequest(postgresDelta(before.pg, postgresTicks())),
-          rssMb: peakRssMb(s.pid), load,
+          round, name: s.name, ...stats,
+          cpuUs: usPer(cpuTicks(s.pid) - before.cpu, stats.requests), pgCpuUs: usPer(postgresDelta(before.pg, postgresTicks()), stats.requests),
+          rssMb: rssMb(s.pid, 'VmHWM'), load,
         };
         rows.push(row);
         console.error(JSON.stringify(row));
@@ -209,7 +121,6 @@ async function main(): Promise<void> {
       const refused = rows.some((r) => r.round === round && r.non2xx > 0) ? ' (non-2xx answers: not comparable)' : '';
       console.log(`| ${round}${refused} | ${(a / b).toFixed(2)} | ${(a / c).toFixed(2)} | ${(b / c).toFixed(2)} | ${cpu.toFixed(2)} |`);
     }
-    const median = (xs: number[]) => { const s = [...xs].sort((x, y) => x - y); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
     console.log(`| median | ${median(ratios.map((r) => r[0])).toFixed(2)} | ${median(ratios.map((r) => r[1])).toFixed(2)} | ${median(ratios.map((r) => r[2])).toFixed(2)} | ${median(ratios.map((r) => r[3])).toFixed(2)} |`);
     console.log(`\nnproc ${os.cpus().length}, ${os.cpus()[0]?.model}, Node ${process.version}, ${new Date().toISOString()}`);
   } finally {

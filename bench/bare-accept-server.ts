@@ -2,16 +2,17 @@
  * The bare durable accept server of issue 16: the least a durable 4.3 accept can cost in Node on this
  * database, the yardstick of bench/accept-ratio.ts.
  *
- * Plain `node:http`; reads the body, `JSON.parse`, checks its shape (an object with an integer
- * `automation_id` and a non-empty `contacts` array of objects whose `phone` is a string, optional
- * `first_name`/`last_name` strings and `variables` object; a `service-api-key` header), then hands
- * the batch row to a group commit and answers 200 `{"batch_id","contacts","status":"accepted"}` only
- * after the commit; 422 for a wrong shape. Group commit as the service does it: requests that arrive
- * while up to 4 transactions are in flight are gathered, at most 64 per group, and each group is ONE
- * transaction on its own connection: BEGIN, one multi-row INSERT of the batch rows (arrays through
- * `unnest`, a named prepared statement), pg-boss's own multi-row job INSERT (`boss.insert`, through the
- * same connection), COMMIT. Nothing else: no authentication lookup, no rate limit, no
- * Python-compatible decoding, no phone normalisation, no idempotency.
+ * Plain `node:http` (bench/lib/bare-accept.ts, shared with bench/bare-embedded-server.ts); reads the
+ * body, `JSON.parse`, checks its shape (an object with an integer `automation_id` and a non-empty
+ * `contacts` array of objects whose `phone` is a string, optional `first_name`/`last_name` strings and
+ * `variables` object; a `service-api-key` header), then hands the batch row to a group commit and
+ * answers 200 `{"batch_id","contacts","status":"accepted"}` only after the commit; 422 for a wrong
+ * shape. Group commit as the service does it: requests that arrive while up to 4 transactions are in
+ * flight are gathered, at most 64 per group, and each group is ONE transaction on its own connection:
+ * BEGIN, one multi-row INSERT of the batch rows (arrays through `unnest`, a named prepared statement),
+ * pg-boss's own multi-row job INSERT (`boss.insert`, through the same connection), COMMIT. Nothing
+ * else: no authentication lookup, no rate limit, no Python-compatible decoding, no phone normalisation,
+ * no idempotency.
  *
  * Batch rows go to `bench_bare_batches` (`LIKE batches INCLUDING ALL`: same columns, types,
  * compression and indexes, without the foreign key to companies, since the bare server knows no
@@ -20,11 +21,10 @@
  *
  * Usage: node bench/bare-accept-server.ts PORT DATABASE_URL   (sends 'ready' to a parent process)
  */
-import http from 'node:http';
-import { randomUUID } from 'node:crypto';
 import pg from 'pg';
 import { PgBoss } from 'pg-boss';
 import { JOB_SPECS } from '../src/queue/jobs.ts';
+import { serveBareAccept, type Pending } from './lib/bare-accept.ts';
 
 const port = Number(process.argv[2] ?? 8102);
 const url = process.argv[3] ?? 'postgres://postgres@127.0.0.1:5432/cms_h_h';
@@ -40,27 +40,12 @@ boss.on('error', () => {});
 await boss.start();
 await boss.createQueue(QUEUE, JOB_SPECS['batch-process'].queue);
 
-interface Pending { id: string; company: number; total: number; items: string; done: (err?: unknown) => void }
-let waiting: Pending[] = [];
-let inFlight = 0;
-
 const INSERT = {
   name: 'bare_insert_batches',
   text: `INSERT INTO bench_bare_batches (batch_id, company_id, kind, source_id, total, items, template)
 SELECT r.id, r.company, 'automation', r.company, r.total, r.items, $5::jsonb
 FROM unnest($1::uuid[], $2::int[], $3::int[], $4::text[]) AS r(id, company, total, items)`,
 };
-
-/** Starts transactions while there is work and fewer than MAX_IN_FLIGHT are open. */
-function pump(): void {
-  while (waiting.length > 0 && inFlight < MAX_IN_FLIGHT) {
-    const group = waiting.length <= MAX_GROUP ? waiting : waiting.slice(0, MAX_GROUP);
-    waiting = group === waiting ? [] : waiting.slice(MAX_GROUP);
-    inFlight++;
-    commit(group).then(() => { for (const p of group) p.done(); }, (err) => { for (const p of group) p.done(err); })
-      .finally(() => { inFlight--; pump(); });
-  }
-}
 
 /** One transaction for the group: the batch rows and their jobs, committed together. */
 async function commit(group: Pending[]): Promise<void> {
@@ -78,39 +63,4 @@ async function commit(group: Pending[]): Promise<void> {
   }
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** The shape check: the contacts array when the body is a trigger request, else undefined. */
-function check(body: unknown): Record<string, unknown>[] | undefined {
-  if (!isObject(body) || !Number.isInteger(body.automation_id) || !Array.isArray(body.contacts) || body.contacts.length === 0) return undefined;
-  for (const c of body.contacts as unknown[]) {
-    if (!isObject(c) || typeof c.phone !== 'string') return undefined;
-    if (c.first_name !== undefined && typeof c.first_name !== 'string') return undefined;
-    if (c.last_name !== undefined && typeof c.last_name !== 'string') return undefined;
-    if (c.variables !== undefined && !isObject(c.variables)) return undefined;
-  }
-  return body.contacts as Record<string, unknown>[];
-}
-
-function answer(res: http.ServerResponse, status: number, body: string): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-  res.end(body);
-}
-
-http.createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    let body: unknown;
-    try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { return answer(res, 400, '{"detail":"invalid JSON"}'); }
-    const contacts = check(body);
-    if (!contacts || typeof req.headers['service-api-key'] !== 'string') return answer(res, 422, '{"detail":"invalid body"}');
-    const id = randomUUID();
-    const total = Math.min(contacts.length, 50);
-    waiting.push({
-      id, company: (body as { automation_id: number }).automation_id, total, items: JSON.stringify(contacts.slice(0, 50)),
-      done: (err) => err ? answer(res, 503, '{"detail":"not committed"}') : answer(res, 200, `{"batch_id":"${id}","contacts":${total},"status":"accepted"}`),
-    });
-    pump();
-  });
-}).listen(port, '127.0.0.1', () => process.send?.('ready'));
+serveBareAccept(port, { commit, maxGroup: MAX_GROUP, maxInFlight: MAX_IN_FLIGHT });

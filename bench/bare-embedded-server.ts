@@ -3,17 +3,17 @@
  * Node process with its own PGlite, the yardstick of bench/embedded-accept.ts. It does NO delivery:
  * it stores the batch and a job row and answers; nothing ever works the jobs.
  *
- * Plain `node:http`; reads the body, `JSON.parse`, the shape check of bench/bare-accept-server.ts (an
- * object with an integer `automation_id` and a non-empty `contacts` array of objects whose `phone` is a
- * string, optional `first_name`/`last_name` strings and `variables` object; a `service-api-key`
- * header), then hands the batch row to a group commit and answers 200
- * `{"batch_id","contacts","status":"accepted"}` only after the commit; 400 for bad JSON, 422 for a
- * wrong shape, 503 when the commit failed. Group commit: the requests that arrive while a transaction
- * is open are gathered, at most 64 per group, and each group is ONE PGlite transaction: one multi-row
- * INSERT of the batch rows (the form the service uses on PGlite, domain/accept-writer.ts) and one
- * multi-row INSERT of one job row per batch. PGlite has one connection, so one transaction is open at
- * a time. Nothing else: no authentication, rate limit, Python-compatible decoding, phone normalisation
- * or idempotency.
+ * Plain `node:http` (bench/lib/bare-accept.ts, shared with bench/bare-accept-server.ts); reads the
+ * body, `JSON.parse`, the shape check (an object with an integer `automation_id` and a non-empty
+ * `contacts` array of objects whose `phone` is a string, optional `first_name`/`last_name` strings and
+ * `variables` object; a `service-api-key` header), then hands the batch row to a group commit and
+ * answers 200 `{"batch_id","contacts","status":"accepted"}` only after the commit; 400 for bad JSON,
+ * 422 for a wrong shape, 503 when the commit failed. Group commit: the requests that arrive while a
+ * transaction is open are gathered, at most 64 per group, and each group is ONE PGlite transaction: one
+ * multi-row INSERT of the batch rows (the form the service uses on PGlite, domain/accept-writer.ts) and
+ * one multi-row INSERT of one job row per batch. PGlite has one connection, so one transaction is open
+ * at a time. Nothing else: no authentication, rate limit, Python-compatible decoding, phone
+ * normalisation or idempotency.
  *
  * Batch rows go to `batches` with the columns, types, defaults, checks and indexes of the service's
  * `batches` (src/db/migrations 001_init.sql, `items` as text from 007, the partial index of 011),
@@ -23,9 +23,9 @@
  * Usage: node bench/bare-embedded-server.ts PORT DATA_DIR   (sends 'ready' to a parent process; the
  * directory is created if missing and left behind for the caller to remove)
  */
-import http from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { PGlite } from '@electric-sql/pglite';
+import { serveBareAccept, type Pending } from './lib/bare-accept.ts';
 
 const port = Number(process.argv[2] ?? 8104);
 const dataDir = process.argv[3];
@@ -59,10 +59,6 @@ CREATE TABLE IF NOT EXISTS jobs (
   created_on timestamptz NOT NULL DEFAULT now()
 );`);
 
-interface Pending { id: string; company: number; total: number; items: string; done: (err?: unknown) => void }
-let waiting: Pending[] = [];
-let open = false;
-
 /** `INSERT ... VALUES ($1, ...), (...)` for `rows` rows of `cols` parameters each. */
 function values(rows: number, cols: number, cast: readonly string[] = []): string {
   const out: string[] = [];
@@ -86,52 +82,8 @@ async function commit(group: Pending[]): Promise<void> {
   });
 }
 
-/** Opens the next transaction when there is work and none is open. */
-function pump(): void {
-  if (open || waiting.length === 0) return;
-  const group = waiting.length <= MAX_GROUP ? waiting : waiting.slice(0, MAX_GROUP);
-  waiting = group === waiting ? [] : waiting.slice(MAX_GROUP);
-  open = true;
-  commit(group).then(() => { for (const p of group) p.done(); }, (err) => { for (const p of group) p.done(err); })
-    .finally(() => { open = false; pump(); });
-}
-
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
-/** The shape check of bench/bare-accept-server.ts: the contacts array when the body is a trigger request, else undefined. */
-function check(body: unknown): Record<string, unknown>[] | undefined {
-  if (!isObject(body) || !Number.isInteger(body.automation_id) || !Array.isArray(body.contacts) || body.contacts.length === 0) return undefined;
-  for (const c of body.contacts as unknown[]) {
-    if (!isObject(c) || typeof c.phone !== 'string') return undefined;
-    if (c.first_name !== undefined && typeof c.first_name !== 'string') return undefined;
-    if (c.last_name !== undefined && typeof c.last_name !== 'string') return undefined;
-    if (c.variables !== undefined && !isObject(c.variables)) return undefined;
-  }
-  return body.contacts as Record<string, unknown>[];
-}
-
-function answer(res: http.ServerResponse, status: number, body: string): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) });
-  res.end(body);
-}
-
-const server = http.createServer((req, res) => {
-  const chunks: Buffer[] = [];
-  req.on('data', (c: Buffer) => chunks.push(c));
-  req.on('end', () => {
-    let body: unknown;
-    try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { return answer(res, 400, '{"detail":"invalid JSON"}'); }
-    const contacts = check(body);
-    if (!contacts || typeof req.headers['service-api-key'] !== 'string') return answer(res, 422, '{"detail":"invalid body"}');
-    const id = randomUUID();
-    const total = Math.min(contacts.length, 50);
-    waiting.push({
-      id, company: (body as { automation_id: number }).automation_id, total, items: JSON.stringify(contacts.slice(0, 50)),
-      done: (err) => err ? answer(res, 503, '{"detail":"not committed"}') : answer(res, 200, `{"batch_id":"${id}","contacts":${total},"status":"accepted"}`),
-    });
-    pump();
-  });
-}).listen(port, '127.0.0.1', () => process.send?.('ready'));
+// PGlite has one connection: one transaction open at a time.
+const server = serveBareAccept(port, { commit, maxGroup: MAX_GROUP, maxInFlight: 1 });
 
 // Closes PGlite cleanly on SIGTERM/SIGINT so its directory can be removed.
 for (const signal of ['SIGTERM', 'SIGINT'] as const) {

@@ -47,7 +47,10 @@ import os from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
+import {
+  cpuTicks, loadStats, median, rssMb, seedTenants, triggerLoad, usPer, waitForMessage, waitReady,
+  type LoadCounter, type Tenant,
+} from './lib/accept-load.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -73,7 +76,6 @@ const DRAIN_LIMIT_MS = 300_000;
 const ROOT = path.join(import.meta.dirname, '..');
 const ADMIN_TOKEN = 'bench-admin-token-6Tf1Ys8Kw3Nq7Pz-embedded';
 const SECRETS_KEY = 'bench-secrets-key-2Rw9Hc4Vj7Lx5Mb-embedded';
-const phoneOf = (i: number) => `+49151${String(i).padStart(8, '0')}`;
 
 /** A TCP port that was free a moment ago (the OS picks it). */
 function freePort(): Promise<number> {
@@ -85,65 +87,6 @@ function freePort(): Promise<number> {
       s.close(() => resolve(port));
     });
   });
-}
-
-function waitForMessage(child: ChildProcess): Promise<void> {
-  return new Promise((resolve, reject) => {
-    child.once('message', () => resolve());
-    child.once('exit', (code) => reject(new Error(`exited with ${code}`)));
-  });
-}
-
-async function waitReady(url: string, child: ChildProcess, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`the service exited with ${child.exitCode}`);
-    try { if ((await fetch(url + '/readyz')).ok) return; } catch { /* not up yet */ }
-    await sleep(200);
-  }
-  throw new Error('service did not become ready');
-}
-
-async function admin(base: string, method: string, p: string, body?: unknown): Promise<any> {
-  const res = await fetch(base + p, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
-  return res.json();
-}
-
-interface Tenant { key: string; automationId: number }
-
-/** Companies with an API key, a connected connector and an active API automation, 16 at a time. */
-async function seedTenants(base: string): Promise<Tenant[]> {
-  const template = { body: 'Hi {{ first_name }}, your order {{ order_id }} has shipped.', buttons: [{ type: 'url', text: 'Track', url: 'https://shop.example/track' }] };
-  const tenants: Tenant[] = [];
-  const one = async (i: number) => {
-    const c = await admin(base, 'POST', '/admin/companies', { name: `bench-${i}`, subscription_active: true });
-    const k = await admin(base, 'POST', `/admin/companies/${c.company_id}/api-keys`, {});
-    await admin(base, 'PUT', `/admin/companies/${c.company_id}/connector`, { connected: true });
-    const a = await admin(base, 'POST', `/admin/companies/${c.company_id}/automations`, { name: 'a', type: 'api', active: true, template });
-    tenants.push({ key: k.api_key, automationId: a.automation_id });
-  };
-  for (let i = 0; i < COMPANIES; i += 16) await Promise.all(Array.from({ length: Math.min(16, COMPANIES - i) }, (_, j) => one(i + j)));
-  return tenants;
-}
-
-/** CPU time (user + system, clock ticks of 10 ms) of one process; 0 if it is gone. */
-function cpuTicks(pid: number): number {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(f[11]) + Number(f[12]);
-  } catch { return 0; }
-}
-
-/** VmHWM (peak resident set since the process started) or VmRSS (now) of one process, in MB. */
-function rssMb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
-  const kb = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
-  return Math.round(kb / 1024);
 }
 
 /** What the drain watches in the service's /metrics: messages final, batches accepted, jobs not done. */
@@ -215,7 +158,6 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 }
 
 const fmt = (n: number) => n.toLocaleString('en-US');
-const median = (xs: number[]) => { const s = [...xs].sort((x, y) => x - y); return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2; };
 
 /**
  * The Node options of `npm start`, read from package.json's `start` script (`node <options>
@@ -257,29 +199,18 @@ async function main(): Promise<void> {
   children.push(noop);
   await Promise.all([waitForMessage(durable), waitForMessage(noop)]);
   const seedStart = performance.now();
-  const tenants = await seedTenants(all.base);
-  const apiTenants = apiOnly ? await seedTenants(apiOnly.base) : [];
+  const tenants = await seedTenants({ base: all.base, token: ADMIN_TOKEN }, COMPANIES);
+  const apiTenants = apiOnly ? await seedTenants({ base: apiOnly.base, token: ADMIN_TOKEN }, COMPANIES) : [];
   console.error(`seeded ${tenants.length} companies per service in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`);
 
-  let n = 0;
-  const triggerBody = (t: Tenant, seed: number) => `{"automation_id":${t.automationId},"contacts":${JSON.stringify(Array.from({ length: CONTACTS }, (_, i) => ({
-    phone: phoneOf((seed % 1000) * CONTACTS + i), first_name: 'Ada', last_name: 'Lovelace', variables: { order_id: `A-${seed}-${i}` },
-  })))}}`;
+  const counter: LoadCounter = { n: 0 };
   const servers: Server[] = [
     { name: 'service (npm start: cms serve, role all)', short: 'service', url: all.base, pid: all.child.pid!, tenants, e2e: true },
     { name: 'bare durable embedded accept (no delivery)', short: 'bare durable', url: `http://127.0.0.1:${durablePort}`, pid: durable.pid!, tenants, e2e: false },
     { name: 'bare no-op', short: 'no-op', url: `http://127.0.0.1:${noopPort}`, pid: noop.pid!, tenants, e2e: false },
   ];
   if (apiOnly) servers.push({ name: 'service, API only (cms serve --role api; no delivery)', short: 'API only', url: apiOnly.base, pid: apiOnly.child.pid!, tenants: apiTenants, e2e: false });
-  const run = (s: Server, duration: number) => autocannon({
-    url: s.url, method: 'POST', connections: CONNECTIONS, duration,
-    requests: [{
-      setupRequest: (req: Record<string, unknown>) => {
-        const t = s.tenants[n++ % s.tenants.length];
-        return { ...req, path: '/api/automations/send', headers: { 'content-type': 'application/json', 'service-api-key': t.key }, body: triggerBody(t, n) };
-      },
-    }],
-  } as unknown as autocannon.Options);
+  const run = (s: Server, duration: number) => triggerLoad(s.url, CONNECTIONS, duration, s.tenants, counter, CONTACTS);
 
   const rows: Row[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
@@ -292,11 +223,8 @@ async function main(): Promise<void> {
       const r = await run(s, DURATION);
       const t1 = performance.now();
       const cpu1 = cpuTicks(s.pid);
-      const requests = r.requests.total;
-      const row: Row = {
-        round, name: s.name, requests, rps: Math.round(r.requests.average), p50: r.latency.p50, p99: r.latency.p99,
-        non2xx: r.non2xx + r.errors + r.timeouts, cpuUs: Math.round(((cpu1 - cpu0) * 10_000) / Math.max(1, requests)), rssMb: 0, rssNowMb: 0, load,
-      };
+      const { requests, rps, p50, p99, non2xx } = loadStats(r);
+      const row: Row = { round, name: s.name, requests, rps, p50, p99, non2xx, cpuUs: usPer(cpu1 - cpu0, requests), rssMb: 0, rssNowMb: 0, load };
       if (p0) {
         const p1 = await progress(s.url);
         const d = await waitDrained(s.url);
@@ -306,7 +234,7 @@ async function main(): Promise<void> {
         row.e2e = {
           accepted: (p1.batches - p0.batches) * CONTACTS, backlog: p0.batches * CONTACTS - p0.final, duringLoad: p1.final - p0.final, delivered,
           drainS: (d.at - t1) / 1000, windowS, rate: Math.round(delivered / windowS),
-          cpuPerMsg: Math.round(((cpu2 - cpu0) * 10_000) / Math.max(1, delivered)), drained: d.drained, exact: d.exact,
+          cpuPerMsg: usPer(cpu2 - cpu0, delivered), drained: d.drained, exact: d.exact,
         };
       }
       row.rssMb = rssMb(s.pid, 'VmHWM');

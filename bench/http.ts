@@ -14,16 +14,19 @@
  * from /proc) of the service process and of all PostgreSQL processes per request, which varies less
  * from run to run than requests/s on a shared machine, and the service's peak RSS (VmHWM).
  */
-import { fork, spawn, type ChildProcess } from 'node:child_process';
+import { fork, spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
 import { sql } from 'kysely';
 import { openPglite, openPostgres, type Database } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
+import {
+  TEMPLATE, admin as adminCall, cpuTicks, loadStats, phoneOf, postLoad, postgresTicks, rssMb, seedTenants, triggerBody, usPer,
+  waitForMessage, waitReady, type LoadRequest, type Tenant as SeededTenant,
+} from './lib/accept-load.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -58,25 +61,6 @@ const PG_ADMIN_URL = process.env.BENCH_PG_ADMIN_URL ?? 'postgres://postgres@127.
 const PG_URL = process.env.BENCH_DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/cms_bench_http';
 
 const sha = (s: string) => createHash('sha256').update(s).digest('hex');
-const phoneOf = (i: number) => `+49151${String(i).padStart(8, '0')}`;
-
-function waitForMessage(child: ChildProcess): Promise<void> {
-  return new Promise((resolve, reject) => {
-    child.once('message', () => resolve());
-    child.once('exit', (code) => reject(new Error(`exited with ${code}`)));
-  });
-}
-
-async function waitReady(url: string, timeoutMs = 120_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    try {
-      if ((await fetch(url + '/readyz')).ok) return;
-    } catch { /* not up yet */ }
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  throw new Error('service did not become ready');
-}
 
 /** Creates a fresh database and seeds one company with `n` contacts directly in SQL. */
 async function prepareDatabase(): Promise<{ env: Record<string, string>; bigCompanyId: number; dataDir: string }> {
@@ -112,89 +96,36 @@ async function prepareDatabase(): Promise<{ env: Record<string, string>; bigComp
   return { env, bigCompanyId, dataDir };
 }
 
-async function admin(base: string, method: string, p: string, body?: unknown): Promise<any> {
-  const res = await fetch(base + p, {
-    method,
-    headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
+const admin = (base: string, method: string, p: string, body?: unknown) => adminCall({ base, token: ADMIN_TOKEN }, method, p, body);
+
+interface Tenant extends SeededTenant { campaignId: number; segmentId: number }
+
+/** The seeded companies (bench/lib/accept-load.ts), each with a campaign and a segment besides. */
+function seedHttpTenants(base: string): Promise<Tenant[]> {
+  return seedTenants({ base, token: ADMIN_TOKEN }, COMPANIES, async (t) => {
+    const camp = await admin(base, 'POST', `/admin/companies/${t.companyId}/campaigns`, { name: 'c', template: TEMPLATE });
+    const seg = await fetch(base + '/api/segments/create', { method: 'POST', headers: { 'service-api-key': t.key, 'content-type': 'application/json' }, body: '{"name":"bench"}' });
+    return { ...t, campaignId: camp.campaign_id, segmentId: (await seg.json()).segment_id };
   });
-  if (!res.ok) throw new Error(`${method} ${p}: ${res.status} ${await res.text()}`);
-  return res.status === 204 ? undefined : res.json();
-}
-
-interface Tenant { key: string; automationId: number; campaignId: number; segmentId: number }
-
-async function seedTenants(base: string): Promise<Tenant[]> {
-  const template = { body: 'Hi {{ first_name }}, your order {{ order_id }} has shipped.', buttons: [{ type: 'url', text: 'Track', url: 'https://shop.example/track' }] };
-  const tenants: Tenant[] = [];
-  const one = async (i: number) => {
-    const c = await admin(base, 'POST', '/admin/companies', { name: `bench-${i}`, subscription_active: true });
-    const k = await admin(base, 'POST', `/admin/companies/${c.company_id}/api-keys`, {});
-    await admin(base, 'PUT', `/admin/companies/${c.company_id}/connector`, { connected: true });
-    const a = await admin(base, 'POST', `/admin/companies/${c.company_id}/automations`, { name: 'a', type: 'api', active: true, template });
-    const camp = await admin(base, 'POST', `/admin/companies/${c.company_id}/campaigns`, { name: 'c', template });
-    const seg = await fetch(base + '/api/segments/create', { method: 'POST', headers: { 'service-api-key': k.api_key, 'content-type': 'application/json' }, body: '{"name":"bench"}' });
-    tenants.push({ key: k.api_key, automationId: a.automation_id, campaignId: camp.campaign_id, segmentId: (await seg.json()).segment_id });
-  };
-  for (let i = 0; i < COMPANIES; i += 16) await Promise.all(Array.from({ length: Math.min(16, COMPANIES - i) }, (_, j) => one(i + j)));
-  return tenants;
 }
 
 interface Row { name: string; rps: number; p50: number; p99: number; non2xx: number; requests: number; serviceCpuUs: number; pgCpuUs: number }
 
-/** CPU time (user + system, in clock ticks of 10 ms) of one process from /proc/PID/stat; 0 if it is gone. */
-function cpuTicks(pid: number): number {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return Number(fields[11]) + Number(fields[12]); // utime, stime (fields 14 and 15 of proc(5))
-  } catch {
-    return 0;
-  }
-}
-
-/** PIDs of the local PostgreSQL server's processes (empty when the database is PGlite, inside the service). */
-function postgresPids(): number[] {
-  if (args.db !== 'postgres') return [];
-  return fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).map(Number).filter((pid) => {
-    try { return fs.readFileSync(`/proc/${pid}/comm`, 'utf8').trim() === 'postgres'; } catch { return false; }
-  });
-}
-
 /** Total CPU ticks of the service and of PostgreSQL, to express a load's cost per request (robust to a noisy machine). */
 function cpuSample(servicePid: number | undefined): { service: number; pg: number } {
-  return { service: servicePid ? cpuTicks(servicePid) : 0, pg: postgresPids().reduce((sum, pid) => sum + cpuTicks(pid), 0) };
+  // A plain sum over the PostgreSQL processes of each sample (none when the database is PGlite, inside the service).
+  return { service: servicePid ? cpuTicks(servicePid) : 0, pg: args.db === 'postgres' ? [...postgresTicks().values()].reduce((sum, t) => sum + t, 0) : 0 };
 }
 let servicePidForCpu: number | undefined;
 
-async function load(name: string, url: string, bodies: () => { path: string; headers: Record<string, string>; body: string }, opts: { duration?: number; amount?: number; connections?: number } = {}): Promise<Row> {
-  const run = (timing: { duration: number } | { amount: number }) => autocannon({
-    url,
-    method: 'POST',
-    connections: opts.connections ?? CONNECTIONS,
-    ...timing,
-    requests: [{
-      setupRequest: (req: Record<string, unknown>) => {
-        const r = bodies();
-        return { ...req, path: r.path, headers: { 'content-type': 'application/json', ...r.headers }, body: r.body };
-      },
-    }],
-  } as unknown as autocannon.Options);
+async function load(name: string, url: string, bodies: () => LoadRequest, opts: { duration?: number; amount?: number; connections?: number } = {}): Promise<Row> {
+  const run = (timing: { duration: number } | { amount: number }) => postLoad(url, opts.connections ?? CONNECTIONS, timing, bodies);
   if (!opts.amount && WARMUP > 0) await run({ duration: WARMUP });
   const before = cpuSample(servicePidForCpu);
   const result = await run(opts.amount ? { amount: opts.amount } : { duration: opts.duration ?? DURATION });
   const after = cpuSample(servicePidForCpu);
-  const perRequestUs = (ticks: number) => Math.round((ticks * 10_000) / Math.max(1, result.requests.total));
-  return {
-    serviceCpuUs: perRequestUs(after.service - before.service),
-    pgCpuUs: perRequestUs(after.pg - before.pg),
-    name,
-    rps: Math.round(result.requests.average),
-    p50: result.latency.p50,
-    p99: result.latency.p99,
-    non2xx: result.non2xx + result.errors + result.timeouts,
-    requests: result.requests.total,
-  };
+  const stats = loadStats(result);
+  return { serviceCpuUs: usPer(after.service - before.service, stats.requests), pgCpuUs: usPer(after.pg - before.pg, stats.requests), name, ...stats };
 }
 
 /**
@@ -217,12 +148,6 @@ async function inspectorSession(): Promise<{ send: (method: string, params?: obj
   };
 }
 
-function peakRssMb(pid: number): number {
-  const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = Number(/VmHWM:\s+(\d+)/.exec(status)?.[1] ?? 0);
-  return Math.round(kb / 1024);
-}
-
 async function main(): Promise<void> {
   const { env, bigCompanyId, dataDir } = await prepareDatabase();
   const barePort = 8190;
@@ -241,20 +166,18 @@ async function main(): Promise<void> {
   const base = `http://127.0.0.1:${port}`;
   try {
     await waitReady(base);
-    const tenants = await seedTenants(base);
+    const tenants = await seedHttpTenants(base);
     const big = await admin(base, 'POST', `/admin/companies/${bigCompanyId}/api-keys`, {});
     let n = 0;
     const next = () => tenants[n++ % tenants.length];
-    const contacts50 = (seed: number) => JSON.stringify(Array.from({ length: 50 }, (_, i) => ({
-      phone: phoneOf(seed * 50 + i), first_name: 'Ada', last_name: 'Lovelace', variables: { order_id: `A-${seed}-${i}` },
-    })));
     const rows: Row[] = [];
     servicePidForCpu = bare.pid; // the bare server's row: its own CPU per request
 
-    const triggerBody = (t: Tenant, seed: number) => `{"automation_id":${t.automationId},"contacts":${contacts50(seed % 1000)}}`;
+    // The seed goes in below 1,000 (phones and order ids), as this benchmark always sent it.
+    const trigger = (t: Tenant) => triggerBody(t.automationId, n % 1000);
     rows.push(await load('bare node:http, same route and body', `http://127.0.0.1:${barePort}`, () => {
       const t = next();
-      return { path: '/api/automations/send', headers: { 'service-api-key': t.key }, body: triggerBody(t, n) };
+      return { path: '/api/automations/send', headers: { 'service-api-key': t.key }, body: trigger(t) };
     }));
     servicePidForCpu = service.pid;
     const only = new Set(args.only.split(','));
@@ -262,7 +185,7 @@ async function main(): Promise<void> {
     await inspector?.send('HeapProfiler.startSampling', { samplingInterval: 4096, includeObjectsCollectedByMajorGC: true, includeObjectsCollectedByMinorGC: true });
     if (only.has('trigger')) rows.push(await load('4.3 trigger automation (50 contacts)', base, () => {
       const t = next();
-      return { path: '/api/automations/send', headers: { 'service-api-key': t.key }, body: triggerBody(t, n) };
+      return { path: '/api/automations/send', headers: { 'service-api-key': t.key }, body: trigger(t) };
     }));
     if (inspector) {
       const { profile } = await inspector.send('HeapProfiler.stopSampling');
@@ -308,7 +231,7 @@ async function main(): Promise<void> {
       }
       latencies.sort((a, b) => a - b);
     }
-    const rss = peakRssMb(service.pid!);
+    const rss = rssMb(service.pid!, 'VmHWM');
     if (args['heap-snapshot']) {
       fs.mkdirSync(args['heap-snapshot'], { recursive: true });
       service.kill('SIGUSR2');

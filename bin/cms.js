@@ -10,7 +10,11 @@
 //
 // The V8 new space (young generation) is capped at 16 MB (Node's default lets it grow to 64 MB on a
 // machine of this size): under load that keeps the service's peak RSS about 100 MB lower at the same
-// throughput (docs/benchmarks.md, "Memory").
+// throughput (docs/benchmarks.md, "Memory"). The old space is left at Node's default limit (about
+// 4 GiB here): capping it (`--max-old-space-size=1024` or `1536`) makes V8 collect it more often and
+// lowered the peak RSS under the trigger load from 363-391 MB to 245-279 MB, but cost 35-110 µs more
+// service CPU per request (about +10-20%) in paired runs (issue 16, 2026-11-24); an operator who
+// prefers memory can set it in NODE_OPTIONS.
 //
 // Node's compile cache (in the OS temporary directory, or NODE_COMPILE_CACHE) keeps the type-stripped
 // sources and V8's code cache between runs. From the second start on, Node does not load its

@@ -22,8 +22,10 @@ import { AutomationLookups } from './domain/automations.ts';
 import { MemoryRateLimiter, type RateLimiter } from './http/rate-limit.ts';
 import { PgRateLimiter } from './http/rate-limit-pg.ts';
 import { startBoss, type Boss } from './queue/boss.ts';
-import { startWorkers, type Workers } from './queue/workers.ts';
-import { startEventLoop, type EventLoop } from './queue/events/loop.ts';
+// The workers and the event loop (job handlers, schedulers, the events-out loop) are imported only by
+// the roles that run them: an API process never loads their modules.
+import type { Workers } from './queue/workers.ts';
+import type { EventLoop } from './queue/events/loop.ts';
 
 export interface Service {
   readonly app: FastifyInstance;
@@ -103,6 +105,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
   let workers: Workers | undefined;
   let eventLoop: EventLoop | undefined;
   if (role === 'worker' || role === 'all') {
+    const [{ startWorkers }, { startEventLoop }] = await Promise.all([import('./queue/workers.ts'), import('./queue/events/loop.ts')]);
     workers = await startWorkers({ database, boss, logger, clock, secrets, config });
     // Events out to companies (receipts-and-events.md §5): their own loop, apart from message delivery.
     eventLoop = startEventLoop({ database, logger, clock, secrets, config });

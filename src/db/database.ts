@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs';
 import path from 'node:path';
-import { PGlite } from '@electric-sql/pglite';
+import type { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DB } from './schema.ts';
@@ -91,6 +91,8 @@ export async function openPglite(dataDir: string, opts: { driverTricks?: boolean
     fs.mkdirSync(dataDir, { recursive: true });
     claimDataDir(dataDir);
   }
+  // Imported here, not at the top: a process on PostgreSQL never loads PGlite (its modules stay out of memory).
+  const { PGlite } = await import('@electric-sql/pglite');
   const pglite = await PGlite.create(inMemory ? dataDir : path.join(dataDir, 'pglite'), {
     parsers: { [INT8]: parseInt8 },
   });

@@ -34,18 +34,21 @@ function groupParams(group: readonly Pending[]): unknown[] {
   const n = group.length;
   const ids = new Array<string>(n), companies = new Array<number>(n), kinds = new Array<string>(n), sources = new Array<number>(n);
   const totals = new Array<number>(n), ignored = new Array<number>(n), offsets = new Array<number>(n), lengths = new Array<number>(n);
-  const overrides = new Array<string>(n), templates = new Array<string>(n), items = new Array<Buffer>(n);
+  const overrides = new Array<string>(n), templates = new Array<string>(n);
   let offset = 1; // substring() counts from 1
   for (let i = 0; i < n; i++) {
     const r = group[i].row;
     ids[i] = r.batch_id; companies[i] = r.company_id; kinds[i] = r.kind; sources[i] = r.source_id;
     totals[i] = r.total; ignored[i] = r.ignored_contacts; overrides[i] = r.overrides; templates[i] = r.template;
-    items[i] = Buffer.from(r.items, 'utf8');
     offsets[i] = offset;
-    lengths[i] = items[i].length;
-    offset += items[i].length;
+    lengths[i] = Buffer.byteLength(r.items, 'utf8');
+    offset += lengths[i];
   }
-  return [ids, companies, kinds, sources, totals, ignored, Buffer.concat(items, offset - 1), offsets, lengths, overrides, templates];
+  // Written straight into one Buffer: a Buffer per request and their concatenation were ~10 kB of
+  // garbage per request, promoted with the requests that wait for their group's commit.
+  const items = Buffer.allocUnsafe(offset - 1);
+  for (let i = 0; i < n; i++) items.write(group[i].row.items, offsets[i] - 1, lengths[i], 'utf8');
+  return [ids, companies, kinds, sources, totals, ignored, items, offsets, lengths, overrides, templates];
 }
 
 /** One constant text whatever the group's size, so it is prepared once per connection (db/prepared.ts). */

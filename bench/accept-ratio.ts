@@ -5,7 +5,7 @@
  *                              [--duration 10] [--warmup 3] [--connections 32] [--companies 400] [--cpu-prof DIR]
  *
  * Recreates the database, then starts (a) the service as `cms serve --role api` (with the options
- * `bin/cms.js` uses, `--max-semi-space-size=16`), (b) the bare durable accept server
+ * `npm start` and `bin/cms.js` use, read from package.json), (b) the bare durable accept server
  * (bench/bare-accept-server.ts: node:http, JSON.parse, a shape check, group commit of the batch row and
  * its pg-boss job row) and (c) the bare no-op server (bench/bare-server.ts: reads the body, answers).
  * Seeds `--companies` companies through the operator API (4.3 allows 20 requests/s per company, so the
@@ -24,7 +24,7 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import {
-  cpuTicks, loadStats, median, postgresDelta, postgresTicks, rssMb, seedTenants, triggerLoad, usPer, waitForMessage, waitReady,
+  cpuTicks, loadStats, median, postgresDelta, postgresTicks, rssMb, seedTenants, serviceNodeOptions, triggerLoad, usPer, waitForMessage, waitReady,
   type LoadCounter,
 } from './lib/accept-load.ts';
 
@@ -67,7 +67,7 @@ async function main(): Promise<void> {
   await recreateDatabase();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-accept-'));
   const port = 8391, durablePort = 8392, noopPort = 8393;
-  const nodeArgs = ['--max-semi-space-size=16', ...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args['cpu-prof'])}`] : [])];
+  const nodeArgs = [...serviceNodeOptions(), ...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args['cpu-prof'])}`] : [])];
   const service = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin/cms.js'), 'serve', '--role', 'api'], {
     env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: DB_URL, PORT: String(port), ADMIN_TOKEN, SECRETS_KEY: 'bench-secrets-key-2Rw9Hc4Vj7Lx5Mb', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'inherit', 'inherit'],

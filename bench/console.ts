@@ -28,6 +28,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { serviceNodeOptions } from './lib/accept-load.ts';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import pino from 'pino';
@@ -236,7 +237,7 @@ async function generateData(client: pg.Client, companyId: number, contacts: numb
 
 /** Starts `cms serve --role api` on the database; resolves when /readyz answers. */
 async function startServer(url: string, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--max-semi-space-size=16', 'bin/cms.js', 'serve', '--role', 'api'], {
+  const child = spawn(process.execPath, [...serviceNodeOptions(), 'bin/cms.js', 'serve', '--role', 'api'], {
     env: { ...process.env, DATABASE_URL: url, PORT: String(port), HOST: '127.0.0.1', ADMIN_TOKEN: ADMIN, SECRETS_KEY: SECRETS, LOG_LEVEL: 'warn', DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), 'cms-bench-console-')) },
     stdio: ['ignore', 'inherit', 'inherit'],
   });

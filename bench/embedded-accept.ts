@@ -48,7 +48,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import {
-  cpuTicks, loadStats, median, rssMb, seedTenants, triggerLoad, usPer, waitForMessage, waitReady,
+  cpuTicks, loadStats, median, rssMb, seedTenants, serviceNodeOptions, triggerLoad, usPer, waitForMessage, waitReady,
   type LoadCounter, type Tenant,
 } from './lib/accept-load.ts';
 
@@ -159,22 +159,10 @@ for (const signal of ['SIGINT', 'SIGTERM'] as const) {
 
 const fmt = (n: number) => n.toLocaleString('en-US');
 
-/**
- * The Node options of `npm start`, read from package.json's `start` script (`node <options>
- * bin/cms.js serve`), so the benchmark starts the service exactly as it does; throws if the script
- * has another form.
- */
-function startOptions(): string[] {
-  const start: unknown = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')).scripts?.start;
-  const m = typeof start === 'string' ? /^node((?:\s+-[^\s]+)*)\s+bin\/cms\.js serve$/.exec(start.trim()) : null;
-  if (!m) throw new Error(`package.json's start script is not "node [options] bin/cms.js serve": ${JSON.stringify(start)}`);
-  return m[1].trim().split(/\s+/).filter(Boolean);
-}
-
 /** Starts `bin/cms.js serve` (plus `extra` arguments) as `npm start` does, on a fresh PGlite directory `dir`; resolves when ready. */
 async function startService(dir: string, extra: string[], nodeArgs: string[]): Promise<{ base: string; child: ChildProcess }> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...startOptions(), ...nodeArgs, path.join(ROOT, 'bin/cms.js'), 'serve', ...extra], {
+  const child = spawn(process.execPath, [...serviceNodeOptions(), ...nodeArgs, path.join(ROOT, 'bin/cms.js'), 'serve', ...extra], {
     env: { ...process.env, DATABASE_URL: '', DATA_DIR: dir, PORT: String(port), ADMIN_TOKEN, SECRETS_KEY, LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'inherit', 'inherit'],
   });

@@ -24,7 +24,7 @@ import { sql } from 'kysely';
 import { openPglite, openPostgres, type Database } from '../src/db/database.ts';
 import { migrate } from '../src/db/migrate.ts';
 import {
-  TEMPLATE, admin as adminCall, cpuTicks, loadStats, phoneOf, postLoad, postgresTicks, rssMb, seedTenants, triggerBody, usPer,
+  TEMPLATE, admin as adminCall, cpuTicks, loadStats, phoneOf, postLoad, postgresTicks, rssMb, seedTenants, serviceNodeOptions, triggerBody, usPer,
   waitForMessage, waitReady, type LoadRequest, type Tenant as SeededTenant,
 } from './lib/accept-load.ts';
 
@@ -42,7 +42,7 @@ const { values: args } = parseArgs({
     // Writes a V8 CPU profile of the service process into this folder (node --cpu-prof).
     'cpu-prof': { type: 'string' },
     // Node options for the service process; the default is what bin/cms.js and `npm start` pass.
-    'node-options': { type: 'string', default: '--max-semi-space-size=16' },
+    'node-options': { type: 'string', default: serviceNodeOptions().join(' ') },
     // Writes a heap snapshot of the service after the loads into this folder (what stays live).
     // Writes an allocation profile (V8 sampling heap profiler, collected objects included) of the service
     // during the trigger load into this folder: where the bytes that the garbage collector handles come from.

@@ -1,6 +1,6 @@
-#!/usr/bin/env -S node --max-semi-space-size=16
+#!/usr/bin/env -S node --max-semi-space-size=8 --max-old-space-size=1024
 // The `cms` command-line tool and server (`cms serve`); see src/cli/main.ts. `npm start` runs
-// `cms serve` with the same flag.
+// `cms serve` with the same flags.
 //
 // Node version (issue 13 item 4): the sources are TypeScript run by Node's built-in type stripping,
 // on by default from Node 22.18 (and 23.6). An older Node fails on the first .ts import with
@@ -8,13 +8,14 @@
 // every Node since 14 parses, checks the version first and exits 1 with a message naming the required
 // version. It also exits when type stripping was turned off (`--no-experimental-strip-types`).
 //
-// The V8 new space (young generation) is capped at 16 MB (Node's default lets it grow to 64 MB on a
-// machine of this size): under load that keeps the service's peak RSS about 100 MB lower at the same
-// throughput (docs/benchmarks.md, "Memory"). The old space is left at Node's default limit (about
-// 4 GiB here): capping it (`--max-old-space-size=1024` or `1536`) makes V8 collect it more often and
-// lowered the peak RSS under the trigger load from 363-391 MB to 245-279 MB, but cost 35-110 µs more
-// service CPU per request (about +10-20%) in paired runs (issue 16, 2026-11-24); an operator who
-// prefers memory can set it in NODE_OPTIONS.
+// Memory (issue 16: peak RSS under 250 MB under the trigger load): the V8 new space (young generation)
+// is capped at 8 MB and the old space at 1 GiB (Node's defaults here: 64 MB and about 4 GiB). With the
+// default old-space limit V8 lets the old space fill with garbage to several times the live heap (65-72
+// MB under load) before a full collection, and the Buffers that garbage holds are malloc'd memory
+// that stays: the service peaked at 363-395 MB. With both caps it peaked at 237-244 MB, at about 20%
+// more CPU per request (more frequent collections); the service still does 0.84 of the bare durable
+// accept server (docs/benchmarks.md, issue 16). The live heap is far below 1 GiB; an operator who
+// prefers throughput to memory runs `node --max-semi-space-size=16 bin/cms.js serve` (see README).
 //
 // Node's compile cache (in the OS temporary directory, or NODE_COMPILE_CACHE) keeps the type-stripped
 // sources and V8's code cache between runs. From the second start on, Node does not load its

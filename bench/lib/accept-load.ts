@@ -10,6 +10,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import autocannon from 'autocannon';
 
@@ -176,4 +177,16 @@ export function rssMb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
 export function median(xs: readonly number[]): number {
   const s = [...xs].sort((x, y) => x - y);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+}
+
+/**
+ * The Node options the service runs with: those of `npm start`, read from package.json's `start`
+ * script (`node <options> bin/cms.js serve`, the same as bin/cms.js's shebang line), so that every
+ * benchmark starts the service as operators do; throws if the script has another form.
+ */
+export function serviceNodeOptions(): string[] {
+  const start: unknown = JSON.parse(fs.readFileSync(path.join(import.meta.dirname, '../../package.json'), 'utf8')).scripts?.start;
+  const m = typeof start === 'string' ? /^node((?:\s+-[^\s]+)*)\s+bin\/cms\.js serve$/.exec(start.trim()) : null;
+  if (!m) throw new Error(`package.json's start script is not "node [options] bin/cms.js serve": ${JSON.stringify(start)}`);
+  return m[1].trim().split(/\s+/).filter(Boolean);
 }

@@ -10,7 +10,8 @@
  * | DELETE /admin/api-keys/{key_id} | 204; 401; 404 key; 422 |
  */
 import type { FastifyInstance } from 'fastify';
-import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { createApiKey, revokeApiKey } from '../../domain/api-keys.ts';
 import { getCompany } from '../../domain/companies.ts';
 import { isRowId, notFound } from '../../domain/errors.ts';

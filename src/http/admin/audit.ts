@@ -3,7 +3,8 @@
  * GET /admin/audit?company_id&limit → 200 `{entries: AuditEntry[]}`; 401; 422 (bad query).
  */
 import type { FastifyInstance } from 'fastify';
-import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { listAudit } from '../../domain/audit.ts';
 import type { AppDeps } from '../deps.ts';
 import { addComponents, adminErrors, component, exampleOf, freeObject, invalid, iso, ok, ref, rowId, TIME_EXAMPLE } from './components.ts';

@@ -12,7 +12,8 @@
  * The list serves `cms batch list` (issue 13 item 4).
  */
 import type { FastifyInstance } from 'fastify';
-import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { getBatch, listBatchMessages, type MessageView } from '../../domain/batches.ts';
 import { listCompanyBatches } from '../../db/batch-list.ts';
 import { getCompany } from '../../domain/companies.ts';

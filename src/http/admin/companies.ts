@@ -13,7 +13,8 @@
  * | PUT /admin/companies/{company_id}/channel | 200 `ChannelAnswer` (a generated webhook `secret` once); 401; 404; 409 number taken; 422 |
  */
 import type { FastifyInstance } from 'fastify';
-import { Type, type Static, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type, type Static } from 'typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { createCompany, getCompany, listCompanies, setChannel, setConnector, updateCompany, type Company as CompanyRow, type CompanyInput } from '../../domain/companies.ts';
 import { checkProviderUrl } from '../../domain/network-guard.ts';
 import { isSupportedCountry } from '../../domain/phone.ts';

@@ -32,7 +32,7 @@
  *    that real answers validate against their documented schemas.
  */
 import type { FastifyInstance } from 'fastify';
-import { Type, type Static, type TSchema } from '@fastify/type-provider-typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import { AdminValidationError as ValidationFailure } from './errors.ts';
 
 /** A schema registered as a named component (`$id` = its name in `components.schemas`), with its examples. */

@@ -19,7 +19,8 @@
  */
 import type { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
-import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { getCompany } from '../../domain/companies.ts';
 import { createImport, getImport, MAX_IMPORT_BYTES, type ContactImport } from '../../domain/contact-imports.ts';
 import {

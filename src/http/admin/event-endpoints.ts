@@ -25,7 +25,8 @@
  * pattern of components.ts).
  */
 import type { FastifyInstance } from 'fastify';
-import { Type, type TSchema, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type, type TSchema } from 'typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { recordAudit } from '../../domain/audit.ts';
 import { getCompany } from '../../domain/companies.ts';
 import {

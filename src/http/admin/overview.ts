@@ -9,7 +9,8 @@
  * | GET /admin/companies/{company_id}/overview | 200 `CompanyOverview`; 401; 404 company; 422 |
  */
 import type { FastifyInstance } from 'fastify';
-import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { getCompany } from '../../domain/companies.ts';
 import { companyOverview, OVERVIEW_DAYS, TOP_REASONS } from '../../console/queries/overview.ts';
 import type { AppDeps } from '../deps.ts';

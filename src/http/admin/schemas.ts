@@ -3,7 +3,7 @@
  * for how routes use them). `idParam` and `detailResponse` are the older plain forms, kept for route
  * files not yet written in the components.ts pattern; new code uses `idParams` and `notFound(...)`.
  */
-import { Type } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
 import { HHMM_PATTERN } from '../../local-time.ts';
 import { component, idParams, ref } from './components.ts';
 

@@ -17,7 +17,8 @@
  * | GET /admin/segments/{segment_id}/members?after=&limit= | 200 `SegmentMembersPage`; 401; 404; 422 |
  */
 import type { FastifyInstance } from 'fastify';
-import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { recordAudit } from '../../domain/audit.ts';
 import { getCompany } from '../../domain/companies.ts';
 import { notFound } from '../../domain/errors.ts';

@@ -19,7 +19,8 @@
  * number at `loc: ["body", "phone"]`). Typed from TypeBox schemas (components.ts pattern).
  */
 import type { FastifyInstance } from 'fastify';
-import { Type, type Static, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type, type Static } from 'typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { recordAudit } from '../../domain/audit.ts';
 import { audiencePhones, cancelBatch, planSend, sendCompany, startCampaignSend, type Audience, type SendPlan } from '../../domain/campaign-sends.ts';
 import { DomainError } from '../../domain/errors.ts';

@@ -13,7 +13,8 @@
  * | POST /admin/companies/{company_id}/campaigns | 201 `Campaign` with `warnings`; 401; 404 company; 422 |
  */
 import type { FastifyInstance } from 'fastify';
-import { Type, type Static, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type, type Static } from 'typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { createAutomation, createCampaign, updateAutomation } from '../../domain/automations.ts';
 import { ALWAYS_KNOWN, checkTemplate, normaliseTemplate, templateSchema, type Template } from '../../domain/templates.ts';
 import { recordAudit } from '../../domain/audit.ts';

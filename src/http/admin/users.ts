@@ -16,7 +16,8 @@
  * | DELETE /admin/invitations/{invitation_id} | 204; 401; 404 invitation; 422 |
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { Type, type TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { getCompany } from '../../domain/companies.ts';
 import { notFound } from '../../domain/errors.ts';
 import {

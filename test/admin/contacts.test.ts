@@ -12,6 +12,7 @@ import { after, before, describe, test } from 'node:test';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { parse } from 'csv-parse/sync';
+import { sql } from 'kysely';
 import { ADMIN_TOKEN, eventually, startTestServer, type TestServer } from '../helpers/server.ts';
 
 let s: TestServer;
@@ -135,7 +136,7 @@ describe('happy', () => {
     assert.deepEqual(one.variables, { tier: 't1' });
     const audit = await s.admin('GET', `/admin/audit?company_id=${c.companyId}`);
     assert.ok(audit.entries.some((e: any) => e.action === 'contacts.import' && e.target === `import:${r.json.import_id}`));
-    const stored = await s.service.deps.database.db.selectFrom('contact_imports' as never).select('csv' as never).where('import_id' as never, '=', r.json.import_id as never).executeTakeFirstOrThrow() as { csv: unknown };
+    const stored = (await sql<{ csv: unknown }>`SELECT csv FROM contact_imports WHERE import_id = ${r.json.import_id}`.execute(s.service.deps.database.db)).rows[0];
     assert.equal(stored.csv, null, 'the file is dropped once imported');
   });
 
@@ -285,7 +286,7 @@ describe('errors', () => {
     const big = await fetch(`${s.url}/admin/companies/${c.companyId}/contacts/imports`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'text/csv' }, body: 'phone\n' + '+4915112345678\n'.repeat(1_500_000) });
     assert.equal(big.status, 413);
     assert.equal(await contactCount(c.companyId), 1);
-    const imports = await s.service.deps.database.db.selectFrom('contact_imports' as never).selectAll().where('company_id' as never, '=', c.companyId as never).execute();
+    const imports = (await sql`SELECT import_id FROM contact_imports WHERE company_id = ${c.companyId}`.execute(s.service.deps.database.db)).rows;
     assert.equal(imports.length, 0, 'no import row written');
   });
 });

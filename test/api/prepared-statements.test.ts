@@ -5,6 +5,7 @@
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { CompiledQuery } from 'kysely';
 import { openPostgres, type Database } from '../../src/db/database.ts';
 import { statementName } from '../../src/db/driver-tricks.ts';
 import { PREPARED } from '../../src/db/prepared.ts';
@@ -43,11 +44,11 @@ test('a marked text becomes one named statement on the connection; an unmarked o
 
 test('a marked text also runs through Kysely and inside its transactions, with results and errors as usual', pgOnly, async () => {
   const db = database!.db;
-  const rows = await db.transaction().execute(async (trx) => (await trx.executeQuery<{ t: string }>({
-    sql: `${PREPARED}SELECT upper($1::text) AS t`, parameters: ['zoë'], query: { kind: 'RawNode' } as never, queryId: { queryId: 'x' },
-  })).rows);
+  const rows = await db.transaction().execute(async (trx) => (await trx.executeQuery<{ t: string }>(
+    CompiledQuery.raw(`${PREPARED}SELECT upper($1::text) AS t`, ['zoë']),
+  )).rows);
   assert.deepEqual(rows, [{ t: 'ZOË' }]);
-  await assert.rejects(db.executeQuery({ sql: `${PREPARED}SELECT 1 / $1::int`, parameters: [0], query: { kind: 'RawNode' } as never, queryId: { queryId: 'y' } }), /division by zero/);
+  await assert.rejects(db.executeQuery(CompiledQuery.raw(`${PREPARED}SELECT 1 / $1::int`, [0])), /division by zero/);
 });
 
 test('the accept path runs prepared: its batch and job INSERTs are named statements, one text each whatever the group size', serverTricks, async () => {
@@ -97,6 +98,6 @@ test('with the driver tricks off, a marked text runs unnamed and there is no pip
 
 test('on PGlite, marked texts run as ordinary queries', { skip: pgUrl ? 'PGlite only' : false }, async () => {
   const db = s.service.deps.database.db;
-  const r = await db.executeQuery<{ n: number }>({ sql: `${PREPARED}SELECT $1::int + 1 AS n`, parameters: [41], query: { kind: 'RawNode' } as never, queryId: { queryId: 'z' } });
+  const r = await db.executeQuery<{ n: number }>(CompiledQuery.raw(`${PREPARED}SELECT $1::int + 1 AS n`, [41]));
   assert.deepEqual(r.rows, [{ n: 42 }]);
 });

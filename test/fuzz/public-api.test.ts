@@ -25,7 +25,7 @@ import fc from 'fast-check';
 import { Agent, request } from 'undici';
 import { sql } from 'kysely';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
-import { AutomationContact, ConnectorContact, jsonSchemaComponents } from '../../src/http/validation/index.ts';
+import { AutomationContact, ConnectorContact, jsonSchemaComponents, type Model } from '../../src/http/validation/index.ts';
 import { ajvProblem, errorShapeProblem } from './checks.ts';
 import { freshDatabase, type FreshDatabase } from './fresh-database.ts';
 import { integerArb, isRaw, MAX_INT_DIGITS, MAX_NESTING, toJsonText, validArb, type Hints } from './generators.ts';
@@ -111,7 +111,7 @@ before(async () => {
   agent = new Agent({ connections: 4, keepAliveTimeout: 10_000 });
   // Component schemas the document may name without defining come from the same source the server
   // documents its request models from (reported by the $ref test below).
-  const fallbacks = jsonSchemaComponents([AutomationContact, ConnectorContact] as never) as Record<string, object>;
+  const fallbacks = jsonSchemaComponents([AutomationContact, ConnectorContact] as Model<unknown>[]) as Record<string, object>;
   doc = await loadPublicApi(s.url, fallbacks);
   own = await newCompany();
   other = await newCompany();

@@ -16,7 +16,7 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { Webhook } from 'standardwebhooks';
-import { changeValue, hubSignature, startFakeGraph, waStatus, waText, webhookPayload, type FakeGraph } from '../helpers/fake-graph.ts';
+import { changeValue, hubSignature, startFakeGraph, waStatus, waText, webhookPayload, type FakeGraph, type WaMessage, type WaStatus } from '../helpers/fake-graph.ts';
 import { eventually, startTestServer, type TestServer } from '../helpers/server.ts';
 import { startReceiver, type WebhookReceiver } from '../helpers/receiver.ts';
 import { completedBatch, messagesByPhone, receiptsSettled, sendAndComplete, whatsappCompany, type WaCompany } from './helpers.ts';
@@ -89,7 +89,7 @@ function waPayloadArb(phoneNumberId: string) {
     interactive: fc.option(fc.record({ type: fc.constant('button_reply'), button_reply: fc.record({ id: hostileValue, title: hostileValue }) }), { nil: undefined }),
   }, { requiredKeys: ['from', 'id', 'timestamp', 'type'] });
   const base = fc.record({ statuses: fc.array(status, { maxLength: 4 }), messages: fc.array(message, { maxLength: 3 }) })
-    .map(({ statuses, messages }) => webhookPayload([changeValue(phoneNumberId, { statuses: statuses as never, messages: messages as never })]) as Record<string, any>);
+    .map(({ statuses, messages }) => webhookPayload([changeValue(phoneNumberId, { statuses: statuses as unknown as WaStatus[], messages: messages as unknown as WaMessage[] } /* hostile values on purpose */)]) as Record<string, any>);
   // Mutations: replace a random path of the payload with a hostile value, or add prototype keys.
   return fc.tuple(base, fc.array(fc.tuple(fc.constantFrom('object', 'entry', 'changes', 'value', 'metadata', 'statuses', 'messages', 'phone_number_id', '__proto__', 'constructor'), hostileValue), { maxLength: 2 }))
     .map(([p, muts]) => {

@@ -13,7 +13,8 @@
  * Prometheus counters (ALONE below) get a process of their own.
  *
  * Scheduling: longest files first (wall times of the last run, kept in
- * node_modules/.cache/cms-test/timings.json; a file never timed counts as long), packed into processes
+ * node_modules/.cache/cms-test/timings.json, over the committed test/timings.json for a fresh clone; a
+ * file never timed counts as long), packed into processes
  * of about a twelfth of the estimated total per worker, so the run does not end with one long process
  * alone. On PostgreSQL (TEST_DATABASE_URL) the files share one database and pg-boss's queues in it — one
  * file's workers would take another file's jobs — so one process runs at a time.
@@ -69,6 +70,8 @@ const root = path.resolve(import.meta.dirname, '..');
 const onPostgres = Boolean(process.env.TEST_DATABASE_URL);
 const cacheDir = path.join(root, 'node_modules', '.cache', 'cms-test');
 const timingsFile = path.join(cacheDir, 'timings.json');
+/** Committed wall times (refresh: copy timingsFile there after a quiet run on PGlite). */
+const seedTimingsFile = path.join(root, 'test', 'timings.json');
 const concurrency = onPostgres ? 1 : Math.max(1, Number(process.env.TEST_CONCURRENCY ?? 3));
 const grouping = process.env.TEST_GROUP !== '0';
 const verbose = process.env.TEST_VERBOSE === '1';
@@ -92,13 +95,21 @@ function expand(globs: string[]): string[] {
   return [...files].sort();
 }
 
-/** Wall times (s) of the last run by file; empty when there was none. */
-function readTimings(): Record<string, number> {
+/** The JSON object in `file`, or an empty one when it is missing or unreadable. */
+function readJson(file: string): Record<string, number> {
   try {
-    return JSON.parse(fs.readFileSync(timingsFile, 'utf8')) as Record<string, number>;
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, number>;
   } catch {
     return {};
   }
+}
+
+/**
+ * Wall times (s) by file: the last run's on this machine over the committed ones (test/timings.json,
+ * a quiet PGlite run), so that a fresh clone packs its processes as well as a second run does.
+ */
+function readTimings(): Record<string, number> {
+  return { ...readJson(seedTimingsFile), ...readJson(timingsFile) };
 }
 
 /** The spec reporter's closing counts (`ℹ tests 12`, `ℹ pass 12`, ...). */

@@ -6,7 +6,10 @@
  *
  * 1. Take the TypeBox provider: `const r = app.withTypeProvider<TypeBoxTypeProvider>()` and declare
  *    routes on `r`. Params, querystring and body are TypeBox schemas, so `request.params/query/body`
- *    are typed from them: no generic type arguments, no casts.
+ *    are typed from them: no generic type arguments, no casts. Import `Type`, `Static` and `TSchema`
+ *    from `typebox` and only the type `TypeBoxTypeProvider` from `@fastify/type-provider-typebox`: a
+ *    value import of the provider loads TypeBox's compiler, value and format modules (about 300
+ *    modules, 6 MB of RSS) that the service never uses (validation is Ajv's).
  * 2. A shape that an answer returns (or that several routes share) is a **component**:
  *    `export const Company = component('Company', Type.Object({...}), example)`. Register the file's
  *    components once with `addComponents(app, [Company, ...])` at the top of its register function

@@ -9,6 +9,7 @@ import path from 'node:path';
 import type { Command } from 'commander';
 import { createOperatorClient, type OperatorApi } from './client.ts';
 import { UsageError } from './errors.ts';
+import type { CliIo } from './io.ts';
 
 /** The shared options as seen by one command after merging it with its ancestors. */
 export interface CommonOptions {
@@ -53,7 +54,7 @@ export function commonOptions(cmd: Command): CommonOptions {
 const nonEmpty = (v: string | undefined): string | undefined => (v && v.trim() !== '' ? v.trim() : undefined);
 
 /** The operator API base URL, without trailing slash. Throws `UsageError` for a non-http(s) URL. */
-export function resolveBaseUrl(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+export function resolveBaseUrl(flag: string | undefined, env: CliIo['env']): string {
   const raw = nonEmpty(flag) ?? nonEmpty(env.CMS_URL) ?? `http://127.0.0.1:${nonEmpty(env.PORT) ?? '8000'}`;
   let url: URL;
   try {
@@ -67,16 +68,16 @@ export function resolveBaseUrl(flag: string | undefined, env: NodeJS.ProcessEnv 
   return raw.replace(/\/+$/, '');
 }
 
-/** Path of the token file the server writes: `${DATA_DIR or ./data}/admin-token`, absolute. */
-export function tokenFilePath(env: NodeJS.ProcessEnv = process.env): string {
-  return path.resolve(nonEmpty(env.DATA_DIR) ?? './data', 'admin-token');
+/** Path of the token file the server writes: `${DATA_DIR or ./data}/admin-token`, absolute (relative to `cwd`). */
+export function tokenFilePath(env: CliIo['env'], cwd = '/'): string {
+  return path.resolve(cwd, nonEmpty(env.DATA_DIR) ?? './data', 'admin-token');
 }
 
 /** The admin token (see module doc). Throws `UsageError` when none is found or the file is unreadable. */
-export async function resolveToken(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): Promise<string> {
-  const direct = nonEmpty(flag) ?? nonEmpty(env.ADMIN_TOKEN);
+export async function resolveToken(flag: string | undefined, io: CliIo): Promise<string> {
+  const direct = nonEmpty(flag) ?? nonEmpty(io.env.ADMIN_TOKEN);
   if (direct) return direct;
-  const file = tokenFilePath(env);
+  const file = tokenFilePath(io.env, io.cwd);
   let content: string;
   try {
     content = await readFile(file, 'utf8');
@@ -94,17 +95,18 @@ export async function resolveToken(flag: string | undefined, env: NodeJS.Process
   return token;
 }
 
-/** Resolved options of an API command: whether to print JSON and a ready client. */
+/** Resolved options of an API command: whether to print JSON, a ready client and the run's streams. */
 export interface CommandContext {
   json: boolean;
+  io: CliIo;
   /** The typed client (client.ts): `await data(ctx.api.GET('/admin/...', { params }))`. */
   api: OperatorApi;
 }
 
 /** Build the `CommandContext` for an action from its `Command` (base URL and token resolved). */
-export async function contextFor(cmd: Command): Promise<CommandContext> {
+export async function contextFor(cmd: Command, io: CliIo): Promise<CommandContext> {
   const o = commonOptions(cmd);
-  const baseUrl = resolveBaseUrl(o.url);
-  const token = await resolveToken(o.token);
-  return { json: o.json, api: createOperatorClient({ baseUrl, token }) };
+  const baseUrl = resolveBaseUrl(o.url, io.env);
+  const token = await resolveToken(o.token, io);
+  return { json: o.json, io, api: createOperatorClient({ baseUrl, token }) };
 }

@@ -13,6 +13,7 @@
  */
 import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
+import path from 'node:path';
 import { CsvError, parse } from 'csv-parse';
 import type { ContactInput } from './api/types.ts';
 import { MAX_CONTACTS_PER_REQUEST } from './client.ts';
@@ -49,6 +50,8 @@ export interface ContactsCsv {
 export interface CsvOptions {
   chunkSize?: number;
   delimiter?: string;
+  /** Directory a relative `file` is read from (the run's, src/cli/io.ts); default the process's. */
+  cwd?: string;
 }
 
 /** `true/yes/y/1` → true, `false/no/n/0` → false (any case), empty → undefined, else a CliError. */
@@ -93,22 +96,23 @@ export async function openContactsCsv(file: string, opts: CsvOptions = {}): Prom
   if (!Number.isInteger(chunkSize) || chunkSize < 1 || chunkSize > MAX_CONTACTS_PER_REQUEST) {
     throw new CliError(`chunk size must be between 1 and ${MAX_CONTACTS_PER_REQUEST}`);
   }
+  const where = path.resolve(opts.cwd ?? '.', file);
   let totalBytes: number;
   try {
-    const s = await stat(file);
+    const s = await stat(where);
     if (!s.isFile()) throw new CliError(`${file} is not a file`);
     totalBytes = s.size;
   } catch (err) {
     if (err instanceof CliError) throw err;
     throw new CliError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
   }
-  const start = await head(file);
+  const start = await head(where);
   // Nothing but a byte order mark and white space: no header row, so no phone column.
   if (start.length < 64 * 1024 && start.replace(/^\uFEFF/, '').trim() === '') {
     throw new CliError(`${file} is empty: a contacts CSV needs a header row (phone, first_name, last_name, opted_out, any variable) and one row per contact`);
   }
   const delimiter = !opts.delimiter || opts.delimiter === 'auto' ? detectDelimiter(start) : opts.delimiter;
-  const input = createReadStream(file);
+  const input = createReadStream(where);
   return {
     totalBytes,
     bytesRead: () => input.bytesRead,

@@ -99,8 +99,11 @@ export interface ErrorReport {
   json: Record<string, unknown>;
 }
 
-/** Turn any thrown value into an `ErrorReport`; unknown errors keep their stack only with `CMS_DEBUG`. */
-export function describeError(err: unknown): ErrorReport {
+/**
+ * Turn any thrown value into an `ErrorReport`; unknown errors keep their stack only with `CMS_DEBUG` in
+ * `env` (the run's environment).
+ */
+export function describeError(err: unknown, env: Readonly<Record<string, string | undefined>> = {}): ErrorReport {
   if (err instanceof ApiError) return describeApiError(err);
   if (err instanceof ConnectionError) {
     return {
@@ -115,7 +118,7 @@ export function describeError(err: unknown): ErrorReport {
     return { message: err.message, exitCode: err.exitCode, json: { error: err.message } };
   }
   const e = err instanceof Error ? err : new Error(String(err));
-  const debug = !!process.env.CMS_DEBUG;
+  const debug = !!env.CMS_DEBUG;
   return {
     message: `unexpected error: ${debug && e.stack ? e.stack : e.message}`,
     exitCode: EXIT.failure,

@@ -4,6 +4,7 @@
  */
 import Table from 'cli-table3';
 import type { ErrorReport } from './errors.ts';
+import type { CliIo } from './io.ts';
 
 /** One column of `printTable`: the row key, its header, and an optional formatter. */
 export interface Column<T> {
@@ -14,14 +15,14 @@ export interface Column<T> {
 
 const plainStyle = { head: [] as string[], border: [] as string[] };
 
-/** Write a line (or several) to stdout. */
-export function printLine(text = ''): void {
-  process.stdout.write(`${text}\n`);
+/** Write a line (or several) to the run's stdout. */
+export function printLine(io: CliIo, text = ''): void {
+  io.stdout.write(`${text}\n`);
 }
 
-/** Write `value` as indented JSON to stdout. */
-export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value ?? null, null, 2)}\n`);
+/** Write `value` as indented JSON to the run's stdout. */
+export function printJson(io: CliIo, value: unknown): void {
+  io.stdout.write(`${JSON.stringify(value ?? null, null, 2)}\n`);
 }
 
 /** Render one cell: '' for null/undefined, `HH:MM-HH:MM@Zone` for delivery hours, compact JSON for objects. */
@@ -37,19 +38,19 @@ export function formatValue(value: unknown): string {
 }
 
 /** Print an object as a two-column key/value table (keys in the object's order). */
-export function printRecord(record: Record<string, unknown> | null | undefined, title?: string): void {
-  if (title) printLine(title);
+export function printRecord(io: CliIo, record: Record<string, unknown> | null | undefined, title?: string): void {
+  if (title) printLine(io, title);
   const table = new Table({ style: plainStyle });
   for (const [key, value] of Object.entries(record ?? {})) {
     table.push({ [key]: formatValue(value) });
   }
-  printLine(table.toString());
+  printLine(io, table.toString());
 }
 
 /** Print rows as a table with the given columns; prints `empty` instead when there are no rows. */
-export function printTable<T>(rows: readonly T[], columns: Column<T>[], empty = '(none)'): void {
+export function printTable<T>(io: CliIo, rows: readonly T[], columns: Column<T>[], empty = '(none)'): void {
   if (rows.length === 0) {
-    printLine(empty);
+    printLine(io, empty);
     return;
   }
   const table = new Table({ head: columns.map((c) => c.header ?? c.key), style: plainStyle });
@@ -61,7 +62,7 @@ export function printTable<T>(rows: readonly T[], columns: Column<T>[], empty = 
       }),
     );
   }
-  printLine(table.toString());
+  printLine(io, table.toString());
 }
 
 /** `text` on one line (whitespace runs become one space), cut to at most `max` characters with `…`. */
@@ -74,15 +75,15 @@ export function oneLine(text: string, max = 60): string {
  * Print an automation or a campaign (GET /admin/automations/{id}, /admin/campaigns/{id}): its fields as a
  * key/value table under `title`, then its template as indented JSON (the form `--template FILE` takes).
  */
-export function printSource(source: { template: unknown }, title: string): void {
+export function printSource(io: CliIo, source: { template: unknown }, title: string): void {
   const { template, ...fields } = source;
-  printRecord(fields, title);
-  printLine('Template:');
-  printJson(template);
+  printRecord(io, fields, title);
+  printLine(io, 'Template:');
+  printJson(io, template);
 }
 
 /** Print an error report to stderr: `cms: error: ...` or, with `json`, `{"error": ...}`. */
-export function printError(report: ErrorReport, json: boolean): void {
-  if (json) process.stderr.write(`${JSON.stringify(report.json)}\n`);
-  else process.stderr.write(`cms: error: ${report.message}\n`);
+export function printError(io: CliIo, report: ErrorReport, json: boolean): void {
+  if (json) io.stderr.write(`${JSON.stringify(report.json)}\n`);
+  else io.stderr.write(`cms: error: ${report.message}\n`);
 }

@@ -23,18 +23,39 @@ import { registerServe } from './commands/serve.ts';
 import { registerUser } from './commands/user.ts';
 import { addCommonOptions, commonOptions } from './context.ts';
 import { EXIT, describeError } from './errors.ts';
+import { processIo, type CliIo } from './io.ts';
 import { printError } from './output.ts';
 
 const version = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
 
-/** Build the full command tree. `onAction` is told which command is about to run. */
-export function buildProgram(onAction?: (cmd: Command) => void): Command {
+/** Whether `stream` shows colours: NO_COLOR and FORCE_COLOR as commander reads them, else a colour terminal. */
+function hasColors(io: CliIo, stream: CliIo['stdout']): boolean {
+  const { NO_COLOR, FORCE_COLOR } = io.env;
+  if (NO_COLOR || FORCE_COLOR === '0' || FORCE_COLOR === 'false') return false;
+  if (FORCE_COLOR) return true;
+  return !!stream.isTTY && !!stream.hasColors?.();
+}
+
+/**
+ * Build the full command tree for one run: its commands read and write through `io` (help and usage
+ * errors too). `onAction` is told which command is about to run.
+ */
+export function buildProgram(io: CliIo, onAction?: (cmd: Command) => void): Command {
   const program = new Command('cms')
     .description('Contact Messaging Service: operator command-line tool (client of the /admin API)')
     .version(version)
     .enablePositionalOptions()
     .exitOverride()
-    .configureOutput({ outputError: (text, write) => write(`cms: ${text}`) })
+    .configureOutput({
+      writeOut: (text) => io.stdout.write(text),
+      writeErr: (text) => io.stderr.write(text),
+      // Commander's defaults, read from the run's streams and environment instead of the process's.
+      getOutHelpWidth: () => (io.stdout.isTTY && io.stdout.columns) || 80,
+      getErrHelpWidth: () => (io.stderr.isTTY && io.stderr.columns) || 80,
+      getOutHasColors: () => hasColors(io, io.stdout),
+      getErrHasColors: () => hasColors(io, io.stderr),
+      outputError: (text, write) => write(`cms: ${text}`),
+    })
     .showHelpAfterError('(add --help for usage)')
     .addHelpText(
       'after',
@@ -44,38 +65,46 @@ export function buildProgram(onAction?: (cmd: Command) => void): Command {
     );
   addCommonOptions(program);
   if (onAction) program.hook('preAction', (_root, actionCommand) => onAction(actionCommand));
-  registerCompany(program);
-  registerKey(program);
-  registerAutomation(program);
-  registerCampaign(program);
-  registerConnector(program);
-  registerChannel(program);
-  registerContacts(program);
-  registerSegment(program);
-  registerBatch(program);
-  registerOverview(program);
-  registerCampaignSend(program);
-  registerAudit(program);
-  registerEvents(program);
-  registerUser(program);
+  registerCompany(program, io);
+  registerKey(program, io);
+  registerAutomation(program, io);
+  registerCampaign(program, io);
+  registerConnector(program, io);
+  registerChannel(program, io);
+  registerContacts(program, io);
+  registerSegment(program, io);
+  registerBatch(program, io);
+  registerOverview(program, io);
+  registerCampaignSend(program, io);
+  registerAudit(program, io);
+  registerEvents(program, io);
+  registerUser(program, io);
   registerServe(program);
   return program;
 }
 
-/** Run `cms` with a full `process.argv`-style array; resolves to the exit code. Never throws. */
-export async function run(argv: string[]): Promise<number> {
+/**
+ * Run `cms` with a full `process.argv`-style array, reading and writing through `io` (default: the
+ * process's own); resolves to the exit code. Never throws.
+ */
+export async function run(argv: string[], io: CliIo = processIo()): Promise<number> {
   let active: Command | undefined;
-  const program = buildProgram((cmd) => {
+  const program = buildProgram(io, (cmd) => {
     active = cmd;
   });
   try {
     await program.parseAsync(argv);
     return EXIT.ok;
   } catch (err) {
-    if (err instanceof CommanderError) return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    if (err instanceof CommanderError) {
+      // Help and version end with commander's exit code 0 unless process.exitCode was set before
+      // (it reads that), which in a test process that runs commands means nothing for this run.
+      if (err.code === 'commander.helpDisplayed' || err.code === 'commander.version') return EXIT.ok;
+      return err.exitCode === 0 ? EXIT.ok : EXIT.usage;
+    }
     const json = active ? commonOptions(active).json : argv.includes('--json');
-    const report = describeError(err);
-    printError(report, json);
+    const report = describeError(err, io.env);
+    printError(io, report, json);
     return report.exitCode;
   }
 }

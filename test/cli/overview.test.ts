@@ -1,37 +1,18 @@
 /**
  * `cms overview --company ID` (issue 15 item 6) against the real server: the JSON is the operator
  * API's answer; the text shows the period, totals, opt-out rate, the days and the reasons; an unknown
- * company exits 1 with the server's detail. The command is registered on the program built by
- * `buildProgram` (as program.ts will) and run as a child process.
+ * company exits 1 with the server's detail.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
-import { spawn } from 'node:child_process';
-import { ADMIN_TOKEN, FakeClock, startTestServer, type TestServer } from '../helpers/server.ts';
+import { FakeClock, startTestServer, type TestServer } from '../helpers/server.ts';
 import { seedCompany } from '../console/overview-data.ts';
+import { cliFor } from './helpers.ts';
 
-/**
- * Runs `cms <args> --url --token` in a child process whose program is `buildProgram()` plus this
- * command (what program.ts will do); resolves to stdout, stderr and the exit code.
- */
-function cms(s: TestServer, args: string[]): Promise<{ out: string; err: string; code: number | null }> {
-  const code = `
-    import { buildProgram } from ${JSON.stringify(new URL('../../src/cli/program.ts', import.meta.url).href)};
-    import { registerOverview } from ${JSON.stringify(new URL('../../src/cli/commands/overview.ts', import.meta.url).href)};
-    import { describeError } from ${JSON.stringify(new URL('../../src/cli/errors.ts', import.meta.url).href)};
-    import { printError } from ${JSON.stringify(new URL('../../src/cli/output.ts', import.meta.url).href)};
-    const program = buildProgram();
-    if (!program.commands.some((c) => c.name() === 'overview')) registerOverview(program);
-    try { await program.parseAsync(process.argv.slice(0, 1).concat('cms', process.argv.slice(1))); }
-    catch (e) { const r = describeError(e); printError(r, false); process.exitCode = r.exitCode; }`;
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--input-type=module', '-e', code, ...args, '--url', s.url, '--token', ADMIN_TOKEN]);
-    let out = '';
-    let err = '';
-    child.stdout.on('data', (d) => { out += d; });
-    child.stderr.on('data', (d) => { err += d; });
-    child.on('close', (exit) => resolve({ out, err, code: exit }));
-  });
+/** Runs `cms <args>` against the test server (test/cli/helpers.ts); resolves to stdout, stderr and the exit code. */
+async function cms(s: TestServer, args: string[]): Promise<{ out: string; err: string; code: number | null }> {
+  const r = await cliFor(s)(args);
+  return { out: r.stdout, err: r.stderr, code: r.code };
 }
 
 describe('cms overview', () => {

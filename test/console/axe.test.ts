@@ -11,35 +11,26 @@
  * reset link. Minor and moderate findings are printed, not failed. Skipped without Chromium.
  */
 import assert from 'node:assert/strict';
-import fs from 'node:fs';
-import { createRequire } from 'node:module';
 import { after, before, describe, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { consoleGetRoutes, consolePages } from '../../bench/console-pages.ts';
 import { ADMIN_TOKEN, eventually, startTestServer, type TestServer } from '../helpers/server.ts';
-import { browserSkipReason, ConsoleClient, invite, launchBrowser, newUser, PASSWORD, withScreenshotOnFailure } from './helpers.ts';
+import { AXE_TAGS, axeViolations, browserSkipReason, ConsoleClient, invite, launchBrowser, newUser, PASSWORD, withScreenshotOnFailure } from './helpers.ts';
 import { insertBatchAt } from './overview-data.ts';
 
 const skip = browserSkipReason();
 if (skip) console.log(`# SKIP console axe test: ${skip}`);
 
-const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa', 'best-practice'];
+const TAGS = [...AXE_TAGS, 'wcag22aa'];
 const run = String(Math.floor(Math.random() * 1000)).padStart(3, '0');
 let n = 0;
 const phone = () => `+49152${run}${String(++n).padStart(5, '0')}`;
 
 interface Finding { page: string; id: string; impact: string; targets: string }
 
-/** Runs axe on the page; returns its violations. */
+/** Runs axe on the page (test/console/helpers.ts); returns its violations, the first five elements of each. */
 async function axe(page: Page, name: string): Promise<Finding[]> {
-  await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async (tags) => {
-    const a = (globalThis as unknown as { axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: { id: string; impact: string; nodes: { target: unknown }[] }[] }> } }).axe;
-    const result = await a.run(document, { runOnly: { type: 'tag', values: tags } });
-    return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.slice(0, 5).map((x) => JSON.stringify(x.target)).join(' ') }));
-  }, TAGS);
-  return violations.map((v) => ({ page: name, ...v }));
+  return (await axeViolations(page, TAGS)).map((v) => ({ page: name, id: v.id, impact: v.impact, targets: v.targets.slice(0, 5).join(' ') }));
 }
 
 describe('axe-core on every console page', () => {

@@ -197,11 +197,29 @@ export async function withScreenshotOnFailure<T>(page: Page, name: string, steps
   }
 }
 
-/** axe-core's browser bundle, injected into pages by {@link checkPage}. */
+/** axe-core's browser bundle, injected into pages by {@link axeViolations}. */
 const AXE_SOURCE = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 /** The WCAG 2.1 A/AA rules and axe's best practices: what the console is held to. */
-const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'];
+export const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'];
+
+/** One axe-core rule the page breaks: the rule, its impact and the elements (CSS selector paths). */
+export interface AxeViolation { id: string; impact: string; targets: string[] }
+
+/**
+ * Runs axe-core on the page as it is (injected anew: a navigation drops it) with the rules of `tags`;
+ * resolves to the violations. Only violations are collected (`resultTypes`): axe skips the details of
+ * the passed, incomplete and inapplicable checks, which nothing here reads and which took most of its
+ * time in the browser.
+ */
+export async function axeViolations(page: Page, tags: readonly string[] = AXE_TAGS): Promise<AxeViolation[]> {
+  await page.evaluate(AXE_SOURCE);
+  return page.evaluate(async (values) => {
+    const axe = (globalThis as unknown as { axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: { id: string; impact: string; nodes: { target: unknown }[] }[] }> } }).axe;
+    const result = await axe.run(document, { runOnly: { type: 'tag', values }, resultTypes: ['violations'] });
+    return result.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((x) => JSON.stringify(x.target)) }));
+  }, [...tags]);
+}
 
 /**
  * Asserts the current page of a browser test fits its viewport (no sideways scrolling) and has no
@@ -211,14 +229,9 @@ const AXE_TAGS = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'best-practice'];
 export async function checkPage(page: Page, what: string, opts: { seriousOnly?: boolean } = {}): Promise<void> {
   const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
   assert.ok(overflow <= 0, `${what}: the page is ${overflow}px wider than the screen`);
-  await page.evaluate(AXE_SOURCE);
-  const violations = await page.evaluate(async (tags) => {
-    const axe = (globalThis as unknown as { axe: { run(ctx: unknown, opts: unknown): Promise<{ violations: { id: string; impact: string; nodes: { target: unknown }[] }[] }> } }).axe;
-    const result = await axe.run(document, { runOnly: { type: 'tag', values: tags } });
-    return result.violations.map((v) => ({ impact: v.impact, text: `${v.id} (${v.impact}): ${v.nodes.map((x) => JSON.stringify(x.target)).join(', ')}` }));
-  }, AXE_TAGS);
+  const violations = await axeViolations(page);
   const counted = opts.seriousOnly ? violations.filter((v) => v.impact === 'serious' || v.impact === 'critical') : violations;
-  assert.deepEqual(counted.map((v) => v.text), [], `${what}: accessibility violations`);
+  assert.deepEqual(counted.map((v) => `${v.id} (${v.impact}): ${v.targets.join(', ')}`), [], `${what}: accessibility violations`);
 }
 
 /**

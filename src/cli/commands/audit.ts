@@ -8,9 +8,10 @@ import { data, integerId } from '../client.ts';
 import { addCommonOptions, contextFor } from '../context.ts';
 import { printJson, printTable } from '../output.ts';
 import { parseNonEmpty, parsePositiveInt } from '../parse.ts';
+import type { CliIo } from '../io.ts';
 
 /** Register `audit` on `program`. */
-export function registerAudit(program: Command): void {
+export function registerAudit(program: Command, io: CliIo): void {
   addCommonOptions(
     program
       .command('audit')
@@ -19,13 +20,13 @@ export function registerAudit(program: Command): void {
       .option('--limit <n>', 'at most this many entries', parsePositiveInt),
   ).action(async (opts: { company?: string; limit?: number }, cmd: Command) => {
     const companyId = opts.company === undefined ? undefined : integerId(opts.company, 'company id');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const { entries } = await data(ctx.api.GET('/admin/audit', { params: { query: { company_id: companyId, limit: opts.limit } } }));
     if (ctx.json) {
-      printJson({ entries });
+      printJson(io, { entries });
       return;
     }
-    printTable(
+    printTable(io, 
       entries,
       [{ key: 'at' }, { key: 'actor' }, { key: 'action' }, { key: 'target' }, { key: 'details' }],
       '(no audit entries)',

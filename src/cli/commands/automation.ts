@@ -12,6 +12,7 @@ import { UsageError } from '../errors.ts';
 import { oneLine, printJson, printLine, printRecord, printSource, printTable } from '../output.ts';
 import { parseNonEmpty } from '../parse.ts';
 import { takeWarnings, templateFromOptions } from '../templates.ts';
+import type { CliIo } from '../io.ts';
 
 interface CreateOptions {
   company: string;
@@ -38,7 +39,7 @@ function templateOptions(cmd: Command): Command {
 }
 
 /** Register `automation create`, `automation update ID`, `automation list --company ID` and `automation show ID`. */
-export function registerAutomation(program: Command): void {
+export function registerAutomation(program: Command, io: CliIo): void {
   const group = program.command('automation').description('define message automations');
 
   addCommonOptions(
@@ -53,15 +54,15 @@ export function registerAutomation(program: Command): void {
     ),
   ).action(async (opts: CreateOptions, cmd: Command) => {
     // The template file's content is sent as it is: the server checks it (422 naming the field).
-    const template = (await templateFromOptions(opts, true)) as Template;
+    const template = (await templateFromOptions(io, opts, true)) as Template;
     const companyId = integerId(opts.company, 'company id');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const automation = await data(ctx.api.POST('/admin/companies/{company_id}/automations', {
       params: { path: { company_id: companyId } },
       body: { name: opts.name, type: opts.type, active: !opts.inactive, template },
     }));
-    if (ctx.json) printJson(automation);
-    else printRecord(takeWarnings(automation), 'Automation created:');
+    if (ctx.json) printJson(io, automation);
+    else printRecord(io, takeWarnings(io, automation), 'Automation created:');
   });
 
   addCommonOptions(
@@ -79,17 +80,17 @@ export function registerAutomation(program: Command): void {
     if (opts.name !== undefined) body.name = opts.name;
     if (opts.active) body.active = true;
     if (opts.inactive) body.active = false;
-    const template = (await templateFromOptions(opts, false)) as Template | undefined;
+    const template = (await templateFromOptions(io, opts, false)) as Template | undefined;
     if (template !== undefined) body.template = template;
     if (Object.keys(body).length === 0) {
       throw new UsageError('nothing to update: give --name, --active/--inactive, --template or --body');
     }
     const automationId = integerId(id, 'automation id');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const automation = await data(ctx.api.PATCH('/admin/automations/{automation_id}', { params: { path: { automation_id: automationId } }, body }));
-    if (ctx.json) printJson(automation ?? { automation_id: id, updated: true });
-    else if (automation && typeof automation === 'object') printRecord(takeWarnings(automation), 'Automation updated:');
-    else printLine(`Automation ${id} updated.`);
+    if (ctx.json) printJson(io, automation ?? { automation_id: id, updated: true });
+    else if (automation && typeof automation === 'object') printRecord(io, takeWarnings(io, automation), 'Automation updated:');
+    else printLine(io, `Automation ${id} updated.`);
   });
 
   addCommonOptions(
@@ -99,10 +100,10 @@ export function registerAutomation(program: Command): void {
       .requiredOption('--company <id>', 'company id', parseNonEmpty),
   ).action(async (opts: { company: string }, cmd: Command) => {
     const companyId = integerId(opts.company, 'company id');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const automations = await data(ctx.api.GET('/admin/companies/{company_id}/automations', { params: { path: { company_id: companyId } } }));
-    if (ctx.json) return printJson(automations);
-    printTable(automations, [
+    if (ctx.json) return printJson(io, automations);
+    printTable(io, automations, [
       { key: 'id' }, { key: 'name' }, { key: 'type' }, { key: 'active' },
       { key: 'template', header: 'body', format: (_v, a) => oneLine(a.template.body) }, { key: 'created_at' },
     ], '(no automations)');
@@ -112,9 +113,9 @@ export function registerAutomation(program: Command): void {
     group.command('show').description('show an automation with its template').argument('<automation-id>', 'automation id', parseNonEmpty),
   ).action(async (id: string, _opts: unknown, cmd: Command) => {
     const automationId = integerId(id, 'automation id');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const automation = await data(ctx.api.GET('/admin/automations/{automation_id}', { params: { path: { automation_id: automationId } } }));
-    if (ctx.json) printJson(automation);
-    else printSource(automation, `Automation ${automation.id}:`);
+    if (ctx.json) printJson(io, automation);
+    else printSource(io, automation, `Automation ${automation.id}:`);
   });
 }

@@ -18,6 +18,7 @@ import { data, integerId } from '../client.ts';
 import { addCommonOptions, contextFor } from '../context.ts';
 import { formatValue, printJson, printLine, printRecord, printTable } from '../output.ts';
 import { parseNonEmpty, parsePositiveInt } from '../parse.ts';
+import type { CliIo } from '../io.ts';
 
 /** Flatten a batch for the key/value table: counts become `sent`, `failed`, ... rows. */
 function batchRows(batch: Batch): Record<string, unknown> {
@@ -53,7 +54,7 @@ export function renderedText(rendered: unknown, indent = '  '): string | undefin
 }
 
 /** Register `batch list --company ID` and `batch show BATCH_ID [--messages]` on `program`. */
-export function registerBatch(program: Command): void {
+export function registerBatch(program: Command, io: CliIo): void {
   const group = program.command('batch').description('inspect send batches');
 
   addCommonOptions(
@@ -65,12 +66,12 @@ export function registerBatch(program: Command): void {
       .option('--before <batch-id>', 'only batches older than this one (the next page)', parseNonEmpty),
   ).action(async (opts: { company: string; limit?: number; before?: string }, cmd: Command) => {
     const companyId = integerId(opts.company, 'company id');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const page = await data(ctx.api.GET('/admin/companies/{company_id}/batches', {
       params: { path: { company_id: companyId }, query: { ...(opts.limit ? { limit: opts.limit } : {}), ...(opts.before ? { before: opts.before } : {}) } },
     }));
-    if (ctx.json) return printJson(page);
-    printTable(page.batches, [
+    if (ctx.json) return printJson(io, page);
+    printTable(io, page.batches, [
       { key: 'batch_id' }, { key: 'kind' }, { key: 'source_id', header: 'source' }, { key: 'status' },
       { key: 'counts', header: 'total', format: (_v, b) => String(b.counts.total) },
       { key: 'counts', header: 'sent', format: (_v, b) => String(b.counts.sent) },
@@ -80,8 +81,8 @@ export function registerBatch(program: Command): void {
       { key: 'created_at', header: 'created' },
     ], '(no batches)');
     if (page.next_before) {
-      printLine();
-      printLine(`More: cms batch list --company ${companyId}${opts.limit ? ` --limit ${opts.limit}` : ''} --before ${page.next_before}`);
+      printLine(io);
+      printLine(io, `More: cms batch list --company ${companyId}${opts.limit ? ` --limit ${opts.limit}` : ''} --before ${page.next_before}`);
     }
   });
 
@@ -92,22 +93,22 @@ export function registerBatch(program: Command): void {
       .argument('<batch-id>', 'batch id (returned by the automation trigger)', parseNonEmpty)
       .option('--messages', 'also list the batch\'s messages'),
   ).action(async (batchId: string, opts: { messages?: boolean }, cmd: Command) => {
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const params = { path: { batch_id: batchId } };
     const batch = await data(ctx.api.GET('/admin/batches/{batch_id}', { params }));
     const messages: BatchMessage[] | undefined = opts.messages
       ? ((await data(ctx.api.GET('/admin/batches/{batch_id}/messages', { params }))).messages ?? [])
       : undefined;
     if (ctx.json) {
-      printJson(messages ? { ...batch, messages } : batch);
+      printJson(io, messages ? { ...batch, messages } : batch);
       return;
     }
-    printRecord(batchRows(batch), `Batch ${batch.batch_id ?? batchId}:`);
-    if (batch.counts && typeof batch.counts === 'object') printLine(funnelLine(batch.counts));
+    printRecord(io, batchRows(batch), `Batch ${batch.batch_id ?? batchId}:`);
+    if (batch.counts && typeof batch.counts === 'object') printLine(io, funnelLine(batch.counts));
     if (messages) {
-      printLine();
-      printLine(`Messages (${messages.length}):`);
-      printTable(messages, [
+      printLine(io);
+      printLine(io, `Messages (${messages.length}):`);
+      printTable(io, messages, [
         { key: 'message_id' },
         { key: 'phone' },
         { key: 'status' },
@@ -123,9 +124,9 @@ export function registerBatch(program: Command): void {
       ]);
       const texts = messages.map((m) => [m, renderedText(m.rendered, '    ')] as const).filter(([, t]) => t !== undefined);
       if (texts.length > 0) {
-        printLine();
-        printLine('Rendered text:');
-        for (const [m, text] of texts) printLine(`  ${m.message_id} to ${m.phone}:\n${text}`);
+        printLine(io);
+        printLine(io, 'Rendered text:');
+        for (const [m, text] of texts) printLine(io, `  ${m.message_id} to ${m.phone}:\n${text}`);
       }
     }
   });

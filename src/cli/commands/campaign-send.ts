@@ -11,6 +11,7 @@ import { data, integerId } from '../client.ts';
 import { addCommonOptions, contextFor } from '../context.ts';
 import { printJson, printRecord } from '../output.ts';
 import { parseNonEmpty, parsePositiveInt } from '../parse.ts';
+import type { CliIo } from '../io.ts';
 
 const group = (program: Command, name: string): Command => {
   const g = program.commands.find((c) => c.name() === name);
@@ -19,7 +20,7 @@ const group = (program: Command, name: string): Command => {
 };
 
 /** Registers `campaign send` and `batch cancel` (see the module comment). */
-export function registerCampaignSend(program: Command): void {
+export function registerCampaignSend(program: Command, io: CliIo): void {
   addCommonOptions(
     group(program, 'campaign')
       .command('send')
@@ -32,7 +33,7 @@ export function registerCampaignSend(program: Command): void {
   ).action(async (campaignId: string, opts: { segment?: number; contacts?: string; at?: string; dryRun?: boolean }, cmd: Command) => {
     if ((opts.segment === undefined) === (opts.contacts === undefined)) cmd.error('error: give exactly one of --segment and --contacts', { exitCode: 2 });
     const id = integerId(campaignId, 'campaign id');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const body = {
       ...(opts.segment !== undefined ? { segment_id: opts.segment } : { contacts: opts.contacts!.split(',').map((x) => x.trim()).filter(Boolean) }),
       ...(opts.at ? { scheduled_for: opts.at } : {}),
@@ -40,8 +41,8 @@ export function registerCampaignSend(program: Command): void {
     };
     const res = await data(ctx.api.POST('/admin/campaigns/{campaign_id}/sends', { params: { path: { campaign_id: id } }, body }));
     const batchId = 'batch_id' in res ? res.batch_id : undefined; // 202 accepted; 200 is a dry run's plan
-    if (ctx.json) printJson(res);
-    else printRecord({ ...(batchId ? { batch_id: batchId } : {}), ...res.plan }, batchId ? 'Campaign send accepted:' : 'Plan (nothing sent):');
+    if (ctx.json) printJson(io, res);
+    else printRecord(io, { ...(batchId ? { batch_id: batchId } : {}), ...res.plan }, batchId ? 'Campaign send accepted:' : 'Plan (nothing sent):');
   });
 
   addCommonOptions(
@@ -50,9 +51,9 @@ export function registerCampaignSend(program: Command): void {
       .description('cancel what a send has not handed to a provider yet (ends skipped, reason cancelled)')
       .argument('<batch_id>', 'batch id', parseNonEmpty),
   ).action(async (batchId: string, _opts: unknown, cmd: Command) => {
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const res = await data(ctx.api.POST('/admin/batches/{batch_id}/cancel', { params: { path: { batch_id: batchId } } }));
-    if (ctx.json) printJson(res);
-    else printRecord(res, 'Cancelled:');
+    if (ctx.json) printJson(io, res);
+    else printRecord(io, res, 'Cancelled:');
   });
 }

@@ -11,9 +11,10 @@ import { addCommonOptions, contextFor } from '../context.ts';
 import { oneLine, printJson, printRecord, printSource, printTable } from '../output.ts';
 import { parseNonEmpty } from '../parse.ts';
 import { takeWarnings, templateFromOptions } from '../templates.ts';
+import type { CliIo } from '../io.ts';
 
 /** Register `campaign create --company ID --name N (--template FILE | --body TEXT)`, `campaign list` and `campaign show`. */
-export function registerCampaign(program: Command): void {
+export function registerCampaign(program: Command, io: CliIo): void {
   const group = program.command('campaign').description('define campaigns (sent through the connector)');
 
   addCommonOptions(
@@ -26,15 +27,15 @@ export function registerCampaign(program: Command): void {
       .option('--body <text>', 'shortcut: plain-text template {header: none, body: TEXT, buttons: []}'),
   ).action(async (opts: { company: string; name: string; template?: string; body?: string }, cmd: Command) => {
     // The template file's content is sent as it is: the server checks it (422 naming the field).
-    const template = (await templateFromOptions(opts, true)) as Template;
+    const template = (await templateFromOptions(io, opts, true)) as Template;
     const companyId = integerId(opts.company, 'company id');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const campaign = await data(ctx.api.POST('/admin/companies/{company_id}/campaigns', {
       params: { path: { company_id: companyId } },
       body: { name: opts.name, template },
     }));
-    if (ctx.json) printJson(campaign);
-    else printRecord(takeWarnings(campaign), 'Campaign created:');
+    if (ctx.json) printJson(io, campaign);
+    else printRecord(io, takeWarnings(io, campaign), 'Campaign created:');
   });
 
   addCommonOptions(
@@ -44,10 +45,10 @@ export function registerCampaign(program: Command): void {
       .requiredOption('--company <id>', 'company id', parseNonEmpty),
   ).action(async (opts: { company: string }, cmd: Command) => {
     const companyId = integerId(opts.company, 'company id');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const campaigns = await data(ctx.api.GET('/admin/companies/{company_id}/campaigns', { params: { path: { company_id: companyId } } }));
-    if (ctx.json) return printJson(campaigns);
-    printTable(campaigns, [
+    if (ctx.json) return printJson(io, campaigns);
+    printTable(io, campaigns, [
       { key: 'id' }, { key: 'name' }, { key: 'template', header: 'body', format: (_v, c) => oneLine(c.template.body) }, { key: 'created_at' },
     ], '(no campaigns)');
   });
@@ -56,9 +57,9 @@ export function registerCampaign(program: Command): void {
     group.command('show').description('show a campaign with its template').argument('<campaign-id>', 'campaign id', parseNonEmpty),
   ).action(async (id: string, _opts: unknown, cmd: Command) => {
     const campaignId = integerId(id, 'campaign id');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const campaign = await data(ctx.api.GET('/admin/campaigns/{campaign_id}', { params: { path: { campaign_id: campaignId } } }));
-    if (ctx.json) printJson(campaign);
-    else printSource(campaign, `Campaign ${campaign.id}:`);
+    if (ctx.json) printJson(io, campaign);
+    else printSource(io, campaign, `Campaign ${campaign.id}:`);
   });
 }

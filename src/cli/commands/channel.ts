@@ -14,6 +14,7 @@ import { addCommonOptions, contextFor } from '../context.ts';
 import { UsageError } from '../errors.ts';
 import { printJson, printLine, printRecord } from '../output.ts';
 import { parseNonEmpty } from '../parse.ts';
+import type { CliIo } from '../io.ts';
 
 interface ChannelOptions {
   company: string;
@@ -81,7 +82,7 @@ export function channelBody(o: ChannelOptions): ChannelSettings {
 }
 
 /** Register `channel set --company ID --provider outbox|webhook|whatsapp [...]` on `program`. */
-export function registerChannel(program: Command): void {
+export function registerChannel(program: Command, io: CliIo): void {
   const group = program.command('channel').description('choose how a company\'s messages are delivered');
 
   addCommonOptions(
@@ -106,11 +107,11 @@ export function registerChannel(program: Command): void {
   ).action(async (opts: ChannelOptions, cmd: Command) => {
     const body = channelBody(opts);
     const companyId = integerId(opts.company, 'company id');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const res = await data(ctx.api.PUT('/admin/companies/{company_id}/channel', { params: { path: { company_id: companyId } }, body }));
     const shown = res && typeof res === 'object' ? res : { company_id: opts.company, provider: body.provider };
-    if (ctx.json) printJson(shown);
-    else if (res && typeof res === 'object') printRecord(res, 'Channel set:');
-    else printLine(`Channel of company ${opts.company} set to ${body.provider}.`);
+    if (ctx.json) printJson(io, shown);
+    else if (res && typeof res === 'object') printRecord(io, res, 'Channel set:');
+    else printLine(io, `Channel of company ${opts.company} set to ${body.provider}.`);
   });
 }

@@ -10,6 +10,7 @@ import { addCommonOptions, contextFor } from '../context.ts';
 import { UsageError } from '../errors.ts';
 import { printJson, printRecord, printTable } from '../output.ts';
 import { parseCountry, parseDeliveryHours, parseNonEmpty } from '../parse.ts';
+import type { CliIo } from '../io.ts';
 
 interface CompanyOptions {
   name?: string;
@@ -57,17 +58,17 @@ function companyBody(o: CompanyOptions): CompanyUpdate {
 }
 
 /** Register `company create`, `company update ID`, `company list` and `company show ID` on `program`. */
-export function registerCompany(program: Command): void {
+export function registerCompany(program: Command, io: CliIo): void {
   const group = program.command('company').description('create and update companies (tenants)');
 
   addCommonOptions(
     addCompanyOptions(group.command('create').description('create a company (POST /admin/companies)'), true),
   ).action(async (opts: CompanyOptions, cmd: Command) => {
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const body = companyBody(opts);
     const company = await data(ctx.api.POST('/admin/companies', { body: { ...body, name: opts.name as string } }));
-    if (ctx.json) printJson(company);
-    else printRecord(company, 'Company created:');
+    if (ctx.json) printJson(io, company);
+    else printRecord(io, company, 'Company created:');
   });
 
   addCommonOptions(
@@ -86,17 +87,17 @@ export function registerCompany(program: Command): void {
       );
     }
     const companyId = integerId(id, 'company id');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const company = await data(ctx.api.PATCH('/admin/companies/{company_id}', { params: { path: { company_id: companyId } }, body }));
-    if (ctx.json) printJson(company);
-    else printRecord(company, 'Company updated:');
+    if (ctx.json) printJson(io, company);
+    else printRecord(io, company, 'Company updated:');
   });
 
   addCommonOptions(group.command('list').description('list the companies, newest first')).action(async (_opts: unknown, cmd: Command) => {
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const { companies } = await data(ctx.api.GET('/admin/companies'));
-    if (ctx.json) return printJson({ companies });
-    printTable(companies, [
+    if (ctx.json) return printJson(io, { companies });
+    printTable(io, companies, [
       { key: 'company_id', header: 'id' }, { key: 'name' }, { key: 'subscription_active', header: 'subscription' },
       { key: 'default_country', header: 'country' }, { key: 'delivery_hours' },
       { key: 'channel', format: (_v, c) => c.channel.provider }, { key: 'created_at' },
@@ -107,9 +108,9 @@ export function registerCompany(program: Command): void {
     group.command('show').description('show one company').argument('<company-id>', 'company id', parseNonEmpty),
   ).action(async (id: string, _opts: unknown, cmd: Command) => {
     const companyId = integerId(id, 'company id');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const company = await data(ctx.api.GET('/admin/companies/{company_id}', { params: { path: { company_id: companyId } } }));
-    if (ctx.json) printJson(company);
-    else printRecord(company, `Company ${company.company_id}:`);
+    if (ctx.json) printJson(io, company);
+    else printRecord(io, company, `Company ${company.company_id}:`);
   });
 }

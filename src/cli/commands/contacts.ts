@@ -36,6 +36,7 @@ import { toE164 } from '../../domain/phone.ts';
 import { ApiError, CliError, ConnectionError, UsageError } from '../errors.ts';
 import { printJson, printLine, printRecord, printTable } from '../output.ts';
 import { parseNonEmpty, parsePositiveInt } from '../parse.ts';
+import { inCwd, type CliIo } from '../io.ts';
 
 /** Fewest digits a search by number takes (the server's rule, repeated in the help). */
 const MIN_DIGITS = 4;
@@ -47,23 +48,23 @@ interface UpdateOptions {
 const collect = (value: string, previous: string[]) => [...previous, value];
 
 /** Prints a contact (the answer of show / update). */
-function printContact(c: Record<string, any>): void {
-  printRecord({
+function printContact(io: CliIo, c: Record<string, any>): void {
+  printRecord(io, {
     contact_id: c.contact_id, phone: c.phone, first_name: c.first_name, last_name: c.last_name,
     opted_out: c.opted_out, opt_out_source: c.opt_out_source, opt_out_at: c.opt_out_at, variables: c.variables,
     segments: (c.segments as { name: string }[]).map((s) => s.name).join(', ') || null,
   }, `Contact ${c.phone}:`);
-  printLine();
-  printLine('History (newest first):');
-  printTable(c.history as Record<string, unknown>[], [{ key: 'at' }, { key: 'actor' }, { key: 'action' }, { key: 'details' }]);
-  printLine();
-  printLine('Inbound messages (newest first):');
-  printTable(c.inbound as Record<string, unknown>[], [
+  printLine(io);
+  printLine(io, 'History (newest first):');
+  printTable(io, c.history as Record<string, unknown>[], [{ key: 'at' }, { key: 'actor' }, { key: 'action' }, { key: 'details' }]);
+  printLine(io);
+  printLine(io, 'Inbound messages (newest first):');
+  printTable(io, c.inbound as Record<string, unknown>[], [
     { key: 'received_at' }, { key: 'type' }, { key: 'text' }, { key: 'payload' },
   ]);
-  printLine();
-  printLine('Messages sent (newest first):');
-  printTable(c.messages as Record<string, unknown>[], [
+  printLine(io);
+  printLine(io, 'Messages sent (newest first):');
+  printTable(io, c.messages as Record<string, unknown>[], [
     { key: 'message_id' }, { key: 'kind' }, { key: 'status' },
     { key: 'reason', header: 'reason/error', format: (_v, m) => [m.reason, m.error_code, m.error].filter(Boolean).join(' ') },
     { key: 'sent_at' }, { key: 'delivered_at' }, { key: 'read_at' },
@@ -74,10 +75,10 @@ function printContact(c: Record<string, any>): void {
  * GET /admin/companies/{id}/contacts/export, copied to `output` (or stdout) as it arrives: constant
  * memory whatever the size (the typed client reads whole answers, so this one request uses fetch).
  */
-async function exportContacts(cmd: Command, companyId: number, output: string | undefined): Promise<void> {
+async function exportContacts(io: CliIo, cmd: Command, companyId: number, output: string | undefined): Promise<void> {
   const o = commonOptions(cmd);
-  const baseUrl = resolveBaseUrl(o.url);
-  const token = await resolveToken(o.token);
+  const baseUrl = resolveBaseUrl(o.url, io.env);
+  const token = await resolveToken(o.token, io);
   const path = `/admin/companies/${companyId}/contacts/export`;
   let res: Response;
   try {
@@ -91,7 +92,7 @@ async function exportContacts(cmd: Command, companyId: number, output: string | 
     try { body = JSON.parse(text); } catch { /* keep the text */ }
     throw new ApiError(res.status, 'GET', path, body);
   }
-  const sink: Writable = output ? createWriteStream(output) : process.stdout;
+  const sink: NodeJS.WritableStream = output ? createWriteStream(inCwd(io, output)) : io.stdout;
   try {
     await pipeline(Readable.fromWeb(res.body as import('node:stream/web').ReadableStream<Uint8Array>), sink, { end: !!output });
   } catch (err) {
@@ -143,7 +144,7 @@ function invalidNumbers(chunk: ContactChunk, defaultCountry: string): InvalidRow
 }
 
 /** Register the `contacts` commands (see the module comment) on `program`. */
-export function registerContacts(program: Command): void {
+export function registerContacts(program: Command, io: CliIo): void {
   const group = program.command('contacts').description('list, show, change, erase, import and export the contacts of a company');
 
   addCommonOptions(
@@ -156,15 +157,15 @@ export function registerContacts(program: Command): void {
       .option('--limit <n>', 'contacts per page (1-500)', parsePositiveInt, 50),
   ).action(async (opts: { company: string; query?: string; after?: string; limit: number }, cmd: Command) => {
     const companyId = integerId(opts.company, 'company id');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const page = await data(ctx.api.GET('/admin/companies/{company_id}/contacts', {
       params: { path: { company_id: companyId }, query: { q: opts.query, after: opts.after, limit: opts.limit } },
     }));
-    if (ctx.json) return printJson(page);
-    printTable(page.contacts as unknown as Record<string, unknown>[], [
+    if (ctx.json) return printJson(io, page);
+    printTable(io, page.contacts as unknown as Record<string, unknown>[], [
       { key: 'phone' }, { key: 'first_name' }, { key: 'last_name' }, { key: 'opted_out' }, { key: 'opt_out_source' }, { key: 'last_inbound_at' },
     ], 'No contact matches.');
-    if (page.next_after) printLine(`More: --after '${page.next_after}'`);
+    if (page.next_after) printLine(io, `More: --after '${page.next_after}'`);
   });
 
   addCommonOptions(
@@ -175,10 +176,10 @@ export function registerContacts(program: Command): void {
       .requiredOption('--company <id>', 'company id', parseNonEmpty),
   ).action(async (phone: string, opts: { company: string }, cmd: Command) => {
     const companyId = integerId(opts.company, 'company id');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const c = await data(ctx.api.GET('/admin/companies/{company_id}/contacts/{phone}', { params: { path: { company_id: companyId, phone } } }));
-    if (ctx.json) return printJson(c);
-    printContact(c as unknown as Record<string, any>);
+    if (ctx.json) return printJson(io, c);
+    printContact(io, c as unknown as Record<string, any>);
   });
 
   addCommonOptions(
@@ -201,7 +202,7 @@ export function registerContacts(program: Command): void {
       if (eq < 1) throw new UsageError(`--set takes name=value, got "${kv}"`);
       return [kv.slice(0, eq), kv.slice(eq + 1)] as const;
     });
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const path = { company_id: companyId, phone };
     const body: { first_name?: string | null; last_name?: string | null; variables?: Record<string, unknown>; opted_out?: boolean } = {};
     if (opts.firstName !== undefined) body.first_name = opts.firstName || null;
@@ -216,8 +217,8 @@ export function registerContacts(program: Command): void {
     }
     if (Object.keys(body).length === 0) throw new UsageError('nothing to change: give --first-name, --last-name, --set, --unset, --opt-out or --opt-in');
     const c = await data(ctx.api.PATCH('/admin/companies/{company_id}/contacts/{phone}', { params: { path }, body }));
-    if (ctx.json) return printJson(c);
-    printContact(c as unknown as Record<string, any>);
+    if (ctx.json) return printJson(io, c);
+    printContact(io, c as unknown as Record<string, any>);
   });
 
   addCommonOptions(
@@ -230,10 +231,10 @@ export function registerContacts(program: Command): void {
   ).action(async (phone: string, opts: { company: string; yes?: boolean }, cmd: Command) => {
     const companyId = integerId(opts.company, 'company id');
     if (!opts.yes) throw new UsageError('erasing cannot be undone: add --yes to confirm');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const r = await data(ctx.api.DELETE('/admin/companies/{company_id}/contacts/{phone}', { params: { path: { company_id: companyId, phone } } }));
-    if (ctx.json) return printJson(r);
-    printRecord(r as unknown as Record<string, unknown>, `Contact ${phone} erased:`);
+    if (ctx.json) return printJson(io, r);
+    printRecord(io, r as unknown as Record<string, unknown>, `Contact ${phone} erased:`);
   });
 
   addCommonOptions(
@@ -244,7 +245,7 @@ export function registerContacts(program: Command): void {
       .option('-o, --output <file>', 'write to this file instead of stdout'),
   ).action(async (opts: { company: string; output?: string }, cmd: Command) => {
     const companyId = integerId(opts.company, 'company id');
-    await exportContacts(cmd, companyId, opts.output);
+    await exportContacts(io, cmd, companyId, opts.output);
   });
 
   addCommonOptions(
@@ -261,8 +262,8 @@ export function registerContacts(program: Command): void {
       .option('--no-progress', 'never show a progress bar'),
   ).action(async (file: string, opts: ImportOptions, cmd: Command) => {
     const companyId = integerId(opts.company, 'company id');
-    const ctx = await contextFor(cmd);
-    const csv = await openContactsCsv(file, { chunkSize: opts.chunkSize, delimiter: opts.delimiter });
+    const ctx = await contextFor(cmd, io);
+    const csv = await openContactsCsv(file, { chunkSize: opts.chunkSize, delimiter: opts.delimiter, cwd: io.cwd });
     const summary: ImportSummary = { created: 0, updated: 0, invalid: 0, rows: 0, requests: 0 };
     const invalidRows: InvalidRow[] = [];
     const keep = (rows: InvalidRow[]) => invalidRows.push(...rows.slice(0, Math.max(0, INVALID_ROWS_KEPT - invalidRows.length)));
@@ -270,12 +271,13 @@ export function registerContacts(program: Command): void {
     const countryOf = () => (defaultCountry ??= data(ctx.api.GET('/admin/companies/{company_id}', { params: { path: { company_id: companyId } } }))
       .then((c) => c.default_country ?? undefined, () => undefined));
     const showBar =
-      opts.progress && !ctx.json && !!process.stdout.isTTY && !!process.stderr.isTTY && csv.totalBytes >= PROGRESS_MIN_BYTES;
+      opts.progress && !ctx.json && !!io.stdout.isTTY && !!io.stderr.isTTY && csv.totalBytes >= PROGRESS_MIN_BYTES;
     const bar = showBar
       ? new cliProgress.SingleBar(
           {
             format: 'Importing {bar} {percentage}% | {rows} rows | created {created}, updated {updated}, invalid {invalid}',
             hideCursor: true,
+            stream: io.stderr as NodeJS.WriteStream,
           },
           cliProgress.Presets.shades_classic,
         )
@@ -303,7 +305,7 @@ export function registerContacts(program: Command): void {
     } catch (err) {
       bar?.stop();
       if (summary.requests > 0 && !ctx.json) {
-        process.stderr.write(
+        io.stderr.write(
           `cms: stopped after ${summary.requests} request(s) (${summary.created} created, ${summary.updated} updated); ` +
             'importing the file again is safe: contacts are matched by phone.\n',
         );
@@ -313,20 +315,20 @@ export function registerContacts(program: Command): void {
     bar?.stop();
     invalidRows.sort((a, b) => a.line - b.line);
     if (ctx.json) {
-      printJson(invalidRows.length ? { ...summary, invalid_rows: invalidRows } : summary);
+      printJson(io, invalidRows.length ? { ...summary, invalid_rows: invalidRows } : summary);
     } else {
-      printRecord(
+      printRecord(io, 
         { created: summary.created, updated: summary.updated, invalid: summary.invalid, rows: summary.rows, requests: summary.requests },
         `Contacts imported into company ${opts.company}:`,
       );
       if (summary.invalid > 0) {
-        printLine();
-        printLine(`Rows not imported (${summary.invalid}):`);
+        printLine(io);
+        printLine(io, `Rows not imported (${summary.invalid}):`);
         for (const r of invalidRows.slice(0, INVALID_ROWS_SHOWN)) {
-          printLine(`  line ${r.line}: ${r.phone === undefined ? '' : `${JSON.stringify(r.phone)} `}${r.problem}`);
+          printLine(io, `  line ${r.line}: ${r.phone === undefined ? '' : `${JSON.stringify(r.phone)} `}${r.problem}`);
         }
         const unnamed = summary.invalid - Math.min(invalidRows.length, INVALID_ROWS_SHOWN);
-        if (unnamed > 0) printLine(`  ... and ${unnamed} more${invalidRows.length > INVALID_ROWS_SHOWN ? ' (--json lists them)' : ''}`);
+        if (unnamed > 0) printLine(io, `  ... and ${unnamed} more${invalidRows.length > INVALID_ROWS_SHOWN ? ' (--json lists them)' : ''}`);
       }
     }
   });

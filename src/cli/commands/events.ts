@@ -25,6 +25,7 @@ import { EVENT_TYPE_NAMES, type EventEndpointUpdate } from '../api/types.ts';
 import { data, integerId } from '../client.ts';
 import { printJson, printLine, printRecord, printTable } from '../output.ts';
 import { parseNonEmpty, parsePositiveInt } from '../parse.ts';
+import type { CliIo } from '../io.ts';
 
 /** `{ path: { endpoint_id } }` of an endpoint id from the command line. */
 const endpointPath = (id: string) => ({ path: { endpoint_id: integerId(id, 'endpoint id') } });
@@ -53,7 +54,7 @@ const endpointColumns = [
 ];
 
 /** Register `events` on `program`. */
-export function registerEvents(program: Command): void {
+export function registerEvents(program: Command, io: CliIo): void {
   const group = program.command('events').description("events to a company's own systems: endpoints, attempts, resend, replay");
   const endpoint = group.command('endpoint').description('signed webhook endpoints that receive a company\'s events');
 
@@ -67,28 +68,28 @@ export function registerEvents(program: Command): void {
     { serverUrl: false },
   ).action(async (opts: { company: string; url: string; events?: string[]; description?: string }, cmd: Command) => {
     const companyId = integerId(opts.company, 'company id');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const created = await data(ctx.api.POST('/admin/companies/{company_id}/event-endpoints', {
       params: { path: { company_id: companyId } },
       body: { url: opts.url, ...(opts.events ? { events: opts.events } : {}), ...(opts.description !== undefined ? { description: opts.description } : {}) },
     }));
-    if (ctx.json) return printJson(created);
+    if (ctx.json) return printJson(io, created);
     const { secret, ...rest } = created;
-    printRecord(rest, 'Event endpoint created:');
-    printLine();
-    printLine(`  ${secret}`);
-    printLine();
-    printLine('This is the signing secret (Standard Webhooks). Store it now: `cms events endpoint rotate-secret` replaces it.');
+    printRecord(io, rest, 'Event endpoint created:');
+    printLine(io);
+    printLine(io, `  ${secret}`);
+    printLine(io);
+    printLine(io, 'This is the signing secret (Standard Webhooks). Store it now: `cms events endpoint rotate-secret` replaces it.');
   });
 
   addCommonOptions(
     endpoint.command('list').description("list a company's endpoints").requiredOption('--company <id>', 'company id', parseNonEmpty),
   ).action(async (opts: { company: string }, cmd: Command) => {
     const companyId = integerId(opts.company, 'company id');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const { endpoints } = await data(ctx.api.GET('/admin/companies/{company_id}/event-endpoints', { params: { path: { company_id: companyId } } }));
-    if (ctx.json) return printJson({ endpoints });
-    printTable(endpoints, endpointColumns, '(no event endpoints)');
+    if (ctx.json) return printJson(io, { endpoints });
+    printTable(io, endpoints, endpointColumns, '(no event endpoints)');
   });
 
   addCommonOptions(
@@ -110,52 +111,52 @@ export function registerEvents(program: Command): void {
     if (opts.enable) body.enabled = true;
     if (opts.disable) body.enabled = false;
     const params = endpointPath(id);
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const ep = await data(ctx.api.PATCH('/admin/event-endpoints/{endpoint_id}', { params, body }));
-    if (ctx.json) return printJson(ep);
-    printRecord({ ...ep }, 'Event endpoint updated:');
+    if (ctx.json) return printJson(io, ep);
+    printRecord(io, { ...ep }, 'Event endpoint updated:');
   });
 
   addCommonOptions(
     endpoint.command('disable').description('stop sending events to an endpoint (pending ones wait)').argument('<endpoint-id>', 'endpoint id', parseNonEmpty),
   ).action(async (id: string, _opts: unknown, cmd: Command) => {
     const params = endpointPath(id);
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const ep = await data(ctx.api.PATCH('/admin/event-endpoints/{endpoint_id}', { params, body: { enabled: false } }));
-    if (ctx.json) return printJson(ep);
-    printLine(`Event endpoint ${ep.endpoint_id} disabled.`);
+    if (ctx.json) return printJson(io, ep);
+    printLine(io, `Event endpoint ${ep.endpoint_id} disabled.`);
   });
 
   addCommonOptions(
     endpoint.command('remove').description('delete an endpoint with its pending deliveries and attempt log').argument('<endpoint-id>', 'endpoint id', parseNonEmpty),
   ).action(async (id: string, _opts: unknown, cmd: Command) => {
     const params = endpointPath(id);
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     await data(ctx.api.DELETE('/admin/event-endpoints/{endpoint_id}', { params }));
-    if (ctx.json) return printJson({ endpoint_id: Number(id), removed: true });
-    printLine(`Event endpoint ${id} removed.`);
+    if (ctx.json) return printJson(io, { endpoint_id: Number(id), removed: true });
+    printLine(io, `Event endpoint ${id} removed.`);
   });
 
   addCommonOptions(
     endpoint.command('rotate-secret').description('replace the signing secret; the new one is printed once').argument('<endpoint-id>', 'endpoint id', parseNonEmpty),
   ).action(async (id: string, _opts: unknown, cmd: Command) => {
     const params = endpointPath(id);
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const r = await data(ctx.api.POST('/admin/event-endpoints/{endpoint_id}/secret/rotate', { params }));
-    if (ctx.json) return printJson(r);
-    printLine(`New signing secret of endpoint ${r.endpoint_id}:`);
-    printLine();
-    printLine(`  ${r.secret}`);
+    if (ctx.json) return printJson(io, r);
+    printLine(io, `New signing secret of endpoint ${r.endpoint_id}:`);
+    printLine(io);
+    printLine(io, `  ${r.secret}`);
   });
 
   addCommonOptions(
     endpoint.command('test').description('send one signed test event (endpoint.test) now and show the outcome').argument('<endpoint-id>', 'endpoint id', parseNonEmpty),
   ).action(async (id: string, _opts: unknown, cmd: Command) => {
     const params = endpointPath(id);
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const r = await data(ctx.api.POST('/admin/event-endpoints/{endpoint_id}/test', { params }));
-    if (ctx.json) return printJson(r);
-    printRecord(r, r.ok ? 'Test event delivered:' : 'Test event NOT delivered:');
+    if (ctx.json) return printJson(io, r);
+    printRecord(io, r, r.ok ? 'Test event delivered:' : 'Test event NOT delivered:');
   });
 
   addCommonOptions(
@@ -165,10 +166,10 @@ export function registerEvents(program: Command): void {
       .option('--limit <n>', 'at most this many (default 100, at most 1000)', parsePositiveInt),
   ).action(async (id: string, opts: { limit?: number }, cmd: Command) => {
     const { path } = endpointPath(id);
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const { attempts } = await data(ctx.api.GET('/admin/event-endpoints/{endpoint_id}/attempts', { params: { path, query: { limit: opts.limit } } }));
-    if (ctx.json) return printJson({ attempts });
-    printTable(attempts, [
+    if (ctx.json) return printJson(io, { attempts });
+    printTable(io, attempts, [
       { key: 'at' }, { key: 'event_id', header: 'event' }, { key: 'type' }, { key: 'attempt', header: '#' },
       { key: 'status_code', header: 'status' }, { key: 'duration_ms', header: 'ms' }, { key: 'error' },
       { key: 'response_excerpt', header: 'response', format: (v) => (typeof v === 'string' ? v.slice(0, 60) : '') },
@@ -178,10 +179,10 @@ export function registerEvents(program: Command): void {
   addCommonOptions(
     group.command('resend').description('send an event again (same webhook-id) to each enabled endpoint subscribed to it').argument('<event-id>', 'event id (evt_…)', parseNonEmpty),
   ).action(async (id: string, _opts: unknown, cmd: Command) => {
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const r = await data(ctx.api.POST('/admin/events/{event_id}/resend', { params: { path: { event_id: id } } }));
-    if (ctx.json) return printJson({ event_id: id, ...r });
-    printLine(`Event ${id} queued again for ${r.deliveries} endpoint(s).`);
+    if (ctx.json) return printJson(io, { event_id: id, ...r });
+    printLine(io, `Event ${id} queued again for ${r.deliveries} endpoint(s).`);
   });
 
   addCommonOptions(
@@ -191,9 +192,9 @@ export function registerEvents(program: Command): void {
       .requiredOption('--since <time>', 'RFC 3339 time, or a duration back from now (2h, 7d)', (v: string) => parseSince(v)),
   ).action(async (id: string, opts: { since: string }, cmd: Command) => {
     const params = endpointPath(id);
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const r = await data(ctx.api.POST('/admin/event-endpoints/{endpoint_id}/replay', { params, body: { since: opts.since } }));
-    if (ctx.json) return printJson({ endpoint_id: Number(id), since: opts.since, ...r });
-    printLine(`${r.events} event(s) since ${opts.since} queued again for endpoint ${id}.`);
+    if (ctx.json) return printJson(io, { endpoint_id: Number(id), since: opts.since, ...r });
+    printLine(io, `${r.events} event(s) since ${opts.since} queued again for endpoint ${id}.`);
   });
 }

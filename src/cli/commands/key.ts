@@ -8,9 +8,10 @@ import { data, integerId } from '../client.ts';
 import { addCommonOptions, contextFor } from '../context.ts';
 import { printJson, printLine, printRecord, printTable } from '../output.ts';
 import { parseNonEmpty } from '../parse.ts';
+import type { CliIo } from '../io.ts';
 
 /** Register `key create --company ID [--label L]`, `key revoke KEY_ID` and `key list --company ID` on `program`. */
-export function registerKey(program: Command): void {
+export function registerKey(program: Command, io: CliIo): void {
   const group = program.command('key').description('issue and revoke company API keys (service-api-key)');
 
   addCommonOptions(
@@ -21,21 +22,21 @@ export function registerKey(program: Command): void {
       .option('--label <label>', 'free-text label, e.g. "shop integration"'),
   ).action(async (opts: { company: string; label?: string }, cmd: Command) => {
     const companyId = integerId(opts.company, 'company id');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const key = await data(ctx.api.POST('/admin/companies/{company_id}/api-keys', {
       params: { path: { company_id: companyId } },
       body: opts.label === undefined ? {} : { label: opts.label },
     }));
     if (ctx.json) {
-      printJson(key);
+      printJson(io, key);
       return;
     }
     const { api_key: apiKey, ...rest } = key;
-    printRecord({ company_id: opts.company, ...rest }, 'API key created:');
-    printLine();
-    printLine(`  ${apiKey}`);
-    printLine();
-    printLine('Store this key now: it is shown only once and cannot be retrieved later.');
+    printRecord(io, { company_id: opts.company, ...rest }, 'API key created:');
+    printLine(io);
+    printLine(io, `  ${apiKey}`);
+    printLine(io);
+    printLine(io, 'Store this key now: it is shown only once and cannot be retrieved later.');
   });
 
   addCommonOptions(
@@ -45,10 +46,10 @@ export function registerKey(program: Command): void {
       .argument('<key-id>', 'key id (from `cms key create`)', parseNonEmpty),
   ).action(async (keyId: string, _opts: unknown, cmd: Command) => {
     const id = integerId(keyId, 'key id');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     await data(ctx.api.DELETE('/admin/api-keys/{key_id}', { params: { path: { key_id: id } } }));
-    if (ctx.json) printJson({ key_id: keyId, revoked: true });
-    else printLine(`API key ${keyId} revoked.`);
+    if (ctx.json) printJson(io, { key_id: keyId, revoked: true });
+    else printLine(io, `API key ${keyId} revoked.`);
   });
 
   addCommonOptions(
@@ -58,10 +59,10 @@ export function registerKey(program: Command): void {
       .requiredOption('--company <id>', 'company id', parseNonEmpty),
   ).action(async (opts: { company: string }, cmd: Command) => {
     const companyId = integerId(opts.company, 'company id');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const { keys } = await data(ctx.api.GET('/admin/companies/{company_id}/api-keys', { params: { path: { company_id: companyId } } }));
-    if (ctx.json) return printJson({ keys });
-    printTable(keys, [
+    if (ctx.json) return printJson(io, { keys });
+    printTable(io, keys, [
       { key: 'key_id', header: 'id' }, { key: 'prefix' }, { key: 'label' }, { key: 'created_at' },
       { key: 'last_used_at', header: 'last used' }, { key: 'revoked_at', header: 'revoked' },
     ], '(no API keys)');

@@ -9,6 +9,7 @@ import { data, integerId } from '../client.ts';
 import { addCommonOptions, contextFor } from '../context.ts';
 import { printJson, printLine, printTable } from '../output.ts';
 import { parseNonEmpty } from '../parse.ts';
+import type { CliIo } from '../io.ts';
 
 const STATUSES = ['read', 'delivered', 'sent', 'pending', 'skipped', 'failed'] as const;
 
@@ -18,7 +19,7 @@ function percent(rate: number): string {
 }
 
 /** Register `overview --company ID` on `program`. */
-export function registerOverview(program: Command): void {
+export function registerOverview(program: Command, io: CliIo): void {
   addCommonOptions(
     program
       .command('overview')
@@ -26,21 +27,21 @@ export function registerOverview(program: Command): void {
       .requiredOption('--company <id>', 'company id', parseNonEmpty),
   ).action(async (opts: { company: string }, cmd: Command) => {
     const companyId = integerId(opts.company, 'company id');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const o = await data(ctx.api.GET('/admin/companies/{company_id}/overview', { params: { path: { company_id: companyId } } }));
     if (ctx.json) {
-      printJson(o);
+      printJson(io, o);
       return;
     }
-    printLine(`Company ${companyId}: ${o.from} to ${o.to} (days in ${o.timezone})`);
+    printLine(io, `Company ${companyId}: ${o.from} to ${o.to} (days in ${o.timezone})`);
     const t = o.totals;
-    printLine(`messages ${t.total}: ${STATUSES.map((s) => `${s} ${t[s]}`).join(' · ')}`);
-    printLine(`opt-out rate: ${o.opt_out.opted_out} of ${o.opt_out.contacts} contacts (${percent(o.opt_out.rate)}); ${o.opt_out.opted_out_in_period} opted out in the period`);
-    printLine();
-    printLine('Messages per day:');
-    printTable(o.days, [{ key: 'date' }, ...STATUSES.map((key) => ({ key })), { key: 'total' }]);
-    printLine();
-    printLine('Top failure reasons:');
-    printTable(o.failure_reasons, [{ key: 'status' }, { key: 'code' }, { key: 'count' }, { key: 'label', header: 'reason' }], '(no message failed or was skipped)');
+    printLine(io, `messages ${t.total}: ${STATUSES.map((s) => `${s} ${t[s]}`).join(' · ')}`);
+    printLine(io, `opt-out rate: ${o.opt_out.opted_out} of ${o.opt_out.contacts} contacts (${percent(o.opt_out.rate)}); ${o.opt_out.opted_out_in_period} opted out in the period`);
+    printLine(io);
+    printLine(io, 'Messages per day:');
+    printTable(io, o.days, [{ key: 'date' }, ...STATUSES.map((key) => ({ key })), { key: 'total' }]);
+    printLine(io);
+    printLine(io, 'Top failure reasons:');
+    printTable(io, o.failure_reasons, [{ key: 'status' }, { key: 'code' }, { key: 'count' }, { key: 'label', header: 'reason' }], '(no message failed or was skipped)');
   });
 }

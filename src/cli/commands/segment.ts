@@ -22,6 +22,7 @@ import { addCommonOptions, contextFor, type CommandContext } from '../context.ts
 import { CliError, UsageError } from '../errors.ts';
 import { printJson, printLine, printRecord, printTable } from '../output.ts';
 import { parseNonEmpty, parsePositiveInt } from '../parse.ts';
+import { inCwd, type CliIo } from '../io.ts';
 
 /** Items per request of `add` / `remove` (the operator API's limit). */
 const ITEMS_PER_REQUEST = 100_000;
@@ -43,12 +44,12 @@ interface Change {
 }
 
 /** The items of `add` / `remove`: from `--file`, else from the arguments (position: argument number). */
-async function itemsOf(args: string[], file: string | undefined, hashed: boolean): Promise<{ items: ListItem[]; where: string }> {
+async function itemsOf(io: CliIo, args: string[], file: string | undefined, hashed: boolean): Promise<{ items: ListItem[]; where: string }> {
   if (file !== undefined) {
     if (args.length) throw new UsageError('give numbers as arguments or --file, not both');
     let bytes: Buffer;
     try {
-      bytes = await readFile(file);
+      bytes = await readFile(inCwd(io, file));
     } catch (err) {
       throw new CliError(`cannot read ${file}: ${(err as Error).message}`);
     }
@@ -88,9 +89,9 @@ async function change(ctx: CommandContext, segmentId: number, mode: 'add' | 'del
 }
 
 /** Prints a change's summary (see the module comment). */
-function printChange(c: Change, where: string): void {
+function printChange(io: CliIo, c: Change, where: string): void {
   const add = c.mode === 'add';
-  printRecord({
+  printRecord(io, {
     segment_id: c.segment_id,
     [add ? 'added' : 'removed']: c.contacts_processed,
     [add ? 'already_members' : 'were_not_members']: c.contacts_unchanged,
@@ -98,13 +99,13 @@ function printChange(c: Change, where: string): void {
     invalid: c.contacts_invalid,
   }, add ? 'Members added:' : 'Members removed:');
   if (c.invalid.length) {
-    printLine('Invalid (not a phone number' + (c.invalid.length < c.contacts_invalid ? `; the first ${c.invalid.length} listed` : '') + '):');
-    for (const x of c.invalid) printLine(`  ${where} ${x.position}: ${x.value}`);
+    printLine(io, 'Invalid (not a phone number' + (c.invalid.length < c.contacts_invalid ? `; the first ${c.invalid.length} listed` : '') + '):');
+    for (const x of c.invalid) printLine(io, `  ${where} ${x.position}: ${x.value}`);
   }
 }
 
 /** Register the `segment` command group on `program`. */
-export function registerSegment(program: Command): void {
+export function registerSegment(program: Command, io: CliIo): void {
   const group = program.command('segment').description('segments of a company: create, rename, delete, members (the rules of api.md 4.1 / 4.2)');
 
   addCommonOptions(
@@ -112,10 +113,10 @@ export function registerSegment(program: Command): void {
       .requiredOption('--company <id>', 'company id', parseNonEmpty),
   ).action(async (opts: { company: string }, cmd: Command) => {
     const companyId = integerId(opts.company, 'company id');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const { segments } = await data(ctx.api.GET('/admin/companies/{company_id}/segments', { params: { path: { company_id: companyId } } }));
-    if (ctx.json) printJson(segments);
-    else printTable(segments, [{ key: 'segment_id' }, { key: 'name' }, { key: 'members' }, { key: 'created_at' }], '(no segments)');
+    if (ctx.json) printJson(io, segments);
+    else printTable(io, segments, [{ key: 'segment_id' }, { key: 'name' }, { key: 'members' }, { key: 'created_at' }], '(no segments)');
   });
 
   addCommonOptions(
@@ -124,10 +125,10 @@ export function registerSegment(program: Command): void {
       .requiredOption('--name <name>', 'segment name', parseNonEmpty),
   ).action(async (opts: { company: string; name: string }, cmd: Command) => {
     const companyId = integerId(opts.company, 'company id');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const seg = await data(ctx.api.POST('/admin/companies/{company_id}/segments', { params: { path: { company_id: companyId } }, body: { name: opts.name } }));
-    if (ctx.json) printJson(seg);
-    else printRecord(seg, 'Segment created:');
+    if (ctx.json) printJson(io, seg);
+    else printRecord(io, seg, 'Segment created:');
   });
 
   addCommonOptions(
@@ -136,10 +137,10 @@ export function registerSegment(program: Command): void {
       .requiredOption('--name <name>', 'new name', parseNonEmpty),
   ).action(async (segmentId: string, opts: { name: string }, cmd: Command) => {
     const id = integerId(segmentId, 'segment id');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const seg = await data(ctx.api.PATCH('/admin/segments/{segment_id}', { params: { path: { segment_id: id } }, body: { name: opts.name } }));
-    if (ctx.json) printJson(seg);
-    else printRecord(seg, 'Segment renamed:');
+    if (ctx.json) printJson(io, seg);
+    else printRecord(io, seg, 'Segment renamed:');
   });
 
   addCommonOptions(
@@ -147,10 +148,10 @@ export function registerSegment(program: Command): void {
       .argument('<segment-id>', 'segment id', parseNonEmpty),
   ).action(async (segmentId: string, _opts: unknown, cmd: Command) => {
     const id = integerId(segmentId, 'segment id');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const seg = await data(ctx.api.DELETE('/admin/segments/{segment_id}', { params: { path: { segment_id: id } } }));
-    if (ctx.json) printJson(seg);
-    else printLine(`Segment ${seg.segment_id} (${seg.name}) deleted with its ${seg.members} membership${seg.members === 1 ? '' : 's'}.`);
+    if (ctx.json) printJson(io, seg);
+    else printLine(io, `Segment ${seg.segment_id} (${seg.name}) deleted with its ${seg.members} membership${seg.members === 1 ? '' : 's'}.`);
   });
 
   for (const [name, mode, verb] of [['add', 'add', 'add existing contacts to'], ['remove', 'delete', 'remove contacts from']] as const) {
@@ -163,11 +164,11 @@ export function registerSegment(program: Command): void {
     ).action(async (segmentId: string, numbers: string[], opts: { file?: string; hashed?: boolean }, cmd: Command) => {
       const id = integerId(segmentId, 'segment id');
       const hashed = opts.hashed ?? false;
-      const { items, where } = await itemsOf(numbers, opts.file, hashed);
-      const ctx = await contextFor(cmd);
+      const { items, where } = await itemsOf(io, numbers, opts.file, hashed);
+      const ctx = await contextFor(cmd, io);
       const result = await change(ctx, id, mode, hashed, items);
-      if (ctx.json) printJson(result);
-      else printChange(result, where);
+      if (ctx.json) printJson(io, result);
+      else printChange(io, result, where);
     });
   }
 
@@ -180,7 +181,7 @@ export function registerSegment(program: Command): void {
   ).action(async (segmentId: string, opts: { after?: string; limit?: number; all?: boolean }, cmd: Command) => {
     const id = integerId(segmentId, 'segment id');
     let after: number | null = opts.after === undefined ? 0 : integerId(opts.after, '--after');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const members: SegmentMember[] = [];
     let total = 0;
     do {
@@ -192,10 +193,10 @@ export function registerSegment(program: Command): void {
       after = page.next_after;
     } while (opts.all && after !== null);
     if (ctx.json) {
-      printJson({ segment_id: id, members_total: total, members, next_after: after });
+      printJson(io, { segment_id: id, members_total: total, members, next_after: after });
       return;
     }
-    printTable(members, [{ key: 'contact_id' }, { key: 'phone' }, { key: 'first_name' }, { key: 'last_name' }, { key: 'added_at' }], '(no members)');
-    printLine(`${members.length} of ${total} member${total === 1 ? '' : 's'}` + (after !== null ? `; next page: --after ${after}` : ''));
+    printTable(io, members, [{ key: 'contact_id' }, { key: 'phone' }, { key: 'first_name' }, { key: 'last_name' }, { key: 'added_at' }], '(no members)');
+    printLine(io, `${members.length} of ${total} member${total === 1 ? '' : 's'}` + (after !== null ? `; next page: --after ${after}` : ''));
   });
 }

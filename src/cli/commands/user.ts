@@ -19,6 +19,7 @@ import { addCommonOptions, contextFor } from '../context.ts';
 import { CliError, UsageError } from '../errors.ts';
 import { printJson, printLine, printRecord, printTable } from '../output.ts';
 import { parseNonEmpty } from '../parse.ts';
+import type { CliIo } from '../io.ts';
 
 /** The roles a console user can have. */
 const ROLES = ['owner', 'developer', 'marketer'] as const;
@@ -40,7 +41,7 @@ async function userByEmail(api: OperatorApi, email: string) {
 }
 
 /** Register the `user` commands of the module comment on `program`. */
-export function registerUser(program: Command): void {
+export function registerUser(program: Command, io: CliIo): void {
   const group = program.command('user').description('invite people to a company\'s console, give them roles, remove them, reset passwords');
 
   addCommonOptions(
@@ -53,21 +54,21 @@ export function registerUser(program: Command): void {
   ).action(async (opts: { company: string; email: string; role?: string }, cmd: Command) => {
     const companyId = integerId(opts.company, 'company id');
     const role = opts.role === undefined ? 'owner' : parseRole(opts.role);
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const inv = await data(ctx.api.POST('/admin/companies/{company_id}/users/invitations', {
       params: { path: { company_id: companyId } }, body: { email: opts.email, role },
     }));
     if (ctx.json) {
-      printJson(inv);
+      printJson(io, inv);
       return;
     }
     const { invite_url: url, ...rest } = inv;
-    printRecord(rest, 'Invitation created:');
-    printLine();
-    printLine(`  ${url}`);
-    printLine();
-    printLine(`Send this link to ${inv.email}: it works once, until ${inv.expires_at}, and is shown only now.`);
-    printLine(`Opening it lets them choose a password and join as ${inv.role}; then they sign in at /console/login.`);
+    printRecord(io, rest, 'Invitation created:');
+    printLine(io);
+    printLine(io, `  ${url}`);
+    printLine(io);
+    printLine(io, `Send this link to ${inv.email}: it works once, until ${inv.expires_at}, and is shown only now.`);
+    printLine(io, `Opening it lets them choose a password and join as ${inv.role}; then they sign in at /console/login.`);
   });
 
   addCommonOptions(
@@ -77,16 +78,16 @@ export function registerUser(program: Command): void {
       .requiredOption('--company <id>', 'company id', parseNonEmpty),
   ).action(async (opts: { company: string }, cmd: Command) => {
     const companyId = integerId(opts.company, 'company id');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const res = await data(ctx.api.GET('/admin/companies/{company_id}/users', { params: { path: { company_id: companyId } } }));
     if (ctx.json) {
-      printJson(res);
+      printJson(io, res);
       return;
     }
-    printLine('Users:');
-    printTable(res.users, [{ key: 'user_id' }, { key: 'email' }, { key: 'role' }, { key: 'created_at' }]);
-    printLine('Pending invitations:');
-    printTable(res.invitations, [{ key: 'invitation_id' }, { key: 'email' }, { key: 'role' }, { key: 'invited_by' }, { key: 'expires_at' }]);
+    printLine(io, 'Users:');
+    printTable(io, res.users, [{ key: 'user_id' }, { key: 'email' }, { key: 'role' }, { key: 'created_at' }]);
+    printLine(io, 'Pending invitations:');
+    printTable(io, res.invitations, [{ key: 'invitation_id' }, { key: 'email' }, { key: 'role' }, { key: 'invited_by' }, { key: 'expires_at' }]);
   });
 
   addCommonOptions(
@@ -97,11 +98,11 @@ export function registerUser(program: Command): void {
       .requiredOption('--role <role>', ROLES.join(' | ')),
   ).action(async (opts: { email: string; role: string }, cmd: Command) => {
     const role = parseRole(opts.role);
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const user = await userByEmail(ctx.api, opts.email);
     const changed = await data(ctx.api.PATCH('/admin/users/{user_id}', { params: { path: { user_id: user.user_id } }, body: { role } }));
-    if (ctx.json) printJson(changed);
-    else printLine(user.role === changed.role ? `${changed.email} is ${changed.role} already.` : `${changed.email} is now ${changed.role} (was ${user.role}).`);
+    if (ctx.json) printJson(io, changed);
+    else printLine(io, user.role === changed.role ? `${changed.email} is ${changed.role} already.` : `${changed.email} is now ${changed.role} (was ${user.role}).`);
   });
 
   addCommonOptions(
@@ -110,11 +111,11 @@ export function registerUser(program: Command): void {
       .description('remove a console user; their sessions end at once (the last owner of a company cannot be removed)')
       .requiredOption('--email <email>', 'the user\'s email', parseNonEmpty),
   ).action(async (opts: { email: string }, cmd: Command) => {
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const user = await userByEmail(ctx.api, opts.email);
     await data(ctx.api.DELETE('/admin/users/{user_id}', { params: { path: { user_id: user.user_id } } }));
-    if (ctx.json) printJson({ user_id: user.user_id, email: user.email, removed: true });
-    else printLine(`${user.email} was removed from company ${user.company_id} and signed out.`);
+    if (ctx.json) printJson(io, { user_id: user.user_id, email: user.email, removed: true });
+    else printLine(io, `${user.email} was removed from company ${user.company_id} and signed out.`);
   });
 
   addCommonOptions(
@@ -123,19 +124,19 @@ export function registerUser(program: Command): void {
       .description('make a one-time password reset link for a console user (valid 1 hour); prints it')
       .requiredOption('--email <email>', 'the user\'s email', parseNonEmpty),
   ).action(async (opts: { email: string }, cmd: Command) => {
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     const user = await userByEmail(ctx.api, opts.email);
     const reset = await data(ctx.api.POST('/admin/users/{user_id}/password-resets', { params: { path: { user_id: user.user_id } } }));
     if (ctx.json) {
-      printJson(reset);
+      printJson(io, reset);
       return;
     }
-    printLine(`Password reset link for ${reset.email}:`);
-    printLine();
-    printLine(`  ${reset.reset_url}`);
-    printLine();
-    printLine(`It works once, until ${reset.expires_at}, and is shown only now; a newer link replaces it.`);
-    printLine('Their password and sessions stay until they use it; then every session of theirs ends.');
+    printLine(io, `Password reset link for ${reset.email}:`);
+    printLine(io);
+    printLine(io, `  ${reset.reset_url}`);
+    printLine(io);
+    printLine(io, `It works once, until ${reset.expires_at}, and is shown only now; a newer link replaces it.`);
+    printLine(io, 'Their password and sessions stay until they use it; then every session of theirs ends.');
   });
 
   addCommonOptions(
@@ -145,9 +146,9 @@ export function registerUser(program: Command): void {
       .argument('<invitation-id>', 'invitation id (from `cms user list`)', parseNonEmpty),
   ).action(async (invitationId: string, _opts: unknown, cmd: Command) => {
     const id = integerId(invitationId, 'invitation id');
-    const ctx = await contextFor(cmd);
+    const ctx = await contextFor(cmd, io);
     await data(ctx.api.DELETE('/admin/invitations/{invitation_id}', { params: { path: { invitation_id: id } } }));
-    if (ctx.json) printJson({ invitation_id: id, revoked: true });
-    else printLine(`Invitation ${id} revoked.`);
+    if (ctx.json) printJson(io, { invitation_id: id, revoked: true });
+    else printLine(io, `Invitation ${id} revoked.`);
   });
 }

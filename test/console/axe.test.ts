@@ -15,7 +15,7 @@ import { after, before, describe, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { consoleGetRoutes, consolePages } from '../../bench/console-pages.ts';
 import { ADMIN_TOKEN, eventually, startTestServer, type TestServer } from '../helpers/server.ts';
-import { AXE_TAGS, axeViolations, browserSkipReason, ConsoleClient, invite, launchBrowser, newUser, PASSWORD, withScreenshotOnFailure } from './helpers.ts';
+import { AXE_TAGS, axeOnEveryPage, axeViolations, browserSkipReason, ConsoleClient, invite, launchBrowser, newUser, PASSWORD, withScreenshotOnFailure } from './helpers.ts';
 import { insertBatchAt } from './overview-data.ts';
 
 const skip = browserSkipReason();
@@ -102,6 +102,7 @@ describe('axe-core on every console page', () => {
     // Variants of pages that show more with a query: search results, a contact by id, a second page.
     signedInPages.push(`/console/sends?phone=${phones[1].slice(-6)}`, `/console/contacts?q=${phones[1].slice(-6)}`, '/console/contacts?q=Ada');
     browser = await launchBrowser();
+    await axeOnEveryPage(browser.context);
   });
   after(async () => {
     if (skip) return;

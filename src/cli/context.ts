@@ -68,8 +68,8 @@ export function resolveBaseUrl(flag: string | undefined, env: CliIo['env']): str
   return raw.replace(/\/+$/, '');
 }
 
-/** Path of the token file the server writes: `${DATA_DIR or ./data}/admin-token`, absolute (relative to `cwd`). */
-export function tokenFilePath(env: CliIo['env'], cwd = '/'): string {
+/** Path of the token file the server writes: `${DATA_DIR or ./data}/admin-token`, made absolute against `cwd`. */
+export function tokenFilePath(env: CliIo['env'], cwd: string): string {
   return path.resolve(cwd, nonEmpty(env.DATA_DIR) ?? './data', 'admin-token');
 }
 

@@ -23,7 +23,7 @@ import { registerServe } from './commands/serve.ts';
 import { registerUser } from './commands/user.ts';
 import { addCommonOptions, commonOptions } from './context.ts';
 import { EXIT, describeError } from './errors.ts';
-import { processIo, type CliIo } from './io.ts';
+import type { CliIo } from './io.ts';
 import { printError } from './output.ts';
 
 const version = (createRequire(import.meta.url)('../../package.json') as { version: string }).version;
@@ -84,10 +84,10 @@ export function buildProgram(io: CliIo, onAction?: (cmd: Command) => void): Comm
 }
 
 /**
- * Run `cms` with a full `process.argv`-style array, reading and writing through `io` (default: the
- * process's own); resolves to the exit code. Never throws.
+ * Run `cms` with a full `process.argv`-style array, reading and writing through `io` (bin/cms.js: the
+ * process's own, `processIo()`); resolves to the exit code. Never throws.
  */
-export async function run(argv: string[], io: CliIo = processIo()): Promise<number> {
+export async function run(argv: string[], io: CliIo): Promise<number> {
   let active: Command | undefined;
   const program = buildProgram(io, (cmd) => {
     active = cmd;

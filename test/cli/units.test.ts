@@ -38,7 +38,8 @@ describe('cli helpers', () => {
     assert.equal(resolveBaseUrl(undefined, {}), 'http://127.0.0.1:8000');
     assert.equal(resolveBaseUrl(undefined, { PORT: '9000' }), 'http://127.0.0.1:9000');
     assert.equal(resolveBaseUrl(undefined, { CMS_URL: 'https://cms.example/', PORT: '9000' }), 'https://cms.example');
-    assert.match(tokenFilePath({ DATA_DIR: '/srv/cms' }), /^\/srv\/cms\/admin-token$/);
+    assert.match(tokenFilePath({ DATA_DIR: '/srv/cms' }, '/home/op'), /^\/srv\/cms\/admin-token$/);
+    assert.equal(tokenFilePath({}, '/home/op'), '/home/op/data/admin-token');
   });
 
   it('describeError tells a missing route from a missing resource', () => {

@@ -26,7 +26,7 @@ export function registerAudit(program: Command, io: CliIo): void {
       printJson(io, { entries });
       return;
     }
-    printTable(io, 
+    printTable(io,
       entries,
       [{ key: 'at' }, { key: 'actor' }, { key: 'action' }, { key: 'target' }, { key: 'details' }],
       '(no audit entries)',

@@ -24,7 +24,7 @@
  * messages and the messages sent to it (newest first).
  */
 import { createWriteStream } from 'node:fs';
-import { Readable, Writable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import cliProgress from 'cli-progress';
 import type { Command } from 'commander';
@@ -317,7 +317,7 @@ export function registerContacts(program: Command, io: CliIo): void {
     if (ctx.json) {
       printJson(io, invalidRows.length ? { ...summary, invalid_rows: invalidRows } : summary);
     } else {
-      printRecord(io, 
+      printRecord(io,
         { created: summary.created, updated: summary.updated, invalid: summary.invalid, rows: summary.rows, requests: summary.requests },
         `Contacts imported into company ${opts.company}:`,
       );

@@ -25,6 +25,7 @@ import { startBoss, type Boss } from './queue/boss.ts';
 // The workers and the event loop (job handlers, schedulers, the events-out loop) are imported only by
 // the roles that run them: an API process never loads their modules.
 import type { Workers } from './queue/workers.ts';
+import type { CompiledSchemas } from './http/lazy-compilers.ts';
 import type { EventLoop } from './queue/events/loop.ts';
 
 export interface Service {
@@ -43,6 +44,11 @@ export interface ServiceOptions {
   logger?: Logger;
   /** Overrides the rate limiter (the PostgreSQL one is chosen by default when DATABASE_URL is set). */
   rateLimiter?: RateLimiter;
+  /**
+   * Compiled request validators and response serializers to share with other services this process
+   * starts (the tests start many); by default each service compiles its own.
+   */
+  compiledSchemas?: CompiledSchemas;
 }
 
 /** Reads a secret from `file` in the data directory, creating it (mode 0600) when missing. */
@@ -100,7 +106,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
   const addressPolicy = parseAddressPolicy(config.providerAllowedHosts);
   const acceptor = new BatchAcceptor(database, boss);
   const automationLookups = new AutomationLookups(database.db, clock);
-  const deps: AppDeps = { config, database, boss, acceptor, automationLookups, rateLimiter, auth, clock, logger, adminToken, sealSecret: (s) => secrets.seal(s), openSecret: (s) => secrets.open(s), addressPolicy };
+  const deps: AppDeps = { config, database, boss, acceptor, automationLookups, rateLimiter, auth, clock, logger, adminToken, sealSecret: (s) => secrets.seal(s), openSecret: (s) => secrets.open(s), addressPolicy, compiledSchemas: opts.compiledSchemas };
   const app = await buildApp(deps);
   let workers: Workers | undefined;
   let eventLoop: EventLoop | undefined;

@@ -10,7 +10,7 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { DB } from './schema.ts';
 import { pgliteDialect } from './pglite-dialect.ts';
-import { clientClass, openPipelinePool } from './driver-tricks.ts';
+import { clientClass, openPipelinePool, PgliteStatements } from './driver-tricks.ts';
 
 export type Db = Kysely<DB>;
 
@@ -20,8 +20,13 @@ export type ScriptRunner = (text: string) => Promise<Record<string, unknown>[]>;
 export interface Database {
   readonly kind: 'pglite' | 'postgres';
   readonly db: Db;
-  /** The embedded instance (PGlite only): pg-boss runs on it through `fromPglite`. */
+  /** The embedded instance (PGlite only). */
   readonly pglite: PGlite | undefined;
+  /**
+   * How statements run on the embedded instance (PGlite only): Kysely's and, through `fromPglite`,
+   * pg-boss's (db/driver-tricks.ts trick 5).
+   */
+  readonly pgliteStatements: PgliteStatements | undefined;
   /** The PostgreSQL URL (PostgreSQL only): pg-boss opens its own pool on it. */
   readonly url: string | undefined;
   /**
@@ -83,7 +88,7 @@ function claimDataDir(dataDir: string): void {
 
 /**
  * Opens PGlite in `dataDir` (created if missing; `memory://` for an in-memory database). `driverTricks`
- * (default true) only matters to pg-boss's queue-cache warm-up (db/driver-tricks.ts trick 4).
+ * (default true) turns on named prepared statements (db/driver-tricks.ts trick 5).
  */
 export async function openPglite(dataDir: string, opts: { driverTricks?: boolean } = {}): Promise<Database> {
   const inMemory = dataDir.startsWith('memory://');
@@ -92,15 +97,17 @@ export async function openPglite(dataDir: string, opts: { driverTricks?: boolean
     claimDataDir(dataDir);
   }
   // Imported here, not at the top: a process on PostgreSQL never loads PGlite (its modules stay out of memory).
-  const { PGlite } = await import('@electric-sql/pglite');
-  const pglite = await PGlite.create(inMemory ? dataDir : path.join(dataDir, 'pglite'), {
+  const pgliteModule = await import('@electric-sql/pglite');
+  const pglite = await pgliteModule.PGlite.create(inMemory ? dataDir : path.join(dataDir, 'pglite'), {
     parsers: { [INT8]: parseInt8 },
   });
-  const db = new Kysely<DB>({ dialect: pgliteDialect(pglite) });
+  const statements = new PgliteStatements(pglite, pgliteModule, { tricks: opts.driverTricks ?? true });
+  const db = new Kysely<DB>({ dialect: pgliteDialect(pglite, statements) });
   return {
     kind: 'pglite',
     db,
     pglite,
+    pgliteStatements: statements,
     url: undefined,
     pgPool: undefined,
     pipelinePool: undefined,
@@ -109,6 +116,8 @@ export async function openPglite(dataDir: string, opts: { driverTricks?: boolean
       // One process owns a PGlite directory, and the transaction holds PGlite's exclusive lock.
       await pglite.transaction(async (tx) => {
         await script(async (text) => (await tx.exec(text)).at(-1)?.rows ?? []);
+        // The script may have changed the schema that prepared statements were planned against.
+        await statements.reset((text) => tx.exec(text));
       });
     },
     async ping() {
@@ -144,6 +153,7 @@ export async function openPostgres(url: string, poolMax: number, opts: { driverT
     kind: 'postgres',
     db,
     pglite: undefined,
+    pgliteStatements: undefined,
     url,
     pgPool: pool,
     pipelinePool: pipelined,

@@ -5,10 +5,13 @@
  * that shared connection, so two concurrent Kysely transactions (or a transaction and pg-boss's own
  * queries) interleave inside one database transaction. Here a Kysely transaction is run inside
  * `pglite.transaction()`, which holds PGlite's exclusive lock until commit or rollback: every other
- * query, Kysely's or pg-boss's, waits for it. Plain queries go through `pglite.query()`, which takes the
- * same lock per statement. Kysely's PostgreSQL adapter and compiler are used unchanged.
+ * query, Kysely's or pg-boss's, waits for it. Plain queries take the same lock per statement. Statements
+ * run through {@link PgliteStatements} (db/driver-tricks.ts trick 5: named prepared statements, or
+ * `pglite.query` / `tx.query` with the tricks off). Kysely's PostgreSQL adapter and compiler are used
+ * unchanged.
  */
 import type { PGlite, Transaction as PGliteTx } from '@electric-sql/pglite';
+import type { PgliteStatements } from './driver-tricks.ts';
 import {
   CompiledQuery,
   PostgresAdapter,
@@ -22,20 +25,21 @@ import {
   type TransactionSettings,
 } from 'kysely';
 
-type Runner = Pick<PGliteTx, 'query'>;
-
 class PGliteConnection implements DatabaseConnection {
   readonly pglite: PGlite;
+  readonly statements: PgliteStatements;
   tx: PGliteTx | undefined;
   finish: ((rollback: boolean) => Promise<void>) | undefined;
 
-  constructor(pglite: PGlite) {
+  constructor(pglite: PGlite, statements: PgliteStatements) {
     this.pglite = pglite;
+    this.statements = statements;
   }
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    const runner: Runner = this.tx ?? this.pglite;
-    const result = await runner.query<R>(compiled.sql, [...compiled.parameters]);
+    const result = this.tx
+      ? await this.statements.inTransaction<R>(this.tx, compiled.sql, compiled.parameters)
+      : await this.statements.query<R>(compiled.sql, compiled.parameters);
     const kind = compiled.query.kind;
     const affected = result.affectedRows;
     const counts = kind === 'InsertQueryNode' || kind === 'UpdateQueryNode' || kind === 'DeleteQueryNode' || kind === 'MergeQueryNode';
@@ -77,12 +81,14 @@ class PGliteConnection implements DatabaseConnection {
 
 class PGliteDriver implements Driver {
   readonly pglite: PGlite;
-  constructor(pglite: PGlite) {
+  readonly statements: PgliteStatements;
+  constructor(pglite: PGlite, statements: PgliteStatements) {
     this.pglite = pglite;
+    this.statements = statements;
   }
   async init(): Promise<void> {}
   async acquireConnection(): Promise<DatabaseConnection> {
-    return new PGliteConnection(this.pglite);
+    return new PGliteConnection(this.pglite, this.statements);
   }
   async beginTransaction(connection: DatabaseConnection, _settings: TransactionSettings): Promise<void> {
     await (connection as PGliteConnection).begin();
@@ -97,11 +103,14 @@ class PGliteDriver implements Driver {
   async destroy(): Promise<void> {}
 }
 
-/** Kysely dialect over an open PGlite instance; the caller owns (and closes) the instance. */
-export function pgliteDialect(pglite: PGlite): Dialect {
+/**
+ * Kysely dialect over an open PGlite instance whose statements run through `statements`; the caller
+ * owns (and closes) the instance.
+ */
+export function pgliteDialect(pglite: PGlite, statements: PgliteStatements): Dialect {
   return {
     createAdapter: () => new PostgresAdapter(),
-    createDriver: () => new PGliteDriver(pglite),
+    createDriver: () => new PGliteDriver(pglite, statements),
     createIntrospector: (db: Kysely<any>) => new PostgresIntrospector(db),
     createQueryCompiler: () => new PostgresQueryCompiler(),
   };

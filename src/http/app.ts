@@ -53,7 +53,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     // Paths with invalid percent-encoding route as uvicorn decodes them (src/http/routing.ts).
     rewriteUrl: (req) => rewriteBadPercentEncoding(req.url ?? '/'),
     // Request validators and response serializers are compiled on a route's first use, not at start.
-    schemaController: { compilersFactory: { buildValidator: lazyValidators(), buildSerializer: lazySerializers } },
+    schemaController: { compilersFactory: { buildValidator: lazyValidators(deps.compiledSchemas), buildSerializer: lazySerializers(deps.compiledSchemas) } },
   });
   app.addHook('onRoute', (route) => routes.add(route.url, route.method, route.routePath === '' && route.prefixTrailingSlash !== 'no-slash'));
   // Starlette's routing (decisions.md §1 step 1, src/http/routing.ts): decoded paths, 307 on a toggled

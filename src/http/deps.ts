@@ -12,6 +12,7 @@ import type { AddressPolicy } from '../domain/network-guard.ts';
 import type { Boss } from '../queue/boss.ts';
 import type { ApiKeyAuthenticator } from './auth.ts';
 import type { RateLimiter } from './rate-limit.ts';
+import type { CompiledSchemas } from './lazy-compilers.ts';
 
 export interface AppDeps {
   readonly config: Config;
@@ -33,4 +34,6 @@ export interface AppDeps {
   readonly openSecret: (sealed: string) => string;
   /** Which addresses provider URLs may point at (issue 5 item 4). */
   readonly addressPolicy: AddressPolicy;
+  /** Compiled schemas shared with the other apps of this process, if it builds several (http/lazy-compilers.ts). */
+  readonly compiledSchemas?: CompiledSchemas | undefined;
 }

@@ -26,20 +26,50 @@ type RouteDefinition = { schema: unknown; method: string; url: string; httpPart:
 type RouteCompiler = (route: RouteDefinition) => ValidateFunction;
 
 /**
- * Fastify's default response-serializer factory, each route's serializer compiled on its first answer
- * with that status.
+ * Compiled validators and serializers shared by the apps one process builds (`ServiceOptions.compiled`,
+ * passed by service.ts to src/http/app.ts). A service builds one app, so this only pays where a process
+ * builds many (the test suite starts about a hundred servers in 16 processes; compiling the same
+ * schemas again for each was about 10 s of its CPU). A compiled function is reused when its schema,
+ * its route part (body, querystring ...; or status), the shared components and the
+ * compiler options are the same JSON: what the compilers' output depends on. The Ajv instances and
+ * serializer builders are shared too.
  */
-export const lazySerializers: SerializerFactory = (externalSchemas, options) => {
-  const build = SerializerSelector()(externalSchemas, options);
-  return (route) => {
-    let serialize: ReturnType<typeof build> | undefined;
-    return (data) => (serialize ??= build(route))(data);
+export class CompiledSchemas {
+  readonly validatorPool: BuildCompilerFromPool = AjvCompiler();
+  readonly serializerSelector: SerializerFactory = SerializerSelector();
+  readonly validators = new Map<string, ValidateFunction>();
+  readonly serializers = new Map<string, (data: unknown) => string>();
+}
+
+/**
+ * Fastify's default response-serializer factory, each route's serializer compiled on its first answer
+ * with that status (and taken from `shared` when an app of the same process compiled it).
+ */
+export function lazySerializers(shared?: CompiledSchemas): SerializerFactory {
+  const selector = shared?.serializerSelector ?? SerializerSelector();
+  return (externalSchemas, options) => {
+    let build: ReturnType<SerializerFactory> | undefined;
+    let context: string | undefined;
+    return (route) => {
+      let serialize: ((data: unknown) => string) | undefined;
+      const compile = (): (data: unknown) => string => {
+        build ??= selector(externalSchemas, options);
+        if (!shared) return build(route);
+        context ??= JSON.stringify([externalSchemas, options]);
+        const key = `${context}\u0000${String(route.httpStatus)}\u0000${JSON.stringify(route.schema)}`;
+        let fn = shared.serializers.get(key);
+        if (!fn) shared.serializers.set(key, fn = build(route));
+        return fn;
+      };
+      return (data) => (serialize ??= compile())(data);
+    };
   };
-};
+}
 
 /**
  * Fastify's default request-validator factory (@fastify/ajv-compiler, Fastify's Ajv options), each
- * route part's validator compiled on its first request. Call it once per app, as Fastify calls its
+ * route part's validator compiled on its first request (and taken from `shared` when an app of the
+ * same process compiled it). Call it once per app, as Fastify calls its
  * default: the Ajv instances are pooled by external schemas and options, so the encapsulated contexts
  * that share the components share one Ajv (a pool per factory call would make an Ajv, and add every
  * component to it, for each context). The Ajv instance itself is made on the first validation too. The
@@ -47,14 +77,24 @@ export const lazySerializers: SerializerFactory = (externalSchemas, options) => 
  * Fastify passes it when the function has `schemaEnv`, as Ajv's have) and copies `errors` after each
  * call, as Fastify reads them from the function it was given.
  */
-export function lazyValidators(): BuildCompilerFromPool {
-  const pool = AjvCompiler();
+export function lazyValidators(shared?: CompiledSchemas): BuildCompilerFromPool {
+  const pool = shared?.validatorPool ?? AjvCompiler();
   return (externalSchemas, options) => {
     let build: RouteCompiler | undefined;
+    let context: string | undefined;
+    const compile = (route: RouteDefinition): ValidateFunction => {
+      build ??= pool(externalSchemas, options) as unknown as RouteCompiler;
+      if (!shared) return build(route);
+      context ??= JSON.stringify([externalSchemas, options]);
+      const key = `${context}\u0000${route.httpPart}\u0000${JSON.stringify(route.schema)}`;
+      let fn = shared.validators.get(key);
+      if (!fn) shared.validators.set(key, fn = build(route));
+      return fn;
+    };
     const compileOnFirstUse: RouteCompiler = (route) => {
       let validate: ValidateFunction | undefined;
       const lazy: ValidateFunction = (data, ctx) => {
-        validate ??= (build ??= pool(externalSchemas, options) as unknown as RouteCompiler)(route);
+        validate ??= compile(route);
         const result = ctx === undefined ? validate(data) : validate(data, ctx);
         lazy.errors = validate.errors;
         return result;

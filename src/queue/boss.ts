@@ -29,8 +29,8 @@ export async function startBoss(database: Database, opts: { poolMax?: number } =
     monitorIntervalSeconds: MONITOR_INTERVAL_SECONDS,
     queueCacheIntervalSeconds: MONITOR_INTERVAL_SECONDS,
   };
-  const boss = database.pglite
-    ? new PgBoss({ ...common, db: fromPglite(database.pglite), backend: 'pglite' } as ConstructorParameters<typeof PgBoss>[0])
+  const boss = database.pgliteStatements
+    ? new PgBoss({ ...common, db: fromPglite(database.pgliteStatements), backend: 'pglite' } as ConstructorParameters<typeof PgBoss>[0])
     : new PgBoss({ ...common, connectionString: database.url!, max: opts.poolMax ?? 4 });
   boss.on('error', () => {});
   await boss.start();

@@ -1,6 +1,6 @@
 /**
  * The console in a real browser (issue 6 acceptance): Playwright (`playwright-core`) drives the
- * machine's Chromium as a new user would. Skipped, with the reason, when /usr/bin/chromium is absent.
+ * machine's Chromium as a new user would. Skipped, with the reason, when no Chromium is installed (helpers.ts CHROMIUM).
  * A failing step saves a full-page screenshot under test-results/.
  *
  * The authenticator writes `last_used_at` every 5 s, so the "last used" step reloads the page until it

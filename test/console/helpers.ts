@@ -1,8 +1,8 @@
 /**
  * Helpers of the console tests (issue 6): a cookie-keeping HTTP client that fills forms the way a
  * browser does (CSRF token from the page), set-up shortcuts through the operator API, and a Chromium
- * launcher for Playwright (`playwright-core` + the machine's /usr/bin/chromium) that reports when the
- * browser is missing so browser tests can skip instead of failing.
+ * launcher for Playwright (`playwright-core` + the machine's Chromium, see {@link CHROMIUM}) that reports
+ * when the browser is missing so browser tests can skip instead of failing.
  */
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -142,12 +142,20 @@ export async function insertBatch(s: TestServer, companyId: number, messages: { 
 // ---------------------------------------------------------------------------------------------------
 // Browser
 
-/** Where the machine's Chromium is expected (Debian package `chromium`). */
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+/**
+ * The Chromium the browser tests drive: CHROMIUM_PATH when set, else Debian's headless shell (package
+ * `chromium-headless-shell`, the same Chromium without the desktop browser around it: what Playwright
+ * itself runs for headless tests) when installed, else Debian's `chromium` in its headless mode. The
+ * shell took a third of the CPU per page navigation (30 against 85 ms) and a third per launch on this
+ * machine; the seven browser files went from about 106 to 77 s of machine CPU.
+ */
+export const CHROMIUM = process.env.CHROMIUM_PATH
+  ?? ['/usr/bin/chromium-headless-shell', '/usr/bin/chromium'].find((p) => fs.existsSync(p))
+  ?? '/usr/bin/chromium';
 
 /** Why browser tests cannot run here, or undefined when they can. */
 export function browserSkipReason(): string | undefined {
-  if (!fs.existsSync(CHROMIUM)) return `Chromium not found at ${CHROMIUM}: install the Debian package "chromium" (apt-get install -y chromium) to run the console browser tests`;
+  if (!fs.existsSync(CHROMIUM)) return `Chromium not found at ${CHROMIUM}: install the Debian package "chromium-headless-shell" or "chromium" (apt-get install -y chromium-headless-shell) to run the console browser tests`;
   return undefined;
 }
 

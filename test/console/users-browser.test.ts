@@ -5,7 +5,7 @@
  * navigation and gets the 403 page when opening it; the owner creates a password reset link for the
  * marketer, who sets a new password with it and signs in again. On every page: no sideways scrolling
  * and no axe-core violations (WCAG 2.1 A/AA and best practices). Skipped, with the reason, without
- * /usr/bin/chromium.
+ * a Chromium (helpers.ts CHROMIUM).
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

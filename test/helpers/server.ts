@@ -14,6 +14,7 @@ import { loadConfig } from '../../src/config.ts';
 import { listMigrations } from '../../src/db/migrate.ts';
 import type { Clock } from '../../src/clock.ts';
 import type { RateLimiter } from '../../src/http/rate-limit.ts';
+import { CompiledSchemas } from '../../src/http/lazy-compilers.ts';
 import { startService, type Service } from '../../src/service.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-4Jx9qLw2Zr7Vb5Nc';
@@ -149,6 +150,12 @@ export async function seedDataDir(dataDir: string): Promise<void> {
  */
 export const CHILD_NODE_FLAGS: readonly string[] = ['--liftoff-only'];
 
+/**
+ * The validators and serializers compiled by this test process's servers, shared by all of them (each
+ * would compile the same schemas again; see src/http/lazy-compilers.ts).
+ */
+const COMPILED_SCHEMAS = new CompiledSchemas();
+
 /** Starts a server for one test file (or test). */
 export async function startTestServer(opts: StartOptions = {}): Promise<TestServer> {
   const dataDir = fs.mkdtempSync(path.join(testTmpDir(), 'cms-test-'));
@@ -171,6 +178,7 @@ export async function startTestServer(opts: StartOptions = {}): Promise<TestServ
     clock: opts.clock,
     rateLimiter: opts.rateLimiter,
     logger: pino({ level: config.logLevel }),
+    compiledSchemas: COMPILED_SCHEMAS,
   });
   const url = await service.app.listen({ port: 0, host: '127.0.0.1' });
 

@@ -80,17 +80,21 @@ test('every single-character change of a key breaks its checksum', () => {
   }
 });
 
-/** Records the SQL texts sent to the database while `fn` runs (PGlite instance or every pg client). */
+/** Records the SQL texts sent to the database while `fn` runs (PGlite's statement runner or every pg client). */
 async function queriesDuring(fn: () => Promise<void>): Promise<string[]> {
   const seen: string[] = [];
-  const pglite = s.service.deps.database.pglite;
-  if (pglite) {
-    const original = pglite.query;
-    pglite.query = ((text: string, ...rest: unknown[]) => {
+  const statements = s.service.deps.database.pgliteStatements;
+  if (statements) {
+    const { query, inTransaction } = statements;
+    statements.query = ((text: string, params?: readonly unknown[]) => {
       seen.push(text);
-      return (original as (...a: unknown[]) => unknown).call(pglite, text, ...rest);
-    }) as typeof pglite.query;
-    try { await fn(); } finally { pglite.query = original; }
+      return query.call(statements, text, params);
+    }) as typeof statements.query;
+    statements.inTransaction = ((tx: Parameters<typeof inTransaction>[0], text: string, params?: readonly unknown[]) => {
+      seen.push(text);
+      return inTransaction.call(statements, tx, text, params);
+    }) as typeof statements.inTransaction;
+    try { await fn(); } finally { statements.query = query; statements.inTransaction = inTransaction; }
   } else {
     const proto = pg.Client.prototype as unknown as { query: (...a: unknown[]) => unknown };
     const original = proto.query;

@@ -26,7 +26,7 @@ type RouteDefinition = { schema: unknown; method: string; url: string; httpPart:
 type RouteCompiler = (route: RouteDefinition) => ValidateFunction;
 
 /**
- * Compiled validators and serializers shared by the apps one process builds (`ServiceOptions.compiled`,
+ * Compiled validators and serializers shared by the apps one process builds (`ServiceOptions.compiledSchemas`,
  * passed by service.ts to src/http/app.ts). A service builds one app, so this only pays where a process
  * builds many (the test suite starts about a hundred servers in 16 processes; compiling the same
  * schemas again for each was about 10 s of its CPU). A compiled function is reused when its schema,

@@ -214,7 +214,7 @@ export class PgliteStatements {
     });
     let messages;
     try {
-      ({ messages } = await this.#pglite.execProtocol(concat([
+      ({ messages } = await this.#pglite.execProtocol(Buffer.concat([
         serialize.bind({ statement: statement.name, values }),
         serialize.describe({ type: 'P' }),
         serialize.execute({}),
@@ -239,7 +239,7 @@ export class PgliteStatements {
     const name = `${this.#prefix}${this.#next++}`;
     const closes = this.#toClose.map((old) => serialize.close({ type: 'S', name: old }));
     this.#toClose = [];
-    const { messages } = await this.#pglite.execProtocol(concat([
+    const { messages } = await this.#pglite.execProtocol(Buffer.concat([
       ...closes,
       serialize.parse({ name, text }),
       serialize.describe({ type: 'S', name }),
@@ -255,8 +255,4 @@ export class PgliteStatements {
     }
     return statement;
   }
-}
-
-function concat(parts: Uint8Array[]): Uint8Array {
-  return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
 }

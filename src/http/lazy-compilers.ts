@@ -41,6 +41,15 @@ export class CompiledSchemas {
   readonly serializers = new Map<string, (data: unknown) => string>();
 }
 
+/** The function kept in `cache` under `key()`, built by `build` on a miss; without a cache, a new one. */
+function reuse<F>(cache: Map<string, F> | undefined, key: () => string, build: () => F): F {
+  if (!cache) return build();
+  const k = key();
+  let fn = cache.get(k);
+  if (fn === undefined) cache.set(k, fn = build());
+  return fn;
+}
+
 /**
  * Fastify's default response-serializer factory, each route's serializer compiled on its first answer
  * with that status (and taken from `shared` when an app of the same process compiled it).
@@ -52,15 +61,11 @@ export function lazySerializers(shared?: CompiledSchemas): SerializerFactory {
     let context: string | undefined;
     return (route) => {
       let serialize: ((data: unknown) => string) | undefined;
-      const compile = (): (data: unknown) => string => {
-        build ??= selector(externalSchemas, options);
-        if (!shared) return build(route);
-        context ??= JSON.stringify([externalSchemas, options]);
-        const key = `${context}\u0000${String(route.httpStatus)}\u0000${JSON.stringify(route.schema)}`;
-        let fn = shared.serializers.get(key);
-        if (!fn) shared.serializers.set(key, fn = build(route));
-        return fn;
-      };
+      const compile = () => reuse(
+        shared?.serializers,
+        () => `${context ??= JSON.stringify([externalSchemas, options])}\u0000${String(route.httpStatus)}\u0000${JSON.stringify(route.schema)}`,
+        () => (build ??= selector(externalSchemas, options))(route),
+      );
       return (data) => (serialize ??= compile())(data);
     };
   };
@@ -82,15 +87,11 @@ export function lazyValidators(shared?: CompiledSchemas): BuildCompilerFromPool 
   return (externalSchemas, options) => {
     let build: RouteCompiler | undefined;
     let context: string | undefined;
-    const compile = (route: RouteDefinition): ValidateFunction => {
-      build ??= pool(externalSchemas, options) as unknown as RouteCompiler;
-      if (!shared) return build(route);
-      context ??= JSON.stringify([externalSchemas, options]);
-      const key = `${context}\u0000${route.httpPart}\u0000${JSON.stringify(route.schema)}`;
-      let fn = shared.validators.get(key);
-      if (!fn) shared.validators.set(key, fn = build(route));
-      return fn;
-    };
+    const compile = (route: RouteDefinition): ValidateFunction => reuse(
+      shared?.validators,
+      () => `${context ??= JSON.stringify([externalSchemas, options])}\u0000${route.httpPart}\u0000${JSON.stringify(route.schema)}`,
+      () => (build ??= pool(externalSchemas, options) as unknown as RouteCompiler)(route),
+    );
     const compileOnFirstUse: RouteCompiler = (route) => {
       let validate: ValidateFunction | undefined;
       const lazy: ValidateFunction = (data, ctx) => {

@@ -3,6 +3,7 @@
  *
  *   node bench/accept-ratio.ts [--db-url postgres://postgres@127.0.0.1:5432/cms_bench_accept] [--rounds 3]
  *                              [--duration 10] [--warmup 3] [--connections 32] [--companies 400] [--cpu-prof DIR]
+ *                              [--service-flags="--trace-gc --inspect=127.0.0.1:9229"]
  *
  * Recreates the database, then starts (a) the service as `cms serve --role api` (with the options
  * `npm start` and `bin/cms.js` use, read from package.json), (b) the bare durable accept server
@@ -15,7 +16,9 @@
  * requests/s, p50/p99, non-2xx (with errors and timeouts), CPU µs per request of the server process
  * and of PostgreSQL (from /proc), the server's peak RSS (VmHWM, cumulative since its start) and the
  * 1-minute load average; then per round and as the median the ratios service/bare-durable and
- * service/no-op. `--cpu-prof DIR` writes a V8 CPU profile of the service for the whole run.
+ * service/no-op. `--cpu-prof DIR` writes a V8 CPU profile of the service for the whole run;
+ * `--service-flags` adds Node options to the service's (after them, so they win): `--trace-gc` to count
+ * its collections, `--inspect=…` for bench/alloc-sample.ts (where its allocations come from).
  */
 import { fork, spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -37,6 +40,7 @@ const { values: args } = parseArgs({
     connections: { type: 'string', default: '32' },
     companies: { type: 'string', default: '400' },
     'cpu-prof': { type: 'string' },
+    'service-flags': { type: 'string', default: '' },
   },
 });
 const DB_URL = args['db-url'];
@@ -67,7 +71,10 @@ async function main(): Promise<void> {
   await recreateDatabase();
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-accept-'));
   const port = 8391, durablePort = 8392, noopPort = 8393;
-  const nodeArgs = [...serviceNodeOptions(), ...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args['cpu-prof'])}`] : [])];
+  const nodeArgs = [
+    ...serviceNodeOptions(), ...args['service-flags'].split(/\s+/).filter(Boolean),
+    ...(args['cpu-prof'] ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(args['cpu-prof'])}`] : []),
+  ];
   const service = spawn(process.execPath, [...nodeArgs, path.join(ROOT, 'bin/cms.js'), 'serve', '--role', 'api'], {
     env: { ...process.env, DATA_DIR: dataDir, DATABASE_URL: DB_URL, PORT: String(port), ADMIN_TOKEN, SECRETS_KEY: 'bench-secrets-key-2Rw9Hc4Vj7Lx5Mb', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'inherit', 'inherit'],

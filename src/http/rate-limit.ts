@@ -3,6 +3,9 @@
  * requests than the limit in any window of that length. A limiter keeps the times of the accepted
  * requests of each key (a sliding log), so the check is exact, not an approximation by fixed windows.
  */
+import type { RateLimitDecision } from '../db/rate-limits.ts';
+
+export type { RateLimitDecision };
 
 /** One operation's limit, e.g. 20 per 1 second, with the text the 429 body carries. */
 export interface RateLimitRule {
@@ -10,14 +13,6 @@ export interface RateLimitRule {
   readonly limit: number;     // requests
   readonly windowMs: number;  // window length in milliseconds
   readonly text: string;      // "20 per 1 second"
-}
-
-export interface RateLimitDecision {
-  readonly allowed: boolean;
-  /** Requests still allowed in the current window after this one. */
-  readonly remaining: number;
-  /** Milliseconds until the oldest request in the window leaves it (a slot frees). */
-  readonly resetMs: number;
 }
 
 /** A store of sliding logs; `consume` admits and records a request, or refuses it without recording. */

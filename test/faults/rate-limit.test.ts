@@ -21,9 +21,9 @@
  *   answer can arrive after the next window has begun.)
  * - Over the whole run, from the first `start` to the last `end`, at most 20 per started second can be
  *   admitted: admitted <= 20 x ceil(span / 1000).
- * - Inside the database, a trigger that the test adds to its own copy of `rate_limits` records the
- *   database clock (`clock_timestamp()`) of every admission as it happens, under the row lock that
- *   serialises the decisions: the exact admission instants. Their number must equal the 200 answers,
+ * - Inside the database, a trigger that the test adds to its own copy of `rate_limit_logs` records
+ *   every admission as it happens, with the database time the limiter stamped it with (read under the
+ *   row lock that serialises the decisions): the exact admission instants. Their number must equal the 200 answers,
  *   and no 1,000 ms sliding window of them may hold more than 20.
  */
 import { after, test } from 'node:test';
@@ -60,14 +60,13 @@ test('two API processes, one company: never more than 20 admitted in any 1-secon
       CREATE TABLE faults_admissions (bucket text NOT NULL, token numeric NOT NULL, at timestamptz NOT NULL);
       CREATE FUNCTION faults_log_admission() RETURNS trigger LANGUAGE plpgsql AS $$
       BEGIN
-        -- An admitted request appends its own token (now + a random fraction) to the log; one statement
-        -- may admit several requests (the limiter decides the requests of one event-loop turn together).
+        -- One statement may admit several requests of a bucket (the limiter decides the requests of one
+        -- event-loop turn together): NEW.admitted of them, all at its time NEW.decided_us (µs).
         INSERT INTO faults_admissions
-          SELECT NEW.bucket, h, clock_timestamp() FROM unnest(NEW.hits) AS h
-          WHERE TG_OP = 'INSERT' OR NOT (h = ANY (OLD.hits));
+          SELECT NEW.bucket, NEW.decided_us, clock_timestamp() FROM generate_series(1, NEW.admitted);
         RETURN NULL;
       END $$;
-      CREATE TRIGGER faults_admissions AFTER INSERT OR UPDATE ON rate_limits FOR EACH ROW EXECUTE FUNCTION faults_log_admission();`);
+      CREATE TRIGGER faults_admissions AFTER INSERT OR UPDATE ON rate_limit_logs FOR EACH ROW EXECUTE FUNCTION faults_log_admission();`);
     await admin(apis[0].url, 'DELETE', `/admin/companies/${tenant.companyId}/rate-limits`);
 
     const sent: Sent[] = [];

@@ -37,7 +37,8 @@ export interface ConsumedBucket { bucket: string; admitted: number; total: numbe
 /**
  * $1 buckets, $2 limits, $3 windows in µs: one entry per request, in arrival order. Per bucket, the
  * first `limit - (admissions still in the window)` of its requests are admitted, all at the time the
- * statement decides that bucket (read per row, after its lock is held).
+ * statement decides that bucket (read per row, after its lock is held). The subqueries that read the
+ * clock refer to `q.bucket` so that they are evaluated for each bucket, not once and materialised.
  */
 export const CONSUME_RATE_LIMITS = `${PREPARED}
 WITH req AS (

@@ -53,6 +53,8 @@ export interface ContactsTable {
   opt_out_source: string | null;
   /** 008: when `opted_out` last changed. */
   opt_out_at: Timestamp | null;
+  /** 017: the last inbound message's time (the customer-service window is open 24 h after it). */
+  last_inbound_at: Timestamp | null;
 }
 
 export interface SegmentsTable {
@@ -77,6 +79,8 @@ export interface AutomationsTable {
   template: Json<Record<string, unknown>>;
   created_at: Generated<Timestamp>;
   updated_at: Generated<Timestamp>;
+  /** 017: a duration (`24h`) after which a message of this source is no longer sent, or null. */
+  expire_after: string | null;
 }
 
 export interface CampaignsTable {
@@ -85,6 +89,8 @@ export interface CampaignsTable {
   name: string;
   template: Json<Record<string, unknown>>;
   created_at: Generated<Timestamp>;
+  /** 017: a duration (default `24h`) after which a message of this campaign is no longer sent, or null. */
+  expire_after: Generated<string | null>;
 }
 
 export type BatchKind = 'automation' | 'campaign';
@@ -136,6 +142,10 @@ export interface MessagesTable {
   error_code: string | null;
   /** 008: a transient failure's next attempt (the injectable clock's time). */
   next_attempt_at: Timestamp | null;
+  /** 017: not handed to the provider by then, the message ends skipped with reason `expired`. */
+  expires_at: Timestamp | null;
+  /** 017: the provider's error as given: `{code, title, message, details}`. */
+  provider_error: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
 }
 
 /** 008: a message a contact sent to the company (receipts-and-events.md §3). */
@@ -271,6 +281,59 @@ export interface DB {
   events: EventsTable;
   event_deliveries: EventDeliveriesTable;
   event_attempts: EventAttemptsTable;
+  whatsapp_templates: WhatsappTemplatesTable;
+  whatsapp_channel_state: WhatsappChannelStateTable;
+  whatsapp_pairs: WhatsappPairsTable;
+  whatsapp_limit_counts: WhatsappLimitCountsTable;
+}
+
+/** 017: the synced copy of a company's WhatsApp templates (docs/whatsapp.md, the catalogue). */
+export interface WhatsappTemplatesTable {
+  company_id: number;
+  template_id: string;
+  name: string;
+  language: string;
+  status: string;
+  category: string | null;
+  quality_score: string | null;
+  rejected_reason: string | null;
+  /** `{header: 0 | 1 | 'image' | 'video' | 'document', body: n, buttons: n[]}` */
+  parameters: Json<WhatsappTemplateParameters>;
+  components: Json<unknown[]>;
+  synced_at: Timestamp;
+}
+
+/** How many `{{n}}` placeholders a WhatsApp template has, per component. */
+export interface WhatsappTemplateParameters {
+  header: 0 | 1 | 'image' | 'video' | 'document';
+  body: number;
+  buttons: number[];
+}
+
+/** 017: a WhatsApp channel's state (no row: active). `next_slot_at`, `slowed_until`: database time. */
+export interface WhatsappChannelStateTable {
+  company_id: number;
+  state: Generated<'active' | 'paused'>;
+  reason: string | null;
+  changed_at: Timestamp | null;
+  quality_rating: string | null;
+  next_slot_at: Timestamp | null;
+  slowed_until: Timestamp | null;
+  updated_at: Generated<Timestamp>;
+}
+
+/** 017: pair rate, the earliest next send from a company's number to a recipient (E.164). */
+export interface WhatsappPairsTable {
+  company_id: number;
+  recipient: string;
+  next_at: Timestamp;
+}
+
+/** 017: messaging limit, people counted once per moving 24 h. */
+export interface WhatsappLimitCountsTable {
+  company_id: number;
+  recipient: string;
+  counted_at: Timestamp;
 }
 
 export interface IdempotencyKeysTable {

@@ -4,7 +4,7 @@
  * console (console/routes/webhooks.ts).
  *
  * - URLs must be http(s) and pass the network guard (`checkProviderUrl`): 422 otherwise.
- * - Event types must be among EVENT_TYPES (422); the default is all nine.
+ * - Event types must be among EVENT_TYPES (422); the default is all of them.
  * - At most MAX_ENDPOINTS_PER_COMPANY per company: the 21st is answered 409. The count is checked with
  *   the company row locked, so concurrent creations cannot exceed it.
  * - The secret is `whsec_` + base64 of 24 random bytes, generated here, shown on creation, rotation
@@ -19,10 +19,11 @@ import {
 import { DomainError, isRowId, notFound } from './errors.ts';
 import { checkProviderUrl, type AddressPolicy } from './network-guard.ts';
 
-/** The nine event types of §5. */
+/** The event types: the delivery loop's nine (docs/events.md) and WhatsApp's three (docs/whatsapp.md). */
 export const EVENT_TYPES = [
   'message.sent', 'message.delivered', 'message.read', 'message.failed', 'message.skipped',
   'batch.completed', 'contact.opted_out', 'contact.opted_in', 'message.received',
+  'whatsapp.template.updated', 'channel.paused', 'channel.resumed',
 ] as const;
 
 export type EventType = (typeof EVENT_TYPES)[number];

@@ -14,7 +14,8 @@ before(async () => { s = await startTestServer(); });
 after(async () => { await s.close(); });
 
 const ALL = ['message.sent', 'message.delivered', 'message.read', 'message.failed', 'message.skipped',
-  'batch.completed', 'contact.opted_out', 'contact.opted_in', 'message.received'];
+  'batch.completed', 'contact.opted_out', 'contact.opted_in', 'message.received',
+  'whatsapp.template.updated', 'channel.paused', 'channel.resumed'];
 
 async function call(method: string, path: string, body?: unknown) {
   const res = await fetch(s.url + path, {

@@ -8512,7 +8512,7 @@ export interface operations {
                 "application/json": {
                     /** @description http(s) URL of a public address (private networks only when PROVIDER_ALLOWED_HOSTS allows them) */
                     url: string;
-                    /** @description event types (default: all): message.sent, message.delivered, message.read, message.failed, message.skipped, batch.completed, contact.opted_out, contact.opted_in, message.received */
+                    /** @description event types (default: all): message.sent, message.delivered, message.read, message.failed, message.skipped, batch.completed, contact.opted_out, contact.opted_in, message.received, whatsapp.template.updated, channel.paused, channel.resumed */
                     events?: string[];
                     /** @description for people; null clears it */
                     description?: string | null;
@@ -8941,7 +8941,7 @@ export interface operations {
                 "application/json": {
                     /** @description http(s) URL of a public address (private networks only when PROVIDER_ALLOWED_HOSTS allows them) */
                     url?: string;
-                    /** @description event types (default: all): message.sent, message.delivered, message.read, message.failed, message.skipped, batch.completed, contact.opted_out, contact.opted_in, message.received */
+                    /** @description event types (default: all): message.sent, message.delivered, message.read, message.failed, message.skipped, batch.completed, contact.opted_out, contact.opted_in, message.received, whatsapp.template.updated, channel.paused, channel.resumed */
                     events?: string[];
                     /** @description for people; null clears it */
                     description?: string | null;

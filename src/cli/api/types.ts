@@ -68,4 +68,5 @@ export type EventType = NonNullable<RequestBody<'/admin/companies/{company_id}/e
 export const EVENT_TYPE_NAMES = [
   'message.sent', 'message.delivered', 'message.read', 'message.failed', 'message.skipped',
   'batch.completed', 'contact.opted_out', 'contact.opted_in', 'message.received',
+  'whatsapp.template.updated', 'channel.paused', 'channel.resumed',
 ] as const satisfies readonly EventType[];

@@ -1,7 +1,7 @@
 /**
  * Settings › Integrations & developers › Webhooks (issue 12; receipts-and-events.md §5), list page:
  * GET shows the signed-in company's event endpoints and the add form; POST adds one (URL checked by
- * the network guard, event types among the nine, at most 20), then POST-redirect-GET: 303 to the new
+ * the network guard, event types among EVENT_TYPES, at most 20), then POST-redirect-GET: 303 to the new
  * endpoint's page (`?done=added`), where the signing secret can be revealed; or the form again with
  * the reason (422 / 409). Only the session's company is ever read or changed.
  */

@@ -5,11 +5,11 @@
  * previous page, so a page never repeats or skips a batch while new batches are accepted. A `before`
  * that is not a batch of this company (unknown, malformed, another company's) gives an empty page,
  * exactly like a batch id past the end. Counts as in getBatch (domain/batches.ts): a read message
- * counts in sent, delivered and read.
+ * counts in sent, delivered and read; `waiting` counts pending messages by what they wait for.
  */
 import { sql } from 'kysely';
 import type { Db } from './database.ts';
-import type { BatchView } from '../domain/batches.ts';
+import { WAITING_BY_REASON, type BatchView } from '../domain/batches.ts';
 import type { BatchKind, BatchStatus } from './schema.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -24,10 +24,11 @@ export async function listCompanyBatches(db: Db, companyId: number, opts: { limi
   const { rows } = await sql<{
     batch_id: string; kind: BatchKind; source_id: number; status: BatchStatus; total: number; ignored_contacts: number;
     created_at: Date; completed_at: Date | null; sent: number; delivered: number; read: number; failed: number; skipped: number;
+    waiting: Record<string, number> | null;
   }>`
     SELECT b.batch_id, b.kind, b.source_id, b.status, b.total, b.ignored_contacts, b.created_at, b.completed_at,
            coalesce(m.sent, 0)::int AS sent, coalesce(m.delivered, 0)::int AS delivered, coalesce(m.read, 0)::int AS read,
-           coalesce(m.failed, 0)::int AS failed, coalesce(m.skipped, 0)::int AS skipped
+           coalesce(m.failed, 0)::int AS failed, coalesce(m.skipped, 0)::int AS skipped, ${WAITING_BY_REASON} AS waiting
     FROM (SELECT * FROM batches
           WHERE company_id = ${companyId}
             AND (${before}::uuid IS NULL OR (created_at, batch_id) < (
@@ -44,7 +45,7 @@ export async function listCompanyBatches(db: Db, companyId: number, opts: { limi
   const batches = rows.slice(0, opts.limit).map((r) => ({
     batch_id: r.batch_id, kind: r.kind, source_id: r.source_id, company_id: companyId, status: r.status,
     counts: { total: r.total, sent: r.sent, delivered: r.delivered, read: r.read, failed: r.failed, skipped: r.skipped, pending: r.total - r.sent - r.failed - r.skipped },
-    ignored_contacts: r.ignored_contacts, created_at: r.created_at, completed_at: r.completed_at,
+    waiting: r.waiting ?? {}, ignored_contacts: r.ignored_contacts, created_at: r.created_at, completed_at: r.completed_at,
   }));
   return { batches, next_before: rows.length > opts.limit ? batches[batches.length - 1].batch_id : null };
 }

@@ -12,6 +12,7 @@ import { sql } from 'kysely';
 import type { Db } from './database.ts';
 import type { MessageStatus } from './schema.ts';
 import type { Rendered } from '../domain/render.ts';
+import type { ProviderError } from '../providers/types.ts';
 
 /** A message row as fan-out writes it. Times in ms since the epoch. */
 export interface NewMessage {
@@ -25,6 +26,8 @@ export interface NewMessage {
   scheduled_for: number | null;
   held_until: number | null;
   rendered: Rendered | null;
+  /** Not handed to the provider by then (ms), the message ends skipped / `expired`; null: never. */
+  expires_at?: number | null;
 }
 
 const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOString());
@@ -32,13 +35,13 @@ const iso = (ms: number | null) => (ms === null ? null : new Date(ms).toISOStrin
 /** Inserts a batch's messages in one statement (rows passed as one JSON document). */
 export async function insertMessages(db: Db, batchId: string, companyId: number, rows: NewMessage[]): Promise<void> {
   if (rows.length === 0) return;
-  const doc = JSON.stringify(rows.map((r) => ({ ...r, scheduled_for: iso(r.scheduled_for), held_until: iso(r.held_until) })));
+  const doc = JSON.stringify(rows.map((r) => ({ ...r, scheduled_for: iso(r.scheduled_for), held_until: iso(r.held_until), expires_at: iso(r.expires_at ?? null) })));
   await sql`
-    INSERT INTO messages (message_id, batch_id, company_id, seq, contact_id, phone, status, reason, error, scheduled_for, held_until, rendered)
-    SELECT t.message_id, ${batchId}::uuid, ${companyId}::int, t.seq, t.contact_id, t.phone, t.status, t.reason, t.error, t.scheduled_for, t.held_until, t.rendered
+    INSERT INTO messages (message_id, batch_id, company_id, seq, contact_id, phone, status, reason, error, scheduled_for, held_until, rendered, expires_at)
+    SELECT t.message_id, ${batchId}::uuid, ${companyId}::int, t.seq, t.contact_id, t.phone, t.status, t.reason, t.error, t.scheduled_for, t.held_until, t.rendered, t.expires_at
     FROM jsonb_to_recordset(${doc}::jsonb) AS t(
       message_id uuid, seq int, contact_id int8, phone text, status text, reason text, error text,
-      scheduled_for timestamptz, held_until timestamptz, rendered jsonb)`.execute(db);
+      scheduled_for timestamptz, held_until timestamptz, rendered jsonb, expires_at timestamptz)`.execute(db);
 }
 
 /**
@@ -52,20 +55,39 @@ export function uuidv7(now = Date.now()): string {
   return `${ts.slice(0, 8)}-${ts.slice(8)}-7${r.slice(15)}`;
 }
 
-/** A claimed message: what a delivery run hands to the provider; `attempts` made so far. */
+/**
+ * A claimed message: what a delivery run hands to the provider. `attempts`: the attempts that count
+ * against the retry schedule so far (every attempt minus those that ended in a provider's wait).
+ */
 export interface Claimed { message_id: string; seq: number; rendered: Rendered; attempts: number }
+
+/** What a claim did: the messages claimed (by seq) and how many it found expired and skipped. */
+export interface Claim { claimed: Claimed[]; expired: number }
 
 /**
  * Claims the deliverable messages of a batch in `seq` range [from, to]: pending, released (not held),
- * and not leased by a live run. The lease lasts `leaseSeconds` of database time.
+ * and not leased by a live run. The lease lasts `leaseSeconds` of database time. In the same statement
+ * the ones whose `expires_at` is at or before `now` (ms, the injectable clock) end `skipped` with reason
+ * `expired` instead (docs/whatsapp.md "Messages that expire"); a claimed message loses the wait reason
+ * it was released from.
  */
-export async function claimMessages(db: Db, batchId: string, from: number, to: number, leaseSeconds: number): Promise<Claimed[]> {
-  const { rows } = await sql<Claimed>`
-    UPDATE messages SET lease_until = now() + make_interval(secs => ${leaseSeconds})
+export async function claimMessages(db: Db, batchId: string, from: number, to: number, leaseSeconds: number, now: number): Promise<Claim> {
+  const { rows } = await sql<Claimed & { status: MessageStatus }>`
+    UPDATE messages SET
+      status = CASE WHEN expires_at <= ${iso(now)}::timestamptz THEN 'skipped' ELSE status END,
+      reason = CASE WHEN expires_at <= ${iso(now)}::timestamptz THEN 'expired' END,
+      next_attempt_at = CASE WHEN expires_at <= ${iso(now)}::timestamptz THEN NULL ELSE next_attempt_at END,
+      lease_until = CASE WHEN expires_at <= ${iso(now)}::timestamptz THEN NULL ELSE now() + make_interval(secs => ${leaseSeconds}) END
     WHERE batch_id = ${batchId}::uuid AND seq BETWEEN ${from} AND ${to} AND status = 'pending' AND held_until IS NULL
       AND (lease_until IS NULL OR lease_until < now())
-    RETURNING message_id, seq, rendered, attempts`.execute(db);
-  return rows.sort((a, b) => a.seq - b.seq);
+    RETURNING message_id, seq, rendered, attempts - uncounted_attempts AS attempts, status`.execute(db);
+  const claimed: Claimed[] = [];
+  let expired = 0;
+  for (const r of rows) {
+    if (r.status === 'skipped') expired++;
+    else claimed.push({ message_id: r.message_id, seq: r.seq, rendered: r.rendered, attempts: r.attempts });
+  }
+  return { claimed: claimed.sort((a, b) => a.seq - b.seq), expired };
 }
 
 /**
@@ -84,22 +106,30 @@ export async function renewLeases(db: Db, messageIds: string[], leaseSeconds: nu
  * injectable clock.
  * - `sent`: `sent_at`, and the provider's id when it gave one;
  * - `failed`: `failed_at`, `error` and the provider's `error_code` (or null);
- * - `pending` with `retry_at`: a transient failure waits for its next attempt (`next_attempt_at` and the
- *   hold `held_until` both become `retry_at`), keeping the attempt's error and code;
+ * - `skipped`: `reason` (the provider decided not to send it);
+ * - `pending` with `retry_at`: waits for its next attempt (`next_attempt_at` and the hold `held_until`
+ *   both become `retry_at`, or the message's `expires_at` when that comes first, so that it is released
+ *   at its expiry and then skipped), with `reason` saying what it waits for (null: a retry), keeping
+ *   the attempt's error and code;
  * - `pending` without `retry_at`: interrupted before an outcome; the lease is released so that a later
  *   run sends it at once (its earlier error stays unless this run has a newer one).
- * `attempts` is added to the stored count. Every result clears the lease.
+ * `attempts` is added to the stored count (and to `uncounted_attempts` when `uncounted`: a wait that
+ * does not count against the retry schedule). `provider_error` is the provider's error as given
+ * (kept while pending without a newer error, cleared when sent). Every result clears the lease.
  */
 export interface MessageResult {
   message_id: string;
-  status: 'sent' | 'failed' | 'pending';
+  status: 'sent' | 'failed' | 'pending' | 'skipped';
   error: string | null;
   error_code?: string | null;
   attempts: number;
+  uncounted?: boolean;
   sent_at: number | null;
   failed_at?: number | null;
   provider_message_id?: string | null;
   retry_at?: number | null;
+  reason?: string | null;
+  provider_error?: ProviderError | null;
 }
 
 /**
@@ -111,37 +141,63 @@ export async function commitResults(db: Db, results: MessageResult[]): Promise<M
   if (results.length === 0) return [];
   const doc = JSON.stringify(results.map((r) => ({
     message_id: r.message_id, status: r.status, error: r.error, error_code: r.error_code ?? null, attempts: r.attempts,
-    sent_at: iso(r.sent_at), failed_at: iso(r.failed_at ?? null), provider_message_id: r.provider_message_id ?? null,
-    retry_at: iso(r.retry_at ?? null),
+    uncounted: r.uncounted ? r.attempts : 0, sent_at: iso(r.sent_at), failed_at: iso(r.failed_at ?? null),
+    provider_message_id: r.provider_message_id ?? null, retry_at: iso(r.retry_at ?? null), reason: r.reason ?? null,
+    provider_error: r.provider_error ?? null,
   })));
   const { rows } = await sql<{ status: MessageStatus }>`
-    UPDATE messages AS m SET status = t.status,
+    UPDATE messages AS m SET status = t.status, reason = t.reason,
       error = CASE WHEN t.status = 'pending' THEN coalesce(t.error, m.error) ELSE t.error END,
       error_code = CASE WHEN t.status = 'pending' AND t.error IS NULL THEN m.error_code ELSE t.error_code END,
-      attempts = m.attempts + t.attempts, sent_at = t.sent_at, failed_at = t.failed_at,
+      provider_error = CASE WHEN t.status = 'pending' AND t.error IS NULL THEN m.provider_error ELSE t.provider_error END,
+      attempts = m.attempts + t.attempts, uncounted_attempts = m.uncounted_attempts + t.uncounted,
+      sent_at = t.sent_at, failed_at = t.failed_at,
       provider_message_id = coalesce(t.provider_message_id, m.provider_message_id),
-      next_attempt_at = t.retry_at, held_until = t.retry_at, lease_until = NULL, updated_at = now()
+      next_attempt_at = CASE WHEN t.retry_at IS NULL THEN NULL ELSE least(t.retry_at, m.expires_at) END,
+      held_until = CASE WHEN t.retry_at IS NULL THEN NULL ELSE least(t.retry_at, m.expires_at) END,
+      lease_until = NULL, updated_at = now()
     FROM jsonb_to_recordset(${doc}::jsonb) AS t(message_id uuid, status text, error text, error_code text, attempts int,
-      sent_at timestamptz, failed_at timestamptz, provider_message_id text, retry_at timestamptz)
+      uncounted int, sent_at timestamptz, failed_at timestamptz, provider_message_id text, retry_at timestamptz, reason text,
+      provider_error jsonb)
     WHERE m.message_id = t.message_id AND m.status = 'pending'
     RETURNING m.status`.execute(db);
   return rows.map((r) => r.status);
 }
 
 /**
- * The outbox provider's whole delivery of a range in one statement: recording a message as sent is
- * its hand-off, so claim and result are the same committed write. Returns how many were sent.
+ * Opts out the contacts of messages `messageIds` (a provider said the person stopped such messages):
+ * `opt_out_source` = `source`, at `at` (ms); only contacts not opted out already. The contacts trigger
+ * (migration 008) writes each `contact.opted_out` event. Returns how many changed.
  */
-export async function sendRangeToOutbox(db: Db, batchId: string, from: number, to: number, sentAt: number): Promise<number> {
-  const { rows } = await sql<{ n: number }>`
+export async function optOutContactsOf(db: Db, messageIds: string[], source: string, at: number): Promise<number> {
+  if (messageIds.length === 0) return 0;
+  const result = await sql`
+    UPDATE contacts c SET opted_out = true, opt_out_source = ${source}, opt_out_at = ${iso(at)}::timestamptz, updated_at = now()
+    FROM messages m
+    WHERE m.message_id = ANY(${messageIds}::uuid[]) AND c.contact_id = m.contact_id AND c.company_id = m.company_id AND NOT c.opted_out`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
+}
+
+/**
+ * The outbox provider's whole delivery of a range in one statement: recording a message as sent is
+ * its hand-off, so claim and result are the same committed write. A message whose `expires_at` is at
+ * or before `now` (ms, the injectable clock, also the `sent_at`) ends skipped / `expired` instead.
+ * Returns how many were sent and how many expired.
+ */
+export async function sendRangeToOutbox(db: Db, batchId: string, from: number, to: number, now: number): Promise<{ sent: number; expired: number }> {
+  const { rows } = await sql<{ sent: number; expired: number }>`
     WITH done AS (
-      UPDATE messages SET status = 'sent', attempts = attempts + 1, sent_at = ${iso(sentAt)}::timestamptz, lease_until = NULL,
-        next_attempt_at = NULL, updated_at = now()
+      UPDATE messages SET
+        status = CASE WHEN expires_at <= ${iso(now)}::timestamptz THEN 'skipped' ELSE 'sent' END,
+        reason = CASE WHEN expires_at <= ${iso(now)}::timestamptz THEN 'expired' END,
+        attempts = attempts + CASE WHEN expires_at <= ${iso(now)}::timestamptz THEN 0 ELSE 1 END,
+        sent_at = CASE WHEN expires_at <= ${iso(now)}::timestamptz THEN NULL ELSE ${iso(now)}::timestamptz END,
+        lease_until = NULL, next_attempt_at = NULL, updated_at = now()
       WHERE batch_id = ${batchId}::uuid AND seq BETWEEN ${from} AND ${to} AND status = 'pending' AND held_until IS NULL
         AND (lease_until IS NULL OR lease_until < now())
-      RETURNING 1)
-    SELECT count(*)::int AS n FROM done`.execute(db);
-  return rows[0]?.n ?? 0;
+      RETURNING status)
+    SELECT count(*) FILTER (WHERE status = 'sent')::int AS sent, count(*) FILTER (WHERE status = 'skipped')::int AS expired FROM done`.execute(db);
+  return { sent: rows[0]?.sent ?? 0, expired: rows[0]?.expired ?? 0 };
 }
 
 /** Pending, released messages left in a range (leased by another run, or interrupted). */

@@ -146,6 +146,8 @@ export interface MessagesTable {
   expires_at: Timestamp | null;
   /** 017: the provider's error as given: `{code, title, message, details}`. */
   provider_error: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  /** 019: attempts that ended in a wait not counted against DELIVERY_RETRY_SCHEDULE (of `attempts`). */
+  uncounted_attempts: Generated<number>;
 }
 
 /** 008: a message a contact sent to the company (receipts-and-events.md §3). */

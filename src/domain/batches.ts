@@ -12,6 +12,7 @@ import type { BatchKind, BatchStatus, MessageStatus } from '../db/schema.ts';
 import { batchesAccepted } from '../metrics.ts';
 import type { AnswerRecord, BatchAcceptor } from './accept-writer.ts';
 import { notFound } from './errors.ts';
+import type { ProviderError } from '../providers/types.ts';
 import { toE164 } from './phone.ts';
 
 /** One distinct contact of a batch, as stored in `batches.items` (in request order). */
@@ -30,6 +31,8 @@ export interface BatchOverrides {
   image_url?: string | null; video_url?: string | null; url?: string | null; url2?: string | null;
   /** Campaign sends from the console / operator (src/domain/campaign-sends.ts): not before this instant (ISO). */
   send_at?: string | null;
+  /** Campaign sends: not handed to the provider by this instant (ISO), a message ends skipped / `expired`. */
+  expire_at?: string | null;
   /** Set by a cancel before fan-out: every message is written skipped / `cancelled`. */
   cancelled?: boolean;
 }
@@ -112,6 +115,8 @@ export interface BatchView {
   company_id: number;
   status: BatchStatus;
   counts: BatchCounts;
+  /** Pending messages that wait for something, by `reason` (src/db/whatsapp-channel.ts WAIT_REASONS). */
+  waiting: Record<string, number>;
   ignored_contacts: number;
   created_at: Date;
   completed_at: Date | null;
@@ -131,24 +136,35 @@ export function toJsonText(value: unknown): string {
   }
 }
 
+/**
+ * SQL of a batch's waiting messages by reason (a JSON object, null when none), for a query over
+ * `batches b`: pending messages with a `reason` (the partial index of migration 017 does not serve a
+ * batch, the batch's own index does).
+ */
+export const WAITING_BY_REASON = sql<Record<string, number> | null>`(
+  SELECT json_object_agg(w.reason, w.n) FROM (
+    SELECT reason, count(*)::int AS n FROM messages
+    WHERE batch_id = b.batch_id AND status = 'pending' AND reason IS NOT NULL GROUP BY reason) w)`;
+
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
  * A batch with its counts (operator-api.md GET /admin/batches/{id}; the funnel of
  * receipts-and-events.md §1, see BatchCounts); `companyId` scopes the lookup when given. Messages not
  * yet written, and messages waiting for delivery hours or a retry, count as pending, so the counts
- * always add up to the total. Throws notFound for an unknown or malformed id.
+ * always add up to the total; `waiting` counts the pending ones that wait for something by reason.
+ * Throws notFound for an unknown or malformed id.
  */
 export async function getBatch(db: Db, batchId: string, companyId?: number): Promise<BatchView> {
   if (!UUID_RE.test(batchId)) throw notFound('Batch not found');
   const { rows } = await sql<{
     batch_id: string; kind: BatchKind; source_id: number; company_id: number; status: BatchStatus; total: number;
     ignored_contacts: number; created_at: Date; completed_at: Date | null; sent: number; delivered: number; read: number;
-    failed: number; skipped: number;
+    failed: number; skipped: number; waiting: Record<string, number> | null;
   }>`
     SELECT b.batch_id, b.kind, b.source_id, b.company_id, b.status, b.total, b.ignored_contacts, b.created_at, b.completed_at,
            coalesce(m.sent, 0)::int AS sent, coalesce(m.delivered, 0)::int AS delivered, coalesce(m.read, 0)::int AS read,
-           coalesce(m.failed, 0)::int AS failed, coalesce(m.skipped, 0)::int AS skipped
+           coalesce(m.failed, 0)::int AS failed, coalesce(m.skipped, 0)::int AS skipped, ${WAITING_BY_REASON} AS waiting
     FROM batches b
     LEFT JOIN LATERAL (
       SELECT count(*) FILTER (WHERE status IN ('sent', 'delivered', 'read')) AS sent,
@@ -169,6 +185,7 @@ export async function getBatch(db: Db, batchId: string, companyId?: number): Pro
     company_id: row.company_id,
     status: row.status,
     counts: { total: row.total, sent: row.sent, delivered: row.delivered, read: row.read, failed: row.failed, skipped: row.skipped, pending },
+    waiting: row.waiting ?? {},
     ignored_contacts: row.ignored_contacts,
     created_at: row.created_at,
     completed_at: row.completed_at,
@@ -190,6 +207,8 @@ export interface MessageView {
   delivered_at?: Date;
   read_at?: Date;
   failed_at?: Date;
+  /** The provider's error as it gave it: `{code, title, message, details}` (WhatsApp). */
+  provider_error?: ProviderError;
   rendered: unknown;
 }
 
@@ -202,7 +221,7 @@ export async function listBatchMessages(db: Db, batchId: string, companyId?: num
   await getBatch(db, batchId, companyId);
   const rows = await db.selectFrom('messages')
     .select(['message_id', 'phone', 'status', 'reason', 'error', 'error_code', 'attempts', 'scheduled_for', 'next_attempt_at',
-      'provider_message_id', 'sent_at', 'delivered_at', 'read_at', 'failed_at', 'rendered'])
+      'provider_message_id', 'sent_at', 'delivered_at', 'read_at', 'failed_at', 'provider_error', 'rendered'])
     .where('batch_id', '=', batchId.toLowerCase()).orderBy('seq').execute();
   return rows.map((r) => ({
     message_id: r.message_id,
@@ -219,6 +238,7 @@ export async function listBatchMessages(db: Db, batchId: string, companyId?: num
     ...(r.delivered_at ? { delivered_at: r.delivered_at } : {}),
     ...(r.read_at ? { read_at: r.read_at } : {}),
     ...(r.failed_at ? { failed_at: r.failed_at } : {}),
+    ...(r.provider_error ? { provider_error: r.provider_error as unknown as ProviderError } : {}),
     rendered: r.rendered,
   }));
 }

@@ -117,17 +117,22 @@ export async function planSend(db: Db, company: SendCompany, phones: string[], s
 }
 
 /**
- * Starts a send of `campaign` (see the module comment); `sendAt` null sends now. Resolves to the batch
- * id once the batch and its job are committed. 422 when nobody is in the audience.
+ * Starts a send of `campaign` (see the module comment); `sendAt` null sends now; `expireAt` (ms), when
+ * given, is when its unsent messages expire (`overrides.expire_at`, instead of the campaign's
+ * `expire_after`; docs/whatsapp.md "Messages that expire"). Resolves to the batch id once the batch and
+ * its job are committed. 422 when nobody is in the audience.
  */
 export async function startCampaignSend(
-  db: Db, acceptor: BatchAcceptor, campaign: SourceRow, items: BatchItem[], sendAt: number | null,
+  db: Db, acceptor: BatchAcceptor, campaign: SourceRow, items: BatchItem[], sendAt: number | null, expireAt: number | null = null,
 ): Promise<string> {
   if (items.length === 0) throw new DomainError(422, 'the audience has no numbers');
   const batchId = newBatchId();
   await acceptBatch(acceptor, {
     batchId, companyId: campaign.company_id, kind: 'campaign', sourceId: campaign.id, template: campaign.template,
-    items, ignored: 0, overrides: sendAt === null ? {} : { send_at: new Date(sendAt).toISOString() },
+    items, ignored: 0, overrides: {
+      ...(sendAt === null ? {} : { send_at: new Date(sendAt).toISOString() }),
+      ...(expireAt === null ? {} : { expire_at: new Date(expireAt).toISOString() }),
+    },
   });
   return batchId;
 }

@@ -17,6 +17,9 @@ import { outboxProvider } from './outbox.ts';
 import type { Provider, ProviderName } from './types.ts';
 import { createWebhookAgent, webhookProvider } from './webhook.ts';
 import { Pacer, whatsappProvider } from './whatsapp.ts';
+import { messagingLimitOf, type PacingPort, type TemplateAvailability, type WhatsappRoom } from './whatsapp/room.ts';
+import type { Clock } from '../clock.ts';
+import type { Db } from '../db/database.ts';
 
 export type { Provider, ProviderName, SendResult } from './types.ts';
 
@@ -39,6 +42,15 @@ export interface ProviderRegistryOptions {
   addressPolicy: AddressPolicy;
   /** One delivery attempt's bound, connect to last byte (ms; DELIVERY_TIMEOUT, receipts-and-events.md §2). */
   deliveryTimeoutMs: number;
+  /**
+   * The database and clock of the WhatsApp send-time rules (providers/whatsapp/room.ts: channel
+   * pause, template catalogue, pacing, refusals' side effects); without them WhatsApp messages are only
+   * classified.
+   */
+  db?: Db;
+  clock?: Clock;
+  /** The catalogue's send-time answer and the pacing module (defaults: every template approved, everything admitted). */
+  whatsapp?: { templateAvailability?: TemplateAvailability | null; pacing?: PacingPort | null };
 }
 
 /** A problem with a provider URL's literal IP address (names are checked at connect time), or null. */
@@ -60,6 +72,9 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
   const agent = createWebhookAgent(opts.addressPolicy, opts.deliveryTimeoutMs);
   const pacer = new Pacer(opts.whatsappRatePerSecond);
   const cache = new LRUCache<string, Provider>({ max: 1_000 });
+  const room: WhatsappRoom | undefined = opts.db && opts.clock
+    ? { db: opts.db, clock: opts.clock, templateAvailability: opts.whatsapp?.templateAvailability ?? null, pacing: opts.whatsapp?.pacing ?? null }
+    : undefined;
 
   function build(channel: Record<string, unknown>): Provider {
     const str = (key: string) => (typeof channel[key] === 'string' ? (channel[key] as string) : '');
@@ -92,6 +107,8 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
           agent,
           pacer,
           timeoutMs: opts.deliveryTimeoutMs,
+          room,
+          messagingLimit: messagingLimitOf(channel),
         });
       }
       default:

@@ -8,7 +8,9 @@
  *   retryable codes): `retry` at `now + max(schedule[n-1], Retry-After)` while n <= schedule.length
  *   (DELIVERY_RETRY_SCHEDULE, default 5s,30s,2m,10m,30m,1h,2h,4h,8h,8h), else `failed` with the last
  *   error. The message waits `pending` with `next_attempt_at` (and the hold `held_until`), holding no
- *   worker; the workers' sweep releases it when the injectable clock reaches that time.
+ *   worker; the workers' sweep releases it when the injectable clock reaches that time;
+ * - for a provider's `wait` (providers/types.ts): pending until its `until`, not counted against the
+ *   schedule.
  * Every attempt is observed in the provider-latency histogram.
  */
 import type { Rendered } from '../domain/render.ts';
@@ -32,16 +34,24 @@ export async function attemptOnce(provider: Provider, rendered: Rendered, abort?
 export type NextStep =
   | { kind: 'sent'; providerMessageId: string | null }
   | { kind: 'failed'; error: string; code: string | null }
-  | { kind: 'retry'; at: number; error: string; code: string | null };
+  /**
+   * Pending until `at`. `uncounted`: a provider's `wait`, which does not count against the schedule
+   * (absent: a transient failure, which does). `reason`: what it waits for (absent: a retry).
+   */
+  | { kind: 'retry'; at: number; error: string | null; code: string | null; reason?: string; uncounted?: true };
 
 /**
- * The decision after attempt number `attempt` (1-based, counting every attempt the message has had)
- * ended with `result`, at `now` (ms); `schedule` is the waits (ms) after the 1st, 2nd, ... failure.
+ * The decision after attempt number `attempt` (1-based, counting the attempts that count against the
+ * schedule, this one included) ended with `result`, at `now` (ms); `schedule` is the waits (ms) after
+ * the 1st, 2nd, ... failure. A `wait` answer waits until its `until` whatever the schedule says.
  */
 export function nextStep(result: SendResult, attempt: number, schedule: readonly number[], now: number): NextStep {
   if (result.status === 'sent') return { kind: 'sent', providerMessageId: result.providerMessageId ?? null };
   const code = result.code ?? null;
+  if (result.status === 'wait') {
+    return { kind: 'retry', at: Math.max(now, result.until), error: result.error ?? null, code, reason: result.reason, uncounted: true };
+  }
   if (!result.retryable || attempt > schedule.length) return { kind: 'failed', error: result.error, code };
   const wait = Math.max(schedule[attempt - 1], result.retryAfterMs ?? 0);
-  return { kind: 'retry', at: now + wait, error: result.error, code };
+  return { kind: 'retry', at: now + wait, error: result.error, code, ...(result.reason ? { reason: result.reason } : {}) };
 }

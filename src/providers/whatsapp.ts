@@ -14,27 +14,30 @@
  *
  * Outcomes: 2xx is sent, with the `wamid` of the answer (`{"messages":[{"id":"wamid..."}]}`) as the
  * provider's message id (receipts name it). Graph API errors (`{"error":{"code":..,"message":..}}`)
- * are mapped by code (kept as the failure's `code`): throttling and temporary errors are retryable
- * (RETRYABLE_CODES), as are 408, 429 and 5xx answers without a known code, timeouts and connection
- * errors (the shared classifier in http-failure.ts); anything else (bad parameters, unknown template,
- * undeliverable recipient, expired token, policy blocks) fails at once. A retryable answer's
+ * follow the code table of whatsapp/errors.ts (docs/whatsapp.md "What each error code does"): retry
+ * on the schedule, wait (marketing held, channel paused, template paused), fail, opt the contact out,
+ * pause the channel, mark the catalogue entry; Meta's code, title, message and details are kept.
+ * Answers without a known code: 408, 429 and 5xx, timeouts and connection errors are retryable (the
+ * shared classifier in http-failure.ts), anything else fails at once. A retryable answer's
  * Retry-After is passed on (receipts-and-events.md §2). One attempt is bounded by `timeoutMs`
  * (DELIVERY_TIMEOUT, connect to last byte). The access token never appears in an error.
+ *
+ * Before a claimed chunk is sent, `prepare` (whatsapp/room.ts) looks at the channel's state, the
+ * templates' status in the catalogue and pacing's admission, so that paused channels and templates,
+ * unavailable templates and messages over the pair rate or messaging limit do not reach Meta.
  *
  * Throughput: requests per phone number are paced to `ratePerSecond` (Cloud API default 80 msg/s)
  * by a pacer shared by every chunk in this process, retries included.
  */
 import { Agent, request } from 'undici';
 import type { Rendered } from '../domain/render.ts';
-import { attemptSignal, networkFailure, retryAfterMs } from './http-failure.ts';
-import type { Provider, SendResult } from './types.ts';
+import { attemptSignal, networkFailure } from './http-failure.ts';
+import type { PrepareItem, PrepareRun, Provider, SendResult } from './types.ts';
+import { classifyAnswer, ERROR_CODES } from './whatsapp/errors.ts';
+import { afterRefusal, prepareWhatsapp, type WhatsappRoom } from './whatsapp/room.ts';
 
-/**
- * Graph / Cloud API error codes worth retrying: 1 unknown, 2 service temporarily unavailable,
- * 4 / 17 / 32 / 613 / 80007 / 130429 rate limits, 131000 something went wrong, 131016 service
- * overloaded, 131048 spam rate limit, 131056 pair rate limit, 133004 server temporarily unavailable.
- */
-export const RETRYABLE_CODES: ReadonlySet<number> = new Set([1, 2, 4, 17, 32, 613, 80007, 130429, 131000, 131016, 131048, 131056, 133004]);
+/** Graph / Cloud API error codes retried on the schedule (whatsapp/errors.ts has the whole table). */
+export const RETRYABLE_CODES: ReadonlySet<number> = new Set([...ERROR_CODES].filter(([, r]) => r.action === 'retry' || r.action === 'slow_down' || r.action === 'pair').map(([c]) => c));
 
 /**
  * Where a {@link Pacer} reads the time and waits: `now()` in milliseconds (any origin, monotonic) and
@@ -120,25 +123,11 @@ export function wamidOf(text: string): string | undefined {
 }
 
 /**
- * Maps a Graph API answer that is not 2xx to a failure (see the module comment); `retryAfter` is the
- * answer's Retry-After header, honoured when the failure is retryable.
+ * Maps a Graph API answer that is not 2xx to its outcome by the code table (whatsapp/errors.ts), at
+ * `now` (ms); `retryAfter` is the answer's Retry-After header, honoured when the failure is retryable.
  */
-export function classifyError(status: number, text: string, retryAfter?: string | string[]): SendResult {
-  let code: number | undefined;
-  let message = '';
-  try {
-    const err = (JSON.parse(text) as { error?: { code?: unknown; message?: unknown } }).error;
-    if (err && typeof err.code === 'number') code = err.code;
-    if (err && typeof err.message === 'string') message = err.message;
-  } catch {
-    // not JSON: classified by status alone
-  }
-  const retryable = code !== undefined ? RETRYABLE_CODES.has(code) : status === 408 || status === 429 || status >= 500;
-  const detail = code !== undefined ? `whatsapp error ${code}${message ? `: ${message.slice(0, 300)}` : ''}` : `whatsapp HTTP ${status}`;
-  return {
-    status: 'failed', retryable, error: `${detail} (HTTP ${status})`, code: String(code ?? status),
-    retryAfterMs: retryable ? retryAfterMs(retryAfter) : undefined,
-  };
+export function classifyError(status: number, text: string, retryAfter?: string | string[], now = Date.now()): SendResult {
+  return classifyAnswer(status, text, retryAfter, now).result;
 }
 
 export interface WhatsAppOptions {
@@ -150,6 +139,10 @@ export interface WhatsAppOptions {
   pacer: Pacer;
   /** One attempt's bound, connect to last byte (ms; DELIVERY_TIMEOUT). */
   timeoutMs: number;
+  /** The send-time rules' dependencies (whatsapp/room.ts); absent: no look before sending, no side effects of refusals. */
+  room?: WhatsappRoom;
+  /** The channel's messaging limit (people per moving 24 h; null: unlimited). */
+  messagingLimit?: number | null;
 }
 
 /** A WhatsApp Cloud API provider for one company's phone number. */
@@ -157,8 +150,11 @@ export function whatsappProvider(opts: WhatsAppOptions): Provider {
   const url = `${opts.apiBaseUrl.replace(/\/+$/, '')}/${encodeURIComponent(opts.phoneNumberId)}/messages`;
   const timeoutMs = opts.timeoutMs;
   const authorization = `Bearer ${opts.accessToken}`;
+  const room = opts.room;
+  const limit = opts.messagingLimit === undefined ? 250 : opts.messagingLimit;
   return {
     name: 'whatsapp',
+    ...(room ? { prepare: (run: PrepareRun, items: PrepareItem[]) => prepareWhatsapp(room, limit, run, items) } : {}),
     async send(rendered: Rendered, signal?: AbortSignal): Promise<SendResult> {
       const message = templateMessage(rendered);
       if (!message) return { status: 'failed', retryable: false, error: 'the template has no whatsapp mapping' };
@@ -177,7 +173,11 @@ export function whatsappProvider(opts: WhatsAppOptions): Provider {
         });
         const text = await res.body.text();
         if (res.statusCode >= 200 && res.statusCode < 300) return { status: 'sent', providerMessageId: wamidOf(text) };
-        return classifyError(res.statusCode, text, res.headers['retry-after']);
+        const classified = classifyAnswer(res.statusCode, text, res.headers['retry-after'], room?.clock.now() ?? Date.now());
+        // Shared state (pacing, the catalogue) follows the refusal; the message's outcome stands even
+        // when that write fails (the next refusal tries again).
+        if (room) await afterRefusal(room, rendered, classified).catch(() => {});
+        return classified.result;
       } catch (err) {
         return networkFailure(err, timeoutMs, signal, attempt);
       }

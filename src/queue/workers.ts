@@ -84,6 +84,8 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     whatsappRatePerSecond: config.whatsappRatePerSecond,
     addressPolicy: parseAddressPolicy(config.providerAllowedHosts),
     deliveryTimeoutMs: config.deliveryTimeoutMs,
+    db: database.db,
+    clock,
   });
   const ctx: PipelineContext = {
     db: database.db, boss, clock, logger: log, providers, drain: drain.signal, deliveryConcurrency: DELIVERY_CONCURRENCY,

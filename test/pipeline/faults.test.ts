@@ -126,7 +126,7 @@ describe('a delivery run that died holding its claims (handlers driven directly,
     assert.equal((await messagesOf(s, batchId)).length, 5);
 
     // A run claims all five, commits two results, and dies.
-    const claimed = await claimMessages(ctx.db, batchId, 0, 4, 2);
+    const { claimed } = await claimMessages(ctx.db, batchId, 0, 4, 2, clock.now());
     assert.equal(claimed.length, 5);
     await commitResults(ctx.db, claimed.slice(0, 2).map((m) => ({ message_id: m.message_id, status: 'sent', error: null, attempts: 1, sent_at: clock.now() })));
 

@@ -180,7 +180,7 @@ describe('retries and chunks', () => {
     assert.equal((classifyError(400, err(130429)) as any).retryable, true);
     assert.equal((classifyError(400, err(131056)) as any).retryable, true);
     assert.equal((classifyError(400, err(132001)) as any).retryable, false);
-    assert.equal((classifyError(401, err(190)) as any).retryable, false);
+    assert.deepEqual([(classifyError(401, err(190)) as any).status, (classifyError(401, err(190)) as any).reason], ['wait', 'channel_paused'], 'an expired token pauses the channel');
     assert.equal((classifyError(503, 'oops') as any).retryable, true);
     assert.equal((classifyError(404, 'oops') as any).retryable, false);
     assert.equal((classifyError(408, 'oops') as any).retryable, true);

@@ -38,12 +38,15 @@ export const Batch = component('Batch', Type.Object({
   source_id: Type.Integer({ description: 'the automation or campaign id' }),
   status: Type.Union([Type.Literal('accepted'), Type.Literal('processing'), Type.Literal('completed')]),
   counts: ref(BatchCounts),
+  waiting: Type.Record(Type.String(), count, {
+    description: 'pending messages that wait for something, by reason: channel_paused, template_paused, messaging_limit, pair_rate, marketing_held (docs/whatsapp.md); messages waiting for delivery hours or a retry are not counted here',
+  }),
   ignored_contacts: Type.Integer({ minimum: 0, description: 'contacts of the request dropped as duplicates' }),
   created_at: time(),
   completed_at: Type.Union([time(), Type.Null()], { description: 'when every message reached a final status' }),
 }), {
   batch_id: BATCH_ID_EXAMPLE, kind: 'campaign', company_id: 12, source_id: 8, status: 'completed',
-  counts: exampleOf(BatchCounts), ignored_contacts: 0, created_at: TIME_EXAMPLE, completed_at: '2026-03-02T09:30:04.210Z',
+  counts: exampleOf(BatchCounts), waiting: { messaging_limit: 120, pair_rate: 2 }, ignored_contacts: 0, created_at: TIME_EXAMPLE, completed_at: '2026-03-02T09:30:04.210Z',
 });
 
 /** One message of a batch; optional fields appear only when set. */
@@ -51,17 +54,23 @@ export const Message = component('Message', Type.Object({
   message_id: Type.String({ format: 'uuid' }),
   phone: Type.String({ description: 'E.164, or the text given when it is not a number (then skipped, reason invalid_phone)' }),
   status: Type.Union([Type.Literal('pending'), Type.Literal('sent'), Type.Literal('delivered'), Type.Literal('read'), Type.Literal('failed'), Type.Literal('skipped')]),
-  reason: Type.Optional(Type.String({ description: 'why skipped: invalid_phone, opted_out, cancelled ...' })),
+  reason: Type.Optional(Type.String({ description: 'why skipped (invalid_phone, opted_out, cancelled, expired ...), or what a pending message waits for (channel_paused, template_paused, messaging_limit, pair_rate, marketing_held)' })),
   error: Type.Optional(Type.String({ description: 'why it failed (the last error while pending for a retry)' })),
   error_code: Type.Optional(Type.String({ description: "the provider's error code (WhatsApp's numeric code, a webhook answer's HTTP status)" })),
   attempts: count,
   scheduled_for: Type.Optional(time('held for the delivery hours until then')),
-  next_attempt_at: Type.Optional(time('a pending message waiting for a retry: when it is attempted again')),
+  next_attempt_at: Type.Optional(time('a pending message waiting for a retry (or for what `reason` names): when it is attempted again')),
   provider_message_id: Type.Optional(Type.String({ description: "WhatsApp's wamid; the webhook provider's webhook-id" })),
   sent_at: Type.Optional(time()),
   delivered_at: Type.Optional(time()),
   read_at: Type.Optional(time()),
   failed_at: Type.Optional(time()),
+  provider_error: Type.Optional(Type.Object({
+    code: Type.String(),
+    title: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    message: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+    details: Type.Optional(Type.Union([Type.String(), Type.Null()])),
+  }, { description: "the provider's error as it gave it (WhatsApp: Meta's code, title, message and error_data.details)" })),
   rendered: Type.Unknown({ description: 'the message as handed to the provider (null until rendered)' }),
 }), {
   message_id: '5c0e2d7a-1b3f-4e8d-9a6c-7f2e1d0b9a83', phone: '+4915112345678', status: 'delivered', attempts: 1,
@@ -79,7 +88,7 @@ export const BatchPage = component('BatchPage', Type.Object({
 function batchJson(b: Awaited<ReturnType<typeof getBatch>>) {
   return {
     batch_id: b.batch_id, kind: b.kind, company_id: b.company_id, source_id: b.source_id, status: b.status,
-    counts: b.counts, ignored_contacts: b.ignored_contacts, created_at: iso(b.created_at), completed_at: iso(b.completed_at),
+    counts: b.counts, waiting: b.waiting, ignored_contacts: b.ignored_contacts, created_at: iso(b.created_at), completed_at: iso(b.completed_at),
   };
 }
 

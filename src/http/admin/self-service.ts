@@ -11,7 +11,7 @@
  *   src/domain/source-tools.ts) or 422 `{"detail":[{type:"template_error", loc:["body"], msg}]}`.
  * - `POST /admin/automations/{id}/test-send`, `/admin/campaigns/{id}/test-send` `{phone}` → 202
  *   `{batch_id}`: a batch of one through the accept step.
- * - `POST /admin/campaigns/{id}/sends` `{segment_id | contacts, scheduled_for?, dry_run?}` → 202
+ * - `POST /admin/campaigns/{id}/sends` `{segment_id | contacts, scheduled_for?, expire_at?, dry_run?}` → 202
  *   `{batch_id, plan}` (or 200 `{plan}` with `dry_run`); `scheduled_for` in the past is 422.
  * - `POST /admin/batches/{id}/cancel` → 200 `{batch_id, cancelled, before_fan_out}`
  *   (src/domain/campaign-sends.ts: unsent messages end skipped / `cancelled`).
@@ -220,6 +220,7 @@ export function registerSelfServiceRoutes(app: FastifyInstance, deps: AppDeps): 
         segment_id: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647, description: 'one of segment_id and contacts' })),
         contacts: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 100000, description: 'phone numbers (E.164 or national); one of segment_id and contacts' })),
         scheduled_for: Type.Optional(Type.String({ format: 'date-time', description: 'an instant in the future (RFC 3339 with offset)' })),
+        expire_at: Type.Optional(Type.String({ format: 'date-time', description: "an instant in the future (RFC 3339 with offset), after scheduled_for: a message not handed to the provider by then ends skipped, reason `expired` (instead of the campaign's expire_after)" })),
         dry_run: Type.Optional(Type.Boolean({ description: 'answer the plan only (200), send nothing' })),
       }, { additionalProperties: false, examples: [{ segment_id: 5, scheduled_for: '2026-03-03T08:00:00+01:00' }] }),
       response: {
@@ -227,7 +228,7 @@ export function registerSelfServiceRoutes(app: FastifyInstance, deps: AppDeps): 
         202: ok('Accepted: the send batch is committed', Type.Object({ batch_id: Type.String({ format: 'uuid' }), plan: ref(SendPlanSchema) }), { batch_id: BATCH_ID_EXAMPLE, plan: exampleOf(SendPlanSchema) }),
         ...adminErrors,
         404: notFound('Campaign not found', 'No such campaign, or the segment is not the campaign company\'s (`Segment not found`)'),
-        422: invalid({ type: 'value_error', loc: ['body', 'scheduled_for'], msg: 'must be in the future' }, 'Invalid body: neither or both of segment_id and contacts, a past or offset-less scheduled_for, an audience without numbers, more than 100,000 numbers'),
+        422: invalid({ type: 'value_error', loc: ['body', 'scheduled_for'], msg: 'must be in the future' }, 'Invalid body: neither or both of segment_id and contacts, a past or offset-less scheduled_for or expire_at, an expire_at not after scheduled_for, an audience without numbers, more than 100,000 numbers'),
       },
     },
   }, async (request, reply) => {
@@ -243,14 +244,21 @@ export function registerSelfServiceRoutes(app: FastifyInstance, deps: AppDeps): 
       if (!Number.isFinite(sendAt) || !/(Z|[+-]\d{2}:\d{2})$/i.test(b.scheduled_for)) throw invalidInput(['body', 'scheduled_for'], 'an RFC 3339 date-time with an offset', 'value_error', b.scheduled_for);
       if (sendAt <= now) throw invalidInput(['body', 'scheduled_for'], 'must be in the future', 'value_error', b.scheduled_for);
     }
+    let expireAt: number | null = null;
+    if (b.expire_at !== undefined) {
+      expireAt = Date.parse(b.expire_at);
+      if (!Number.isFinite(expireAt) || !/(Z|[+-]\d{2}:\d{2})$/i.test(b.expire_at)) throw invalidInput(['body', 'expire_at'], 'an RFC 3339 date-time with an offset', 'value_error', b.expire_at);
+      if (expireAt <= now) throw invalidInput(['body', 'expire_at'], 'must be in the future', 'value_error', b.expire_at);
+      if (sendAt !== null && expireAt <= sendAt) throw invalidInput(['body', 'expire_at'], 'must be after scheduled_for', 'value_error', b.expire_at);
+    }
     const company = await sendCompany(db, campaign.company_id);
     const audience: Audience = b.segment_id !== undefined ? { segment_id: b.segment_id } : { contacts: b.contacts! };
     const phones = await audiencePhones(db, company.company_id, audience);
     const { items, plan } = await planSend(db, company, phones, sendAt ?? now);
     if (b.dry_run) return { plan: planJson(plan) };
     if (items.length === 0) throw invalidInput(['body', 'segment_id' in audience ? 'segment_id' : 'contacts'], 'the audience has no numbers');
-    const batchId = await startCampaignSend(db, deps.acceptor, campaign, items, sendAt);
-    await recordAudit(db, { actor: 'admin', action: 'campaign.send', target: `batch:${batchId}`, company_id: company.company_id, details: { campaign_id: campaign.id, ...('segment_id' in audience ? { segment_id: audience.segment_id } : { contacts: items.length }), scheduled_for: sendAt === null ? null : new Date(sendAt).toISOString() } });
+    const batchId = await startCampaignSend(db, deps.acceptor, campaign, items, sendAt, expireAt);
+    await recordAudit(db, { actor: 'admin', action: 'campaign.send', target: `batch:${batchId}`, company_id: company.company_id, details: { campaign_id: campaign.id, ...('segment_id' in audience ? { segment_id: audience.segment_id } : { contacts: items.length }), scheduled_for: sendAt === null ? null : new Date(sendAt).toISOString(), ...(expireAt === null ? {} : { expire_at: new Date(expireAt).toISOString() }) } });
     return reply.code(202).send({ batch_id: batchId, plan: planJson(plan) });
   });
 

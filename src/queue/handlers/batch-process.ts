@@ -11,6 +11,9 @@
  * - 4.4 only: an opted-out contact → `skipped` / `opted_out`; outside the company's delivery hours
  *   (judged at fan-out by the injectable clock) every message is held: `pending`, `scheduled_for` =
  *   `held_until` = the next opening, and one `messages-release` job is deferred to that instant;
+ * - expiry (docs/whatsapp.md "Messages that expire", {@link expiryOf}): each pending message gets
+ *   `expires_at`; a hold ends at the latest then (released, the claim skips it as `expired`); a batch
+ *   fanned out after its expiry writes its messages `skipped` / `expired`;
  * - a scheduled send (`overrides.send_at`, src/domain/campaign-sends.ts) is held like delivery hours
  *   until max(send_at, the next opening at send_at); a batch cancelled before its fan-out
  *   (`overrides.cancelled`) writes every valid item `skipped` / `cancelled`;
@@ -21,6 +24,7 @@
  *   company's provider at fan-out time: the outbox takes a whole batch in one statement).
  */
 import { sql } from 'kysely';
+import { parseDuration } from '../../config.ts';
 import type { BatchKind, DeliveryHours } from '../../db/schema.ts';
 import type { BatchItem, BatchOverrides } from '../../domain/batches.ts';
 import { upsertContacts, type ContactWrite, type StoredContact } from '../../domain/contacts.ts';
@@ -43,6 +47,9 @@ interface BatchRow {
   template: Template;
   delivery_hours: DeliveryHours | null;
   provider: string | null;
+  /** The source's `expire_after` (a duration such as `24h`, or null). */
+  expire_after: string | null;
+  created_at: Date;
 }
 
 /** The row as read: `items` is stored as JSON text (migration 007). */
@@ -68,6 +75,26 @@ async function writeContacts(db: PipelineContext['db'], batch: BatchRow): Promis
   return new Map(stored.map((c) => [c.phone, c]));
 }
 
+/**
+ * When the batch's messages expire (ms), or null (docs/whatsapp.md "Messages that expire"): a campaign
+ * send's `overrides.expire_at`, else the source's `expire_after` counted from when the batch was
+ * accepted, or from its `send_at` when it was scheduled later (a scheduled send would otherwise expire
+ * before it starts). An unparseable duration (never written by the API) means no expiry.
+ */
+export function expiryOf(batch: Pick<BatchRow, 'overrides' | 'expire_after' | 'created_at'>): number | null {
+  const at = batch.overrides?.expire_at ? Date.parse(batch.overrides.expire_at) : NaN;
+  if (Number.isFinite(at)) return at;
+  if (!batch.expire_after) return null;
+  let after: number;
+  try {
+    after = parseDuration('expire_after', batch.expire_after);
+  } catch {
+    return null;
+  }
+  const sendAt = batch.overrides?.send_at ? Date.parse(batch.overrides.send_at) : NaN;
+  return Math.max(new Date(batch.created_at).getTime(), Number.isFinite(sendAt) ? sendAt : 0) + after;
+}
+
 /** Fans out batch `batchId`; null when it was not `accepted` (already done, or unknown). */
 export async function processBatch(ctx: PipelineContext, batchId: string): Promise<FanOut | null> {
   const finals: Record<string, number> = {};
@@ -78,7 +105,10 @@ export async function processBatch(ctx: PipelineContext, batchId: string): Promi
       UPDATE batches b SET status = 'processing'
       FROM companies c
       WHERE b.batch_id = ${batchId}::uuid AND b.status = 'accepted' AND c.company_id = b.company_id
-      RETURNING b.company_id, b.kind, b.source_id, b.items, b.overrides, b.template, c.delivery_hours, c.channel->>'provider' AS provider`.execute(trx);
+      RETURNING b.company_id, b.kind, b.source_id, b.items, b.overrides, b.template, c.delivery_hours, c.channel->>'provider' AS provider,
+        b.created_at, CASE b.kind
+          WHEN 'automation' THEN (SELECT a.expire_after FROM automations a WHERE a.automation_id = b.source_id)
+          ELSE (SELECT k.expire_after FROM campaigns k WHERE k.campaign_id = b.source_id) END AS expire_after`.execute(trx);
     if (!rows[0]) return null;
     const batch: BatchRow = { ...rows[0], items: JSON.parse(rows[0].items) as BatchItem[] };
 
@@ -89,6 +119,9 @@ export async function processBatch(ctx: PipelineContext, batchId: string): Promi
     const opensAt = batch.kind === 'campaign' ? nextSendTime(batch.delivery_hours, sendAt) : sendAt;
     const cancelled = batch.overrides?.cancelled === true;
     const held = opensAt > now;
+    const expiresAt = expiryOf(batch);
+    const expired = expiresAt !== null && expiresAt <= now;
+    const holdUntil = expiresAt !== null ? Math.min(opensAt, expiresAt) : opensAt;
     const compiled = compileTemplate(normaliseTemplate(batch.template));
 
     const messages: NewMessage[] = batch.items.map((item, seq) => {
@@ -115,7 +148,8 @@ export async function processBatch(ctx: PipelineContext, batchId: string): Promi
           },
           overrides: batch.overrides ?? {},
         });
-        return { ...withContact, status: 'pending', rendered, scheduled_for: held ? opensAt : null, held_until: held ? opensAt : null };
+        if (expired) return { ...withContact, status: 'skipped', reason: 'expired', rendered };
+        return { ...withContact, status: 'pending', rendered, scheduled_for: held ? opensAt : null, held_until: held ? holdUntil : null, expires_at: expiresAt };
       } catch (err) {
         if (!(err instanceof RenderError)) throw err;
         return { ...withContact, status: 'failed', error: err.message };
@@ -132,7 +166,7 @@ export async function processBatch(ctx: PipelineContext, batchId: string): Promi
       await completeBatchIfDone(trx, batchId, now);
     } else if (held) {
       // pg-boss waits in real time; the workers' sweep also releases against the injectable clock.
-      await enqueueMany(ctx.boss, trx, 'messages-release', [{ data: { batch_id: batchId }, startAfter: new Date(Date.now() + (opensAt - now)) }]);
+      await enqueueMany(ctx.boss, trx, 'messages-release', [{ data: { batch_id: batchId }, startAfter: new Date(Date.now() + (holdUntil - now)) }]);
     } else {
       const ranges = chunkRanges(pendingSeqs, chunkSizeFor(batch.provider));
       chunks = ranges.length;

@@ -22,13 +22,15 @@
  */
 import type { Provider } from '../../providers/index.ts';
 import { attemptOnce, nextStep } from '../../providers/retry.ts';
-import type { SendResult } from '../../providers/types.ts';
+import type { PrepareDecision, SendEffect, SendResult } from '../../providers/types.ts';
+import type { Db } from '../../db/database.ts';
+import { pauseChannel } from '../../db/whatsapp-channel.ts';
 import { messagesFinal } from '../../metrics.ts';
 import type { JobPayloads } from '../jobs.ts';
 import type { PipelineContext } from './context.ts';
 import { FailureLog } from './failure-log.ts';
 import {
-  claimMessages, commitResults, completeBatchIfDone, countUnfinished, renewLeases, sendRangeToOutbox,
+  claimMessages, commitResults, completeBatchIfDone, countUnfinished, optOutContactsOf, renewLeases, sendRangeToOutbox,
   type Claimed, type MessageResult,
 } from '../../db/messages.ts';
 
@@ -50,8 +52,9 @@ export async function deliverChunk(ctx: PipelineContext, data: JobPayloads['mess
   const provider = ctx.providers.forChannel(company.channel);
   if (!ctx.drain.aborted) {
     if (provider.name === 'outbox') {
-      const sent = await sendRangeToOutbox(ctx.db, batch_id, seq_from, seq_to, ctx.clock.now());
+      const { sent, expired } = await sendRangeToOutbox(ctx.db, batch_id, seq_from, seq_to, ctx.clock.now());
       if (sent) messagesFinal.inc({ status: 'sent', provider: 'outbox' }, sent);
+      if (expired) messagesFinal.inc({ status: 'skipped', provider: 'outbox' }, expired);
     } else {
       await deliverClaimed(ctx, provider, data, abort);
     }
@@ -70,32 +73,73 @@ export async function deliverChunk(ctx: PipelineContext, data: JobPayloads['mess
 export function resultOf(m: Claimed, result: SendResult | null, interrupted: boolean, schedule: readonly number[], now: number): MessageResult {
   const base = { message_id: m.message_id, sent_at: null };
   if (!result) return { ...base, status: 'pending', error: null, attempts: 0 };
+  const providerError = result.status === 'sent' ? null : result.providerError ?? null;
   if (interrupted && result.status === 'failed') {
-    return { ...base, status: 'pending', error: result.error, error_code: result.code ?? null, attempts: 1 };
+    return { ...base, status: 'pending', error: result.error, error_code: result.code ?? null, attempts: 1, provider_error: providerError };
   }
   const step = nextStep(result, m.attempts + 1, schedule, now);
   switch (step.kind) {
     case 'sent': return { ...base, status: 'sent', error: null, attempts: 1, sent_at: now, provider_message_id: step.providerMessageId };
-    case 'failed': return { ...base, status: 'failed', error: step.error, error_code: step.code, attempts: 1, failed_at: now };
-    case 'retry': return { ...base, status: 'pending', error: step.error, error_code: step.code, attempts: 1, retry_at: step.at };
+    case 'failed': return { ...base, status: 'failed', error: step.error, error_code: step.code, attempts: 1, failed_at: now, provider_error: providerError };
+    case 'retry': return {
+      ...base, status: 'pending', error: step.error, error_code: step.code, attempts: 1, uncounted: step.uncounted === true,
+      retry_at: step.at, reason: step.reason ?? null, provider_error: providerError,
+    };
   }
 }
 
+/** The result to commit for claimed message `m` that the provider's `prepare` decided not to send (no attempt). */
+export function decisionResult(m: Claimed, d: Exclude<PrepareDecision, { action: 'send' }>, now: number): MessageResult {
+  const base = { message_id: m.message_id, sent_at: null, attempts: 0 };
+  switch (d.action) {
+    case 'wait': return { ...base, status: 'pending', error: null, retry_at: Math.max(now, d.until), reason: d.reason };
+    case 'fail': return { ...base, status: 'failed', error: d.error, error_code: d.code ?? null, failed_at: now, provider_error: d.providerError ?? null };
+    case 'skip': return { ...base, status: 'skipped', error: null, reason: d.reason };
+  }
+}
+
+/**
+ * Applies outcomes' effects (providers/types.ts SendEffect) in `db` (the transaction committing their
+ * results), at `now` (ms): opt-outs of the messages' contacts, one statement per source; a pause of the
+ * company's channel with the first reason given.
+ */
+async function applyEffects(db: Db, companyId: number, effects: { message_id: string; effect: SendEffect }[], now: number): Promise<void> {
+  const optOuts = new Map<string, string[]>();
+  let pause: string | null = null;
+  for (const { message_id, effect } of effects) {
+    if (effect.kind === 'opt_out') optOuts.set(effect.source, [...(optOuts.get(effect.source) ?? []), message_id]);
+    else pause ??= effect.reason;
+  }
+  for (const [source, ids] of optOuts) await optOutContactsOf(db, ids, source, now);
+  if (pause !== null) await pauseChannel(db, companyId, pause, now);
+}
+
 async function deliverClaimed(ctx: PipelineContext, provider: Provider, data: JobPayloads['messages-deliver'], abort?: AbortSignal): Promise<void> {
-  const claimed = await claimMessages(ctx.db, data.batch_id, data.seq_from, data.seq_to, LEASE_SECONDS);
+  const { claimed, expired } = await claimMessages(ctx.db, data.batch_id, data.seq_from, data.seq_to, LEASE_SECONDS, ctx.clock.now());
+  if (expired) messagesFinal.inc({ status: 'skipped', provider: provider.name }, expired);
   if (claimed.length === 0) return;
   const schedule = ctx.retrySchedule;
   const held = new Set(claimed.map((m) => m.message_id)); // claimed and not yet committed
+  const queue: Claimed[] = [...claimed]; // claimed and not yet started (nor decided by prepare)
   let buffer: MessageResult[] = [];
+  let effects: { message_id: string; effect: SendEffect }[] = [];
   let chain: Promise<void> = Promise.resolve();
   let flushError: unknown;
 
   const flush = (): Promise<void> => {
     const rows = buffer;
+    const fx = effects;
     buffer = [];
+    effects = [];
     if (rows.length) {
       chain = chain.then(async () => {
-        const written = await commitResults(ctx.db, rows);
+        const written = fx.length === 0
+          ? await commitResults(ctx.db, rows)
+          : await ctx.db.transaction().execute(async (trx) => {
+            const w = await commitResults(trx, rows);
+            await applyEffects(trx, data.company_id, fx, ctx.clock.now());
+            return w;
+          });
         for (const r of rows) held.delete(r.message_id);
         const counts: Record<string, number> = {};
         for (const s of written) if (s !== 'pending') counts[s] = (counts[s] ?? 0) + 1;
@@ -106,6 +150,42 @@ async function deliverClaimed(ctx: PipelineContext, provider: Provider, data: Jo
     }
     return chain;
   };
+
+  // The provider's look before sending (providers/types.ts prepare): messages it does not send now
+  // are decided without an attempt; the rest stay in the queue, in order.
+  const decide = async (again: boolean): Promise<void> => {
+    if (!provider.prepare || queue.length === 0) return;
+    const items = queue.splice(0);
+    let decisions: Map<string, PrepareDecision>;
+    try {
+      decisions = await provider.prepare({ companyId: data.company_id, now: ctx.clock.now(), again }, items.map((m) => ({ message_id: m.message_id, rendered: m.rendered })));
+    } catch (err) {
+      queue.unshift(...items);
+      throw err;
+    }
+    const now = ctx.clock.now();
+    for (const m of items) {
+      const d = decisions.get(m.message_id);
+      if (!d || d.action === 'send') queue.push(m);
+      else buffer.push(decisionResult(m, d, now));
+    }
+  };
+  // An outcome asked for a recheck: its effects are committed first, then prepare looks again.
+  let recheckWanted = false;
+  let recheck: Promise<void> | null = null;
+  const recheckIfWanted = async (): Promise<void> => {
+    while (recheckWanted || recheck) {
+      if (!recheck) {
+        recheckWanted = false;
+        recheck = (async () => {
+          await flush();
+          if (flushError === undefined) await decide(true);
+        })().finally(() => { recheck = null; });
+      }
+      await recheck;
+    }
+  };
+
   const flushTimer = setInterval(() => void flush(), FLUSH_MS);
   const renewTimer = setInterval(() => {
     renewLeases(ctx.db, [...held], LEASE_SECONDS).catch((err) => ctx.logger.warn({ err: (err as Error).message, batch_id: data.batch_id }, 'lease renewal failed'));
@@ -114,29 +194,38 @@ async function deliverClaimed(ctx: PipelineContext, provider: Provider, data: Jo
   // Failed attempts reach the log (issue 13 item 4): `error` when the message ends failed, `warn`
   // when it waits for another attempt; bounded per run (failure-log.ts).
   const failures = new FailureLog(ctx.logger, { company_id: data.company_id, batch_id: data.batch_id }, 'message delivery failed');
-  let next = 0;
+  const stopped = () => ctx.drain.aborted || !!abort?.aborted || flushError !== undefined;
   const lane = async () => {
-    while (next < claimed.length && !ctx.drain.aborted && !abort?.aborted && flushError === undefined) {
-      const m = claimed[next++];
+    while (queue.length && !stopped()) {
+      await recheckIfWanted();
+      const m = queue.shift();
+      if (!m || stopped()) {
+        if (m) queue.unshift(m);
+        break;
+      }
       const result = await attemptOnce(provider, m.rendered, abort);
       const r = resultOf(m, result, !!abort?.aborted, schedule, ctx.clock.now());
       buffer.push(r);
-      if (result?.status === 'failed') {
-        failures.add({
-          level: r.status === 'failed' ? 'error' : 'warn', message_id: m.message_id, provider: provider.name,
-          attempt: m.attempts + 1, error: result.error, error_code: result.code ?? null,
-          ...(r.retry_at ? { retry_at: new Date(r.retry_at).toISOString() } : {}),
-        });
+      if (result.status !== 'sent') {
+        for (const effect of result.effects ?? []) effects.push({ message_id: m.message_id, effect });
+        if (result.recheck) recheckWanted = true;
+        if (result.error !== undefined) {
+          failures.add({
+            level: r.status === 'failed' ? 'error' : 'warn', message_id: m.message_id, provider: provider.name,
+            attempt: m.attempts + 1, error: result.error, error_code: result.code ?? null,
+            ...(r.reason ? { waiting: r.reason } : {}),
+            ...(r.retry_at ? { retry_at: new Date(r.retry_at).toISOString() } : {}),
+          });
+        }
       }
       if (buffer.length >= FLUSH_ROWS) void flush();
     }
   };
   try {
-    await Promise.all(Array.from({ length: Math.min(ctx.deliveryConcurrency, claimed.length) }, lane));
+    await decide(false);
+    await Promise.all(Array.from({ length: Math.min(ctx.deliveryConcurrency, queue.length) }, lane));
     // Claimed but never started (the workers are stopping): give the leases back at once.
-    for (; next < claimed.length; next++) {
-      buffer.push(resultOf(claimed[next], null, true, schedule, ctx.clock.now()));
-    }
+    for (const m of queue.splice(0)) buffer.push(resultOf(m, null, true, schedule, ctx.clock.now()));
   } finally {
     clearInterval(flushTimer);
     clearInterval(renewTimer);

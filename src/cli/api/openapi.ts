@@ -1726,6 +1726,10 @@ export interface components {
          *         "skipped": 1,
          *         "pending": 0
          *       },
+         *       "waiting": {
+         *         "messaging_limit": 120,
+         *         "pair_rate": 2
+         *       },
          *       "ignored_contacts": 0,
          *       "created_at": "2026-03-02T09:30:00.000Z",
          *       "completed_at": "2026-03-02T09:30:04.210Z"
@@ -1740,6 +1744,10 @@ export interface components {
             source_id: number;
             status: "accepted" | "processing" | "completed";
             counts: components["schemas"]["BatchCounts"];
+            /** @description pending messages that wait for something, by reason: channel_paused, template_paused, messaging_limit, pair_rate, marketing_held (docs/whatsapp.md); messages waiting for delivery hours or a retry are not counted here */
+            waiting: {
+                [key: string]: number;
+            };
             /** @description contacts of the request dropped as duplicates */
             ignored_contacts: number;
             /** Format: date-time */
@@ -1773,7 +1781,7 @@ export interface components {
             /** @description E.164, or the text given when it is not a number (then skipped, reason invalid_phone) */
             phone: string;
             status: "pending" | "sent" | "delivered" | "read" | "failed" | "skipped";
-            /** @description why skipped: invalid_phone, opted_out, cancelled ... */
+            /** @description why skipped (invalid_phone, opted_out, cancelled, expired ...), or what a pending message waits for (channel_paused, template_paused, messaging_limit, pair_rate, marketing_held) */
             reason?: string;
             /** @description why it failed (the last error while pending for a retry) */
             error?: string;
@@ -1787,7 +1795,7 @@ export interface components {
             scheduled_for?: string;
             /**
              * Format: date-time
-             * @description a pending message waiting for a retry: when it is attempted again
+             * @description a pending message waiting for a retry (or for what `reason` names): when it is attempted again
              */
             next_attempt_at?: string;
             /** @description WhatsApp's wamid; the webhook provider's webhook-id */
@@ -1800,6 +1808,13 @@ export interface components {
             read_at?: string;
             /** Format: date-time */
             failed_at?: string;
+            /** @description the provider's error as it gave it (WhatsApp: Meta's code, title, message and error_data.details) */
+            provider_error?: {
+                code: string;
+                title?: string | null;
+                message?: string | null;
+                details?: string | null;
+            };
             /** @description the message as handed to the provider (null until rendered) */
             rendered: unknown;
         };
@@ -1821,6 +1836,10 @@ export interface components {
          *             "failed": 0,
          *             "skipped": 1,
          *             "pending": 0
+         *           },
+         *           "waiting": {
+         *             "messaging_limit": 120,
+         *             "pair_rate": 2
          *           },
          *           "ignored_contacts": 0,
          *           "created_at": "2026-03-02T09:30:00.000Z",
@@ -6924,6 +6943,10 @@ export interface operations {
                      *         "skipped": 1,
                      *         "pending": 0
                      *       },
+                     *       "waiting": {
+                     *         "messaging_limit": 120,
+                     *         "pair_rate": 2
+                     *       },
                      *       "ignored_contacts": 0,
                      *       "created_at": "2026-03-02T09:30:00.000Z",
                      *       "completed_at": "2026-03-02T09:30:04.210Z"
@@ -7204,6 +7227,10 @@ export interface operations {
                      *             "failed": 0,
                      *             "skipped": 1,
                      *             "pending": 0
+                     *           },
+                     *           "waiting": {
+                     *             "messaging_limit": 120,
+                     *             "pair_rate": 2
                      *           },
                      *           "ignored_contacts": 0,
                      *           "created_at": "2026-03-02T09:30:00.000Z",
@@ -10789,6 +10816,11 @@ export interface operations {
                      * @description an instant in the future (RFC 3339 with offset)
                      */
                     scheduled_for?: string;
+                    /**
+                     * Format: date-time
+                     * @description an instant in the future (RFC 3339 with offset), after scheduled_for: a message not handed to the provider by then ends skipped, reason `expired` (instead of the campaign's expire_after)
+                     */
+                    expire_at?: string;
                     /** @description answer the plan only (200), send nothing */
                     dry_run?: boolean;
                 };
@@ -10906,7 +10938,7 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
-            /** @description Invalid body: neither or both of segment_id and contacts, a past or offset-less scheduled_for, an audience without numbers, more than 100,000 numbers */
+            /** @description Invalid body: neither or both of segment_id and contacts, a past or offset-less scheduled_for or expire_at, an expire_at not after scheduled_for, an audience without numbers, more than 100,000 numbers */
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */

@@ -209,6 +209,8 @@ export interface MessageView {
   failed_at?: Date;
   /** The provider's error as it gave it: `{code, title, message, details}` (WhatsApp). */
   provider_error?: ProviderError;
+  /** Not handed to the provider by then, the message ends skipped / `expired` (docs/whatsapp.md). */
+  expires_at?: Date;
   rendered: unknown;
 }
 
@@ -221,7 +223,7 @@ export async function listBatchMessages(db: Db, batchId: string, companyId?: num
   await getBatch(db, batchId, companyId);
   const rows = await db.selectFrom('messages')
     .select(['message_id', 'phone', 'status', 'reason', 'error', 'error_code', 'attempts', 'scheduled_for', 'next_attempt_at',
-      'provider_message_id', 'sent_at', 'delivered_at', 'read_at', 'failed_at', 'provider_error', 'rendered'])
+      'provider_message_id', 'sent_at', 'delivered_at', 'read_at', 'failed_at', 'provider_error', 'expires_at', 'rendered'])
     .where('batch_id', '=', batchId.toLowerCase()).orderBy('seq').execute();
   return rows.map((r) => ({
     message_id: r.message_id,
@@ -239,6 +241,7 @@ export async function listBatchMessages(db: Db, batchId: string, companyId?: num
     ...(r.read_at ? { read_at: r.read_at } : {}),
     ...(r.failed_at ? { failed_at: r.failed_at } : {}),
     ...(r.provider_error ? { provider_error: r.provider_error as unknown as ProviderError } : {}),
+    ...(r.expires_at ? { expires_at: r.expires_at } : {}),
     rendered: r.rendered,
   }));
 }

@@ -20,6 +20,7 @@ import { Pacer, whatsappProvider } from './whatsapp.ts';
 import { messagingLimitOf, type PacingPort, type TemplateAvailability, type WhatsappRoom } from './whatsapp/room.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/database.ts';
+import { templateAvailability } from '../domain/whatsapp-templates.ts';
 
 export type { Provider, ProviderName, SendResult } from './types.ts';
 
@@ -49,7 +50,10 @@ export interface ProviderRegistryOptions {
    */
   db?: Db;
   clock?: Clock;
-  /** The catalogue's send-time answer and the pacing module (defaults: every template approved, everything admitted). */
+  /**
+   * The catalogue's send-time answer (default: the catalogue's templateAvailability; null: every
+   * template counts as approved) and the pacing module (default: everything admitted).
+   */
   whatsapp?: { templateAvailability?: TemplateAvailability | null; pacing?: PacingPort | null };
 }
 
@@ -73,7 +77,11 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
   const pacer = new Pacer(opts.whatsappRatePerSecond);
   const cache = new LRUCache<string, Provider>({ max: 1_000 });
   const room: WhatsappRoom | undefined = opts.db && opts.clock
-    ? { db: opts.db, clock: opts.clock, templateAvailability: opts.whatsapp?.templateAvailability ?? null, pacing: opts.whatsapp?.pacing ?? null }
+    ? {
+      db: opts.db, clock: opts.clock,
+      templateAvailability: opts.whatsapp?.templateAvailability === undefined ? templateAvailability : opts.whatsapp.templateAvailability,
+      pacing: opts.whatsapp?.pacing ?? null,
+    }
     : undefined;
 
   function build(channel: Record<string, unknown>): Provider {

@@ -14,7 +14,16 @@ import { startReceiver, type WebhookReceiver } from '../helpers/receiver.ts';
 import { ADMIN_TOKEN, eventually, FakeClock, type TestServer } from '../helpers/server.ts';
 import { addEndpoint } from '../events/helpers.ts';
 import { startPipelineServer } from '../pipeline/helpers.ts';
-import { whatsappCompany, type WaCompany } from '../receipts/helpers.ts';
+import { whatsappCompany as syncedCompany } from '../helpers/whatsapp.ts';
+
+interface WaCompany { companyId: number; key: string; automationId: number }
+
+/** A WhatsApp company with a synced catalogue (test/helpers/whatsapp.ts) and an automation of the approved template `hello` / `en`. */
+async function whatsappCompany(_s: TestServer, g: FakeGraph): Promise<WaCompany> {
+  const c = await syncedCompany(_s, g);
+  const a = await _s.admin('POST', `/admin/companies/${c.companyId}/automations`, { name: 'wa', type: 'api', active: true, template: { body: 'Hi', whatsapp: { name: 'hello', language: 'en' } } }, 201);
+  return { companyId: c.companyId, key: c.key, automationId: a.automation_id };
+}
 
 const clock = new FakeClock(Date.now());
 let s: TestServer;
@@ -92,7 +101,7 @@ test('error codes: retry (Retry-After honoured), pair back-off, marketing hold, 
     [p[7]]: metaError(400, 100),
     [p[8]]: metaError(502, 133004),
   };
-  graph.script = (req, n) => (n === 1 ? first['+' + req.body?.to] : undefined);
+  graph.script = (req, n) => (n === 1 && req.body?.to ? first['+' + req.body.to] : undefined);
   const t0 = clock.now();
   const batchId = await send(c, p);
   let ms = await settled(batchId, p.length);
@@ -154,7 +163,7 @@ test('a hold by Meta (131049) does not count against the retry schedule', async 
   const c = await whatsappCompany(s, graph);
   const [to] = phones(1);
   // Held twice, then three transient failures: with a 3-wait schedule the last one is still retried.
-  graph.script = (req, n) => (n <= 2 ? metaError(400, 131049) : n <= 5 ? metaError(500, 131000) : undefined);
+  graph.script = (req, n) => (req.body?.to !== to.slice(1) ? undefined : n <= 2 ? metaError(400, 131049) : n <= 5 ? metaError(500, 131000) : undefined);
   const batchId = await send(c, [to]);
   for (let attempts = 1; attempts <= 5; attempts++) {
     const m = await eventually(async () => {
@@ -229,24 +238,16 @@ test('131031, 368 and 190 pause the channel too, each with its reason', async ()
   }
 });
 
-/** Puts a catalogue entry for the company's template (order_shipped / en_US) as a sync would. */
-async function catalogue(companyId: number, status: string): Promise<void> {
-  await sql`
-    INSERT INTO whatsapp_templates (company_id, template_id, name, language, status, category, parameters, components, synced_at)
-    VALUES (${companyId}, ${'t' + companyId}, 'order_shipped', 'en_US', ${status}, 'UTILITY', ${JSON.stringify({ header: 0, body: 0, buttons: [] })}::jsonb, '[]'::jsonb, now())
-    ON CONFLICT (company_id, template_id) DO UPDATE SET status = excluded.status`.execute(db());
-}
-
 async function templateStatus(companyId: number): Promise<string> {
-  const { rows } = await sql<{ status: string }>`SELECT status FROM whatsapp_templates WHERE company_id = ${companyId}`.execute(db());
+  const { rows } = await sql<{ status: string }>`SELECT status FROM whatsapp_templates WHERE company_id = ${companyId} AND name = 'hello' AND language = 'en'`.execute(db());
   return rows[0].status;
 }
 
-test('template codes mark the catalogue entry: 132015 waits template_paused, the others fail', async () => {
+test('template codes mark the catalogue entry: 132015 waits template_paused, the others fail; later sends do not reach Meta', async () => {
   for (const [code, status] of [[132015, 'PAUSED'], [132016, 'DISABLED'], [132001, 'DELETED'], [132000, 'MISMATCHED'], [132005, 'MISMATCHED'], [132007, 'MISMATCHED'], [132012, 'MISMATCHED']] as const) {
     const c = await whatsappCompany(s, graph);
-    await catalogue(c.companyId, 'APPROVED');
-    const [to] = phones(1);
+    assert.equal(await templateStatus(c.companyId), 'APPROVED');
+    const [to, later] = phones(2);
     graph.script = (req) => (req.body?.to === to.slice(1) ? metaError(400, code) : undefined);
     const batchId = await send(c, [to]);
     const m = (await settled(batchId, 1)).get(to);
@@ -254,5 +255,43 @@ test('template codes mark the catalogue entry: 132015 waits template_paused, the
     else assert.deepEqual([m.status, m.error_code], ['failed', String(code)]);
     assert.equal(m.provider_error.code, String(code));
     assert.equal(await templateStatus(c.companyId), status, `${code} marks the entry ${status}`);
+
+    // The next send of the template is decided from the catalogue, without a request to Meta.
+    const next = (await settled(await send(c, [later]), 1)).get(later);
+    if (code === 132015) assert.deepEqual([next.status, next.reason, next.attempts], ['pending', 'template_paused', 0]);
+    else assert.deepEqual([next.status, next.error_code, next.attempts], ['failed', 'template_unavailable', 0]);
+    assert.equal(requestsTo(later), 0);
   }
+});
+
+test("a template refused in the middle of a run: the run's messages not yet sent are decided from the catalogue", async () => {
+  const c = await whatsappCompany(s, graph);
+  const p = phones(40);
+  const ours = new Set(p.map((x) => x.slice(1)));
+  graph.script = (req) => (ours.has(req.body?.to) ? metaError(400, 132016) : undefined);
+  const batchId = await send(c, p);
+  const ms = await settled(batchId, p.length);
+  const asked = graph.requests.filter((r) => ours.has(r.body?.to)).length;
+  assert.ok(asked < p.length, `${asked} requests for ${p.length} messages`);
+  const codes = [...ms.values()].map((m) => m.error_code);
+  assert.equal(codes.filter((x) => x === '132016').length, asked);
+  assert.equal(codes.filter((x) => x === 'template_unavailable').length, p.length - asked);
+  assert.ok([...ms.values()].every((m) => m.status === 'failed'));
+});
+
+test('templates the catalogue does not approve: PAUSED waits until approved again, others fail without calling Meta', async () => {
+  const c = await whatsappCompany(s, graph);
+  const [paused, gone] = phones(2);
+  await sql`UPDATE whatsapp_templates SET status = 'PAUSED' WHERE company_id = ${c.companyId} AND name = 'hello' AND language = 'en'`.execute(db());
+  const batchId = await send(c, [paused]);
+  const m = (await settled(batchId, 1)).get(paused);
+  assert.deepEqual([m.status, m.reason, m.attempts], ['pending', 'template_paused', 0]);
+  assert.deepEqual((await s.admin('GET', `/admin/batches/${batchId}`)).waiting, { template_paused: 1 });
+
+  await sql`UPDATE whatsapp_templates SET status = 'REJECTED' WHERE company_id = ${c.companyId} AND name = 'hello' AND language = 'en'`.execute(db());
+  const goneBatch = await send(c, [gone]);
+  const g = (await settled(goneBatch, 1)).get(gone);
+  assert.deepEqual([g.status, g.error_code, g.attempts], ['failed', 'template_unavailable', 0]);
+  assert.match(g.error, /hello \(en\)/);
+  assert.equal(requestsTo(paused) + requestsTo(gone), 0);
 });

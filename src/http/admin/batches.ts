@@ -71,6 +71,7 @@ export const Message = component('Message', Type.Object({
     message: Type.Optional(Type.Union([Type.String(), Type.Null()])),
     details: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   }, { description: "the provider's error as it gave it (WhatsApp: Meta's code, title, message and error_data.details)" })),
+  expires_at: Type.Optional(time('not handed to the provider by then, the message ends skipped, reason `expired`')),
   rendered: Type.Unknown({ description: 'the message as handed to the provider (null until rendered)' }),
 }), {
   message_id: '5c0e2d7a-1b3f-4e8d-9a6c-7f2e1d0b9a83', phone: '+4915112345678', status: 'delivered', attempts: 1,
@@ -97,7 +98,7 @@ function messageJson(m: MessageView) {
   const t = (d: Date | undefined) => (d === undefined ? undefined : iso(d));
   return {
     ...m, scheduled_for: t(m.scheduled_for), next_attempt_at: t(m.next_attempt_at), sent_at: t(m.sent_at),
-    delivered_at: t(m.delivered_at), read_at: t(m.read_at), failed_at: t(m.failed_at),
+    delivered_at: t(m.delivered_at), read_at: t(m.read_at), failed_at: t(m.failed_at), expires_at: t(m.expires_at),
   };
 }
 

@@ -1893,6 +1893,11 @@ export interface components {
                 message?: string | null;
                 details?: string | null;
             };
+            /**
+             * Format: date-time
+             * @description not handed to the provider by then, the message ends skipped, reason `expired`
+             */
+            expires_at?: string;
             /** @description the message as handed to the provider (null until rendered) */
             rendered: unknown;
         };

@@ -12,6 +12,14 @@
  *   chunk does not wait for it. When the workers stop, no new message starts; claimed messages not
  *   started get their lease back.
  *
+ * Generic provider outcomes (providers/types.ts): before sending, the provider's `prepare` may decide
+ * claimed messages (wait with a reason, fail, skip) without an attempt; an attempt may end in a `wait`
+ * (pending with `reason` until a time, not counted against the schedule), carry Meta's error
+ * (`provider_error`) and effects committed with the result in one transaction (opt the contact out,
+ * pause the channel), and ask for a recheck: the run commits what it has, asks `prepare` again about
+ * its messages not yet started, and goes on with the ones still to send. Claims skip expired messages
+ * (`skipped` / `expired`), and no hold outlasts a message's expiry (db/messages.ts).
+ *
  * The lease is short (15 s) so that messages of a run whose process died are found by the workers'
  * sweep (`recoverDead`) within seconds of the lease running out and enqueued again (issue 11 item 5).
  *

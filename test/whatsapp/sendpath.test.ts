@@ -168,7 +168,7 @@ test('a hold by Meta (131049) does not count against the retry schedule', async 
   for (let attempts = 1; attempts <= 5; attempts++) {
     const m = await eventually(async () => {
       const x = (await byPhone(batchId)).get(to);
-      return x.attempts === attempts && x.status === 'pending' && x.next_attempt_at ? x : undefined;
+      return x?.attempts === attempts && x.status === 'pending' && x.next_attempt_at ? x : undefined;
     });
     assert.equal(m.reason, attempts <= 2 ? 'marketing_held' : undefined);
     clock.advance(24 * 3600_000);
@@ -176,7 +176,7 @@ test('a hold by Meta (131049) does not count against the retry schedule', async 
   }
   const m = await eventually(async () => {
     const x = (await byPhone(batchId)).get(to);
-    return x.status !== 'pending' ? x : undefined;
+    return x && x.status !== 'pending' ? x : undefined;
   });
   assert.equal(m.status, 'sent', JSON.stringify(m));
   assert.equal(m.attempts, 6);

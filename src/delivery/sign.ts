@@ -5,8 +5,9 @@
  *
  * Key from a secret: `whsec_<base64>` → the base64-decoded bytes (receivers verify with
  * `new Webhook(secret)`); any other secret (message webhooks accept them) → its UTF-8 bytes, never
- * base64-decoded (receivers verify with `new Webhook(secret, { format: 'raw' })`). Event endpoint
- * secrets are always `whsec_`.
+ * base64-decoded (receivers verify with `new Webhook(Buffer.from(secret, 'utf8'), { format: 'raw' })`;
+ * the library reads a string key as Latin-1, the same bytes for ASCII only). Event endpoint secrets
+ * are always `whsec_`.
  */
 import { Webhook } from 'standardwebhooks';
 

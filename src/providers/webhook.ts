@@ -6,7 +6,7 @@
  * The operator's secret (issue 13): `whsec_<base64>` → the base64-decoded bytes are the key (receivers
  * verify with `new Webhook(secret)` of the `standardwebhooks` package); a secret without the prefix is
  * used as its UTF-8 bytes, whatever it looks like (never base64-decoded): receivers verify with
- * `new Webhook(secret, { format: 'raw' })` (delivery/sign.ts). When the operator sets the channel
+ * `new Webhook(Buffer.from(secret, 'utf8'), { format: 'raw' })` (delivery/sign.ts). When the operator sets the channel
  * without a secret, `generateWebhookSecret` makes one (`whsec_` + 32 random bytes).
  *
  * Connections are kept alive (the registry's one delivery agent, a pool per origin). Each attempt is

@@ -54,11 +54,12 @@ async function firstAttemptAnswered(name: string, first: { status: number; heade
 }
 
 test('events: Retry-After of a retryable answer is capped at 7 days', async () => {
-  const { d, attemptedAt, path } = await firstAttemptAnswered('capped', { status: 503, headers: { 'retry-after': String(30 * 24 * 3600) } }, 1);
+  const { d, attemptedAt, path, ep } = await firstAttemptAnswered('capped', { status: 503, headers: { 'retry-after': String(30 * 24 * 3600) } }, 1);
   assert.equal(d.status, 'pending');
   assert.equal(new Date(d.next_attempt_at!).getTime(), attemptedAt + WEEK_MS, 'a week, not the 30 days asked for');
   clock.advance(WEEK_MS);
   await until(() => receiver.delivered(path).size === 1);
+  assert.equal((await s.admin('GET', `/admin/event-endpoints/${ep.endpoint_id}`)).enabled, true, 'waiting a week on the receiver\'s word is not 5 days of failures');
 });
 
 test('events: a permanent answer\'s Retry-After is not honoured: the schedule\'s wait applies', async () => {

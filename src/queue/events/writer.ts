@@ -8,7 +8,8 @@
  * pending again at delivery/schedule.ts `retryAt` (EVENT_RETRY_SCHEDULE, the Retry-After of a retryable
  * failure when longer), failed after the schedule. Per flush, each endpoint's failure streak
  * (`failing_since`) is updated from its last attempt, and an endpoint whose attempts all failed for
- * FAILING_DISABLE_MS (injectable clock) is disabled.
+ * FAILING_DISABLE_MS (injectable clock) is disabled, judged at the time of the flush's last failed
+ * attempt (not of the write: a clock that moves on meanwhile does not count as failing time).
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../../clock.ts';
@@ -40,13 +41,16 @@ export interface EndpointOutcome { endpoint_id: number; ok: boolean; gone: boole
 
 /**
  * Per endpoint, the state after its last attempt among `outcomes`: `ok` (last attempt succeeded),
- * `failing` with the first failure since its last success in this set, and `gone` (answered 410).
+ * `failing` with the first failure since its last success in this set, and `gone` (answered 410);
+ * `lastFailure`: the time of the latest failed attempt (null when none failed).
  */
-export function failureStreaks(outcomes: EndpointOutcome[]): { ok: number[]; failing: { endpoint_id: number; since: Date }[]; gone: number[] } {
+export function failureStreaks(outcomes: EndpointOutcome[]): { ok: number[]; failing: { endpoint_id: number; since: Date }[]; gone: number[]; lastFailure: Date | null } {
   const last = new Map<number, { ok: boolean; firstFailSinceOk: Date | null }>();
   const gone = new Set<number>();
+  let lastFailure: Date | null = null;
   for (const o of [...outcomes].sort((a, b) => a.at.getTime() - b.at.getTime())) {
     if (o.gone) gone.add(o.endpoint_id);
+    if (!o.ok) lastFailure = o.at;
     const prev = last.get(o.endpoint_id);
     if (o.ok) last.set(o.endpoint_id, { ok: true, firstFailSinceOk: null });
     else last.set(o.endpoint_id, { ok: false, firstFailSinceOk: prev && !prev.ok ? prev.firstFailSinceOk : o.at });
@@ -55,6 +59,7 @@ export function failureStreaks(outcomes: EndpointOutcome[]): { ok: number[]; fai
     ok: [...last].filter(([, v]) => v.ok).map(([id]) => id),
     failing: [...last].filter(([, v]) => !v.ok).map(([id, v]) => ({ endpoint_id: id, since: v.firstFailSinceOk! })),
     gone: [...gone],
+    lastFailure,
   };
 }
 
@@ -109,7 +114,7 @@ export class OutcomeWriter {
   flush(): Promise<void> {
     return this.#then(async () => {
       if (this.#buffer.length === 0) return;
-      const { db, clock, log, onDisabled } = this.#opts;
+      const { db, log, onDisabled } = this.#opts;
       const rows = this.#buffer.map((b) => ({ ...b.result, lease: b.claim.lease }));
       const streaks = failureStreaks(this.#endpointOutcomes);
       this.#buffer = [];
@@ -122,8 +127,8 @@ export class OutcomeWriter {
           onDisabled(off);
           if (off.length) log.warn({ endpoints: off }, 'event endpoints disabled: 410 Gone');
         }
-        if (streaks.failing.length) {
-          const off = await disableEndpoints(db, [], 'every delivery attempt failed for 5 days', new Date(clock.now() - FAILING_DISABLE_MS));
+        if (streaks.failing.length && streaks.lastFailure) {
+          const off = await disableEndpoints(db, [], 'every delivery attempt failed for 5 days', new Date(streaks.lastFailure.getTime() - FAILING_DISABLE_MS));
           onDisabled(off);
           if (off.length) log.warn({ endpoints: off }, 'event endpoints disabled: failing for 5 days');
         }

@@ -20,7 +20,7 @@
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/database.ts';
 import {
-  companyChannel, deleteGoneTemplates, findTemplate, insertTemplates, listTemplates, markSynced, templateStatus, updateTemplates,
+  claimDueSyncs, companyChannel, deleteGoneTemplates, findTemplate, insertTemplates, listTemplates, markSynced, templateStatus, updateTemplates,
   upsertTemplate, type StoredTemplate, type TemplateRow,
 } from '../db/whatsapp-templates.ts';
 import type { GraphConnection, TemplatesApi } from '../providers/whatsapp/templates-api.ts';
@@ -343,4 +343,31 @@ export async function unmappedSourceWarnings(db: Db, companyId: number): Promise
     if (problems.length) out.push(`${src.kind} ${src.id} (${src.name}): ${problems.map((p) => `template.${p.loc.join('.')}: ${p.msg}`).join('; ')}`);
   }
   return out;
+}
+
+/** The outcome of one periodic sync round: companies synced, and those that failed with why. */
+export interface SyncRound {
+  synced: number[];
+  failed: { company_id: number; error: string }[];
+}
+
+/**
+ * The periodic sync (WHATSAPP_TEMPLATE_SYNC): claims the WhatsApp companies with a `waba_id` whose
+ * catalogue is older than `intervalMs` by the clock (at most `limit` per round) and syncs each. A
+ * company whose sync fails keeps its catalogue and is tried again an interval later. Never throws
+ * for one company's failure; the caller logs `failed`.
+ */
+export async function syncDueCatalogues(db: Db, deps: CatalogueDeps, intervalMs: number, limit = 20): Promise<SyncRound> {
+  const now = deps.clock.now();
+  const ids = await claimDueSyncs(db, now, now - intervalMs, limit);
+  const round: SyncRound = { synced: [], failed: [] };
+  for (const id of ids) {
+    try {
+      await syncTemplates(db, id, deps);
+      round.synced.push(id);
+    } catch (err) {
+      round.failed.push({ company_id: id, error: err instanceof DomainError ? `${err.status}: ${err.detail}` : String((err as Error)?.message ?? err) });
+    }
+  }
+  return round;
 }

@@ -1,7 +1,8 @@
 /**
- * Retries on a schedule (receipts-and-events.md §2). A delivery run makes ONE attempt per message it
- * claims (`attemptOnce`); `nextStep` then decides, from the attempt's result and the message's attempt
- * count, what the message becomes:
+ * Retries of messages on a schedule (receipts-and-events.md §2). A delivery run makes ONE attempt per
+ * message it claims (`attemptOnce`); `nextStep` then decides, from the attempt's result and the
+ * message's attempt count, what the message becomes (the schedule step itself is the one of every
+ * outbound delivery, delivery/schedule.ts `retryAt`):
  * - `sent`, or `failed` at once for a permanent failure (400, 401, 403, 404, 410, 413, 422, other 4xx,
  *   WhatsApp's permanent codes, a refused address);
  * - for a transient failure after attempt n (timeouts, connection errors, 408, 429, 5xx, WhatsApp's
@@ -14,6 +15,7 @@
  * Every attempt is observed in the provider-latency histogram.
  */
 import type { Rendered } from '../domain/render.ts';
+import { retryAt } from '../delivery/schedule.ts';
 import { providerLatency } from '../metrics.ts';
 import type { Provider, SendResult } from './types.ts';
 
@@ -51,7 +53,6 @@ export function nextStep(result: SendResult, attempt: number, schedule: readonly
   if (result.status === 'wait') {
     return { kind: 'retry', at: Math.max(now, result.until), error: result.error ?? null, code, reason: result.reason, uncounted: true };
   }
-  if (!result.retryable || attempt > schedule.length) return { kind: 'failed', error: result.error, code };
-  const wait = Math.max(schedule[attempt - 1], result.retryAfterMs ?? 0);
-  return { kind: 'retry', at: now + wait, error: result.error, code, ...(result.reason ? { reason: result.reason } : {}) };
+  const at = result.retryable ? retryAt(schedule, attempt, now, result.retryAfterMs) : null;
+  return at === null ? { kind: 'failed', error: result.error, code } : { kind: 'retry', at, error: result.error, code, ...(result.reason ? { reason: result.reason } : {}) };
 }

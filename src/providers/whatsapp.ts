@@ -18,7 +18,7 @@
  * on the schedule, wait (marketing held, channel paused, template paused), fail, opt the contact out,
  * pause the channel, mark the catalogue entry; Meta's code, title, message and details are kept.
  * Answers without a known code: 408, 429 and 5xx, timeouts and connection errors are retryable (the
- * shared classifier in http-failure.ts), anything else fails at once. A retryable answer's
+ * shared classifier in delivery/failure.ts), anything else fails at once. A retryable answer's
  * Retry-After is passed on (receipts-and-events.md §2). One attempt is bounded by `timeoutMs`
  * (DELIVERY_TIMEOUT, connect to last byte). The access token never appears in an error.
  *
@@ -31,7 +31,7 @@
  */
 import { Agent, request } from 'undici';
 import type { Rendered } from '../domain/render.ts';
-import { attemptSignal, networkFailure } from './http-failure.ts';
+import { attemptSignal, networkFailure } from '../delivery/failure.ts';
 import type { PrepareItem, PrepareRun, Provider, SendResult } from './types.ts';
 import { classifyAnswer, ERROR_CODES } from './whatsapp/errors.ts';
 import { afterRefusal, prepareWhatsapp, type WhatsappRoom } from './whatsapp/room.ts';

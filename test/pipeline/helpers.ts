@@ -3,7 +3,6 @@
  * distinct phone numbers), a server with a database of its own on PostgreSQL, and a pipeline context for
  * driving the job handlers directly. The webhook receiver is the shared one (test/helpers/receiver.ts).
  */
-import { sql } from 'kysely';
 import pg from 'pg';
 import pino from 'pino';
 import type { Clock } from '../../src/clock.ts';
@@ -82,18 +81,6 @@ export async function startPipelineServer(name: string, opts: StartOptions = {})
     await c.end();
   };
   return server;
-}
-
-/**
- * Puts template `name` / `language` into the company's WhatsApp catalogue as APPROVED (as a sync
- * would), for tests whose fake Graph API has no template endpoints: WhatsApp messages are sent only
- * for approved catalogue templates (docs/whatsapp.md).
- */
-export async function approveTemplate(s: TestServer, companyId: number, name: string, language: string): Promise<void> {
-  await sql`
-    INSERT INTO whatsapp_templates (company_id, template_id, name, language, status, category, parameters, components, synced_at)
-    VALUES (${companyId}, ${`${name}.${language}`}, ${name}, ${language}, 'APPROVED', 'UTILITY', '{"header":0,"body":0,"buttons":[]}'::jsonb, '[]'::jsonb, now())
-    ON CONFLICT (company_id, template_id) DO UPDATE SET status = 'APPROVED'`.execute(s.service.deps.database.db);
 }
 
 /**

@@ -5,22 +5,24 @@
  */
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import type { FakeGraph } from '../helpers/fake-graph.ts';
-import { whatsappCompany as syncedWhatsappCompany } from '../helpers/whatsapp.ts';
+import { graphTemplate, type FakeGraph } from '../helpers/fake-graph.ts';
 import { eventually, type TestServer } from '../helpers/server.ts';
+import { whatsappCompany as syncedWhatsappCompany } from '../helpers/whatsapp.ts';
 
 export const TEMPLATE = { body: 'Hi {{ first_name }}, your order has shipped.', whatsapp: { name: 'order_shipped', language: 'en_US' } };
 
 export interface WaCompany { companyId: number; key: string; phoneNumberId: string; appSecret: string; verifyToken: string; automationId: number }
 
 /**
- * A company whose channel is WhatsApp on `graph` with its template catalogue synced
- * (test/helpers/whatsapp.ts: TEMPLATE's order_shipped / en_US is approved), with an automation of TEMPLATE.
+ * A company whose channel is WhatsApp on `graph` with TEMPLATE's WhatsApp template approved in its
+ * synced catalogue (test/helpers/whatsapp.ts), and an automation of TEMPLATE.
  */
 export async function whatsappCompany(s: TestServer, graph: FakeGraph, overrides: Record<string, unknown> = {}): Promise<WaCompany> {
-  const c = await syncedWhatsappCompany(s, graph, { company: overrides });
-  const a = await s.admin('POST', `/admin/companies/${c.companyId}/automations`, { name: 'wa', type: 'api', active: true, template: TEMPLATE }, 201);
-  return { companyId: c.companyId, key: c.key, phoneNumberId: c.phoneNumberId, appSecret: c.appSecret, verifyToken: c.verifyToken, automationId: a.automation_id };
+  const { companyId, key, phoneNumberId, appSecret, verifyToken } = await syncedWhatsappCompany(s, graph, {
+    company: overrides, templates: [graphTemplate('order_shipped', 'en_US', { body: 1 })],
+  });
+  const a = await s.admin('POST', `/admin/companies/${companyId}/automations`, { name: 'wa', type: 'api', active: true, template: TEMPLATE }, 201);
+  return { companyId, key, phoneNumberId, appSecret, verifyToken, automationId: a.automation_id };
 }
 
 /** Waits until the batch is completed; returns it. */

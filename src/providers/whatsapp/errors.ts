@@ -20,7 +20,7 @@
  * contact and the company's channel are returned as generic effects for the delivery run.
  */
 import { WAIT_REASONS } from '../../db/whatsapp-channel.ts';
-import { retryAfterMs } from '../http-failure.ts';
+import { retryAfterMs } from '../../delivery/failure.ts';
 import type { ProviderError, SendResult } from '../types.ts';
 
 /** What a code makes the provider do (see the module comment). */

@@ -53,8 +53,7 @@ async function completedBatch(batchId: string): Promise<any> {
 
 test("an automation's expire_after: retries stop at the expiry, the message ends skipped / expired", async () => {
   const c = await whatsappCompany(s, graph);
-  const a = await s.admin('POST', `/admin/companies/${c.companyId}/automations`, { name: 'otp', type: 'api', active: true, template: { body: 'Code', whatsapp: { name: 'hello', language: 'en' } } }, 201);
-  await sql`UPDATE automations SET expire_after = '1h' WHERE automation_id = ${a.automation_id}`.execute(db());
+  const a = await s.admin('POST', `/admin/companies/${c.companyId}/automations`, { name: 'otp', type: 'api', active: true, expire_after: '1h', template: { body: 'Code', whatsapp: { name: 'hello', language: 'en' } } }, 201);
   const to = nextPhone();
   // Meta asks to come back in 2 h: later than the expiry.
   graph.script = (req) => (req.body?.to === to.slice(1) ? metaError(429, 130429, { 'retry-after': '7200' }) : undefined);
@@ -83,8 +82,7 @@ function hoursLater(now: number) {
 
 test("a campaign message held for delivery hours past the campaign's expire_after ends skipped (outbox)", async () => {
   const { companyId } = await s.company({ delivery_hours: hoursLater(clock.now()) });
-  const campaign = await s.admin('POST', `/admin/companies/${companyId}/campaigns`, { name: 'promo', template: { body: 'Sale' } }, 201);
-  await sql`UPDATE campaigns SET expire_after = '1h' WHERE campaign_id = ${campaign.campaign_id}`.execute(db());
+  const campaign = await s.admin('POST', `/admin/companies/${companyId}/campaigns`, { name: 'promo', expire_after: '1h', template: { body: 'Sale' } }, 201);
   const to = nextPhone();
   const sent = await s.admin('POST', `/admin/campaigns/${campaign.campaign_id}/sends`, { contacts: [to] }, 202);
   const m = await messageOf(sent.batch_id, (x) => x.scheduled_for);

@@ -24,7 +24,7 @@
  *   company's provider at fan-out time: the outbox takes a whole batch in one statement).
  */
 import { sql } from 'kysely';
-import { parseDuration } from '../../config.ts';
+import { expireAfterMs } from '../../domain/expiry.ts';
 import type { BatchKind, DeliveryHours } from '../../db/schema.ts';
 import type { BatchItem, BatchOverrides } from '../../domain/batches.ts';
 import { upsertContacts, type ContactWrite, type StoredContact } from '../../domain/contacts.ts';
@@ -84,13 +84,8 @@ async function writeContacts(db: PipelineContext['db'], batch: BatchRow): Promis
 export function expiryOf(batch: Pick<BatchRow, 'overrides' | 'expire_after' | 'created_at'>): number | null {
   const at = batch.overrides?.expire_at ? Date.parse(batch.overrides.expire_at) : NaN;
   if (Number.isFinite(at)) return at;
-  if (!batch.expire_after) return null;
-  let after: number;
-  try {
-    after = parseDuration('expire_after', batch.expire_after);
-  } catch {
-    return null;
-  }
+  const after = batch.expire_after ? expireAfterMs(batch.expire_after) : undefined;
+  if (after === undefined) return null;
   const sendAt = batch.overrides?.send_at ? Date.parse(batch.overrides.send_at) : NaN;
   return Math.max(new Date(batch.created_at).getTime(), Number.isFinite(sendAt) ? sendAt : 0) + after;
 }

@@ -28,6 +28,7 @@ import { DomainError, isRowId } from './errors.ts';
 import { checkLiquid } from './render.ts';
 import { listAutomations, listCampaigns } from './source-tools.ts';
 import type { Template, TemplateProblem } from './templates.ts';
+import { releaseWaiting, WAIT_REASONS } from '../db/whatsapp-channel.ts';
 
 export type { StoredTemplate, TemplateRow } from '../db/whatsapp-templates.ts';
 
@@ -200,6 +201,8 @@ export async function syncTemplates(db: Db, companyId: number, deps: CatalogueDe
     await updateTemplates(trx, companyId, rows, at);
     await insertTemplates(trx, companyId, rows, at);
     await markSynced(trx, companyId, at);
+    // Messages waiting for a paused template are looked at again (they wait again if it still is).
+    await releaseWaiting(trx, companyId, [WAIT_REASONS.templatePaused], at);
   });
   return rows.length;
 }

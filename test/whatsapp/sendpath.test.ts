@@ -16,13 +16,13 @@ import { addEndpoint } from '../events/helpers.ts';
 import { startPipelineServer } from '../pipeline/helpers.ts';
 import { whatsappCompany as syncedCompany } from '../helpers/whatsapp.ts';
 
-interface WaCompany { companyId: number; key: string; automationId: number }
+interface WaCompany { companyId: number; key: string; automationId: number; wabaId: string }
 
 /** A WhatsApp company with a synced catalogue (test/helpers/whatsapp.ts) and an automation of the approved template `hello` / `en`. */
 async function whatsappCompany(_s: TestServer, g: FakeGraph): Promise<WaCompany> {
   const c = await syncedCompany(_s, g);
   const a = await _s.admin('POST', `/admin/companies/${c.companyId}/automations`, { name: 'wa', type: 'api', active: true, template: { body: 'Hi', whatsapp: { name: 'hello', language: 'en' } } }, 201);
-  return { companyId: c.companyId, key: c.key, automationId: a.automation_id };
+  return { companyId: c.companyId, key: c.key, automationId: a.automation_id, wabaId: c.wabaId };
 }
 
 const clock = new FakeClock(Date.now());
@@ -287,11 +287,21 @@ test('templates the catalogue does not approve: PAUSED waits until approved agai
   const m = (await settled(batchId, 1)).get(paused);
   assert.deepEqual([m.status, m.reason, m.attempts], ['pending', 'template_paused', 0]);
   assert.deepEqual((await s.admin('GET', `/admin/batches/${batchId}`)).waiting, { template_paused: 1 });
+  assert.equal(requestsTo(paused), 0);
+
+  // Approved again at Meta: a sync of the catalogue releases it, and it is sent.
+  await s.admin('POST', `/admin/companies/${c.companyId}/whatsapp/templates/sync`, undefined, 200);
+  await sweep();
+  const sent = await eventually(async () => {
+    const x = (await byPhone(batchId)).get(paused);
+    return x.status === 'sent' ? x : undefined;
+  });
+  assert.equal(sent.attempts, 1);
 
   await sql`UPDATE whatsapp_templates SET status = 'REJECTED' WHERE company_id = ${c.companyId} AND name = 'hello' AND language = 'en'`.execute(db());
   const goneBatch = await send(c, [gone]);
   const g = (await settled(goneBatch, 1)).get(gone);
   assert.deepEqual([g.status, g.error_code, g.attempts], ['failed', 'template_unavailable', 0]);
   assert.match(g.error, /hello \(en\)/);
-  assert.equal(requestsTo(paused) + requestsTo(gone), 0);
+  assert.equal(requestsTo(gone), 0);
 });

@@ -9,14 +9,14 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { changeValue, hubSignature, postPayload, startFakeGraph, webhookPayload, type FakeGraph } from '../helpers/fake-graph.ts';
+import { changeValue, graphTemplate, hubSignature, postPayload, startFakeGraph, webhookPayload, type FakeGraph } from '../helpers/fake-graph.ts';
 import { eventually, FakeClock, type TestServer } from '../helpers/server.ts';
 import { startReceiver, type WebhookReceiver } from '../helpers/receiver.ts';
 import { startPipelineServer } from '../pipeline/helpers.ts';
 import { addEndpoint, until } from '../events/helpers.ts';
 import { receiptsSettled, sendAndComplete } from '../receipts/helpers.ts';
 import {
-  accountPayload, changesCounted, channelOf, insertTemplate, postAccount, randomWabaId, templateRow, templateStatus, wabaCompany,
+  accountPayload, changesCounted, channelOf, postAccount, randomWabaId, templateRow, templateStatus, wabaCompany,
 } from './webhook-helpers.ts';
 
 let s: TestServer;
@@ -41,11 +41,12 @@ const body = (path: string, type: string) => [...events.delivered(path).values()
 test('template status, quality and category: applied to every company of the WABA, events written, APPROVED releases template_paused waits', async () => {
   const wabaId = randomWabaId();
   const secret = 'shared-app-secret-' + Math.random().toString(36).slice(2);
-  const a = await wabaCompany(s, graph, { wabaId, appSecret: secret, automation: true });
-  const b = await wabaCompany(s, graph, { wabaId, appSecret: secret });
-  const other = await wabaCompany(s, graph, { wabaId: randomWabaId(), appSecret: secret });
   const promo = { id: templateId(), name: 'spring_sale', language: 'de' };
-  for (const c of [a, b, other]) await insertTemplate(s, c.companyId, { template_id: promo.id, name: promo.name, language: promo.language, status: 'APPROVED', category: 'MARKETING', quality_score: 'GREEN' });
+  const templates = () => [graphTemplate('order_shipped', 'en_US', { body: 1 }), graphTemplate(promo.name, promo.language, { id: promo.id, category: 'MARKETING', quality: 'GREEN', body: 1 })];
+  const a = await wabaCompany(s, graph, { wabaId, appSecret: secret, automation: true, templates: templates() });
+  const b = await wabaCompany(s, graph, { wabaId, appSecret: secret });
+  const other = await wabaCompany(s, graph, { wabaId: randomWabaId(), appSecret: secret, templates: templates() });
+  assert.equal((await templateRow(s, b.companyId, promo.id)).quality_score, 'GREEN', 'synced');
   // Company b's copy has an older id for the same template: found by name and language.
   const bOld = templateId();
   await sql`UPDATE whatsapp_templates SET template_id = ${bOld} WHERE company_id = ${b.companyId} AND template_id = ${promo.id}`.execute(s.service.deps.database.db);
@@ -125,25 +126,27 @@ test('phone_number_quality_update: quality rating and the messaging limit Meta n
   };
   await post({ event: 'FLAGGED', current_limit: 'TIER_2K' });
   for (const c of [a, b]) {
-    const { state, channel } = await channelOf(s, c.companyId);
-    assert.equal(state.quality_rating, 'FLAGGED');
-    assert.equal(state.state, 'active', 'a flag does not pause');
+    const channel = await channelOf(s, c.companyId);
+    assert.equal(channel.quality_rating, 'FLAGGED');
+    assert.equal(channel.state, 'active', 'a flag does not pause');
     assert.equal(channel.messaging_limit, 2000);
     assert.equal(channel.phone_number_id, c.phoneNumberId, 'the rest of the channel is kept');
+    assert.equal(channel.waba_id, wabaId);
   }
   // max_daily_conversations_per_business (Meta's newer field) wins over current_limit.
   await post({ event: 'UPGRADE', old_limit: 'TIER_2K', current_limit: 'TIER_10K', max_daily_conversations_per_business: 'TIER_100K' });
-  assert.equal((await channelOf(s, a.companyId)).channel.messaging_limit, 100_000);
-  assert.equal((await channelOf(s, a.companyId)).state.quality_rating, 'FLAGGED', 'a limit event keeps the rating');
+  assert.equal((await channelOf(s, a.companyId)).messaging_limit, 100_000);
+  assert.equal((await channelOf(s, a.companyId)).quality_rating, 'FLAGGED', 'a limit event keeps the rating');
   await post({ event: 'UNFLAGGED', current_limit: 'TIER_UNLIMITED' });
-  assert.equal((await channelOf(s, b.companyId)).channel.messaging_limit, null);
-  assert.equal((await channelOf(s, b.companyId)).state.quality_rating, 'UNFLAGGED');
+  assert.equal((await channelOf(s, b.companyId)).messaging_limit, null);
+  assert.equal((await channelOf(s, b.companyId)).quality_rating, 'UNFLAGGED');
   // TIER_1K (Meta's former tier) becomes 250; TIER_50 and TIER_NOT_SET leave the limit as it is.
   await post({ event: 'DOWNGRADE', current_limit: 'TIER_1K' });
-  assert.equal((await channelOf(s, a.companyId)).channel.messaging_limit, 250);
+  assert.equal((await channelOf(s, a.companyId)).messaging_limit, 250);
+  await post({ event: 'UPGRADE', current_limit: 'TIER_10K' });
   await post({ event: 'DOWNGRADE', current_limit: 'TIER_50' });
   await post({ event: 'ONBOARDING', current_limit: 'TIER_NOT_SET' });
-  assert.equal((await channelOf(s, a.companyId)).channel.messaging_limit, 250);
+  assert.equal((await channelOf(s, a.companyId)).messaging_limit, 10_000);
 });
 
 test('account_update: a ban or a restriction of business-initiated messages pauses every channel of the WABA, once; other events change nothing', async () => {
@@ -166,23 +169,23 @@ test('account_update: a ban or a restriction of business-initiated messages paus
   const res = await postAccount(s.url, secret, harmless.map((value) => ({ wabaId, field: 'account_update', value })));
   assert.equal(res.status, 200, res.text);
   await receiptsSettled(s);
-  assert.equal((await channelOf(s, a.companyId)).state, undefined, 'still active');
+  assert.equal((await channelOf(s, a.companyId)).state, 'active');
   assert.equal(await changesCounted(s, 'account_update', 'ignored'), before + harmless.length);
 
   const ban = { event: 'DISABLED_UPDATE', ban_info: { waba_ban_state: 'DISABLE', waba_ban_date: 'April 17, 2026' } };
   for (let i = 0; i < 2; i++) assert.equal((await postAccount(s.url, secret, [{ wabaId, field: 'account_update', value: ban }])).status, 200);
   await receiptsSettled(s);
   for (const x of [a, b]) {
-    const { state } = await channelOf(s, x.companyId);
-    assert.equal(state.state, 'paused');
-    assert.equal(state.reason, 'account_update: DISABLED_UPDATE (DISABLE)');
+    const channel = await channelOf(s, x.companyId);
+    assert.equal(channel.state, 'paused');
+    assert.equal(channel.paused_reason, 'account_update: DISABLED_UPDATE (DISABLE)');
   }
-  assert.equal((await channelOf(s, c.companyId)).state, undefined, 'another WABA stays active');
+  assert.equal((await channelOf(s, c.companyId)).state, 'active', 'another WABA stays active');
   // A restriction after the ban keeps the first reason; a paused channel is paused once.
   const restriction = { event: 'ACCOUNT_RESTRICTION', restriction_info: [{ restriction_type: 'RESTRICTED_BIZ_INITIATED_MESSAGING', expiration: 1893456000 }] };
   assert.equal((await postAccount(s.url, secret, [{ wabaId, field: 'account_update', value: restriction }])).status, 200);
   await receiptsSettled(s);
-  assert.equal((await channelOf(s, a.companyId)).state.reason, 'account_update: DISABLED_UPDATE (DISABLE)');
+  assert.equal((await channelOf(s, a.companyId)).paused_reason, 'account_update: DISABLED_UPDATE (DISABLE)');
 
   await until(() => body(paths[0], 'channel.paused').length >= 1 && body(paths[1], 'channel.paused').length >= 1);
   for (const [i, x] of [a, b].entries()) {
@@ -195,8 +198,16 @@ test('account_update: a ban or a restriction of business-initiated messages paus
   // A restriction of business-initiated messages pauses a channel too.
   assert.equal((await postAccount(s.url, secret, [{ wabaId: c.wabaId, field: 'account_update', value: restriction }])).status, 200);
   await receiptsSettled(s);
-  assert.equal((await channelOf(s, c.companyId)).state.reason, 'account_update: ACCOUNT_RESTRICTION (RESTRICTED_BIZ_INITIATED_MESSAGING)');
+  assert.equal((await channelOf(s, c.companyId)).paused_reason, 'account_update: ACCOUNT_RESTRICTION (RESTRICTED_BIZ_INITIATED_MESSAGING)');
   await until(() => body(paths[2], 'channel.paused').length === 1);
+
+  // The operator resumes a channel (channel.resumed); a reinstatement alone does not.
+  assert.equal((await postAccount(s.url, secret, [{ wabaId, field: 'account_update', value: harmless[1] }])).status, 200);
+  await receiptsSettled(s);
+  assert.equal((await channelOf(s, a.companyId)).state, 'paused');
+  await s.admin('POST', `/admin/companies/${a.companyId}/channel/resume`);
+  assert.equal((await channelOf(s, a.companyId)).state, 'active');
+  await until(() => body(paths[0], 'channel.resumed').length === 1);
 });
 
 test('any other field is answered 200 and counted by name (unknown names as `other`), nothing else changes', async () => {
@@ -224,14 +235,13 @@ test('any other field is answered 200 and counted by name (unknown names as `oth
   assert.deepEqual(await counts(), before.map((n) => n + 1));
   const { rows } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pgboss.job WHERE name = 'receipts-apply' AND data->>'company_id' = ${String(c.companyId)}`.execute(s.service.deps.database.db);
   assert.equal(Number(rows[0].n), 0, 'nothing to apply: no job');
-  assert.equal((await channelOf(s, c.companyId)).state, undefined);
+  assert.equal((await channelOf(s, c.companyId)).state, 'active');
 });
 
 test('routing and signatures: a WABA no channel owns, a wrong secret, a WABA without app secret: 401 and nothing written', async () => {
   const wabaId = randomWabaId();
-  const c = await wabaCompany(s, graph, { wabaId });
   const tpl = { id: templateId(), name: 'order_update', language: 'en_US' };
-  await insertTemplate(s, c.companyId, { template_id: tpl.id, name: tpl.name, language: tpl.language, status: 'APPROVED' });
+  const c = await wabaCompany(s, graph, { wabaId, templates: [graphTemplate(tpl.name, tpl.language, { id: tpl.id })] });
   const change = { wabaId, field: 'message_template_status_update', value: templateStatus('DISABLED', tpl) };
   const raw = JSON.stringify(accountPayload([change]));
   for (const [name, signature] of [['none', null], ['wrong secret', hubSignature('not-the-secret', raw)], ['another body', hubSignature(c.appSecret, raw + ' ')]] as const) {
@@ -260,9 +270,8 @@ test('routing and signatures: a WABA no channel owns, a wrong secret, a WABA wit
 
 test('malformed account-level changes: 400 with a detail, nothing written, never a 5xx', async () => {
   const wabaId = randomWabaId();
-  const c = await wabaCompany(s, graph, { wabaId });
   const tpl = { id: templateId(), name: 'welcome', language: 'en' };
-  await insertTemplate(s, c.companyId, { template_id: tpl.id, name: tpl.name, language: tpl.language, status: 'APPROVED' });
+  const c = await wabaCompany(s, graph, { wabaId, templates: [graphTemplate(tpl.name, tpl.language, { id: tpl.id })] });
   const good = { wabaId, field: 'message_template_status_update', value: templateStatus('PAUSED', tpl) };
   const bad: { why: string; payload: object }[] = [
     { why: 'template event missing', payload: accountPayload([good, { ...good, value: { message_template_id: Number(tpl.id) } }]) },

@@ -1,14 +1,12 @@
 /**
  * Helpers of the webhook-field tests (docs/whatsapp.md "Webhook fields", "Inbound messages"): a
- * WhatsApp company of a WhatsApp Business Account (WABA) with templates in its catalogue copy, Meta's
- * account-level payloads (`entry[].id` = the WABA, `changes[].field`), signed as Meta signs them, and
- * reads of what the webhooks changed.
- *
- * The channel's `waba_id` and the catalogue rows are written with SQL through the test server's
- * database handle (the operator routes that set them belong to the catalogue work).
+ * WhatsApp company of a given WhatsApp Business Account (WABA; several companies may share one), its
+ * catalogue synced from the fake Graph API, Meta's account-level payloads (`entry[].id` = the WABA,
+ * `changes[].field`), signed as Meta signs them, and reads of what the webhooks changed (the operator
+ * API where it shows it, the database for the catalogue rows).
  */
 import { sql } from 'kysely';
-import { postPayload, randomPhoneNumberId, type FakeGraph, type PostResult } from '../helpers/fake-graph.ts';
+import { GRAPH_TOKEN, graphTemplate, postPayload, randomPhoneNumberId, type FakeGraph, type GraphTemplate, type PostResult } from '../helpers/fake-graph.ts';
 import type { TestServer } from '../helpers/server.ts';
 import { TEMPLATE } from '../receipts/helpers.ts';
 
@@ -18,11 +16,12 @@ export interface WabaCompany { companyId: number; key: string; phoneNumberId: st
 export const randomWabaId = () => '2' + String(Math.floor(Math.random() * 1e14)).padStart(14, '0');
 
 /**
- * A company whose channel is WhatsApp on `graph` in WABA `wabaId`, with `appSecret` (random unless
- * given). With `automation`, an API automation of TEMPLATE is created first and `order_shipped` /
- * `en_US` is APPROVED in its catalogue copy, so sends go out.
+ * A company whose channel is WhatsApp on `graph` in WABA `wabaId` (set with the channel), with
+ * `appSecret` (random unless given; null: none). With `automation`, an API automation of TEMPLATE is
+ * created first. `templates` (default: `order_shipped` / `en_US`, approved) are put into the WABA on
+ * the fake Graph API (unless the WABA has some already) and the company's catalogue is synced from there.
  */
-export async function wabaCompany(s: TestServer, graph: FakeGraph, opts: { wabaId: string; appSecret?: string | null; automation?: boolean }): Promise<WabaCompany> {
+export async function wabaCompany(s: TestServer, graph: FakeGraph, opts: { wabaId: string; appSecret?: string | null; automation?: boolean; templates?: GraphTemplate[] }): Promise<WabaCompany> {
   const { companyId, key } = await s.company();
   let automationId: number | undefined;
   if (opts.automation) {
@@ -31,21 +30,13 @@ export async function wabaCompany(s: TestServer, graph: FakeGraph, opts: { wabaI
   }
   const phoneNumberId = randomPhoneNumberId();
   const appSecret = opts.appSecret === undefined ? 'app-secret-' + Math.random().toString(36).slice(2) : opts.appSecret;
+  if (!graph.templates.has(opts.wabaId) || opts.templates) graph.templates.set(opts.wabaId, opts.templates ?? [graphTemplate('order_shipped', 'en_US', { body: 1 })]);
   await s.admin('PUT', `/admin/companies/${companyId}/channel`, {
-    provider: 'whatsapp', phone_number_id: phoneNumberId, access_token: 'EAAG-test-token', api_base_url: graph.baseUrl,
-    ...(appSecret ? { app_secret: appSecret } : {}), verify_token: 'verify-' + Math.random().toString(36).slice(2),
+    provider: 'whatsapp', phone_number_id: phoneNumberId, access_token: graph.accessToken ?? GRAPH_TOKEN, api_base_url: graph.baseUrl,
+    ...(appSecret ? { app_secret: appSecret } : {}), verify_token: 'verify-' + Math.random().toString(36).slice(2), waba_id: opts.wabaId,
   });
-  await sql`UPDATE companies SET channel = channel || jsonb_build_object('waba_id', ${opts.wabaId}::text) WHERE company_id = ${companyId}`.execute(s.service.deps.database.db);
-  if (opts.automation) await insertTemplate(s, companyId, { template_id: String(Date.now()) + String(companyId), name: 'order_shipped', language: 'en_US', status: 'APPROVED' });
+  await s.admin('POST', `/admin/companies/${companyId}/whatsapp/templates/sync`, undefined, 200);
   return { companyId, key, phoneNumberId, appSecret: appSecret ?? '', wabaId: opts.wabaId, automationId };
-}
-
-/** One template of a company's catalogue copy (`synced_at` 2026-01-01 unless given). */
-export async function insertTemplate(s: TestServer, companyId: number, t: { template_id: string; name: string; language: string; status: string; category?: string; quality_score?: string; synced_at?: string }): Promise<void> {
-  await sql`
-    INSERT INTO whatsapp_templates (company_id, template_id, name, language, status, category, quality_score, rejected_reason, parameters, components, synced_at)
-    VALUES (${companyId}, ${t.template_id}, ${t.name}, ${t.language}, ${t.status}, ${t.category ?? 'UTILITY'}, ${t.quality_score ?? 'UNKNOWN'}, NULL,
-            '{"header":0,"body":1,"buttons":[]}'::jsonb, '[{"type":"BODY","text":"Hi {{1}}"}]'::jsonb, ${t.synced_at ?? '2026-01-01T00:00:00Z'}::timestamptz)`.execute(s.service.deps.database.db);
 }
 
 /** A template of the company's copy as stored, or undefined. */
@@ -55,12 +46,9 @@ export async function templateRow(s: TestServer, companyId: number, templateId: 
   return rows[0];
 }
 
-/** The channel's state row (undefined: never written, i.e. active without a quality rating) and its configuration JSON. */
-export async function channelOf(s: TestServer, companyId: number): Promise<{ state: any; channel: any }> {
-  const db = s.service.deps.database.db;
-  const { rows } = await sql<any>`SELECT state, reason, quality_rating FROM whatsapp_channel_state WHERE company_id = ${companyId}`.execute(db);
-  const { rows: c } = await sql<any>`SELECT channel FROM companies WHERE company_id = ${companyId}`.execute(db);
-  return { state: rows[0], channel: typeof c[0].channel === 'string' ? JSON.parse(c[0].channel) : c[0].channel };
+/** The company's channel as GET /admin/companies/{id} shows it (state, paused_reason, quality_rating, messaging_limit, ...). */
+export async function channelOf(s: TestServer, companyId: number): Promise<any> {
+  return (await s.admin('GET', `/admin/companies/${companyId}`)).channel;
 }
 
 /** One account-level change: `field` and its `value`, for the entry of WABA `wabaId` (entry time: unix seconds). */

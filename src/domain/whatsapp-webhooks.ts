@@ -113,7 +113,7 @@ export function parseAccountChange(field: string, v: Record<string, unknown>, wh
       const status = STATUS_OF_EVENT[v.event];
       if (!status) return null;
       const reason = typeof v.reason === 'string' && v.reason !== '' && v.reason !== 'NONE' ? v.reason.slice(0, 1024) : null;
-      return { kind: 'template', at, ref, status, rejected_reason: status === 'REJECTED' ? reason ?? 'NONE' : null };
+      return { kind: 'template', at, ref, status, rejected_reason: status === 'REJECTED' ? reason : null };
     }
     case 'message_template_quality_update': {
       if (!word(v.new_quality_score)) throw new PayloadError(`${where}.new_quality_score must be a string`);

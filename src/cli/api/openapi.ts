@@ -1323,6 +1323,8 @@ export interface components {
             channel: components["schemas"]["ChannelView"];
             /** @description webhook without a given secret: the generated `whsec_` secret, shown only in this answer */
             secret?: string;
+            /** @description whatsapp: one per automation or campaign of the company whose template does not map to an approved template of the catalogue (such sources are refused when changed; docs/whatsapp.md); [] when all map */
+            warnings?: string[];
         };
         /**
          * ApiKey
@@ -1714,6 +1716,7 @@ export interface components {
          *           }
          *         ]
          *       },
+         *       "expire_after": null,
          *       "created_at": "2026-03-02T09:30:00.000Z",
          *       "updated_at": "2026-03-02T09:30:00.000Z",
          *       "warnings": []
@@ -1727,6 +1730,8 @@ export interface components {
             type: string;
             active: boolean;
             template: components["schemas"]["Template"];
+            /** @description how long its messages stay worth sending (a duration such as `24h`); null: forever. A message not handed to the provider by then ends skipped, reason `expired` */
+            expire_after: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1752,6 +1757,7 @@ export interface components {
          *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
          *         "buttons": []
          *       },
+         *       "expire_after": "24h",
          *       "created_at": "2026-03-02T09:30:00.000Z",
          *       "warnings": []
          *     }
@@ -1761,6 +1767,8 @@ export interface components {
             company_id: number;
             name: string;
             template: components["schemas"]["Template"];
+            /** @description how long its messages stay worth sending (a duration such as `24h`); null: forever. A message not handed to the provider by then ends skipped, reason `expired` */
+            expire_after: string | null;
             /** Format: date-time */
             created_at: string;
             /**
@@ -2189,6 +2197,7 @@ export interface components {
          *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
          *         "buttons": []
          *       },
+         *       "expire_after": "24h",
          *       "created_at": "2026-03-02T09:30:00.000Z"
          *     }
          */
@@ -2202,6 +2211,8 @@ export interface components {
             /** @description automations only */
             active?: boolean;
             template: components["schemas"]["Template"];
+            /** @description how long its messages stay worth sending (a duration such as `24h`); null: forever */
+            expire_after: string | null;
             /** Format: date-time */
             created_at: string;
         };
@@ -2218,6 +2229,7 @@ export interface components {
          *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
          *         "buttons": []
          *       },
+         *       "expire_after": "24h",
          *       "created_at": "2026-03-02T09:30:00.000Z",
          *       "campaign_id": 8,
          *       "warnings": []
@@ -2233,6 +2245,8 @@ export interface components {
             /** @description automations only */
             active?: boolean;
             template: components["schemas"]["Template"];
+            /** @description how long its messages stay worth sending (a duration such as `24h`); null: forever */
+            expire_after: string | null;
             /** Format: date-time */
             created_at: string;
             campaign_id: number;
@@ -6380,6 +6394,7 @@ export interface operations {
                      *           "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
                      *           "buttons": []
                      *         },
+                     *         "expire_after": "24h",
                      *         "created_at": "2026-03-02T09:30:00.000Z",
                      *         "type": "api",
                      *         "active": true
@@ -6496,7 +6511,8 @@ export interface operations {
                  *       "active": true,
                  *       "template": {
                  *         "body": "Hi {{ first_name }}, order {{ order_id }} has shipped."
-                 *       }
+                 *       },
+                 *       "expire_after": "2h"
                  *     }
                  */
                 "application/json": {
@@ -6505,6 +6521,8 @@ export interface operations {
                     type: string;
                     active: boolean;
                     template: components["schemas"]["Template"];
+                    /** @description how long its messages stay worth sending; null: forever (default null) */
+                    expire_after?: string | null;
                 };
             };
         };
@@ -6538,6 +6556,7 @@ export interface operations {
                      *           }
                      *         ]
                      *       },
+                     *       "expire_after": null,
                      *       "created_at": "2026-03-02T09:30:00.000Z",
                      *       "updated_at": "2026-03-02T09:30:00.000Z",
                      *       "warnings": []
@@ -6678,6 +6697,7 @@ export interface operations {
                      *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
                      *         "buttons": []
                      *       },
+                     *       "expire_after": "24h",
                      *       "created_at": "2026-03-02T09:30:00.000Z",
                      *       "type": "api",
                      *       "active": true
@@ -6795,6 +6815,8 @@ export interface operations {
                     name?: string;
                     active?: boolean;
                     template?: components["schemas"]["Template"];
+                    /** @description how long its messages stay worth sending; null: forever (default unchanged) */
+                    expire_after?: string | null;
                 };
             };
         };
@@ -6828,6 +6850,7 @@ export interface operations {
                      *           }
                      *         ]
                      *       },
+                     *       "expire_after": null,
                      *       "created_at": "2026-03-02T09:30:00.000Z",
                      *       "updated_at": "2026-03-02T09:30:00.000Z",
                      *       "warnings": []
@@ -6969,6 +6992,7 @@ export interface operations {
                      *           "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
                      *           "buttons": []
                      *         },
+                     *         "expire_after": "24h",
                      *         "created_at": "2026-03-02T09:30:00.000Z"
                      *       }
                      *     ]
@@ -7081,12 +7105,15 @@ export interface operations {
                  *       "name": "Spring sale",
                  *       "template": {
                  *         "body": "Hi {{ first_name }}, 20 % off all shoes this week."
-                 *       }
+                 *       },
+                 *       "expire_after": "2d"
                  *     }
                  */
                 "application/json": {
                     name: string;
                     template: components["schemas"]["Template"];
+                    /** @description how long its messages stay worth sending; null: forever (default 24h) */
+                    expire_after?: string | null;
                 };
             };
         };
@@ -7111,6 +7138,7 @@ export interface operations {
                      *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
                      *         "buttons": []
                      *       },
+                     *       "expire_after": "24h",
                      *       "created_at": "2026-03-02T09:30:00.000Z",
                      *       "warnings": []
                      *     }
@@ -10545,6 +10573,7 @@ export interface operations {
                      *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
                      *         "buttons": []
                      *       },
+                     *       "expire_after": "24h",
                      *       "created_at": "2026-03-02T09:30:00.000Z"
                      *     }
                      */
@@ -10659,6 +10688,8 @@ export interface operations {
                 "application/json": {
                     name?: string;
                     template?: components["schemas"]["Template"];
+                    /** @description how long its messages stay worth sending; null: forever (default unchanged) */
+                    expire_after?: string | null;
                 };
             };
         };
@@ -10683,6 +10714,7 @@ export interface operations {
                      *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
                      *         "buttons": []
                      *       },
+                     *       "expire_after": "24h",
                      *       "created_at": "2026-03-02T09:30:00.000Z",
                      *       "campaign_id": 8,
                      *       "warnings": []

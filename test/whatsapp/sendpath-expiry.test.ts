@@ -146,3 +146,21 @@ test("a campaign send's expire_at: a message Meta held (131049) ends skipped at 
   const batch = await completedBatch(sent.batch_id);
   assert.deepEqual(batch.waiting, {});
 });
+
+test('a campaign without expire_after expires 24 h after its send; a scheduled send counts from its time', async () => {
+  const { companyId } = await s.company();
+  const campaign = await s.admin('POST', `/admin/companies/${companyId}/campaigns`, { name: 'promo', template: { body: 'Sale' } }, 201);
+  assert.equal(campaign.expire_after, '24h');
+  const now = await s.admin('POST', `/admin/campaigns/${campaign.campaign_id}/sends`, { contacts: [nextPhone()] }, 202);
+  const m = await messageOf(now.batch_id, (x) => x.status === 'sent');
+  const created = Date.parse((await s.admin('GET', `/admin/batches/${now.batch_id}`)).created_at);
+  assert.equal(Date.parse(m.expires_at), created + 24 * 3600_000);
+
+  const at = clock.now() + 48 * 3600_000;
+  const later = await s.admin('POST', `/admin/campaigns/${campaign.campaign_id}/sends`, { contacts: [nextPhone()], scheduled_for: new Date(at).toISOString() }, 202);
+  const held = await messageOf(later.batch_id, (x) => x.scheduled_for);
+  assert.equal(Date.parse(held.expires_at), at + 24 * 3600_000, 'not expired before it starts');
+  clock.set(at);
+  await sweep();
+  assert.equal((await messageOf(later.batch_id, (x) => x.status !== 'pending')).status, 'sent');
+});

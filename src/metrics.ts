@@ -82,7 +82,7 @@ export const messagesFinal = new Counter({
   registers: [registry],
 });
 
-/** Latency of one provider request (one attempt), by provider and outcome (`sent` | `failed`). */
+/** Latency of one provider request (one attempt), by provider and outcome (`sent` | `failed` | `wait`). */
 export const providerLatency = new Histogram({
   name: 'cms_provider_request_duration_seconds',
   help: 'Duration of one provider delivery attempt, by provider and outcome',

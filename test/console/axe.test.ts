@@ -191,6 +191,8 @@ describe('axe-core on every console page', () => {
         assert.ok(await page.locator('tr[data-template]').count() >= 9, 'the catalogue is listed');
         await page.evaluate(() => { for (const d of document.querySelectorAll('details')) d.open = true; });
         findings.push(...await axe(page, `${viewport.width}px templates`));
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
+        assert.ok(overflow <= 0, `${viewport.width}px: the Templates page is ${overflow}px wider than the screen`);
         await page.getByLabel('Name', { exact: true }).fill('Not Valid');
         await page.getByLabel('Body', { exact: true }).fill('Hi {{2}}');
         await page.getByRole('button', { name: 'Submit to Meta for review' }).click();

@@ -82,7 +82,7 @@ export function mappingHelp(p: TemplateParameters): string {
     : p.header === 1 ? 'Header: text with one {{ }} output.' : 'Header: none.';
   const withParam = p.buttons.map((n, i) => (n > 0 ? i + 1 : 0)).filter((i) => i > 0);
   const buttons = p.buttons.length === 0 ? 'No buttons.'
-    : `${plural(p.buttons.length, 'button')}${withParam.length ? `; URL button ${withParam.join(' and ')} needs a URL button here at the same position (its URL fills the parameter)` : ''}.`;
+    : `${plural(p.buttons.length, 'button')}${withParam.length ? `; ${withParam.length === 1 ? `URL button ${withParam[0]} needs` : `URL buttons ${withParam.join(' and ')} need`} a URL button here at the same position (its URL fills the parameter)` : ''}.`;
   return `${body} ${header} ${buttons}`;
 }
 
@@ -221,9 +221,9 @@ export function templatesView(m: TemplatesPage): SafeHtml {
 <p>Meta owns your WhatsApp message templates and reviews each one. This is the service's copy of them: it is read from Meta every hour, when Meta reports a change, and when you press Sync now. Automations and campaigns can only use approved templates.</p>
 ${m.problem ? html`<p class="error" role="alert" data-problem>${m.problem}</p>` : ''}
 ${channelNote && m.problem !== channelNote ? html`<p class="notice" role="note" data-channel-note>${channelNote}</p>` : ''}
-${ready && m.canEdit ? html`<form method="post" action="${TEMPLATES_PATH}/sync" class="inline-form" data-sync><input type="hidden" name="_csrf" value="${m.csrf}"><button type="submit" class="secondary">Sync now</button></form>` : ''}
 <section aria-labelledby="catalogue-title">
 <h2 id="catalogue-title">Catalogue</h2>
+${ready && m.canEdit ? html`<form method="post" action="${TEMPLATES_PATH}/sync" class="sync-form" data-sync><input type="hidden" name="_csrf" value="${m.csrf}"><button type="submit" class="secondary">Sync now</button></form>` : ''}
 ${catalogueTable(m.templates)}
 ${legend()}
 </section>

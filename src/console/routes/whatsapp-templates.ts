@@ -19,11 +19,11 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../../db/database.ts';
 import { companyChannel } from '../../db/whatsapp-templates.ts';
+import { createDeliveryAgent } from '../../delivery/agent.ts';
 import { recordAudit } from '../../domain/audit.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { listCatalogue, submitTemplate, syncTemplates, TemplateDataError, type CatalogueDeps, type StoredTemplate } from '../../domain/whatsapp-templates.ts';
 import type { AppDeps } from '../../http/deps.ts';
-import { createWebhookAgent } from '../../providers/webhook.ts';
 import { createTemplatesApi } from '../../providers/whatsapp/templates-api.ts';
 import { can, field, sendPage, sessionOf } from '../context.ts';
 import {
@@ -109,7 +109,8 @@ const NOTICES: Record<string, string> = {
 /** Registers the pages of the module comment (signed-in scope); Meta is called through this scope's own agent. */
 export function registerWhatsappTemplatePages(scope: FastifyInstance, deps: AppDeps): void {
   const db = deps.database.db;
-  const agent = createWebhookAgent(deps.addressPolicy, deps.config.deliveryTimeoutMs);
+  // A few connections: people press Sync now or submit one template at a time.
+  const agent = createDeliveryAgent(deps.addressPolicy, { timeoutMs: deps.config.deliveryTimeoutMs, connections: 8 });
   scope.addHook('onClose', async () => { await agent.close(); });
   const catalogue: CatalogueDeps = {
     api: createTemplatesApi({ agent, timeoutMs: deps.config.deliveryTimeoutMs }),

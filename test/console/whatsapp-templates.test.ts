@@ -256,3 +256,27 @@ test('the editor offers only approved templates with their parameters; the mappi
   assert.match(otherPage.text, /name="wa_name"/);
   assert.doesNotMatch(otherPage.text, /name="wa_template"/);
 });
+
+test('saving through the picker is checked by the domain: the problem is shown beside the select or its field, nothing written', async () => {
+  const wa = await whatsappCompany(s, graph);
+  const c = await signedInClient(s, wa.companyId);
+  const base = { name: 'Shipping', header_type: 'none', header_text: '', header_url: '', body: 'Hi', b1_text: '', b1_url: '', b2_text: '', b2_url: '' };
+  const db = s.service.deps.database.db;
+  const count = async () => (await db.selectFrom('campaigns').select('campaign_id').where('company_id', '=', wa.companyId).execute()).length;
+
+  const none = await c.submit('/console/campaigns/new', '/console/campaigns/new', { ...base, wa_template: '' });
+  assert.equal(none.status, 422);
+  assert.match(unescape(none.text), /id="wa_template-error" class="error" role="alert">The company's channel is WhatsApp: map this template to an approved WhatsApp template/);
+  assert.match(none.text, /aria-describedby="wa_template-help wa_template-error" aria-invalid="true"/);
+
+  const mismatch = await c.submit('/console/campaigns/new', '/console/campaigns/new', { ...base, wa_template: 'order_shipped|en_US' });
+  assert.equal(mismatch.status, 422);
+  assert.match(unescape(mismatch.text), /id="body-error"[^>]*>The WhatsApp template order_shipped \(en_US\) takes 2 body parameters, but the body has 0 top-level \{\{ \}\} outputs\./);
+  assert.match(mismatch.text, /<option value="order_shipped\|en_US" data-help="[^"]*" selected>/, 'choice kept');
+
+  const gone = await c.submit('/console/campaigns/new', '/console/campaigns/new', { ...base, wa_template: 'nope|en' });
+  assert.equal(gone.status, 422);
+  assert.match(unescape(gone.text), /id="wa_template-error"[^>]*>The WhatsApp template nope \(en\) is not in the company's catalogue/);
+  assert.match(gone.text, /<option value="nope\|en" [^>]*selected>nope \(en\) \(not in your catalogue\)<\/option>/);
+  assert.equal(await count(), 0, 'nothing written');
+});

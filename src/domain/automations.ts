@@ -5,7 +5,7 @@
 import { LRUCache } from 'lru-cache';
 import { systemClock, type Clock } from '../clock.ts';
 import type { Db } from '../db/database.ts';
-import { executePrepared } from '../db/prepared.ts';
+import { findAutomationRow } from '../db/automations.ts';
 import { DomainError, isRowId, notFound } from './errors.ts';
 import { DEFAULT_CAMPAIGN_EXPIRE_AFTER } from './expiry.ts';
 import type { Template } from './templates.ts';
@@ -48,9 +48,7 @@ export class AutomationLookups {
     const key = `${companyId}:${automationId}`;
     let row = this.#cache.get(key);
     if (row === undefined) {
-      const db = this.#db;
-      const [found] = await executePrepared(db, db.selectFrom('automations').selectAll()
-        .where('automation_id', '=', automationId).where('company_id', '=', companyId));
+      const found = await findAutomationRow(this.#db, companyId, automationId);
       row = (found as unknown as Automation | undefined) ?? false;
       this.#cache.set(key, row);
     }

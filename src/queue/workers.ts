@@ -27,7 +27,7 @@ import type { Clock } from '../clock.ts';
 import { setQueueDepthSource } from '../metrics.ts';
 import { syncDueCatalogues, type CatalogueDeps } from '../domain/whatsapp-templates.ts';
 import { createProviderRegistry } from '../providers/index.ts';
-import { createWebhookAgent } from '../providers/webhook.ts';
+import { createDeliveryAgent } from '../delivery/agent.ts';
 import { createTemplatesApi } from '../providers/whatsapp/templates-api.ts';
 import type { Boss } from './boss.ts';
 import { processBatch } from './handlers/batch-process.ts';
@@ -102,7 +102,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   };
   boss.on('error', (err: Error) => log.warn({ err: err.message }, 'queue error'));
   // Meta's template endpoints, for the periodic catalogue sync: an agent of its own, network-guarded.
-  const templatesAgent = createWebhookAgent(parseAddressPolicy(config.providerAllowedHosts), config.deliveryTimeoutMs);
+  const templatesAgent = createDeliveryAgent(parseAddressPolicy(config.providerAllowedHosts), { timeoutMs: config.deliveryTimeoutMs, connections: 16 });
   const catalogue: CatalogueDeps = {
     api: createTemplatesApi({ agent: templatesAgent, timeoutMs: config.deliveryTimeoutMs }),
     openSecret: (sealed) => deps.secrets.open(sealed),

@@ -88,3 +88,17 @@ test('channel resume sets a paused channel active; 409 for a channel that is not
   assert.equal(refused.code, 1);
   assert.match(refused.stderr, /not WhatsApp/);
 });
+
+test('automation and campaign --expire-after: a duration or none; the server refuses a bad one', async () => {
+  const { companyId } = await s.company();
+  const a = await cms.json(['automation', 'create', '--company', String(companyId), '--name', 'a', '--body', 'Hi', '--expire-after', '2h']);
+  assert.equal(a.expire_after, '2h');
+  assert.equal((await cms.json(['automation', 'update', String(a.automation_id), '--expire-after', 'none'])).expire_after, null);
+  const plain = await cms.json(['automation', 'create', '--company', String(companyId), '--name', 'b', '--body', 'Hi']);
+  assert.equal(plain.expire_after, null);
+  assert.equal((await cms.json(['campaign', 'create', '--company', String(companyId), '--name', 'c', '--body', 'Hi'])).expire_after, '24h');
+  assert.equal((await cms.json(['campaign', 'create', '--company', String(companyId), '--name', 'd', '--body', 'Hi', '--expire-after', '2d'])).expire_after, '2d');
+  const bad = await cms(['automation', 'create', '--company', String(companyId), '--name', 'e', '--body', 'Hi', '--expire-after', 'soon']);
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /expire_after/);
+});

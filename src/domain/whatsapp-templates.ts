@@ -371,3 +371,22 @@ export async function syncDueCatalogues(db: Db, deps: CatalogueDeps, intervalMs:
   }
   return round;
 }
+
+/** An approved template as the console's editor offers it. */
+export interface ApprovedTemplate {
+  name: string;
+  language: string;
+  parameters: TemplateParameters;
+}
+
+/**
+ * The APPROVED templates of the company's catalogue (by name, then language) when its channel is
+ * WhatsApp, else []: what the console's editor offers for the `whatsapp` mapping.
+ */
+export async function approvedTemplates(db: Db, companyId: number): Promise<ApprovedTemplate[]> {
+  if (!isRowId(companyId)) return [];
+  const channel = await companyChannel(db, companyId);
+  if (channel?.provider !== 'whatsapp') return [];
+  return (await listTemplates(db, companyId)).filter((t) => t.status === 'APPROVED')
+    .map((t) => ({ name: t.name, language: t.language, parameters: t.parameters }));
+}

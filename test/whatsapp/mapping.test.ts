@@ -136,6 +136,9 @@ test('the console refuses a source that does not map, beside its field', async (
   graph.templates.set(wabaId, [graphTemplate('hello', 'en', {})]);
   await s.admin('PUT', `/admin/companies/${companyId}/channel`, { provider: 'whatsapp', phone_number_id: phoneNumberId, access_token: graph.accessToken, api_base_url: graph.baseUrl, waba_id: wabaId });
   await s.admin('POST', `/admin/companies/${companyId}/whatsapp/templates/sync`, undefined, 200);
+  const page = await c.get('/console/automations/new');
+  assert.match(page.text, /<datalist id="wa-approved-names"><option value="hello"><\/option><\/datalist>/, 'the editor offers the approved templates');
+  assert.match(page.text, /<code>hello<\/code> \(en\): header none, body 0/);
   const form = (o: Record<string, string>) => ({
     name: 'Welcome', type: 'api', header_type: 'none', header_text: '', header_url: '', body: 'Hi', b1_text: '', b1_url: '', b2_text: '', b2_url: '',
     wa_name: '', wa_language: '', wa_body_parameters: '', wa_header_parameters: '', ...o,
@@ -148,4 +151,8 @@ test('the console refuses a source that does not map, beside its field', async (
   assert.match(unmapped.text, /id="wa_name-error"[^>]*>The company&#39;s channel is WhatsApp|id="wa_name-error"[^>]*>The company's channel is WhatsApp/);
   const good = await c.submit('/console/automations/new', '/console/automations/new', form({ wa_name: 'hello', wa_language: 'en' }));
   assert.equal(good.status, 303, good.text);
+  const edit = await c.get(good.location!);
+  assert.match(edit.text, /list="wa-approved-names"/, 'the edit page offers them too');
+  const other = await signedInClient(s, await newCompany(s));
+  assert.doesNotMatch((await other.get('/console/automations/new')).text, /wa-approved-names/, 'not for a company that is not on WhatsApp');
 });

@@ -19,7 +19,7 @@ import { createAutomation, createCampaign, updateAutomation } from '../../domain
 import { DomainError } from '../../domain/errors.ts';
 import { findSource, listAutomations, listCampaigns, previewSource, testSend, updateCampaign, type PreviewResult, type SourceKind, type SourceRow } from '../../domain/source-tools.ts';
 import { checkTemplate, type Template } from '../../domain/templates.ts';
-import { whatsappMappingProblems } from '../../domain/whatsapp-templates.ts';
+import { approvedTemplates, whatsappMappingProblems } from '../../domain/whatsapp-templates.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { can, field, parseId, sendPage, sessionOf } from '../context.ts';
 import { BASE } from '../views/layout.ts';
@@ -141,12 +141,13 @@ export function registerSourcePages(scope: FastifyInstance, deps: AppDeps, kind:
     return sendPage(request, reply, 200, { title, section: `${kind}s`, crumbs: crumbs(), body: () => sourcesView(kind, rows, canEdit(request)) });
   });
 
-  function showNew(request: FastifyRequest, reply: FastifyReply, status: number, form: SourceForm, errors: FieldErrors, preview?: PreviewResult) {
+  async function showNew(request: FastifyRequest, reply: FastifyReply, status: number, form: SourceForm, errors: FieldErrors, preview?: PreviewResult) {
+    const approved = await approvedTemplates(db, sessionOf(request).company_id);
     return sendPage(request, reply, status, {
       title: `New ${kind}`, section: `${kind}s`, crumbs: crumbs(`New ${kind}`),
       body: (csrf) => canEdit(request)
         ? html`<h1>New ${kind}</h1>
-${editorForm(kind, csrf, form, errors, undefined, preview)}`
+${editorForm(kind, csrf, form, errors, undefined, preview, true, approved)}`
         : html`<h1>New ${kind}</h1>
 ${readOnlyNote(`${kind}s`)}
 <p><a href="${sourcesPath(kind)}">Back to the ${kind}s</a></p>`,
@@ -182,12 +183,13 @@ ${readOnlyNote(`${kind}s`)}
   async function showSource(request: FastifyRequest, reply: FastifyReply, status: number, source: SourceRow, o: {
     form?: SourceForm; errors?: FieldErrors; flash?: string; testPhone?: string; preview?: PreviewModel; editorPreview?: PreviewResult;
   }) {
+    const approved = await approvedTemplates(db, source.company_id);
     return sendPage(request, reply, status, {
       title: source.name, section: `${kind}s`, crumbs: crumbs(source.name), flash: o.flash,
       body: (csrf) => sourceView({
         kind, csrf, source, form: o.form ?? formOf(source), errors: o.errors ?? {},
         preview: o.preview ?? { phone: '', first_name: '', variables: '' }, testPhone: o.testPhone ?? '', editorPreview: o.editorPreview,
-        canEdit: canEdit(request),
+        canEdit: canEdit(request), approved,
       }),
     });
   }

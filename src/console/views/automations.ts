@@ -12,6 +12,7 @@ import { badge, time } from './format.ts';
 import { BASE } from './layout.ts';
 import { html, type SafeHtml } from './html.ts';
 import { dataTable } from './table.ts';
+import type { ApprovedTemplate } from '../../domain/whatsapp-templates.ts';
 
 /** Path of a kind's list page. */
 export const sourcesPath = (kind: SourceKind) => `${BASE}/${kind}s`;
@@ -92,17 +93,17 @@ ${err(errors, name)}`;
  * The template editor form (create when `id` is absent). Without `canEdit`: the same fields, disabled,
  * in no form (nothing to submit), and neither the save nor the "Preview changes" buttons.
  */
-export function editorForm(kind: SourceKind, csrf: string, f: SourceForm, errors: FieldErrors, id?: number, preview?: PreviewResult, canEdit = true): SafeHtml {
+export function editorForm(kind: SourceKind, csrf: string, f: SourceForm, errors: FieldErrors, id?: number, preview?: PreviewResult, canEdit = true, approved: ApprovedTemplate[] = []): SafeHtml {
   const action = id === undefined ? `${sourcesPath(kind)}/new` : `${sourcesPath(kind)}/${id}`;
   if (!canEdit) {
     return html`<div class="template-editor" data-read-only-template><fieldset disabled>
 <legend class="visually-hidden">The saved template (read-only)</legend>
-${editorFields(kind, f, errors)}
+${editorFields(kind, f, errors, approved)}
 </fieldset></div>`;
   }
   return html`<form method="post" action="${action}" class="template-editor" novalidate>
 <input type="hidden" name="_csrf" value="${csrf}">
-${editorFields(kind, f, errors)}
+${editorFields(kind, f, errors, approved)}
 <fieldset>
   <legend>Preview before saving</legend>
   <label for="editor_preview_phone">Contact phone for the preview (optional; empty: sample data)</label>
@@ -117,8 +118,29 @@ ${editorFields(kind, f, errors)}
 ${preview ? previewOutput(preview) : ''}`;
 }
 
+/** A catalogue template's parameters in words ("header image, body 2, 1 URL button"). */
+function parametersText(p: ApprovedTemplate['parameters']): string {
+  const urls = p.buttons.filter((n) => n > 0).length;
+  return `header ${p.header === 0 ? 'none' : p.header === 1 ? 'text with 1 parameter' : p.header}, body ${p.body}${urls ? `, ${urls} URL button${urls === 1 ? '' : 's'}` : ''}`;
+}
+
+/**
+ * The WhatsApp mapping's choices (a WhatsApp company's approved templates): datalists for the name and
+ * language fields and a list of the templates with their parameters; nothing without templates.
+ */
+function approvedChoices(approved: ApprovedTemplate[]): SafeHtml | '' {
+  if (approved.length === 0) return '';
+  const names = [...new Set(approved.map((t) => t.name))];
+  const languages = [...new Set(approved.map((t) => t.language))];
+  return html`<datalist id="wa-approved-names">${names.map((n) => html`<option value="${n}"></option>`)}</datalist>
+<datalist id="wa-approved-languages">${languages.map((l) => html`<option value="${l}"></option>`)}</datalist>
+<details data-approved-templates><summary>Approved templates of this company (${approved.length})</summary>
+<ul>${approved.map((t) => html`<li><code>${t.name}</code> (${t.language}): ${parametersText(t.parameters)}</li>`)}</ul>
+</details>`;
+}
+
 /** The template's fields of the editor (name, type, header, body, buttons, WhatsApp mapping). */
-function editorFields(kind: SourceKind, f: SourceForm, errors: FieldErrors): SafeHtml {
+function editorFields(kind: SourceKind, f: SourceForm, errors: FieldErrors, approved: ApprovedTemplate[] = []): SafeHtml {
   return html`${input(f, errors, 'name', 'Name', html`required maxlength="255"`)}
 ${kind === 'automation' ? input(f, errors, 'type', 'Type (api: triggered through operation 4.3)', html`required maxlength="32"`) : ''}
 <fieldset>
@@ -146,10 +168,11 @@ ${err(errors, 'body')}
   </div>
 </fieldset>
 <fieldset>
-  <legend>WhatsApp template mapping (optional)</legend>
+  <legend>WhatsApp template mapping (${approved.length ? 'required: pick an approved template' : 'optional'})</legend>
+  ${approvedChoices(approved)}
   <div class="grid">
-    <div>${input(f, errors, 'wa_name', 'Approved template name', html`maxlength="512"`)}</div>
-    <div>${input(f, errors, 'wa_language', 'Language (e.g. en_US)', html`maxlength="16"`)}</div>
+    <div>${input(f, errors, 'wa_name', 'Approved template name', approved.length ? html`maxlength="512" list="wa-approved-names"` : html`maxlength="512"`)}</div>
+    <div>${input(f, errors, 'wa_language', 'Language (e.g. en_US)', approved.length ? html`maxlength="16" list="wa-approved-languages"` : html`maxlength="16"`)}</div>
   </div>
   <div class="grid">
     <div>${input(f, errors, 'wa_body_parameters', 'Body parameters (count)', html`inputmode="numeric"`)}</div>
@@ -208,6 +231,8 @@ export function sourceView(m: {
   editorPreview?: PreviewResult;
   /** False for a role that may only read (no status, send, save or test-send forms); default true. */
   canEdit?: boolean;
+  /** A WhatsApp company's approved templates, offered for the mapping. */
+  approved?: ApprovedTemplate[];
 }): SafeHtml {
   const canEdit = m.canEdit ?? true;
   const { kind, source: s } = m;
@@ -221,7 +246,7 @@ ${canEdit ? html`<form method="post" action="${base}/active" class="inline">${hi
 </section>` : html`<p>Campaign id <code>${s.id}</code>${canEdit ? html` · <a href="${base}/send">Send this campaign</a>` : ''}</p>`}
 <section aria-labelledby="editor-title">
 <h2 id="editor-title">Template</h2>
-${editorForm(kind, m.csrf, m.form, m.errors, s.id, m.editorPreview, canEdit)}
+${editorForm(kind, m.csrf, m.form, m.errors, s.id, m.editorPreview, canEdit, m.approved ?? [])}
 </section>
 ${previewSection(kind, s.id, m.preview, m.errors)}
 ${canEdit ? html`<section aria-labelledby="test-title">

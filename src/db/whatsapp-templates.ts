@@ -68,15 +68,20 @@ export async function insertTemplates(db: Db, companyId: number, rows: TemplateR
   return Number(result.numAffectedRows ?? 0);
 }
 
+/** Deletes the company's template of `name` and `language` unless its id is `keepId`; returns how many went. */
+export async function deleteOtherTemplate(db: Db, companyId: number, name: string, language: string, keepId: string): Promise<number> {
+  const result = await sql`
+    DELETE FROM whatsapp_templates WHERE company_id = ${companyId} AND name = ${name} AND language = ${language} AND template_id <> ${keepId}`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
+}
+
 /**
- * Stores one template (a submitted one, as Meta answered): inserted, or, when the company already has
- * its id or its name and language, that row replaced. Returns the stored row.
+ * Stores one template (a submitted one, as Meta answered): inserted, or the row of its id replaced.
+ * Another row with its name and language must be gone first ({@link deleteOtherTemplate}). Returns
+ * the stored row.
  */
 export async function upsertTemplate(db: Db, companyId: number, row: TemplateRow, at: number): Promise<StoredTemplate> {
   const { rows } = await sql<StoredTemplate>`
-    WITH gone AS (
-      DELETE FROM whatsapp_templates WHERE company_id = ${companyId} AND name = ${row.name} AND language = ${row.language} AND template_id <> ${row.template_id}
-    )
     INSERT INTO whatsapp_templates (company_id, template_id, name, language, status, category, quality_score, rejected_reason, parameters, components, synced_at)
     VALUES (${companyId}, ${row.template_id}, ${row.name}, ${row.language}, ${row.status}, ${row.category}, ${row.quality_score}, ${row.rejected_reason},
       ${JSON.stringify(row.parameters)}::jsonb, ${JSON.stringify(row.components)}::jsonb, ${iso(at)}::timestamptz)

@@ -56,7 +56,10 @@ export async function updateTemplates(db: Db, companyId: number, rows: TemplateR
   return Number(result.numAffectedRows ?? 0);
 }
 
-/** Inserts those of `rows` the company does not have yet (by template_id); synced_at = `at`. */
+/**
+ * Inserts those of `rows` the company does not have yet; synced_at = `at`. A row whose id, or name and
+ * language, a concurrent sync inserted meanwhile is skipped (that sync stored the same answer of Meta).
+ */
 export async function insertTemplates(db: Db, companyId: number, rows: TemplateRow[], at: number): Promise<number> {
   if (rows.length === 0) return 0;
   const result = await sql`
@@ -64,7 +67,7 @@ export async function insertTemplates(db: Db, companyId: number, rows: TemplateR
     SELECT ${companyId}, t.template_id, t.name, t.language, t.status, t.category, t.quality_score, t.rejected_reason, t.parameters, t.components, ${iso(at)}::timestamptz
     FROM jsonb_to_recordset(${doc(rows)}::jsonb) AS t(template_id text, name text, language text, status text, category text,
       quality_score text, rejected_reason text, parameters jsonb, components jsonb)
-    ON CONFLICT (company_id, template_id) DO NOTHING`.execute(db);
+    ON CONFLICT DO NOTHING`.execute(db);
   return Number(result.numAffectedRows ?? 0);
 }
 

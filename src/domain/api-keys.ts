@@ -77,15 +77,33 @@ export async function createApiKey(db: Db, companyId: number, label: string | nu
   return { key_id: row.key_id, api_key: apiKey, label: row.label, prefix: row.prefix, created_at: row.created_at };
 }
 
-/** Revokes a key (of the company, when given); undefined when no such key exists. Idempotent. */
-export async function revokeApiKey(db: Db, keyId: number, companyId?: number): Promise<{ company_id: number } | undefined> {
+/**
+ * The service's cache of key lookups (`ApiKeyAuthenticator`, src/http/auth.ts, built once in
+ * src/service.ts). Every write that changes what a lookup answers (a revoked key; a company's default
+ * country, subscription or connector) takes it and drops it after its write, so a change made in this
+ * process applies here at once; callers have nothing to remember.
+ */
+export interface ApiKeyLookupCache {
+  /** Drops every cached lookup. */
+  invalidate(): void;
+}
+
+/**
+ * Revokes a key (of the company, when given); undefined when no such key exists. Idempotent. Drops
+ * `cache` after the write (`db` must not be a transaction that commits later: a lookup in between would
+ * cache the old answer again).
+ */
+export async function revokeApiKey(db: Db, cache: ApiKeyLookupCache, keyId: number, companyId?: number): Promise<{ company_id: number } | undefined> {
   if (!isRowId(keyId)) return undefined;
   let q = db.updateTable('api_keys')
     .set({ revoked_at: new Date() })
     .where('key_id', '=', keyId);
   if (companyId !== undefined) q = q.where('company_id', '=', companyId);
-  const row = await q.returning(['company_id']).executeTakeFirst();
-  return row;
+  try {
+    return await q.returning(['company_id']).executeTakeFirst();
+  } finally {
+    cache.invalidate();
+  }
 }
 
 /** What authentication resolves a key to: the key and the parts of its company the API needs. */

@@ -4,6 +4,7 @@
  */
 import type { Db } from '../db/database.ts';
 import type { DeliveryHours } from '../db/schema.ts';
+import type { ApiKeyLookupCache } from './api-keys.ts';
 import { DomainError, isRowId } from './errors.ts';
 
 export interface CompanyInput {
@@ -86,8 +87,11 @@ export async function createCompany(db: Db, input: CompanyInput & { name: string
   return present(row);
 }
 
-/** Changes the given fields; 404 `Company not found` for an unknown id. */
-export async function updateCompany(db: Db, companyId: number, input: CompanyInput): Promise<Company> {
+/**
+ * Changes the given fields; 404 `Company not found` for an unknown id. Drops the key-lookup `cache`
+ * after the write (a lookup brings the default country and subscription).
+ */
+export async function updateCompany(db: Db, cache: ApiKeyLookupCache, companyId: number, input: CompanyInput): Promise<Company> {
   if (!isRowId(companyId)) throw new DomainError(404, 'Company not found');
   const set: Record<string, unknown> = {};
   if (input.name !== undefined) set.name = input.name;
@@ -99,7 +103,7 @@ export async function updateCompany(db: Db, companyId: number, input: CompanyInp
   const q = Object.keys(set).length
     ? db.updateTable('companies').set(set).where('company_id', '=', companyId).returning(columns)
     : db.selectFrom('companies').select(columns).where('company_id', '=', companyId);
-  const row = await q.executeTakeFirst();
+  const row = await q.executeTakeFirst().finally(() => cache.invalidate());
   if (!row) throw new DomainError(404, 'Company not found');
   return present(row as Row);
 }
@@ -118,12 +122,16 @@ export async function listCompanies(db: Db): Promise<Company[]> {
   return rows.map(present);
 }
 
-/** Connects or disconnects the push-messaging connector (operator-api.md PUT .../connector). */
-export async function setConnector(db: Db, companyId: number, connected: boolean, provider: string | null): Promise<Company> {
+/**
+ * Connects or disconnects the push-messaging connector (operator-api.md PUT .../connector). Drops the
+ * key-lookup `cache` after the write (a lookup brings the connector state).
+ */
+export async function setConnector(db: Db, cache: ApiKeyLookupCache, companyId: number, connected: boolean, provider: string | null): Promise<Company> {
   if (!isRowId(companyId)) throw new DomainError(404, 'Company not found');
   const row = await db.updateTable('companies')
     .set({ connector_connected: connected, connector_provider: connected ? provider : null })
-    .where('company_id', '=', companyId).returning(columns).executeTakeFirst();
+    .where('company_id', '=', companyId).returning(columns).executeTakeFirst()
+    .finally(() => cache.invalidate());
   if (!row) throw new DomainError(404, 'Company not found');
   return present(row);
 }

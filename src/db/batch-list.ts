@@ -10,8 +10,8 @@
 import { sql } from 'kysely';
 import type { Db } from './database.ts';
 import type { BatchView } from '../domain/batches.ts';
-import { batchCounts } from '../domain/batch-counts.ts';
 import type { BatchKind, BatchStatus } from './schema.ts';
+import { batchCounts } from '../domain/batch-counts.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 

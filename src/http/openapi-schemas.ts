@@ -49,6 +49,7 @@ export const TAGS: readonly { name: string; description: string }[] = [
   { name: 'operator: audit', description: 'The audit log of every change made through the operator API and the console.' },
   { name: 'operator: console users', description: 'People of a company who sign in to the console: invitations and roles.' },
   { name: 'operator: event endpoints', description: 'Signed event webhooks to a company\'s systems (docs/events.md): endpoints, secrets, the attempt log, resend and replay.' },
+  { name: 'operator: whatsapp', description: 'A WhatsApp channel\'s template catalogue (synced from Meta, listed, submitted) and its state (docs/whatsapp.md).' },
 ];
 
 /** An OpenAPI Header Object with its (JSON Schema 2020-12) schema. */

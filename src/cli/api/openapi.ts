@@ -1826,6 +1826,58 @@ export interface components {
             completed_at: string | null;
         };
         /**
+         * MessageRendered
+         * @description The message as handed to the provider (the body of a webhook delivery)
+         * @example {
+         *       "message_id": "5c0e2d7a-1b3f-4e8d-9a6c-7f2e1d0b9a83",
+         *       "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10",
+         *       "company_id": 12,
+         *       "kind": "campaign",
+         *       "source_id": 8,
+         *       "to": "+4915112345678",
+         *       "header": {
+         *         "type": "none"
+         *       },
+         *       "body": "Hi Anna, 20 % off all shoes this week.",
+         *       "buttons": []
+         *     }
+         */
+        MessageRendered: {
+            /** Format: uuid */
+            message_id: string;
+            /** Format: uuid */
+            batch_id: string;
+            company_id: number;
+            kind: "automation" | "campaign";
+            /** @description the automation or campaign id */
+            source_id: number;
+            /** @description E.164 */
+            to: string;
+            header: {
+                /** @description `none`, `text`, `image` or `video` */
+                type: string;
+                /** @description text: the header text */
+                text?: string;
+                /** @description image / video: the media URL */
+                url?: string;
+            };
+            body: string;
+            buttons: {
+                text: string;
+                url: string;
+            }[];
+            /** @description templates with a WhatsApp mapping: the Cloud API template parameters */
+            whatsapp?: {
+                name: string;
+                language: string;
+                header_parameters: string[];
+                body_parameters: string[];
+                button_parameters: (string | null)[];
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
          * Message
          * @example {
          *       "message_id": "5c0e2d7a-1b3f-4e8d-9a6c-7f2e1d0b9a83",
@@ -1836,6 +1888,11 @@ export interface components {
          *       "sent_at": "2026-03-02T09:30:02.120Z",
          *       "delivered_at": "2026-03-02T09:30:03.900Z",
          *       "rendered": {
+         *         "message_id": "5c0e2d7a-1b3f-4e8d-9a6c-7f2e1d0b9a83",
+         *         "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10",
+         *         "company_id": 12,
+         *         "kind": "campaign",
+         *         "source_id": 8,
          *         "to": "+4915112345678",
          *         "header": {
          *           "type": "none"
@@ -1878,8 +1935,8 @@ export interface components {
             read_at?: string;
             /** Format: date-time */
             failed_at?: string;
-            /** @description the message as handed to the provider (null until rendered) */
-            rendered: unknown;
+            /** @description the message as handed to the provider; null until rendered (and for a message that never is, e.g. an invalid number) */
+            rendered: components["schemas"]["MessageRendered"] | null;
         };
         /**
          * BatchPage
@@ -3927,6 +3984,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -4254,6 +4322,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -4509,6 +4588,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -4681,6 +4771,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -5024,7 +5125,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {
@@ -5105,6 +5206,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -5511,6 +5623,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -6155,6 +6278,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -6592,6 +6726,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -6873,6 +7018,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -7164,6 +7320,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -7372,6 +7539,11 @@ export interface operations {
                      *           "sent_at": "2026-03-02T09:30:02.120Z",
                      *           "delivered_at": "2026-03-02T09:30:03.900Z",
                      *           "rendered": {
+                     *             "message_id": "5c0e2d7a-1b3f-4e8d-9a6c-7f2e1d0b9a83",
+                     *             "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10",
+                     *             "company_id": 12,
+                     *             "kind": "campaign",
+                     *             "source_id": 8,
                      *             "to": "+4915112345678",
                      *             "header": {
                      *               "type": "none"
@@ -7858,6 +8030,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -8393,6 +8576,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -8940,6 +9134,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid input (a URL that is not http(s) or points at a private network, an unknown event type ...); nothing changed */
             422: {
                 headers: {
@@ -9345,6 +9550,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -10032,6 +10248,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -10317,6 +10544,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description The template does not render (`template_error`, nothing is sent), an invalid phone number, or an invalid body */
             422: {
                 headers: {
@@ -10450,6 +10688,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -10737,6 +10986,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -10895,6 +11155,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description The template does not render (`template_error`, nothing is sent), an invalid phone number, or an invalid body */
             422: {
                 headers: {
@@ -11028,6 +11299,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -11217,6 +11499,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -11629,6 +11922,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -11883,6 +12187,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -12186,6 +12501,17 @@ export interface operations {
                      *       "detail": "Request body too large"
                      *     }
                      */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
@@ -13158,6 +13484,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -13331,6 +13668,17 @@ export interface operations {
                      *       "detail": "Request body too large"
                      *     }
                      */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `text/csv` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["Detail"];
                 };
             };

@@ -118,16 +118,22 @@ export async function markSynced(db: Db, companyId: number, at: number): Promise
 }
 
 /**
- * WhatsApp companies with a `waba_id` whose catalogue was last synced before `before` (or never):
- * the periodic sync's work list, at most `limit`, least recently synced first.
+ * Claims up to `limit` WhatsApp companies with a `waba_id` whose catalogue was last synced (or
+ * claimed) before `before`, or never: sets their time to `now` and returns their ids, least recently
+ * synced first. Two processes claiming at once never get the same company.
  */
-export async function companiesDueForSync(db: Db, before: number, limit: number): Promise<number[]> {
+export async function claimDueSyncs(db: Db, now: number, before: number, limit: number): Promise<number[]> {
   const { rows } = await sql<{ company_id: number }>`
-    SELECT c.company_id FROM companies c
-    LEFT JOIN whatsapp_template_syncs s ON s.company_id = c.company_id
-    WHERE c.channel->>'provider' = 'whatsapp' AND coalesce(c.channel->>'waba_id', '') <> ''
-      AND (s.synced_at IS NULL OR s.synced_at < ${iso(before)}::timestamptz)
-    ORDER BY s.synced_at NULLS FIRST, c.company_id
-    LIMIT ${limit}`.execute(db);
+    WITH due AS (
+      SELECT c.company_id FROM companies c
+      LEFT JOIN whatsapp_template_syncs s ON s.company_id = c.company_id
+      WHERE c.channel->>'provider' = 'whatsapp' AND coalesce(c.channel->>'waba_id', '') <> ''
+        AND (s.synced_at IS NULL OR s.synced_at < ${iso(before)}::timestamptz)
+      ORDER BY s.synced_at NULLS FIRST, c.company_id
+      LIMIT ${limit}
+    )
+    INSERT INTO whatsapp_template_syncs AS w (company_id, synced_at) SELECT company_id, ${iso(now)}::timestamptz FROM due
+    ON CONFLICT (company_id) DO UPDATE SET synced_at = excluded.synced_at WHERE w.synced_at < ${iso(before)}::timestamptz
+    RETURNING w.company_id`.execute(db);
   return rows.map((r) => r.company_id);
 }

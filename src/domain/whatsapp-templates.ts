@@ -8,6 +8,8 @@
  *   unreachable is 502 and malformed data from Meta is 502 too: in both cases nothing changes.
  * - {@link submitTemplate} submits a new template for review and stores Meta's answer.
  * - {@link templateAvailability} is what the send path asks before handing a message to Meta.
+ * - {@link whatsappMappingProblems} is the create-time check of automations and campaigns (docs/whatsapp.md
+ *   "Sources must map to an approved template"), shared by the operator API and the console.
  *
  * `parameters` counts the placeholders of a template, per component: `header` is 0 or 1 (the `{{n}}`
  * of a TEXT header) or the media kind (`"image"`, `"video"`, `"document"`; `"location"` for a
@@ -18,11 +20,14 @@
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/database.ts';
 import {
-  companyChannel, deleteGoneTemplates, findTemplate, insertTemplates, listTemplates, markSynced, templateStatus, updateTemplates,
+  claimDueSyncs, companyChannel, deleteGoneTemplates, findTemplate, insertTemplates, listTemplates, markSynced, templateStatus, updateTemplates,
   upsertTemplate, type StoredTemplate, type TemplateRow,
 } from '../db/whatsapp-templates.ts';
 import type { GraphConnection, TemplatesApi } from '../providers/whatsapp/templates-api.ts';
 import { DomainError, isRowId } from './errors.ts';
+import { checkLiquid } from './render.ts';
+import { listAutomations, listCampaigns } from './source-tools.ts';
+import type { Template, TemplateProblem } from './templates.ts';
 
 export type { StoredTemplate, TemplateRow } from '../db/whatsapp-templates.ts';
 
@@ -257,4 +262,112 @@ export async function templateAvailability(db: Db, companyId: number, name: stri
   if (status === 'APPROVED') return 'approved';
   if (status === 'PAUSED') return 'paused';
   return 'unavailable';
+}
+
+const plural = (n: number, word: string) => `${n} ${word}${n === 1 ? '' : 's'}`;
+
+/**
+ * Why `t` does not map to an approved template of `entry` (the catalogue entry its mapping names, or
+ * undefined): problems with `loc` under the template, [] when it maps. Matched: status APPROVED; the
+ * body's top-level `{{ }}` outputs = the template's body placeholders; the header kind (an image or
+ * video header for a media header of that kind; a text header with as many outputs as the template's
+ * text header placeholders, or no header when it has none); each of our buttons is a URL button of
+ * the template at the same position, and every URL button with a placeholder has one of ours.
+ */
+export function mappingProblems(t: Template, entry: StoredTemplate | undefined): TemplateProblem[] {
+  const wa = t.whatsapp;
+  if (!wa) return [{ loc: ['whatsapp'], msg: 'the company\'s channel is WhatsApp: map this template to an approved WhatsApp template (`whatsapp`: {name, language})' }];
+  const id = `${wa.name} (${wa.language})`;
+  if (!entry) {
+    return [{ loc: ['whatsapp', 'name'], msg: `the WhatsApp template ${id} is not in the company's catalogue (sync it: POST /admin/companies/{company_id}/whatsapp/templates/sync)` }];
+  }
+  const problems: TemplateProblem[] = [];
+  if (entry.status !== 'APPROVED') problems.push({ loc: ['whatsapp', 'name'], msg: `the WhatsApp template ${id} is ${entry.status}, not APPROVED` });
+  const p = entry.parameters;
+  const body = checkLiquid(t.body);
+  if (!body.problem && body.outputs !== p.body) {
+    problems.push({ loc: ['body'], msg: `the WhatsApp template ${id} takes ${plural(p.body, 'body parameter')}, but the body has ${plural(body.outputs, 'top-level {{ }} output')}` });
+  }
+  const h = t.header;
+  if (typeof p.header === 'string') {
+    if (h.type !== p.header) problems.push({ loc: ['header', 'type'], msg: `the WhatsApp template ${id} has a ${p.header} header; this template's header is ${h.type === 'none' ? 'none' : h.type}${p.header === 'image' || p.header === 'video' ? `: use a header of type ${p.header}` : ' (not supported here)'}` });
+  } else if (h.type === 'image' || h.type === 'video') {
+    problems.push({ loc: ['header', 'type'], msg: `the WhatsApp template ${id} has no ${h.type} header` });
+  } else {
+    const outputs = h.type === 'text' ? checkLiquid(h.text) : { problem: undefined, outputs: 0 };
+    if (!outputs.problem && outputs.outputs !== p.header) {
+      problems.push({ loc: h.type === 'text' ? ['header', 'text'] : ['header'], msg: `the WhatsApp template ${id} takes ${plural(p.header, 'header parameter')}, but ${h.type === 'text' ? `the header text has ${plural(outputs.outputs, 'top-level {{ }} output')}` : 'this template has no header: use a text header'}` });
+    }
+  }
+  const metaButtons = buttonTypes(entry.components);
+  t.buttons.forEach((_, i) => {
+    if (i >= p.buttons.length) problems.push({ loc: ['buttons', String(i)], msg: `the WhatsApp template ${id} has ${plural(p.buttons.length, 'button')}; this one has no counterpart` });
+    else if (metaButtons[i] !== undefined && metaButtons[i] !== 'URL') problems.push({ loc: ['buttons', String(i)], msg: `button ${i + 1} of the WhatsApp template ${id} is ${metaButtons[i]}, not a URL button` });
+  });
+  p.buttons.forEach((n, j) => {
+    if (n > 0 && j >= t.buttons.length) problems.push({ loc: ['buttons'], msg: `button ${j + 1} of the WhatsApp template ${id} is a URL button with a placeholder: add URL button ${j + 1} here` });
+  });
+  return problems;
+}
+
+/** Meta's button types (upper case) of a template's BUTTONS component, in order. */
+function buttonTypes(components: unknown[]): (string | undefined)[] {
+  const c = components.find((x) => isObject(x) && String(x.type).toUpperCase() === 'BUTTONS') as Record<string, unknown> | undefined;
+  return Array.isArray(c?.buttons) ? c.buttons.map((b) => (isObject(b) && typeof b.type === 'string' ? b.type.toUpperCase() : undefined)) : [];
+}
+
+/**
+ * The create-time check of an automation's or campaign's template (see {@link mappingProblems}):
+ * [] when the company's channel is not WhatsApp, else the problems against its catalogue.
+ */
+export async function whatsappMappingProblems(db: Db, companyId: number, t: Template): Promise<TemplateProblem[]> {
+  if (!isRowId(companyId)) return [];
+  const channel = await companyChannel(db, companyId);
+  if (channel?.provider !== 'whatsapp') return [];
+  const entry = t.whatsapp ? await findTemplate(db, companyId, t.whatsapp.name, t.whatsapp.language) : undefined;
+  return mappingProblems(t, entry);
+}
+
+/**
+ * One warning per automation or campaign of the company whose template does not map to an approved
+ * template of its catalogue (the answer of setting a WhatsApp channel), e.g.
+ * `automation 31 (Order shipped): template.whatsapp.name: the WhatsApp template ... is PENDING, not APPROVED`.
+ */
+export async function unmappedSourceWarnings(db: Db, companyId: number): Promise<string[]> {
+  const sources = [...await listAutomations(db, companyId), ...await listCampaigns(db, companyId)];
+  const entries = new Map((await listTemplates(db, companyId)).map((e) => [`${e.name}\u0000${e.language}`, e]));
+  const out: string[] = [];
+  for (const src of sources) {
+    const wa = src.template.whatsapp;
+    const problems = mappingProblems(src.template, wa ? entries.get(`${wa.name}\u0000${wa.language}`) : undefined);
+    if (problems.length) out.push(`${src.kind} ${src.id} (${src.name}): ${problems.map((p) => `template.${p.loc.join('.')}: ${p.msg}`).join('; ')}`);
+  }
+  return out;
+}
+
+/** The outcome of one periodic sync round: companies synced, and those that failed with why. */
+export interface SyncRound {
+  synced: number[];
+  failed: { company_id: number; error: string }[];
+}
+
+/**
+ * The periodic sync (WHATSAPP_TEMPLATE_SYNC): claims the WhatsApp companies with a `waba_id` whose
+ * catalogue is older than `intervalMs` by the clock (at most `limit` per round) and syncs each. A
+ * company whose sync fails keeps its catalogue and is tried again an interval later. Never throws
+ * for one company's failure; the caller logs `failed`.
+ */
+export async function syncDueCatalogues(db: Db, deps: CatalogueDeps, intervalMs: number, limit = 20): Promise<SyncRound> {
+  const now = deps.clock.now();
+  const ids = await claimDueSyncs(db, now, now - intervalMs, limit);
+  const round: SyncRound = { synced: [], failed: [] };
+  for (const id of ids) {
+    try {
+      await syncTemplates(db, id, deps);
+      round.synced.push(id);
+    } catch (err) {
+      round.failed.push({ company_id: id, error: err instanceof DomainError ? `${err.status}: ${err.detail}` : String((err as Error)?.message ?? err) });
+    }
+  }
+  return round;
 }

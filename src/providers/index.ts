@@ -11,11 +11,12 @@
  */
 import { isIP } from 'node:net';
 import { LRUCache } from 'lru-cache';
+import { createDeliveryAgent } from '../delivery/agent.ts';
 import { isAllowedAddress, type AddressPolicy } from '../domain/network-guard.ts';
 import type { SecretBox } from '../domain/secrets.ts';
 import { outboxProvider } from './outbox.ts';
 import type { Provider, ProviderName } from './types.ts';
-import { createWebhookAgent, webhookProvider } from './webhook.ts';
+import { WEBHOOK_CONNECTIONS_PER_ORIGIN, webhookProvider } from './webhook.ts';
 import { Pacer, whatsappProvider } from './whatsapp.ts';
 
 export type { Provider, ProviderName, SendResult } from './types.ts';
@@ -57,7 +58,7 @@ function literalAddressProblem(url: string, policy: AddressPolicy): string | nul
 
 /** Creates the process's provider registry. */
 export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderRegistry {
-  const agent = createWebhookAgent(opts.addressPolicy, opts.deliveryTimeoutMs);
+  const agent = createDeliveryAgent(opts.addressPolicy, { timeoutMs: opts.deliveryTimeoutMs, connections: WEBHOOK_CONNECTIONS_PER_ORIGIN });
   const pacer = new Pacer(opts.whatsappRatePerSecond);
   const cache = new LRUCache<string, Provider>({ max: 1_000 });
 

@@ -9,7 +9,12 @@
  * body parameters and two URL buttons with a placeholder each; `order_update` (`en`, `en_US`): one
  * body parameter, no header, no buttons; `hello` (`en`, `en_US`): no parameters at all. An entry of
  * `opts.templates` with the name and language of a default replaces it.
+ *
+ * Tests whose WhatsApp channel points at their own receiver (not the fake Graph API) put templates
+ * straight into the catalogue with {@link approveTemplates} instead of syncing.
  */
+import { insertTemplates } from '../../src/db/whatsapp-templates.ts';
+import { parseMetaTemplate } from '../../src/domain/whatsapp-templates.ts';
 import { GRAPH_TOKEN, graphTemplate, randomPhoneNumberId, type FakeGraph, type GraphTemplate } from './fake-graph.ts';
 import type { TestServer } from './server.ts';
 
@@ -65,4 +70,12 @@ export async function whatsappCompany(s: TestServer, graph: FakeGraph, opts: Wha
   });
   if (!opts.noSync) await s.admin('POST', `/admin/companies/${companyId}/whatsapp/templates/sync`, undefined, 200);
   return { companyId, key, keyId, phoneNumberId, wabaId, appSecret, verifyToken, accessToken: graph.accessToken ?? GRAPH_TOKEN };
+}
+
+/**
+ * Puts `templates` (Meta's shape; default: {@link defaultTemplates}) into the company's catalogue
+ * directly, as a sync would store them: for a test whose channel does not point at the fake Graph API.
+ */
+export async function approveTemplates(s: TestServer, companyId: number, templates: GraphTemplate[] = defaultTemplates()): Promise<void> {
+  await insertTemplates(s.service.deps.database.db, companyId, templates.map((t, i) => parseMetaTemplate(t, i)), Date.now());
 }

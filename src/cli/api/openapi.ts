@@ -1323,6 +1323,8 @@ export interface components {
             channel: components["schemas"]["ChannelView"];
             /** @description webhook without a given secret: the generated `whsec_` secret, shown only in this answer */
             secret?: string;
+            /** @description whatsapp: one per automation or campaign of the company whose template does not map to an approved template of the catalogue (such sources are refused when changed; docs/whatsapp.md); [] when all map */
+            warnings?: string[];
         };
         /**
          * ApiKey
@@ -1708,6 +1710,7 @@ export interface components {
          *           }
          *         ]
          *       },
+         *       "expire_after": null,
          *       "created_at": "2026-03-02T09:30:00.000Z",
          *       "updated_at": "2026-03-02T09:30:00.000Z",
          *       "warnings": []
@@ -1721,6 +1724,8 @@ export interface components {
             type: string;
             active: boolean;
             template: components["schemas"]["Template"];
+            /** @description how long its messages stay worth sending (a duration such as `24h`); null: forever. A message not handed to the provider by then ends skipped, reason `expired` */
+            expire_after: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1746,6 +1751,7 @@ export interface components {
          *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
          *         "buttons": []
          *       },
+         *       "expire_after": "24h",
          *       "created_at": "2026-03-02T09:30:00.000Z",
          *       "warnings": []
          *     }
@@ -1755,6 +1761,8 @@ export interface components {
             company_id: number;
             name: string;
             template: components["schemas"]["Template"];
+            /** @description how long its messages stay worth sending (a duration such as `24h`); null: forever. A message not handed to the provider by then ends skipped, reason `expired` */
+            expire_after: string | null;
             /** Format: date-time */
             created_at: string;
             /**
@@ -2240,6 +2248,7 @@ export interface components {
          *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
          *         "buttons": []
          *       },
+         *       "expire_after": "24h",
          *       "created_at": "2026-03-02T09:30:00.000Z"
          *     }
          */
@@ -2253,6 +2262,8 @@ export interface components {
             /** @description automations only */
             active?: boolean;
             template: components["schemas"]["Template"];
+            /** @description how long its messages stay worth sending (a duration such as `24h`); null: forever */
+            expire_after: string | null;
             /** Format: date-time */
             created_at: string;
         };
@@ -2269,6 +2280,7 @@ export interface components {
          *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
          *         "buttons": []
          *       },
+         *       "expire_after": "24h",
          *       "created_at": "2026-03-02T09:30:00.000Z",
          *       "campaign_id": 8,
          *       "warnings": []
@@ -2284,6 +2296,8 @@ export interface components {
             /** @description automations only */
             active?: boolean;
             template: components["schemas"]["Template"];
+            /** @description how long its messages stay worth sending (a duration such as `24h`); null: forever */
+            expire_after: string | null;
             /** Format: date-time */
             created_at: string;
             campaign_id: number;
@@ -6504,6 +6518,7 @@ export interface operations {
                      *           "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
                      *           "buttons": []
                      *         },
+                     *         "expire_after": "24h",
                      *         "created_at": "2026-03-02T09:30:00.000Z",
                      *         "type": "api",
                      *         "active": true
@@ -6620,7 +6635,8 @@ export interface operations {
                  *       "active": true,
                  *       "template": {
                  *         "body": "Hi {{ first_name }}, order {{ order_id }} has shipped."
-                 *       }
+                 *       },
+                 *       "expire_after": "2h"
                  *     }
                  */
                 "application/json": {
@@ -6629,6 +6645,8 @@ export interface operations {
                     type: string;
                     active: boolean;
                     template: components["schemas"]["Template"];
+                    /** @description how long its messages stay worth sending; null: forever (default null) */
+                    expire_after?: string | null;
                 };
             };
         };
@@ -6662,6 +6680,7 @@ export interface operations {
                      *           }
                      *         ]
                      *       },
+                     *       "expire_after": null,
                      *       "created_at": "2026-03-02T09:30:00.000Z",
                      *       "updated_at": "2026-03-02T09:30:00.000Z",
                      *       "warnings": []
@@ -6813,6 +6832,7 @@ export interface operations {
                      *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
                      *         "buttons": []
                      *       },
+                     *       "expire_after": "24h",
                      *       "created_at": "2026-03-02T09:30:00.000Z",
                      *       "type": "api",
                      *       "active": true
@@ -6930,6 +6950,8 @@ export interface operations {
                     name?: string;
                     active?: boolean;
                     template?: components["schemas"]["Template"];
+                    /** @description how long its messages stay worth sending; null: forever (default unchanged) */
+                    expire_after?: string | null;
                 };
             };
         };
@@ -6963,6 +6985,7 @@ export interface operations {
                      *           }
                      *         ]
                      *       },
+                     *       "expire_after": null,
                      *       "created_at": "2026-03-02T09:30:00.000Z",
                      *       "updated_at": "2026-03-02T09:30:00.000Z",
                      *       "warnings": []
@@ -7115,6 +7138,7 @@ export interface operations {
                      *           "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
                      *           "buttons": []
                      *         },
+                     *         "expire_after": "24h",
                      *         "created_at": "2026-03-02T09:30:00.000Z"
                      *       }
                      *     ]
@@ -7227,12 +7251,15 @@ export interface operations {
                  *       "name": "Spring sale",
                  *       "template": {
                  *         "body": "Hi {{ first_name }}, 20 % off all shoes this week."
-                 *       }
+                 *       },
+                 *       "expire_after": "2d"
                  *     }
                  */
                 "application/json": {
                     name: string;
                     template: components["schemas"]["Template"];
+                    /** @description how long its messages stay worth sending; null: forever (default 24h) */
+                    expire_after?: string | null;
                 };
             };
         };
@@ -7257,6 +7284,7 @@ export interface operations {
                      *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
                      *         "buttons": []
                      *       },
+                     *       "expire_after": "24h",
                      *       "created_at": "2026-03-02T09:30:00.000Z",
                      *       "warnings": []
                      *     }
@@ -10784,6 +10812,7 @@ export interface operations {
                      *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
                      *         "buttons": []
                      *       },
+                     *       "expire_after": "24h",
                      *       "created_at": "2026-03-02T09:30:00.000Z"
                      *     }
                      */
@@ -10898,6 +10927,8 @@ export interface operations {
                 "application/json": {
                     name?: string;
                     template?: components["schemas"]["Template"];
+                    /** @description how long its messages stay worth sending; null: forever (default unchanged) */
+                    expire_after?: string | null;
                 };
             };
         };
@@ -10922,6 +10953,7 @@ export interface operations {
                      *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
                      *         "buttons": []
                      *       },
+                     *       "expire_after": "24h",
                      *       "created_at": "2026-03-02T09:30:00.000Z",
                      *       "campaign_id": 8,
                      *       "warnings": []

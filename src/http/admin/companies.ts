@@ -10,7 +10,7 @@
  * | PATCH /admin/companies/{company_id} | 200 `Company`; 401; 404; 422 |
  * | DELETE /admin/companies/{company_id}/rate-limits | 204; 401; 404; 422 |
  * | PUT /admin/companies/{company_id}/connector | 200 `ConnectorAnswer`; 401; 404; 422 |
- * | PUT /admin/companies/{company_id}/channel | 200 `ChannelAnswer` (a generated webhook `secret` once); 401; 404; 409 number taken; 422 |
+ * | PUT /admin/companies/{company_id}/channel | 200 `ChannelAnswer` (a generated webhook `secret` once; whatsapp: `warnings` of sources that do not map); 401; 404; 409 number taken; 422 |
  * | POST /admin/companies/{company_id}/channel/resume | 200 `Company`; 401; 404; 409 not WhatsApp; 422 |
  *
  * A WhatsApp channel (docs/whatsapp.md "The channel") also takes `waba_id`, `throughput_per_second`
@@ -32,6 +32,7 @@ import { verifyTokenDigest } from '../../domain/receipts.ts';
 import {
   DEFAULT_MESSAGING_LIMIT, DEFAULT_THROUGHPUT_PER_SECOND, resumeWhatsappChannel, whatsappChannelView, type WhatsappChannelView,
 } from '../../domain/whatsapp-channel.ts';
+import { unmappedSourceWarnings } from '../../domain/whatsapp-templates.ts';
 import {
   addComponents, adminErrors, component, conflict, exampleOf, idParams, invalid, invalidInput, iso, noContent,
   notFound, ok, ref, TIME_EXAMPLE,
@@ -103,6 +104,7 @@ export const ChannelAnswer = component('ChannelAnswer', Type.Object({
   company_id: Type.Integer(),
   channel: ref(ChannelView),
   secret: Type.Optional(Type.String({ description: 'webhook without a given secret: the generated `whsec_` secret, shown only in this answer' })),
+  warnings: Type.Optional(Type.Array(Type.String(), { description: "whatsapp: one per automation or campaign of the company whose template does not map to an approved template of the catalogue (such sources are refused when changed; docs/whatsapp.md); [] when all map" })),
 }), { company_id: 12, channel: { provider: 'webhook', url: 'https://hooks.acme-shoes.example/cms/messages' }, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw7NBHv1y5Tzk=' });
 
 /** The answer shape of a company (secrets never included); `whatsapp` adds the channel's details. */
@@ -303,7 +305,8 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
     }
     const company = await setChannel(db, request.params.company_id, stored);
     await recordAudit(db, { actor: 'admin', action: 'channel.set', target: `company:${company.company_id}`, company_id: company.company_id, details: shown });
-    return { company_id: company.company_id, channel: shown, ...(generated ? { secret: generated } : {}) };
+    const warnings = b.provider === 'whatsapp' ? { warnings: await unmappedSourceWarnings(db, company.company_id) } : {};
+    return { company_id: company.company_id, channel: shown, ...(generated ? { secret: generated } : {}), ...warnings };
   });
 
   r.post('/admin/companies/:company_id/channel/resume', {

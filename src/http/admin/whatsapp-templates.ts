@@ -18,7 +18,7 @@ import { recordAudit } from '../../domain/audit.ts';
 import {
   listCatalogue, submitTemplate, syncTemplates, TemplateDataError, type CatalogueDeps, type StoredTemplate,
 } from '../../domain/whatsapp-templates.ts';
-import { createWebhookAgent } from '../../providers/webhook.ts';
+import { createDeliveryAgent } from '../../delivery/agent.ts';
 import { createTemplatesApi } from '../../providers/whatsapp/templates-api.ts';
 import type { AppDeps } from '../deps.ts';
 import {
@@ -80,7 +80,7 @@ export function registerWhatsappTemplateRoutes(app: FastifyInstance, deps: AppDe
   const tags = ['operator: whatsapp'];
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   addComponents(app, [WhatsappTemplate, TemplateSyncAnswer]);
-  const agent = createWebhookAgent(deps.addressPolicy, deps.config.deliveryTimeoutMs);
+  const agent = createDeliveryAgent(deps.addressPolicy, { timeoutMs: deps.config.deliveryTimeoutMs, connections: 128 });
   app.addHook('onClose', async () => { await agent.close(); });
   const catalogue: CatalogueDeps = {
     api: createTemplatesApi({ agent, timeoutMs: deps.config.deliveryTimeoutMs }),

@@ -15,7 +15,7 @@
  */
 import type { Agent } from 'undici';
 import { request } from 'undici';
-import { attemptSignal, networkFailure } from '../http-failure.ts';
+import { attemptSignal, networkFailure } from '../../delivery/failure.ts';
 
 /** Where a WABA's templates live and the token that may read them (already opened). */
 export interface GraphConnection {

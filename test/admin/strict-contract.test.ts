@@ -188,7 +188,7 @@ class Fixture {
   async url(o: Op, override?: { name: string; text: string }): Promise<string> {
     let url = o.path;
     for (const p of (o.op.parameters ?? []).filter((x: any) => x.in === 'path')) {
-      const text = override?.name === p.name ? override.text : encodeURIComponent(String(await this.param(p.name, p.schema)));
+      const text = override !== undefined && override.name === p.name ? override.text : encodeURIComponent(String(await this.param(p.name, p.schema)));
       url = url.replace(`{${p.name}}`, text);
     }
     return url;

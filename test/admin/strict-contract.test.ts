@@ -9,6 +9,8 @@
  *   an object for an array, an array for an object ...), and the whole body replaced by an array, a
  *   string, a number, a boolean (and null unless the body may be null): 422 in the admin shape, an
  *   item at the replaced value's `loc`, and nothing changed;
+ * - every body whose schema says `additionalProperties: false`, sent with an unknown property: 422 at
+ *   that property (`type` `additionalProperties`), nothing changed;
  * - every operation with typed path or query parameters, sent them as text that is not the type's
  *   JSON text (`abc`, `1.5`, `0x1F`, `1e3`, ` 1`, a repeated query parameter): 422 or 404, documented
  *   for the operation, and nothing changed.
@@ -266,6 +268,23 @@ describe('wrong-typed bodies are 422 and change nothing', () => {
         assertDocumented(o, res.status, res.text, what);
       }
       assert.deepEqual(changed(before, await f.snapshot()), [], `${o.method.toUpperCase()} ${o.path}: nothing changed`);
+    });
+  }
+});
+
+describe('unknown properties where the schema says additionalProperties: false', () => {
+  const closed = withJsonBody.filter((o) => resolve(o.op.requestBody.content['application/json'].schema)?.additionalProperties === false);
+  test('there are such bodies', () => assert.ok(closed.length > 0));
+  for (const o of closed) {
+    test(`${o.method.toUpperCase()} ${o.path}: 422 at the unknown property, nothing changed`, async () => {
+      const f = await Fixture.create();
+      const url = await f.url(o);
+      const base = exampleBody(o.op.requestBody.content['application/json']);
+      const before = await f.snapshot();
+      const res = await call(o.method, url, { ...(base as object), zzz_unknown: 1 });
+      assert422(res, ['body', 'zzz_unknown'], `${o.method.toUpperCase()} ${url}`);
+      assert.equal(res.body.detail.find((d: any) => d.loc.at(-1) === 'zzz_unknown').type, 'additionalProperties');
+      assert.deepEqual(changed(before, await f.snapshot()), [], 'nothing changed');
     });
   }
 });

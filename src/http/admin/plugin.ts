@@ -40,6 +40,11 @@ function toDetailItem(e: { keyword: string; instancePath: string; message?: stri
     loc.push(String(e.params.missingProperty));
     return { type: 'missing', loc, msg: 'Field required' };
   }
+  // An unknown property of an `additionalProperties: false` object: `loc` names it (FastAPI's extra_forbidden).
+  if (e.keyword === 'additionalProperties' && typeof e.params.additionalProperty === 'string') {
+    loc.push(e.params.additionalProperty);
+    return { type: 'additionalProperties', loc, msg: 'must NOT have additional properties' };
+  }
   return { type: e.keyword, loc, msg: e.message ?? 'Invalid value' };
 }
 

@@ -17,6 +17,9 @@
  *   ` 42` or `4.2e1`; `true` / `false` for a boolean); otherwise it stays a string and fails the type
  *   check (422). A repeated query parameter is an array; one occurrence of an array parameter is an
  *   array of one.
+ *
+ * A scope with its own validator compiler gets its header schemas as written (Fastify lower-cases
+ * the property names of a header schema only for its default compiler): name headers in lower case.
  */
 import { AjvCompiler } from '@fastify/ajv-compiler';
 import { compilingOnFirstUse, type AjvOptions, type CompiledSchemas, type RouteCompiler, type RouteDefinition, type ValidateFunction } from './lazy-compilers.ts';

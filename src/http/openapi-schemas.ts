@@ -48,7 +48,6 @@ export const TAGS: readonly { name: string; description: string }[] = [
   { name: 'operator: batches', description: 'Batches (one send) and their messages: progress, outcomes, cancellation.' },
   { name: 'operator: audit', description: 'The audit log of every change made through the operator API and the console.' },
   { name: 'operator: console users', description: 'People of a company who sign in to the console: invitations and roles.' },
-  { name: 'operator: whatsapp', description: 'A WhatsApp channel\'s message templates: synced from Meta, listed, submitted for review (docs/whatsapp.md).' },
   { name: 'operator: event endpoints', description: 'Signed event webhooks to a company\'s systems (docs/events.md): endpoints, secrets, the attempt log, resend and replay.' },
   { name: 'operator: whatsapp', description: 'A WhatsApp channel\'s template catalogue (synced from Meta, listed, submitted) and its state (docs/whatsapp.md).' },
 ];

@@ -326,6 +326,31 @@ describe('wrong-typed path and query parameters are 422 (or 404 as documented) a
   }
 });
 
+describe('the lax answers of before, one by one', () => {
+  test('{"active":null}, {"name":5}, {"contacts":true}, {"opt_in_keywords":12345}: 422 at the field, nothing changed', async () => {
+    const f = await Fixture.create();
+    const automation = await f.param('automation_id', undefined);
+    const campaign = await f.param('campaign_id', undefined);
+    const before = await f.snapshot();
+    assert422(await call('patch', `/admin/automations/${automation}`, { active: null }), ['body', 'active'], 'active null');
+    assert.equal((await s.admin('GET', `/admin/automations/${automation}`)).active, true, 'still active');
+    assert422(await call('post', '/admin/companies', { name: 5 }), ['body', 'name'], 'name 5');
+    assert422(await call('post', `/admin/campaigns/${campaign}/sends`, { contacts: true }), ['body', 'contacts'], 'contacts true');
+    assert422(await call('patch', `/admin/companies/${f.companyId}`, { opt_in_keywords: 12345 }), ['body', 'opt_in_keywords'], 'keywords 12345');
+    assert.deepEqual(changed(before, await f.snapshot()), [], 'nothing changed');
+    const companies = (await s.admin('GET', '/admin/companies')).companies as { name: string }[];
+    assert.ok(!companies.some((c) => c.name === '5'), 'no company "5"');
+  });
+
+  test('a form body is 415 with the documented body; the api-key body may be left out', async () => {
+    const form = await call('post', '/admin/companies', 'name=Form+Co', 'application/x-www-form-urlencoded');
+    assert.deepEqual([form.status, form.body], [415, { detail: 'Unsupported Media Type: send application/json' }]);
+    const f = await Fixture.create();
+    assert.equal((await call('post', `/admin/companies/${f.companyId}/api-keys`)).status, 201);
+    assert.equal((await call('post', `/admin/companies/${f.companyId}/api-keys`, null)).status, 201);
+  });
+});
+
 describe('the walk itself', () => {
   test('a property probe replaces one value and names its loc; lax-coercible values are among them', () => {
     const media = {

@@ -177,8 +177,7 @@ ${readOnlyNote(`${kind}s`)}
     if (Object.keys(unmapped).length) return showNew(request, reply, 422, form, unmapped);
     let id: number;
     if (kind === 'automation') {
-      const a = await createAutomation(db, session.company_id, { name: form.name.trim(), type: form.type.trim(), active: false, template });
-      deps.automationLookups.forget();
+      const a = await createAutomation(db, deps.automationLookups, session.company_id, { name: form.name.trim(), type: form.type.trim(), active: false, template });
       id = a.automation_id;
     } else {
       id = (await createCampaign(db, session.company_id, { name: form.name.trim(), template })).campaign_id;
@@ -243,8 +242,7 @@ ${readOnlyNote(`${kind}s`)}
     const unmapped = await mappingErrors(db, session.company_id, template);
     if (Object.keys(unmapped).length) return showSource(request, reply, 422, source, { form, errors: unmapped });
     if (kind === 'automation') {
-      await updateAutomation(db, source.id, { name: form.name.trim(), template }).finally(() => deps.automationLookups.forget());
-      if (form.type.trim() !== source.type) await db.updateTable('automations').set({ type: form.type.trim() }).where('automation_id', '=', source.id).execute();
+      await updateAutomation(db, deps.automationLookups, source.id, { name: form.name.trim(), type: form.type.trim(), template });
     } else {
       await updateCampaign(db, source.id, { name: form.name.trim(), template });
     }
@@ -257,7 +255,7 @@ ${readOnlyNote(`${kind}s`)}
       const session = sessionOf(request);
       const source = await findSource(db, kind, parseId(request.params.id), session.company_id);
       const active = field(request.body, 'active') === 'true';
-      await updateAutomation(db, source.id, { active }).finally(() => deps.automationLookups.forget());
+      await updateAutomation(db, deps.automationLookups, source.id, { active });
       await recordAudit(db, { actor: actor(request), action: 'automation.update', target: `automation:${source.id}`, company_id: session.company_id, details: { active } });
       return reply.header('cache-control', 'no-store').redirect(`${sourcesPath(kind)}/${source.id}?done=${active ? 'activated' : 'deactivated'}`, 303);
     });

@@ -1,5 +1,5 @@
 /**
- * The operator API as `/openapi.json` documents it (issue 13 item 1), for the routes of
+ * The operator API as `/openapi.json` documents it, for the routes of
  * src/http/admin/{api-keys,companies,sources,batches,audit,self-service}.ts:
  *
  * - every operation has a unique `operationId`, tags, a summary, and a documented answer (description,

@@ -1,6 +1,6 @@
 /**
- * Operator API: segments, with the rules of the console's Segments pages and of
- * `cms segment` (src/domain/segment-admin.ts): create by docs/api.md 4.1's name rule (1 to 255 characters)
+ * Operator API: segments (issue 15 item 3), with the rules of the console's Segments pages and of
+ * `cms segment` (src/domain/segment-admin.ts): create by api.md 4.1's name rule (1 to 255 characters)
  * and limit (20 per company, the same `400` as 4.1), rename, delete (memberships go, contacts stay, the
  * slot is freed; campaign sends already made from the segment, scheduled ones included, are unchanged:
  * they hold the numbers the segment had when they were made), add or remove members with 4.2's matching

@@ -1848,6 +1848,58 @@ export interface components {
             completed_at: string | null;
         };
         /**
+         * MessageRendered
+         * @description The message as handed to the provider (the body of a webhook delivery)
+         * @example {
+         *       "message_id": "5c0e2d7a-1b3f-4e8d-9a6c-7f2e1d0b9a83",
+         *       "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10",
+         *       "company_id": 12,
+         *       "kind": "campaign",
+         *       "source_id": 8,
+         *       "to": "+4915112345678",
+         *       "header": {
+         *         "type": "none"
+         *       },
+         *       "body": "Hi Anna, 20 % off all shoes this week.",
+         *       "buttons": []
+         *     }
+         */
+        MessageRendered: {
+            /** Format: uuid */
+            message_id: string;
+            /** Format: uuid */
+            batch_id: string;
+            company_id: number;
+            kind: "automation" | "campaign";
+            /** @description the automation or campaign id */
+            source_id: number;
+            /** @description E.164 */
+            to: string;
+            header: {
+                /** @description `none`, `text`, `image` or `video` */
+                type: string;
+                /** @description text: the header text */
+                text?: string;
+                /** @description image / video: the media URL */
+                url?: string;
+            };
+            body: string;
+            buttons: {
+                text: string;
+                url: string;
+            }[];
+            /** @description templates with a WhatsApp mapping: the Cloud API template parameters */
+            whatsapp?: {
+                name: string;
+                language: string;
+                header_parameters: string[];
+                body_parameters: string[];
+                button_parameters: (string | null)[];
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
          * Message
          * @example {
          *       "message_id": "5c0e2d7a-1b3f-4e8d-9a6c-7f2e1d0b9a83",
@@ -1858,6 +1910,11 @@ export interface components {
          *       "sent_at": "2026-03-02T09:30:02.120Z",
          *       "delivered_at": "2026-03-02T09:30:03.900Z",
          *       "rendered": {
+         *         "message_id": "5c0e2d7a-1b3f-4e8d-9a6c-7f2e1d0b9a83",
+         *         "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10",
+         *         "company_id": 12,
+         *         "kind": "campaign",
+         *         "source_id": 8,
          *         "to": "+4915112345678",
          *         "header": {
          *           "type": "none"
@@ -1912,8 +1969,8 @@ export interface components {
              * @description not handed to the provider by then, the message ends skipped, reason `expired`
              */
             expires_at?: string;
-            /** @description the message as handed to the provider (null until rendered) */
-            rendered: unknown;
+            /** @description the message as handed to the provider; null until rendered (and for a message that never is, e.g. an invalid number) */
+            rendered: components["schemas"]["MessageRendered"] | null;
         };
         /**
          * BatchPage
@@ -3971,6 +4028,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -4298,6 +4366,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -4553,6 +4632,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -4725,6 +4815,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -5068,7 +5169,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {
@@ -5149,6 +5250,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -5555,6 +5667,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -6203,6 +6326,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -6645,6 +6779,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -6930,6 +7075,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -7226,6 +7382,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -7438,6 +7605,11 @@ export interface operations {
                      *           "sent_at": "2026-03-02T09:30:02.120Z",
                      *           "delivered_at": "2026-03-02T09:30:03.900Z",
                      *           "rendered": {
+                     *             "message_id": "5c0e2d7a-1b3f-4e8d-9a6c-7f2e1d0b9a83",
+                     *             "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10",
+                     *             "company_id": 12,
+                     *             "kind": "campaign",
+                     *             "source_id": 8,
                      *             "to": "+4915112345678",
                      *             "header": {
                      *               "type": "none"
@@ -7928,6 +8100,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -8463,6 +8646,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -9010,6 +9204,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid input (a URL that is not http(s) or points at a private network, an unknown event type ...); nothing changed */
             422: {
                 headers: {
@@ -9415,6 +9620,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -10102,6 +10318,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -10387,6 +10614,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description The template does not render (`template_error`, nothing is sent), an invalid phone number, or an invalid body */
             422: {
                 headers: {
@@ -10520,6 +10758,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -10811,6 +11060,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -10969,6 +11229,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description The template does not render (`template_error`, nothing is sent), an invalid phone number, or an invalid body */
             422: {
                 headers: {
@@ -11102,6 +11373,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -11296,6 +11578,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -11708,6 +12001,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -11962,6 +12266,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -12265,6 +12580,17 @@ export interface operations {
                      *       "detail": "Request body too large"
                      *     }
                      */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
@@ -13237,6 +13563,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -13410,6 +13747,17 @@ export interface operations {
                      *       "detail": "Request body too large"
                      *     }
                      */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `text/csv` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["Detail"];
                 };
             };

@@ -55,6 +55,14 @@ export interface ContactsTable {
   opt_out_at: Timestamp | null;
   /** 017: the last inbound message's time (the customer-service window is open 24 h after it). */
   last_inbound_at: Timestamp | null;
+  /** 026: the contact's tags, distinct and sorted. */
+  tags: Generated<string[]>;
+  /** 026: the latest time a message to the contact reached sent / delivered / read (kept by triggers). */
+  last_sent_at: Timestamp | null;
+  last_delivered_at: Timestamp | null;
+  last_read_at: Timestamp | null;
+  /** 026: ISO 3166 alpha-2 of the number; '' when it has none; null when not computed yet. */
+  country: string | null;
 }
 
 export interface SegmentsTable {
@@ -62,6 +70,8 @@ export interface SegmentsTable {
   company_id: number;
   name: string;
   created_at: Generated<Timestamp>;
+  /** 026: a dynamic segment's filter (docs/segments.md); null for a static segment. */
+  filter: ColumnType<unknown, string | null | undefined, string | null>;
 }
 
 export interface SegmentMembersTable {

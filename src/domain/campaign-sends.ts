@@ -24,6 +24,7 @@ import type { DeliveryHours } from '../db/schema.ts';
 import type { BatchAcceptor } from './accept-writer.ts';
 import { acceptBatch, distinctItems, getBatch, newBatchId, type BatchItem } from './batches.ts';
 import { instantOf, nextSendTime } from './delivery-hours.ts';
+import { matchingPhones } from './dynamic-segments.ts';
 import { DomainError, isRowId, notFound } from './errors.ts';
 import type { SourceRow } from './source-tools.ts';
 
@@ -64,16 +65,25 @@ export function localToInstant(text: string, timeZone: string): number | null {
   return instantOf(y, mo, d, h * 60 + mi, timeZone);
 }
 
-/** The numbers of an audience (segment members in contact order); 404 `Segment not found`, 422 when too many. */
-export async function audiencePhones(db: Db, companyId: number, audience: Audience): Promise<string[]> {
+/**
+ * The numbers of an audience (segment members in contact order; a dynamic segment's filter is
+ * evaluated once, here, at `now` ms, and the send keeps the numbers); 404 `Segment not found`, 422
+ * when too many.
+ */
+export async function audiencePhones(db: Db, companyId: number, audience: Audience, now = Date.now()): Promise<string[]> {
   if ('contacts' in audience) {
     if (audience.contacts.length > MAX_SEND_CONTACTS) throw new DomainError(422, `at most ${MAX_SEND_CONTACTS} numbers per send`);
     return audience.contacts;
   }
   if (!isRowId(audience.segment_id)) throw notFound('Segment not found');
-  const seg = await db.selectFrom('segments').select('segment_id')
+  const seg = await db.selectFrom('segments').select(['segment_id', 'filter'])
     .where('segment_id', '=', audience.segment_id).where('company_id', '=', companyId).executeTakeFirst();
   if (!seg) throw notFound('Segment not found');
+  if (seg.filter != null) {
+    const phones = await matchingPhones(db, companyId, seg.filter, now, MAX_SEND_CONTACTS);
+    if (phones.length > MAX_SEND_CONTACTS) throw new DomainError(422, `at most ${MAX_SEND_CONTACTS} numbers per send`);
+    return phones;
+  }
   const rows = await db.selectFrom('segment_members as m').innerJoin('contacts as c', 'c.contact_id', 'm.contact_id')
     .select('c.phone').where('m.segment_id', '=', audience.segment_id).where('c.company_id', '=', companyId)
     .orderBy('c.contact_id').limit(MAX_SEND_CONTACTS + 1).execute();

@@ -28,7 +28,7 @@ import { inCwd, type CliIo } from '../io.ts';
 const ITEMS_PER_REQUEST = 100_000;
 
 /** One page of members as the API answers it. */
-interface SegmentMember { contact_id: number; phone: string; first_name: string | null; last_name: string | null; added_at: string }
+interface SegmentMember { contact_id: number; phone: string; first_name: string | null; last_name: string | null; added_at: string | null }
 interface SegmentMembersPage { segment_id: number; members_total: number; members: SegmentMember[]; next_after: number | null }
 
 /** A change of members as the API answers it (and as `add` / `remove` print it, summed over requests). */

@@ -3,7 +3,9 @@
  * (src/domain/segment-filter.ts) compiled into one boolean SQL expression over `contacts c`, and the
  * statements that count, page and list the company's live contacts matching it. Every name and value
  * of the filter travels as a bound parameter; the SQL text comes only from this file. Each condition
- * is `coalesce(..., false)`, so a missing attribute makes it false (and `not` of it true), never NULL.
+ * is true or false, never NULL (comparisons are `coalesce(..., false)`; EXISTS, `@>` on the NOT NULL
+ * `tags` and `opted_out` are never NULL), so a missing attribute makes a condition false and `not` of
+ * it true; conditions are left bare where they can be, so a tag can use the GIN index.
  *
  * Indexes: the company's live contacts (`contacts_live`, migration 015) bound every evaluation; a tag
  * uses the GIN index `contacts_tags` (026); `message` conditions probe `messages_company_phone` (004)
@@ -83,7 +85,7 @@ export function compileFilter(ctx: FilterContext, node: FilterNode): Expr {
   if ('all' in node) return sql`(${sql.join(node.all.map((n) => compileFilter(ctx, n)), sql` AND `)})`;
   if ('any' in node) return sql`(${sql.join(node.any.map((n) => compileFilter(ctx, n)), sql` OR `)})`;
   if ('not' in node) return sql`(NOT ${compileFilter(ctx, node.not)})`;
-  return sql`coalesce(${condition(ctx, node)}, false)`;
+  return condition(ctx, node);
 }
 
 /** How many of the company's live contacts match. */

@@ -4,7 +4,9 @@
  * - Accepts `POST /<version>/<phone_number_id>/messages` (template messages, any body) and answers as
  *   Meta does: `{"messaging_product":"whatsapp","contacts":[{"input","wa_id"}],"messages":[{"id":"wamid.…"}]}`
  *   with a fresh `wamid` per request, or whatever `script` answers (errors, hangs).
- * - Records every request (`requests`) and every wamid it handed out (`sent`: wamid → request).
+ * - Records every request (`requests`) and every wamid it handed out (`sent`: wamid → request);
+ *   each request has its arrival time `at`, and `maxPerWindow` gives the most requests per phone
+ *   number id in any sliding 1-s window (the throughput checks).
  * - Posts webhooks to the service the way Meta does: `postStatuses` / `postInbound` / `postPayload`
  *   build Meta's exact payload (`object: "whatsapp_business_account"`, `entry[].changes[].value` with
  *   `messaging_product`, `metadata {display_phone_number, phone_number_id}`, `statuses[]` / `messages[]`
@@ -26,6 +28,8 @@ export interface GraphRequest {
   body: any;
   /** The wamid answered (when the answer was a success). */
   wamid?: string;
+  /** When the request arrived (ms, performance.now() of the process running the fake; headers read). */
+  at: number;
 }
 
 /** What the fake answers one request with: a status and JSON body, or `hang` (never answers). */
@@ -98,13 +102,14 @@ export async function startFakeGraph(): Promise<FakeGraph> {
     },
   };
   const server = createServer((req, res) => {
+    const at = performance.now();
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
       let body: any;
       try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { body = undefined; }
       const m = /^\/[^/]+\/([^/]+)\/messages$/.exec(req.url ?? '');
-      const r: GraphRequest = { method: req.method ?? '', path: req.url ?? '', phoneNumberId: m?.[1] ?? '', headers: req.headers, body };
+      const r: GraphRequest = { method: req.method ?? '', path: req.url ?? '', phoneNumberId: m?.[1] ?? '', headers: req.headers, body, at };
       requests.push(r);
       const to = String(body?.to ?? '');
       const n = (counts.get(to) ?? 0) + 1;
@@ -127,6 +132,28 @@ export async function startFakeGraph(): Promise<FakeGraph> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   graph.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v21.0`;
   return graph;
+}
+
+/** The highest number of `times` (ms) in any window of `windowMs` (a window is [t, t + windowMs)). */
+export function maxInWindow(times: number[], windowMs = 1000): number {
+  const t = [...times].sort((a, b) => a - b);
+  let best = 0;
+  for (let i = 0, j = 0; j < t.length; j++) {
+    while (t[j] - t[i] >= windowMs) i++;
+    best = Math.max(best, j - i + 1);
+  }
+  return best;
+}
+
+/** Per phone number id, the highest number of requests that arrived in any sliding 1-s window (`windowMs`). */
+export function maxPerWindow(requests: readonly GraphRequest[], windowMs = 1000): Map<string, number> {
+  const byNumber = new Map<string, number[]>();
+  for (const r of requests) {
+    const list = byNumber.get(r.phoneNumberId) ?? [];
+    list.push(r.at);
+    byNumber.set(r.phoneNumberId, list);
+  }
+  return new Map([...byNumber].map(([id, times]) => [id, maxInWindow(times, windowMs)]));
 }
 
 /** `sha256=<hex HMAC-SHA256 of body with secret>`: Meta's X-Hub-Signature-256 value. */

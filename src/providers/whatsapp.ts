@@ -23,14 +23,13 @@
  *
  * Throughput: each request waits for a slot of the company's number from the process's
  * WhatsappPacing (whatsapp/pacing.ts): at most `ratePerSecond` requests in any 1-s window across every
- * worker process, retries included; a 130429 answer slows the number down (SLOW_DOWN_MS or the
- * answer's Retry-After, whichever is longer).
+ * worker process, retries included.
  */
 import { Agent, request } from 'undici';
 import type { Rendered } from '../domain/render.ts';
 import { attemptSignal, networkFailure, retryAfterMs } from './http-failure.ts';
 import type { Provider, SendResult } from './types.ts';
-import { SLOW_DOWN_MS, type WhatsappPacing } from './whatsapp/pacing.ts';
+import type { WhatsappPacing } from './whatsapp/pacing.ts';
 
 /**
  * Graph / Cloud API error codes worth retrying: 1 unknown, 2 service temporarily unavailable,
@@ -136,11 +135,7 @@ export function whatsappProvider(opts: WhatsAppOptions): Provider {
         });
         const text = await res.body.text();
         if (res.statusCode >= 200 && res.statusCode < 300) return { status: 'sent', providerMessageId: wamidOf(text) };
-        const failure = classifyError(res.statusCode, text, res.headers['retry-after']);
-        if (failure.status === 'failed' && failure.code === '130429') {
-          await opts.pacing.slowDown(rendered.company_id, Math.max(SLOW_DOWN_MS, failure.retryAfterMs ?? 0)).catch(() => {});
-        }
-        return failure;
+        return classifyError(res.statusCode, text, res.headers['retry-after']);
       } catch (err) {
         return networkFailure(err, timeoutMs, signal, attempt);
       }

@@ -73,15 +73,17 @@ export interface AdmissionRow { message_id: string; reason: 'pair_rate' | 'messa
  * be sent, and takes the pair slots and limit budget of the admitted ones; run it inside a transaction
  * that holds {@link lockChannelState}.
  *
- * - Pair rate: a recipient whose `whatsapp_pairs.next_at` is after `now` waits until then; of several
- *   messages to one recipient in the call the first may go, the k-th waits (k-1) intervals more.
- *   Admitted messages set the pair's `next_at` to `now + intervalMs`.
+ * - Pair rate: a recipient whose `whatsapp_pairs.next_at` is after `now` waits, until then or at most
+ *   one interval (a claim of a message not sent yet ends when it is sent: the wait is tried again);
+ *   of several messages to one recipient in the call the first may go, the k-th waits (k-1)
+ *   intervals. An admitted message claims the pair until `now + intervalMs + claimMs`;
+ *   {@link confirmPairs} sets it to `sent + intervalMs` when the request starts.
  * - Messaging limit (`limit` null: none, nothing is counted): a recipient counted in the last 24 h, or
  *   whose contact (company, phone) has `last_inbound_at` in the last 24 h (window open), goes without
  *   counting. Others are counted (`counted_at = now`) in call order while `limit` minus the people
  *   counted in the last 24 h lasts; the rest wait until the oldest count leaves the 24 h window.
  */
-export async function decideAdmissions(db: Db, companyId: number, now: number, intervalMs: number, limit: number | null,
+export async function decideAdmissions(db: Db, companyId: number, now: number, intervalMs: number, claimMs: number, limit: number | null,
   messageIds: string[], recipients: string[]): Promise<AdmissionRow[]> {
   const t = iso(now);
   const { rows } = await sql<AdmissionRow>`
@@ -112,12 +114,13 @@ export async function decideAdmissions(db: Db, companyId: number, now: number, i
                   WHEN r.free_of_limit OR r.new_rank <= b.left_ THEN NULL
                   ELSE 'messaging_limit' END AS reason,
              (r.pair_free AND NOT r.free_of_limit AND r.new_rank <= b.left_) AS counted,
-             CASE WHEN NOT r.pair_free THEN greatest(r.pair_next, ${t}::timestamptz) + (r.nth - 1) * make_interval(secs => ${intervalMs}::float8 / 1000)
+             CASE WHEN NOT r.pair_free AND r.nth = 1 THEN least(r.pair_next, ${t}::timestamptz + make_interval(secs => ${intervalMs}::float8 / 1000))
+                  WHEN NOT r.pair_free THEN ${t}::timestamptz + (r.nth - 1) * make_interval(secs => ${intervalMs}::float8 / 1000)
                   ELSE coalesce(b.oldest, ${t}::timestamptz) + interval '24 hours' END AS until
       FROM ranked r CROSS JOIN budget b
     ), pairs AS (
       INSERT INTO whatsapp_pairs AS p (company_id, recipient, next_at)
-      SELECT ${companyId}, d.recipient, ${t}::timestamptz + make_interval(secs => ${intervalMs}::float8 / 1000)
+      SELECT ${companyId}, d.recipient, ${t}::timestamptz + make_interval(secs => (${intervalMs}::float8 + ${claimMs}::float8) / 1000)
       FROM decided d WHERE d.reason IS NULL
       ON CONFLICT (company_id, recipient) DO UPDATE SET next_at = excluded.next_at
       RETURNING 1
@@ -131,6 +134,18 @@ export async function decideAdmissions(db: Db, companyId: number, now: number, i
            CASE WHEN d.reason IS NULL THEN NULL ELSE (extract(epoch FROM d.until) * 1000)::float8 END AS until_ms
     FROM decided d`.execute(db);
   return rows.map((r) => ({ message_id: r.message_id, reason: r.reason, until_ms: r.until_ms === null ? null : Math.round(Number(r.until_ms)) }));
+}
+
+/**
+ * Records sends (requests started) to `recipients[i]` of company `companyIds[i]`: each pair's
+ * `next_at` becomes `nextAts[i]` (clock ms: the send's time plus the pair interval), replacing the
+ * claim its admission made. One row per pair.
+ */
+export async function confirmPairs(db: Db, companyIds: number[], recipients: string[], nextAts: number[]): Promise<void> {
+  await sql`
+    INSERT INTO whatsapp_pairs AS p (company_id, recipient, next_at)
+    SELECT v.c, v.r, v.t FROM unnest(${companyIds}::int[], ${recipients}::text[], ${nextAts.map(iso)}::timestamptz[]) AS v(c, r, t)
+    ON CONFLICT (company_id, recipient) DO UPDATE SET next_at = excluded.next_at`.execute(db);
 }
 
 /**

@@ -127,6 +127,7 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
     },
     async close() {
       cache.clear();
+      await whatsappPacing.flush();
       await agent.close();
     },
   };

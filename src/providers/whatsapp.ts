@@ -119,7 +119,7 @@ export function whatsappProvider(opts: WhatsAppOptions): Provider {
     async send(rendered: Rendered, signal?: AbortSignal): Promise<SendResult> {
       const message = templateMessage(rendered);
       if (!message) return { status: 'failed', retryable: false, error: 'the template has no whatsapp mapping' };
-      if (!(await opts.pacing.slot(rendered.company_id, opts.ratePerSecond, signal)) || signal?.aborted) {
+      if (!(await opts.pacing.slot(rendered.company_id, opts.ratePerSecond, signal, rendered.to)) || signal?.aborted) {
         return { status: 'failed', retryable: true, error: 'delivery interrupted' };
       }
       const attempt = attemptSignal(timeoutMs, signal);

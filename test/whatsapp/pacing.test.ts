@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { openPostgres, type Database, type Db } from '../../src/db/database.ts';
 import { limitUsage, pruneLimitCounts, prunePairs } from '../../src/db/whatsapp-pacing.ts';
-import { WhatsappPacing, type Admission } from '../../src/providers/whatsapp/pacing.ts';
+import { PAIR_CLAIM_MS, WhatsappPacing, type Admission } from '../../src/providers/whatsapp/pacing.ts';
 import { maxInWindow, maxPerWindow, randomPhoneNumberId, startFakeGraph, type FakeGraph } from '../helpers/fake-graph.ts';
 import { FakeClock, startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -45,20 +45,30 @@ function admitted(m: Map<string, Admission>): string[] {
   return [...m].filter(([, a]) => a.admitted).map(([id]) => id).sort();
 }
 
-test('pair rate: the second send to a recipient waits for the interval; several in one call are spaced; 131056 backs the pair off', async () => {
+test('pair rate: the next send to a recipient waits one interval after the last request started; several in one call are spaced; 131056 backs the pair off', async () => {
   const { companyId } = await s.company();
   const clock = new FakeClock();
   const pacing = new WhatsappPacing(db, clock, { pairIntervalMs: PAIR });
   const [a, b] = [person(), person()];
   const t0 = clock.now();
+  /** The request of an admitted message starts now (what the provider does before each request). */
+  const start = async (recipient: string) => {
+    assert.equal(await pacing.slot(companyId, 1000, undefined, recipient), true);
+    await pacing.flush();
+  };
 
   assert.deepEqual(await pacing.admit(companyId, null, [{ message_id: 'm1', recipient: a }]), new Map([['m1', { admitted: true }]]));
   clock.advance(1_000);
+  // m1 is admitted but not sent yet: its claim holds the pair, m2 looks again one interval later.
   assert.deepEqual(await pacing.admit(companyId, null, [{ message_id: 'm2', recipient: a }, { message_id: 'm3', recipient: b }]),
-    new Map<string, Admission>([['m2', { admitted: false, reason: 'pair_rate', until: t0 + PAIR }], ['m3', { admitted: true }]]));
-  clock.set(t0 + PAIR - 1);
-  assert.deepEqual((await pacing.admit(companyId, null, [{ message_id: 'm2', recipient: a }])).get('m2'), { admitted: false, reason: 'pair_rate', until: t0 + PAIR });
-  clock.set(t0 + PAIR);
+    new Map<string, Admission>([['m2', { admitted: false, reason: 'pair_rate', until: t0 + 1_000 + PAIR }], ['m3', { admitted: true }]]));
+  clock.advance(1_000);
+  await start(a); // m1's request starts at t0 + 2 s: the pair is due at t0 + 2 s + PAIR
+  clock.advance(1_000);
+  assert.deepEqual((await pacing.admit(companyId, null, [{ message_id: 'm2', recipient: a }])).get('m2'), { admitted: false, reason: 'pair_rate', until: t0 + 2_000 + PAIR });
+  clock.set(t0 + 2_000 + PAIR - 1);
+  assert.deepEqual((await pacing.admit(companyId, null, [{ message_id: 'm2', recipient: a }])).get('m2'), { admitted: false, reason: 'pair_rate', until: t0 + 2_000 + PAIR });
+  clock.set(t0 + 2_000 + PAIR);
   assert.deepEqual((await pacing.admit(companyId, null, [{ message_id: 'm2', recipient: a }])).get('m2'), { admitted: true });
 
   // Three messages to one new recipient in one call: the first goes, the others wait one and two intervals.
@@ -72,14 +82,29 @@ test('pair rate: the second send to a recipient waits for the interval; several 
   const other = await s.company();
   assert.deepEqual((await pacing.admit(other.companyId, null, [{ message_id: 'o1', recipient: c }])).get('o1'), { admitted: true });
 
-  // 131056: the pair waits until the given time, even after its interval has passed.
+  // 131056 after m3's request: the pair waits until the given time, even after its interval has passed
+  // (looked at again every interval meanwhile).
+  await start(b);
   await pacing.backOffPair(companyId, b, now + 60_000);
   clock.set(now + 10_000);
-  assert.deepEqual((await pacing.admit(companyId, null, [{ message_id: 'm4', recipient: b }])).get('m4'), { admitted: false, reason: 'pair_rate', until: now + 60_000 });
+  assert.deepEqual((await pacing.admit(companyId, null, [{ message_id: 'm4', recipient: b }])).get('m4'), { admitted: false, reason: 'pair_rate', until: now + 10_000 + PAIR });
   await pacing.backOffPair(companyId, b, now + 30_000); // an earlier back-off does not shorten it
-  assert.deepEqual((await pacing.admit(companyId, null, [{ message_id: 'm4', recipient: b }])).get('m4'), { admitted: false, reason: 'pair_rate', until: now + 60_000 });
+  clock.set(now + 59_999);
+  assert.equal((await pacing.admit(companyId, null, [{ message_id: 'm4', recipient: b }])).get('m4')!.admitted, false);
   clock.set(now + 60_000);
   assert.deepEqual((await pacing.admit(companyId, null, [{ message_id: 'm4', recipient: b }])).get('m4'), { admitted: true });
+
+  // A message whose request never starts (its lane aborted) gives the pair's claim up.
+  const d = person();
+  assert.deepEqual((await pacing.admit(companyId, null, [{ message_id: 'e1', recipient: d }])).get('e1'), { admitted: true });
+  assert.equal(await pacing.slot(companyId, 1000, AbortSignal.abort(), d), false);
+  await pacing.flush();
+  assert.deepEqual((await pacing.admit(companyId, null, [{ message_id: 'e2', recipient: d }])).get('e2'), { admitted: true });
+  // Unsent, a claim holds the pair for PAIR_CLAIM_MS at most.
+  clock.advance(PAIR_CLAIM_MS + PAIR - 1);
+  assert.equal((await pacing.admit(companyId, null, [{ message_id: 'e3', recipient: d }])).get('e3')!.admitted, false);
+  clock.advance(1);
+  assert.equal((await pacing.admit(companyId, null, [{ message_id: 'e3', recipient: d }])).get('e3')!.admitted, true);
 });
 
 test('messaging limit: new people counted once per moving 24 h while the budget lasts; counted people and open windows not held', async () => {

@@ -18,12 +18,16 @@
  *
  * Pair rate and messaging limit ({@link WhatsappPacing.admit}): one transaction per call that locks
  * the company's channel-state row (so admissions from all processes are decided one after another)
- * and decides every message of the call in one statement. Times of these are the injectable clock's.
+ * and decides every message of the call in one statement. An admitted message claims its pair (for
+ * at most PAIR_CLAIM_MS) until its request starts; slot() given the recipient then records the start
+ * (batched, every CONFIRM_FLUSH_MS), and the pair's next send is due one interval after it: two
+ * requests to one recipient start at least the interval apart however long a message waited for its
+ * slot. Times of these are the injectable clock's.
  */
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../db/database.ts';
 import {
-  backOffPairUntil, decideAdmissions, lockChannelState, pruneLimitCounts, prunePairs, reserveSlots, slowNumber,
+  backOffPairUntil, confirmPairs, decideAdmissions, lockChannelState, pruneLimitCounts, prunePairs, reserveSlots, slowNumber,
 } from '../../db/whatsapp-pacing.ts';
 
 /** The answer of {@link WhatsappPacing.admit} for one message; `until`: clock ms when to try again. */
@@ -47,6 +51,15 @@ export interface WhatsappPacingOptions {
 
 /** How long a 130429 slows the number down (ms) unless its Retry-After asks for longer. */
 export const SLOW_DOWN_MS = 60_000;
+
+/**
+ * How long an admitted message claims its pair before its request starts (ms). The claim ends when
+ * the request starts (slot() with the recipient): the pair's next send is then due one interval after
+ * it. A message admitted but not sent within this time no longer holds its pair.
+ */
+export const PAIR_CLAIM_MS = 120_000;
+/** How often the starts of requests are written to the pairs (ms). */
+const CONFIRM_FLUSH_MS = 50;
 
 /** How long one offset measurement is trusted (ms): the estimate is the smallest one of this period. */
 const OFFSET_SAMPLE_MS = 60_000;
@@ -86,6 +99,10 @@ export class WhatsappPacing {
   readonly #mono: () => number;
   readonly #onError: (err: unknown) => void;
   readonly #numbers = new Map<number, NumberState>();
+  /** Starts of requests not written yet: `company_id recipient` → [company, recipient, next_at]. */
+  #confirms = new Map<string, [number, string, number]>();
+  #confirmTimer: NodeJS.Timeout | undefined;
+  #confirming: Promise<void> = Promise.resolve();
   /** Recent offset measurements (local ms - database ms) with the local time they were taken. */
   #offsets: { at: number; value: number }[] = [];
 
@@ -119,7 +136,7 @@ export class WhatsappPacing {
     const now = this.#clock.now();
     const rows = await this.#db.transaction().execute(async (trx) => {
       await lockChannelState(trx, companyId);
-      return decideAdmissions(trx, companyId, now, this.pairIntervalMs, limit, items.map((i) => i.message_id), items.map((i) => i.recipient));
+      return decideAdmissions(trx, companyId, now, this.pairIntervalMs, PAIR_CLAIM_MS, limit, items.map((i) => i.message_id), items.map((i) => i.recipient));
     });
     for (const r of rows) {
       out.set(r.message_id, r.reason === null ? { admitted: true } : { admitted: false, reason: r.reason, until: r.until_ms ?? now });
@@ -130,9 +147,17 @@ export class WhatsappPacing {
   /**
    * Resolves true when the company's number may make its next request (all processes together: at
    * most `ratePerSecond` requests in any 1-s window); false when `signal` aborted first. Start the
-   * request right away.
+   * request right away. With `recipient` (E.164, as given to admit()), the start is recorded as the
+   * pair's last send (and an abort gives the pair's claim up).
    */
-  slot(companyId: number, ratePerSecond: number, signal?: AbortSignal): Promise<boolean> {
+  slot(companyId: number, ratePerSecond: number, signal?: AbortSignal, recipient?: string): Promise<boolean> {
+    if (recipient !== undefined) {
+      return this.slot(companyId, ratePerSecond, signal).then((ok) => {
+        const now = this.#clock.now();
+        this.#confirm(companyId, recipient, ok ? now + this.pairIntervalMs : now);
+        return ok;
+      });
+    }
     if (signal?.aborted) return Promise.resolve(false);
     let st = this.#numbers.get(companyId);
     if (!st) {
@@ -169,7 +194,26 @@ export class WhatsappPacing {
 
   /** Backs the pair (company's number, `recipient`) off until `until` (clock ms; Meta's 131056). */
   async backOffPair(companyId: number, recipient: string, until: number): Promise<void> {
+    await this.flush(); // the start of the refused request first: the back-off comes after it
     await backOffPairUntil(this.#db, companyId, recipient, until);
+  }
+
+  #confirm(companyId: number, recipient: string, nextAt: number): void {
+    this.#confirms.set(`${companyId} ${recipient}`, [companyId, recipient, nextAt]);
+    this.#confirmTimer ??= setTimeout(() => { void this.flush(); }, CONFIRM_FLUSH_MS);
+  }
+
+  /** Writes the recorded starts of requests to the pairs now (after any write in progress). */
+  flush(): Promise<void> {
+    if (this.#confirmTimer) clearTimeout(this.#confirmTimer);
+    this.#confirmTimer = undefined;
+    const rows = [...this.#confirms.values()];
+    this.#confirms.clear();
+    if (rows.length) {
+      this.#confirming = this.#confirming.then(() => confirmPairs(this.#db, rows.map((r) => r[0]), rows.map((r) => r[1]), rows.map((r) => r[2])))
+        .catch((err) => this.#onError(err));
+    }
+    return this.#confirming;
   }
 
   #settle(state: NumberState, lane: Lane, ok: boolean): void {

@@ -1,0 +1,99 @@
+/**
+ * WhatsApp pacing end to end across processes (docs/whatsapp.md "Pacing and limits"): an API process
+ * and TWO worker processes (`cms serve --role worker`, as the fault tests start them) on one
+ * PostgreSQL database send a few hundred template messages through one number whose rate is 20/s
+ * (WHATSAPP_RATE_PER_SECOND), some recipients twice. At the fake Graph API (this process) no 1-s
+ * window holds more than 20 requests, and no two requests to one recipient are closer than the pair
+ * interval (WHATSAPP_PAIR_INTERVAL, 2 s here).
+ *
+ * It measures real request rates, so it runs in real time (about 15 s). It needs PostgreSQL
+ * (TEST_DATABASE_URL): on the embedded PGlite only one process may open the database.
+ */
+import { after, before, test } from 'node:test';
+import assert from 'node:assert/strict';
+import pg from 'pg';
+import { admin, Harness, phoneOf, report, waitFor, type Proc } from '../faults/helpers.ts';
+import { maxInWindow, maxPerWindow, randomPhoneNumberId, startFakeGraph, type FakeGraph } from '../helpers/fake-graph.ts';
+
+const SKIP = process.env.TEST_DATABASE_URL ? false
+  : 'needs PostgreSQL (TEST_DATABASE_URL): two worker processes cannot share the embedded PGlite database';
+const RATE = 20;
+const PAIR_MS = 2_000;
+const DISTINCT = 220;
+const REPEATS = 40;
+
+let h: Harness;
+let graph: FakeGraph;
+let api: Proc;
+let dbName = '';
+
+async function onCluster(text: string): Promise<void> {
+  const c = new pg.Client({ connectionString: process.env.TEST_DATABASE_URL });
+  await c.connect();
+  try { await c.query(text); } finally { await c.end(); }
+}
+
+before(async () => {
+  if (SKIP) return;
+  h = new Harness('wa_pacing');
+  const url = new URL(process.env.TEST_DATABASE_URL!);
+  dbName = `${url.pathname.slice(1)}_procs`.replace(/[^a-z0-9_]/gi, '_').toLowerCase();
+  await onCluster(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`);
+  await onCluster(`CREATE DATABASE ${dbName}`);
+  url.pathname = '/' + dbName;
+  graph = await startFakeGraph();
+  const env = { WHATSAPP_RATE_PER_SECOND: String(RATE), WHATSAPP_PAIR_INTERVAL: `${PAIR_MS}ms`, LOG_LEVEL: 'info' };
+  api = h.proc({ name: 'api', role: 'api', databaseUrl: url.toString(), env: { ...env, LOG_LEVEL: 'warn' } });
+  await api.start(); // migrates the database first
+  await Promise.all([1, 2].map((i) => h.proc({ name: `worker-${i}`, role: 'worker', databaseUrl: url.toString(), env }).start()));
+});
+
+after(async () => {
+  if (SKIP) return;
+  await graph?.close();
+  await h?.cleanup();
+  await onCluster(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => {});
+});
+
+test('two worker processes: at most 20 requests in any 1-s window to one number, pair interval kept', { skip: SKIP, timeout: 120_000 }, async () => {
+  const numberId = randomPhoneNumberId();
+  const c = await admin(api.url, 'POST', '/admin/companies', { name: 'Pacing', subscription_active: true, default_country: 'DE' });
+  const k = await admin(api.url, 'POST', `/admin/companies/${c.company_id}/api-keys`, { label: 'pacing' });
+  await admin(api.url, 'PUT', `/admin/companies/${c.company_id}/channel`, { provider: 'whatsapp', phone_number_id: numberId, access_token: 'EAAG-pacing-token-0123456789', api_base_url: graph.baseUrl });
+  const a = await admin(api.url, 'POST', `/admin/companies/${c.company_id}/automations`, {
+    name: 'pacing', type: 'api', active: true,
+    template: { body: 'Hi {{ first_name }}', whatsapp: { name: 'hello', language: 'en' } },
+  });
+  const base = Math.floor(Math.random() * 90_000_000);
+  const people = Array.from({ length: DISTINCT }, (_, i) => ({ phone: phoneOf(base + i), first_name: `P${i}` }));
+  const send = async (contacts: typeof people) => {
+    const res = await fetch(api.url + '/api/automations/send', {
+      method: 'POST', headers: { 'content-type': 'application/json', 'service-api-key': k.api_key },
+      body: JSON.stringify({ automation_id: a.automation_id, contacts }),
+    });
+    assert.equal(res.status, 200, await res.text());
+  };
+  // Two sends at once: every recipient once, and the first REPEATS of them again.
+  await Promise.all([send(people), send(people.slice(0, REPEATS))]);
+  const total = DISTINCT + REPEATS;
+  await waitFor(`${total} requests at the Graph API`, async () => graph.requests.filter((r) => r.phoneNumberId === numberId).length >= total, 90_000, 200);
+
+  const ours = graph.requests.filter((r) => r.phoneNumberId === numberId);
+  assert.equal(ours.length, total, 'one request per message (no retries needed)');
+  const most = maxPerWindow(ours).get(numberId)!;
+  const times = ours.map((r) => r.at).sort((x, y) => x - y);
+  const meanRate = ((times.length - 1) * 1000) / (times.at(-1)! - times[0]);
+  const byRecipient = new Map<string, number[]>();
+  for (const r of ours) byRecipient.set(r.body.to, [...(byRecipient.get(r.body.to) ?? []), r.at]);
+  let closest = Infinity;
+  for (const list of byRecipient.values()) {
+    list.sort((x, y) => x - y);
+    for (let i = 1; i < list.length; i++) closest = Math.min(closest, list[i] - list[i - 1]);
+  }
+  report(`pacing across 2 workers: ${total} requests, most in any 1-s window ${most} (rate ${RATE}), mean ${meanRate.toFixed(1)}/s, `
+    + `closest two to one recipient ${closest.toFixed(0)} ms apart (pair interval ${PAIR_MS} ms); busiest 2-s window ${maxInWindow(times, 2000)}`);
+  assert.ok(most <= RATE, `at most ${RATE} requests in any 1-s window, got ${most}`);
+  assert.equal(byRecipient.size, DISTINCT);
+  assert.equal([...byRecipient.values()].filter((l) => l.length === 2).length, REPEATS);
+  assert.ok(closest >= PAIR_MS, `two sends to one recipient at least ${PAIR_MS} ms apart, closest ${closest.toFixed(0)} ms`);
+});

@@ -99,6 +99,8 @@ export class WhatsappPacing {
   readonly #mono: () => number;
   readonly #onError: (err: unknown) => void;
   readonly #numbers = new Map<number, NumberState>();
+  /** Counts since this instance was made: slots reserved, granted to a request, and lost (reached too late). */
+  readonly stats = { reserved: 0, granted: 0, lost: 0, reservations: 0 };
   /** Starts of requests not written yet: `company_id recipient` → [company, recipient, next_at]. */
   #confirms = new Map<string, [number, string, number]>();
   #confirmTimer: NodeJS.Timeout | undefined;
@@ -251,7 +253,10 @@ export class WhatsappPacing {
   /** Hands free slots to waiting lanes; reserves the next block when lanes are left and the horizon is near. */
   #pump(state: NumberState): void {
     const now = this.#mono();
-    while (state.free.length && state.free[0] + this.toleranceMs < now) state.free.shift(); // too late for anyone
+    while (state.free.length && state.free[0] + this.toleranceMs < now) { // too late for anyone
+      state.free.shift();
+      this.stats.lost++;
+    }
     while (state.waiting.length && state.free.length) this.#assign(state, state.waiting.shift()!, state.free.shift()!);
     if (state.waiting.length === 0 || state.reserving) {
       this.#forgetIfIdle(state);
@@ -282,9 +287,11 @@ export class WhatsappPacing {
       return;
     }
     if (now - slot <= this.toleranceMs) {
+      this.stats.granted++;
       this.#settle(state, lane, true);
       return;
     }
+    this.stats.lost++;
     lane.slot = undefined; // late: the slot is lost, a new one is taken
     state.holding--;
     state.waiting.unshift(lane);
@@ -304,6 +311,8 @@ export class WhatsappPacing {
     try {
       const block = await reserveSlots(this.#db, state.companyId, n, spacing);
       const now = this.#mono();
+      this.stats.reservations++;
+      this.stats.reserved += block.n;
       this.#offsets.push({ at: now, value: now - block.dbNowMs });
       if (this.#offsets.length > 64) this.#offsets.shift();
       const offset = this.#offset(now);

@@ -10,7 +10,7 @@
  * answers 200 `{"batch_id","contacts","status":"accepted"}` only after the commit; 400 for bad JSON,
  * 422 for a wrong shape, 503 when the commit failed. Group commit: the requests that arrive while a
  * transaction is open are gathered, at most 64 per group, and each group is ONE PGlite transaction: one
- * multi-row INSERT of the batch rows (the form the service uses on PGlite, domain/accept-writer.ts) and
+ * multi-row INSERT of the batch rows (the form the service uses on PGlite, db/accept-store.ts) and
  * one multi-row INSERT of one job row per batch. PGlite has one connection, so one transaction is open
  * at a time. Nothing else: no authentication, rate limit, Python-compatible decoding, phone
  * normalisation or idempotency.

@@ -251,7 +251,7 @@ async function main(): Promise<void> {
       console.log(`| ${r.name} | ${r.requests} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${(r.rps / rows[0].rps).toFixed(2)} ${cpu}`);
     }
     if (latencies.length) console.log(`\n4.2 with 1,000 digests against one company of ${BIG_CONTACTS.toLocaleString('en')} contacts, sequential: p50 ${latencies[50].toFixed(1)} ms, p99 ${latencies[98].toFixed(1)} ms`);
-    console.log(`Peak RSS of the service process: ${rss} MB (after the loads: RSS ${gauge('cms_process_resident_memory_bytes')} MB, V8 heap used ${gauge('cms_nodejs_heap_size_used_bytes')} of ${gauge('cms_nodejs_heap_size_total_bytes')} MB, external ${gauge('cms_nodejs_external_memory_bytes')} MB)`);
+    console.log(`Peak RSS of the service process: ${rss} MB (after the loads: RSS ${gauge('process_resident_memory_bytes')} MB, V8 heap used ${gauge('nodejs_heap_size_used_bytes')} of ${gauge('nodejs_heap_size_total_bytes')} MB, external ${gauge('nodejs_external_memory_bytes')} MB)`);
   } finally {
     service.kill('SIGTERM');
     bare.kill();

@@ -19,6 +19,8 @@
  * limit, default `15s`, also for event deliveries), EVENT_RETRY_SCHEDULE (default
  * `5s,5m,30m,2h,5h,10h,10h`), EVENT_RETENTION (events and attempts kept, default `30d`),
  * EVENT_CONCURRENCY (event deliveries in flight per endpoint and process, default 8).
+ * WHATSAPP_TEMPLATE_SYNC (default `1h`): how often the workers sync each WhatsApp company's template
+ * catalogue with Meta (docs/whatsapp.md "Template catalogue").
  *
  * DB_DRIVER_TRICKS (`on` or `off`, default `on`): the node-postgres and pg-boss tricks of the accept
  * path (db/driver-tricks.ts); `off` runs on the libraries' documented APIs only.
@@ -53,6 +55,8 @@ export interface Config {
   readonly eventRetentionMs: number;
   /** Event deliveries in flight at once per endpoint, per worker process. */
   readonly eventConcurrency: number;
+  /** How often (ms) the workers sync each WhatsApp company's template catalogue (WHATSAPP_TEMPLATE_SYNC). */
+  readonly whatsappTemplateSyncMs: number;
   /** DB_DRIVER_TRICKS: the tricks of db/driver-tricks.ts on (default) or off. */
   readonly driverTricks: boolean;
 }
@@ -156,6 +160,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventRetrySchedule: schedule(env, 'EVENT_RETRY_SCHEDULE', '5s,5m,30m,2h,5h,10h,10h'),
     eventRetentionMs: duration(env, 'EVENT_RETENTION', '30d'),
     eventConcurrency: int(env, 'EVENT_CONCURRENCY', 8, 1, 256),
+    whatsappTemplateSyncMs: duration(env, 'WHATSAPP_TEMPLATE_SYNC', '1h'),
     driverTricks: onOff(env, 'DB_DRIVER_TRICKS', true),
   });
 }

@@ -3,8 +3,8 @@
  * Listens on HOST:PORT for the api and all roles; shuts down gracefully on SIGTERM and SIGINT.
  */
 import module from 'node:module';
+import net from 'node:net';
 import { ConfigError, loadConfig, type Role } from './config.ts';
-import { startService } from './service.ts';
 
 /** Closes the service, giving up after `timeoutMs`; errors are ignored (the caller reports its own). */
 async function closeQuietly(service: { close(): Promise<void> }, timeoutMs: number): Promise<void> {
@@ -17,13 +17,34 @@ async function closeQuietly(service: { close(): Promise<void> }, timeoutMs: numb
 }
 
 /**
- * Runs the service until a signal stops it. Rejects with the listen error (`EADDRINUSE`, `EACCES`)
- * after closing everything it had started (workers, queue, database, `cms.pid`), and with
- * `ConfigError` on a bad configuration.
+ * Resolves when `host`:`port` can be listened on now: a socket is bound there and closed again at once.
+ * Rejects with the bind error (`EADDRINUSE`, `EACCES`, `EADDRNOTAVAIL`) as `listen` would. Port 0 (any
+ * free port) always can.
+ */
+export async function checkPortFree(host: string, port: number): Promise<void> {
+  if (port === 0) return;
+  const probe = net.createServer();
+  await new Promise<void>((resolve, reject) => {
+    probe.once('error', reject);
+    probe.listen({ port, host, exclusive: true }, () => resolve());
+  });
+  await new Promise<void>((resolve) => probe.close(() => resolve()));
+}
+
+/**
+ * Runs the service until a signal stops it. Rejects with the listen error (`EADDRINUSE`, `EACCES`):
+ * before opening anything when the port cannot be bound at start ({@link checkPortFree}), else after
+ * closing everything it had started (workers, queue, database, `cms.pid`); and with `ConfigError` on a
+ * bad configuration.
  */
 export async function runServer(opts: { role?: Role } = {}): Promise<void> {
   const role = opts.role ?? 'all';
   const config = loadConfig();
+  // A taken port is reported before anything is opened or written (database, cms.pid, generated admin
+  // token and secrets key): the process exits at once and leaves DATA_DIR as it was.
+  // The service's modules are loaded only after that check, so that it answers without loading them.
+  if (role !== 'worker') await checkPortFree(config.host, config.port);
+  const { startService } = await import('./service.ts');
   const service = await startService(config, { role });
   const log = service.deps.logger;
   if (role !== 'worker') {
@@ -31,8 +52,8 @@ export async function runServer(opts: { role?: Role } = {}): Promise<void> {
     try {
       address = await service.app.listen({ port: config.port, host: config.host });
     } catch (err) {
-      // Port in use or not permitted (issue 13): stop the workers and release the database (and
-      // its `cms.pid`) before reporting, so that the process exits at once and leaves nothing behind.
+      // Port taken since the check above, or not permitted (issue 13): stop the workers and release the
+      // database (and its `cms.pid`) before reporting, so that the process exits and leaves no claim.
       await closeQuietly(service, 15_000);
       throw err;
     }

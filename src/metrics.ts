@@ -5,7 +5,7 @@
  *
  * | export              | name                                      | labels                     |
  * |---------------------|-------------------------------------------|----------------------------|
- * | httpRequests        | cms_http_requests_total                   | method, route, status      |
+ * | httpRequests        | cms_http_requests_total                   | method, route, code        |
  * | httpDuration        | cms_http_request_duration_seconds         | method, route              |
  * | rateLimitRefusals   | cms_rate_limit_refusals_total             | operation                  |
  * | batchesAccepted     | cms_batches_accepted_total                | kind                       |
@@ -15,27 +15,32 @@
  * | providerLatency     | cms_provider_request_duration_seconds     | provider, outcome          |
  * | receiptsTotal       | cms_receipts_total                        | source, outcome            |
  * | eventAttempts       | cms_event_attempts_total                  | outcome                    |
- * plus prom-client's default process metrics (cms_process_*, cms_nodejs_*), without its gauges named
- * `*_total` (cms_nodejs_active_{handles,requests,resources}_total: use `sum()` of the labelled gauge).
+ * plus prom-client's default process metrics under their standard names (process_*, nodejs_*: what
+ * the usual Node.js dashboards and alerts read), without its gauges named `*_total`
+ * (nodejs_active_{handles,requests,resources}_total: use `sum()` of the labelled gauge).
  */
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
 /** The registry /metrics serves. */
 export const registry = new Registry();
-collectDefaultMetrics({ register: registry, prefix: 'cms_' });
+// No prefix: the process and runtime metrics keep the names every Node.js exporter gives them.
+collectDefaultMetrics({ register: registry });
 // Prometheus naming (promtool check metrics, issue 13 item 4): `_total` is for counters only. prom-client's
-// defaults include three gauges named like counters, cms_nodejs_active_{handles,requests,resources}_total;
-// each is the sum of its labelled gauge (cms_nodejs_active_handles{type} ...), so they are dropped:
-// `sum(cms_nodejs_active_handles)` gives the same number.
+// defaults include three gauges named like counters, nodejs_active_{handles,requests,resources}_total;
+// each is the sum of its labelled gauge (nodejs_active_handles{type} ...), so they are dropped:
+// `sum(nodejs_active_handles)` gives the same number.
 for (const metric of registry.getMetricsAsArray()) {
   if (metric instanceof Gauge && metric.name.endsWith('_total')) registry.removeSingleMetric(metric.name);
 }
 
-/** HTTP requests answered, by method, route pattern (`unmatched` for 404s of unknown paths) and status. */
+/**
+ * HTTP requests answered, by method, route pattern (`unmatched` for 404s of unknown paths) and status
+ * code (label `code`, as Prometheus's own HTTP metrics and client_golang's promhttp name it).
+ */
 export const httpRequests = new Counter({
   name: 'cms_http_requests_total',
   help: 'HTTP requests answered, by method, route pattern and status code',
-  labelNames: ['method', 'route', 'status'] as const,
+  labelNames: ['method', 'route', 'code'] as const,
   registers: [registry],
 });
 

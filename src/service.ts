@@ -17,11 +17,11 @@ import { buildApp } from './http/app.ts';
 import { ApiKeyAuthenticator } from './http/auth.ts';
 import { systemClock, type Clock } from './clock.ts';
 import type { AppDeps } from './http/deps.ts';
-import { BatchAcceptor } from './domain/accept-writer.ts';
+import { AcceptStore } from './db/accept-store.ts';
 import { AutomationLookups } from './domain/automations.ts';
 import { MemoryRateLimiter, type RateLimiter } from './http/rate-limit.ts';
 import { PgRateLimiter } from './http/rate-limit-pg.ts';
-import { startBoss, type Boss } from './queue/boss.ts';
+import { batchProcessJobs, jobQueue, startBoss, type Boss } from './queue/boss.ts';
 // The workers and the event loop (job handlers, schedulers, the events-out loop) are imported only by
 // the roles that run them: an API process never loads their modules.
 import type { Workers } from './queue/workers.ts';
@@ -104,9 +104,11 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
   // is shared by every API process.
   const rateLimiter: RateLimiter = opts.rateLimiter ?? (database.kind === 'postgres' ? new PgRateLimiter(database) : new MemoryRateLimiter());
   const addressPolicy = parseAddressPolicy(config.providerAllowedHosts);
-  const acceptor = new BatchAcceptor(database, boss);
+  // The durable accept and the domain's job queue: the queue's side is handed in, the domain never imports it.
+  const acceptor = new AcceptStore(database, batchProcessJobs(boss));
+  const jobs = jobQueue(boss);
   const automationLookups = new AutomationLookups(database.db, clock);
-  const deps: AppDeps = { config, database, boss, acceptor, automationLookups, rateLimiter, auth, clock, logger, adminToken, sealSecret: (s) => secrets.seal(s), openSecret: (s) => secrets.open(s), addressPolicy, compiledSchemas: opts.compiledSchemas };
+  const deps: AppDeps = { config, database, boss, acceptor, jobs, automationLookups, rateLimiter, auth, clock, logger, adminToken, sealSecret: (s) => secrets.seal(s), openSecret: (s) => secrets.open(s), addressPolicy, compiledSchemas: opts.compiledSchemas };
   const app = await buildApp(deps);
   let workers: Workers | undefined;
   let eventLoop: EventLoop | undefined;

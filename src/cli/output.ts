@@ -1,6 +1,8 @@
 /**
- * Printing for the CLI: JSON for `--json` (stdout, 2-space indented) and readable cli-table3
- * tables otherwise. Errors go to stderr, as JSON `{"error": ...}` in `--json` mode.
+ * Printing for the CLI: JSON for `--json` (stdout, 2-space indented); otherwise tables, drawn as
+ * cli-table3 boxes when stdout is a terminal and as tab-separated values (TSV) when it is not (a pipe, a
+ * file), so that `cut`, `awk -F'\t'` or a spreadsheet read them. Errors go to stderr, as JSON
+ * `{"error": ...}` in `--json` mode.
  */
 import Table from 'cli-table3';
 import type { ErrorReport } from './errors.ts';
@@ -37,9 +39,34 @@ export function formatValue(value: unknown): string {
   return JSON.stringify(value);
 }
 
-/** Print an object as a two-column key/value table (keys in the object's order). */
+/** Whether tables are drawn as boxes: only when the run's stdout is a terminal. */
+function drawBoxes(io: CliIo): boolean {
+  return io.stdout.isTTY === true;
+}
+
+/**
+ * One TSV field: `text` with backslash, tab, line feed and carriage return written as `\\`, `\t`,
+ * `\n` and `\r`, so that every record stays one line of tab-separated fields.
+ */
+export function tsvField(text: string): string {
+  return text.replace(/[\\\t\n\r]/g, (c) => (c === '\\' ? '\\\\' : c === '\t' ? '\\t' : c === '\n' ? '\\n' : '\\r'));
+}
+
+/** Write one TSV line of `fields`. */
+function printTsv(io: CliIo, fields: readonly string[]): void {
+  printLine(io, fields.map(tsvField).join('\t'));
+}
+
+/**
+ * Print an object as a two-column key/value table (keys in the object's order); not on a terminal, one
+ * `key<TAB>value` line per key.
+ */
 export function printRecord(io: CliIo, record: Record<string, unknown> | null | undefined, title?: string): void {
   if (title) printLine(io, title);
+  if (!drawBoxes(io)) {
+    for (const [key, value] of Object.entries(record ?? {})) printTsv(io, [key, formatValue(value)]);
+    return;
+  }
   const table = new Table({ style: plainStyle });
   for (const [key, value] of Object.entries(record ?? {})) {
     table.push({ [key]: formatValue(value) });
@@ -47,21 +74,28 @@ export function printRecord(io: CliIo, record: Record<string, unknown> | null | 
   printLine(io, table.toString());
 }
 
-/** Print rows as a table with the given columns; prints `empty` instead when there are no rows. */
+/**
+ * Print rows as a table with the given columns; on a terminal a box table, or `empty` when there are no
+ * rows. Not on a terminal: TSV, a header line of the column names and one line per row (only the
+ * header when there are none).
+ */
 export function printTable<T>(io: CliIo, rows: readonly T[], columns: Column<T>[], empty = '(none)'): void {
+  const head = columns.map((c) => c.header ?? c.key);
+  const cells = (row: T) => columns.map((c) => {
+    const v = (row as Record<string, unknown>)[c.key];
+    return c.format ? c.format(v, row) : formatValue(v);
+  });
+  if (!drawBoxes(io)) {
+    printTsv(io, head);
+    for (const row of rows) printTsv(io, cells(row));
+    return;
+  }
   if (rows.length === 0) {
     printLine(io, empty);
     return;
   }
-  const table = new Table({ head: columns.map((c) => c.header ?? c.key), style: plainStyle });
-  for (const row of rows) {
-    table.push(
-      columns.map((c) => {
-        const v = (row as Record<string, unknown>)[c.key];
-        return c.format ? c.format(v, row) : formatValue(v);
-      }),
-    );
-  }
+  const table = new Table({ head, style: plainStyle });
+  for (const row of rows) table.push(cells(row));
   printLine(io, table.toString());
 }
 

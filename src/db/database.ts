@@ -37,7 +37,7 @@ export interface Database {
   /**
    * A small pool of PostgreSQL connections in node-postgres's pipeline mode, beside `pgPool`
    * (PostgreSQL with the driver tricks on only; see db/driver-tricks.ts trick 2): the accept
-   * transaction's statements are sent without waiting for each answer (domain/accept-writer.ts).
+   * transaction's statements are sent without waiting for each answer (db/accept-store.ts).
    */
   readonly pipelinePool: pg.Pool | undefined;
   /** Whether the driver tricks of db/driver-tricks.ts are on (`DB_DRIVER_TRICKS`, default on). */

@@ -2,7 +2,7 @@
  * Statement groups (issue 4 item 3): work handed in during one turn of the event loop, and while earlier
  * groups are still at the database, is passed together to one `run` call, so that one statement or one
  * transaction serves many requests. At most `maxGroup` items a group and `maxInFlight` groups at once.
- * Used by the group commit of accepted sends (domain/accept-writer.ts) and by the grouped rate-limit
+ * Used by the group commit of accepted sends (db/accept-store.ts) and by the grouped rate-limit
  * decisions on PostgreSQL (http/rate-limit-pg.ts). `run` settles each item itself; a rejection of `run`
  * is the caller's bug, not retried here.
  */

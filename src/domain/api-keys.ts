@@ -8,7 +8,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import type { Db } from '../db/database.ts';
-import { executePrepared } from '../db/prepared.ts';
+import { findActiveKeyByHash } from '../db/api-keys.ts';
 import { DomainError, isRowId } from './errors.ts';
 
 export const KEY_PREFIX = 'cms_live_';
@@ -104,11 +104,7 @@ export interface AuthContext {
 export async function findApiKey(db: Db, key: string): Promise<AuthContext | undefined> {
   if (!isWellFormedApiKey(key)) return undefined;
   const hash = hashApiKey(key);
-  const [row] = await executePrepared(db, db.selectFrom('api_keys as k')
-    .innerJoin('companies as c', 'c.company_id', 'k.company_id')
-    .select(['k.key_id', 'k.key_hash', 'k.company_id', 'c.default_country', 'c.subscription_active', 'c.connector_connected'])
-    .where('k.key_hash', '=', hash)
-    .where('k.revoked_at', 'is', null));
+  const row = await findActiveKeyByHash(db, hash);
   if (!row || !timingSafeEqual(Buffer.from(row.key_hash), hash)) return undefined;
   return {
     keyId: row.key_id,

@@ -5,16 +5,19 @@
 import { LRUCache } from 'lru-cache';
 import { systemClock, type Clock } from '../clock.ts';
 import type { Db } from '../db/database.ts';
-import { executePrepared } from '../db/prepared.ts';
+import { findAutomationRow } from '../db/automations.ts';
 import { DomainError, isRowId, notFound } from './errors.ts';
+import { DEFAULT_CAMPAIGN_EXPIRE_AFTER } from './expiry.ts';
 import type { Template } from './templates.ts';
 
 export interface Automation {
   automation_id: number; company_id: number; name: string; type: string; active: boolean; template: Template;
+  /** How long its messages stay worth sending (a duration such as `24h`), or null (src/domain/expiry.ts). */
+  expire_after: string | null;
   created_at: Date; updated_at: Date;
 }
 
-export interface Campaign { campaign_id: number; company_id: number; name: string; template: Template; created_at: Date }
+export interface Campaign { campaign_id: number; company_id: number; name: string; template: Template; expire_after: string | null; created_at: Date }
 
 /**
  * Trigger lookups (4.3, the hot path), cached for at most 2 s, like API keys: a change made through this
@@ -45,9 +48,7 @@ export class AutomationLookups {
     const key = `${companyId}:${automationId}`;
     let row = this.#cache.get(key);
     if (row === undefined) {
-      const db = this.#db;
-      const [found] = await executePrepared(db, db.selectFrom('automations').selectAll()
-        .where('automation_id', '=', automationId).where('company_id', '=', companyId));
+      const found = await findAutomationRow(this.#db, companyId, automationId);
       row = (found as unknown as Automation | undefined) ?? false;
       this.#cache.set(key, row);
     }
@@ -60,14 +61,15 @@ export class AutomationLookups {
 
 /** Creates an automation for the company; 404 when the company does not exist. Callers forget cached lookups. */
 export async function createAutomation(
-  db: Db, companyId: number, input: { name: string; type: string; active: boolean; template: Template },
+  db: Db, companyId: number, input: { name: string; type: string; active: boolean; template: Template; expire_after?: string | null },
 ): Promise<Automation> {
   if (!isRowId(companyId)) throw new DomainError(404, 'Company not found');
   const row = await db.insertInto('automations')
-    .columns(['company_id', 'name', 'type', 'active', 'template'])
+    .columns(['company_id', 'name', 'type', 'active', 'template', 'expire_after'])
     .expression((eb) => eb.selectFrom('companies').select([
       'company_id', eb.val(input.name).as('name'), eb.val(input.type).as('type'),
       eb.val(input.active).as('active'), eb.val(JSON.stringify(input.template)).as('template'),
+      eb.val(input.expire_after ?? null).as('expire_after'),
     ]).where('company_id', '=', companyId))
     .returningAll().executeTakeFirst();
   if (!row) throw new DomainError(404, 'Company not found');
@@ -76,25 +78,27 @@ export async function createAutomation(
 
 /** Changes name, active flag or template; 404 `Automation not found`. Callers forget cached lookups. */
 export async function updateAutomation(
-  db: Db, automationId: number, input: { name?: string; active?: boolean; template?: Template },
+  db: Db, automationId: number, input: { name?: string; active?: boolean; template?: Template; expire_after?: string | null },
 ): Promise<Automation> {
   if (!isRowId(automationId)) throw notFound('Automation not found');
   const set: Record<string, unknown> = { updated_at: new Date() };
   if (input.name !== undefined) set.name = input.name;
   if (input.active !== undefined) set.active = input.active;
   if (input.template !== undefined) set.template = JSON.stringify(input.template);
+  if (input.expire_after !== undefined) set.expire_after = input.expire_after;
   const row = await db.updateTable('automations').set(set).where('automation_id', '=', automationId).returningAll().executeTakeFirst();
   if (!row) throw notFound('Automation not found');
   return row as unknown as Automation;
 }
 
-/** Creates a campaign for the company; 404 when the company does not exist. */
-export async function createCampaign(db: Db, companyId: number, input: { name: string; template: Template }): Promise<Campaign> {
+/** Creates a campaign for the company (expire_after `24h` unless given); 404 when the company does not exist. */
+export async function createCampaign(db: Db, companyId: number, input: { name: string; template: Template; expire_after?: string | null }): Promise<Campaign> {
   if (!isRowId(companyId)) throw new DomainError(404, 'Company not found');
   const row = await db.insertInto('campaigns')
-    .columns(['company_id', 'name', 'template'])
+    .columns(['company_id', 'name', 'template', 'expire_after'])
     .expression((eb) => eb.selectFrom('companies').select([
       'company_id', eb.val(input.name).as('name'), eb.val(JSON.stringify(input.template)).as('template'),
+      eb.val(input.expire_after === undefined ? DEFAULT_CAMPAIGN_EXPIRE_AFTER : input.expire_after).as('expire_after'),
     ]).where('company_id', '=', companyId))
     .returningAll().executeTakeFirst();
   if (!row) throw new DomainError(404, 'Company not found');

@@ -79,7 +79,7 @@ export function newBatchId(): string {
 /**
  * Writes the batch and enqueues its processing in one transaction through the service's `acceptor`;
  * resolves once both are committed, together with `idempotency` (the request's answer under its
- * Idempotency-Key) when given. Concurrent calls share transactions (see accept-writer.ts).
+ * Idempotency-Key) when given. Concurrent calls share transactions (see db/accept-store.ts).
  */
 export async function acceptBatch(acceptor: BatchAcceptor, input: AcceptInput, opts: { idempotency?: AnswerRecord } = {}): Promise<void> {
   await acceptor.write({

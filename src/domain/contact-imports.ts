@@ -11,7 +11,7 @@
 import { parse, type Info } from 'csv-parse';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
-import { enqueue, type Boss } from '../queue/boss.ts';
+import type { JobQueue } from './job-queue.ts';
 import { csvParseOptions, CsvFormatError, detectDelimiter, normalizeHeader, recordToContact, type CsvContact } from './contacts-csv.ts';
 import { DomainError } from './errors.ts';
 import { recordAudit } from './audit.ts';
@@ -115,11 +115,11 @@ export async function checkImportFile(bytes: Buffer): Promise<{ delimiter: strin
 
 /**
  * Checks the file (checkImportFile) and, in one transaction, stores it as an import of the company and
- * enqueues its `contacts-import` job (`created_at` = `now`, the service clock), audit-logged as `contacts.import_start` (counts, no data).
- * Returns the new import.
+ * enqueues its `contacts-import` job through `jobs` (`created_at` = `now`, the service clock), audit-logged as
+ * `contacts.import_start` (counts, no data). Returns the new import.
  */
 export async function createImport(
-  db: Db, boss: Boss, companyId: number, file: { bytes: Buffer; filename: string | null }, actor: string, now: Date,
+  db: Db, jobs: JobQueue, companyId: number, file: { bytes: Buffer; filename: string | null }, actor: string, now: Date,
 ): Promise<ContactImport> {
   const { delimiter, total } = await checkImportFile(file.bytes);
   const importId = await db.transaction().execute(async (trx) => {
@@ -128,7 +128,7 @@ export async function createImport(
       VALUES (${companyId}, ${actor}, ${file.filename?.slice(0, 255) ?? null}, ${delimiter}, ${file.bytes}, ${total}, ${now.toISOString()}::timestamptz)
       RETURNING import_id`.execute(trx);
     const id = Number(rows[0].import_id);
-    await enqueue(boss, trx, 'contacts-import', { import_id: id, company_id: companyId });
+    await jobs.enqueue(trx, 'contacts-import', { import_id: id, company_id: companyId });
     await recordAudit(trx, { actor, action: 'contacts.import_start', target: `import:${id}`, company_id: companyId, details: { total, bytes: file.bytes.length } });
     return id;
   });

@@ -10,6 +10,7 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { storeAnswer } from '../db/idempotency-keys.ts';
 
 /** How long an answer is replayed. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -63,9 +64,7 @@ export async function claimKey(db: Db, companyId: number, key: string, hash: Buf
 
 /** Stores the first answer (in the caller's transaction when given one) and ends the lease. */
 export async function completeKey(db: Db, companyId: number, key: string, status: number, body: string): Promise<void> {
-  await db.updateTable('idempotency_keys')
-    .set({ response_status: status, response_body: body, locked_until: null })
-    .where('company_id', '=', companyId).where('idempotency_key', '=', key).execute();
+  await storeAnswer(db, companyId, key, status, body);
 }
 
 /** Frees a claim whose request ended without an answer worth replaying (an unexpected error). */

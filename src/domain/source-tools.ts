@@ -35,6 +35,8 @@ export interface SourceRow {
   type?: string;
   active?: boolean;
   template: Template;
+  /** How long its messages stay worth sending (a duration such as `24h`), or null. */
+  expire_after: string | null;
   created_at: Date;
 }
 
@@ -44,14 +46,14 @@ const notFoundOf = (kind: SourceKind) => notFound(kind === 'automation' ? 'Autom
 export async function listAutomations(db: Db, companyId: number): Promise<SourceRow[]> {
   if (!isRowId(companyId)) return [];
   const rows = await db.selectFrom('automations').selectAll().where('company_id', '=', companyId).orderBy('automation_id', 'desc').execute();
-  return rows.map((r) => ({ kind: 'automation', id: r.automation_id, company_id: r.company_id, name: r.name, type: r.type, active: r.active, template: normaliseTemplate(r.template as unknown as Template), created_at: r.created_at as Date }));
+  return rows.map((r) => ({ kind: 'automation', id: r.automation_id, company_id: r.company_id, name: r.name, type: r.type, active: r.active, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, created_at: r.created_at as Date }));
 }
 
 /** The company's campaigns (newest first) as SourceRows. */
 export async function listCampaigns(db: Db, companyId: number): Promise<SourceRow[]> {
   if (!isRowId(companyId)) return [];
   const rows = await db.selectFrom('campaigns').selectAll().where('company_id', '=', companyId).orderBy('campaign_id', 'desc').execute();
-  return rows.map((r) => ({ kind: 'campaign', id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), created_at: r.created_at as Date }));
+  return rows.map((r) => ({ kind: 'campaign', id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, created_at: r.created_at as Date }));
 }
 
 /**
@@ -65,25 +67,26 @@ export async function findSource(db: Db, kind: SourceKind, id: number, companyId
     if (companyId !== null) q = q.where('company_id', '=', companyId);
     const r = await q.executeTakeFirst();
     if (!r) throw notFoundOf(kind);
-    return { kind, id: r.automation_id, company_id: r.company_id, name: r.name, type: r.type, active: r.active, template: normaliseTemplate(r.template as unknown as Template), created_at: r.created_at as Date };
+    return { kind, id: r.automation_id, company_id: r.company_id, name: r.name, type: r.type, active: r.active, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, created_at: r.created_at as Date };
   }
   let q = db.selectFrom('campaigns').selectAll().where('campaign_id', '=', id);
   if (companyId !== null) q = q.where('company_id', '=', companyId);
   const r = await q.executeTakeFirst();
   if (!r) throw notFoundOf(kind);
-  return { kind, id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), created_at: r.created_at as Date };
+  return { kind, id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, created_at: r.created_at as Date };
 }
 
-/** Changes a campaign's name and/or template (already checked by the caller); 404 `Campaign not found`. */
-export async function updateCampaign(db: Db, campaignId: number, input: { name?: string; template?: Template }): Promise<SourceRow> {
+/** Changes a campaign's name, template and/or expire_after (already checked by the caller); 404 `Campaign not found`. */
+export async function updateCampaign(db: Db, campaignId: number, input: { name?: string; template?: Template; expire_after?: string | null }): Promise<SourceRow> {
   if (!isRowId(campaignId)) throw notFoundOf('campaign');
   const set: Record<string, unknown> = {};
   if (input.name !== undefined) set.name = input.name;
   if (input.template !== undefined) set.template = JSON.stringify(input.template);
+  if (input.expire_after !== undefined) set.expire_after = input.expire_after;
   if (Object.keys(set).length === 0) return findSource(db, 'campaign', campaignId, null);
   const r = await db.updateTable('campaigns').set(set).where('campaign_id', '=', campaignId).returningAll().executeTakeFirst();
   if (!r) throw notFoundOf('campaign');
-  return { kind: 'campaign', id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), created_at: r.created_at as Date };
+  return { kind: 'campaign', id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, created_at: r.created_at as Date };
 }
 
 /** Who a preview is for: a contact of the company by phone, or sample data (names and variables). */

@@ -33,6 +33,9 @@ import { completeDocument, DOCUMENT_COMPONENTS, DOCUMENT_INFO, documentServers, 
 /** Largest request body of the public API (decisions.md §1: over 1 MiB is 413). */
 export const BODY_LIMIT = 1024 * 1024;
 
+/** How long an idle keep-alive connection stays open (ms): above a load balancer's usual 60 s. */
+export const KEEP_ALIVE_TIMEOUT_MS = 72_000;
+
 export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   const routes = new RouteTable();
   const app = Fastify({
@@ -42,10 +45,16 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
     genReqId: () => randomUUID(),
     return503OnClosing: true,
-    // Slow clients cannot hold the server: whole request within 30 s, headers within 10 s.
+    // Slow clients cannot hold the server: whole request within 30 s, headers within 10 s. Node counts
+    // both per request, from its first byte; an idle keep-alive connection is bound only by
+    // keepAliveTimeout (measured on Node 24: a connection idle for longer than both still serves its next
+    // request), so they need not exceed it.
     requestTimeout: 30_000,
     connectionTimeout: 60_000,
-    keepAliveTimeout: 5_000,
+    // Idle keep-alive connections stay open 72 s (Fastify's default), longer than the 60 s idle timeout
+    // of the usual load balancers: the balancer, not this server, closes an idle connection, so it never
+    // sends a request on a connection this server is closing (a 502 at the balancer).
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     http: { headersTimeout: 10_000 },
     // Starlette has no limit on a path parameter (Pydantic answers an over-long segment_id); Node's
     // header size limit (16 KiB) bounds the URL anyway.

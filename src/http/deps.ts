@@ -8,6 +8,7 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { BatchAcceptor } from '../domain/accept-writer.ts';
 import type { AutomationLookups } from '../domain/automations.ts';
+import type { JobQueue } from '../domain/job-queue.ts';
 import type { AddressPolicy } from '../domain/network-guard.ts';
 import type { Boss } from '../queue/boss.ts';
 import type { ApiKeyAuthenticator } from './auth.ts';
@@ -18,8 +19,10 @@ export interface AppDeps {
   readonly config: Config;
   readonly database: Database;
   readonly boss: Boss;
-  /** Group commit of accepted sends (4.3, 4.4): one per service. */
+  /** Durable accept of sends (4.3, 4.4), the group-commit store of db/accept-store.ts: one per service. */
   readonly acceptor: BatchAcceptor;
+  /** The job queue as the domain sees it (domain/job-queue.ts), for jobs the domain starts. */
+  readonly jobs: JobQueue;
   /** The 4.3 automation lookups with their short-lived cache: one per service. */
   readonly automationLookups: AutomationLookups;
   readonly rateLimiter: RateLimiter;

@@ -13,11 +13,12 @@
  */
 import { isIP } from 'node:net';
 import { LRUCache } from 'lru-cache';
+import { createDeliveryAgent } from '../delivery/agent.ts';
 import { isAllowedAddress, type AddressPolicy } from '../domain/network-guard.ts';
 import type { SecretBox } from '../domain/secrets.ts';
 import { outboxProvider } from './outbox.ts';
 import type { Provider, ProviderName } from './types.ts';
-import { createWebhookAgent, webhookProvider } from './webhook.ts';
+import { WEBHOOK_CONNECTIONS_PER_ORIGIN, webhookProvider } from './webhook.ts';
 import { whatsappProvider } from './whatsapp.ts';
 import { WhatsappPacing } from './whatsapp/pacing.ts';
 import type { Clock } from '../clock.ts';
@@ -69,7 +70,7 @@ function literalAddressProblem(url: string, policy: AddressPolicy): string | nul
 
 /** Creates the process's provider registry. */
 export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderRegistry {
-  const agent = createWebhookAgent(opts.addressPolicy, opts.deliveryTimeoutMs);
+  const agent = createDeliveryAgent(opts.addressPolicy, { timeoutMs: opts.deliveryTimeoutMs, connections: WEBHOOK_CONNECTIONS_PER_ORIGIN });
   const whatsappPacing = new WhatsappPacing(opts.db, opts.clock, { pairIntervalMs: opts.whatsappPairIntervalMs });
   const cache = new LRUCache<string, Provider>({ max: 1_000 });
 

@@ -1,7 +1,8 @@
 /**
- * Retries on a schedule (receipts-and-events.md §2). A delivery run makes ONE attempt per message it
- * claims (`attemptOnce`); `nextStep` then decides, from the attempt's result and the message's attempt
- * count, what the message becomes:
+ * Retries of messages on a schedule (receipts-and-events.md §2). A delivery run makes ONE attempt per
+ * message it claims (`attemptOnce`); `nextStep` then decides, from the attempt's result and the
+ * message's attempt count, what the message becomes (the schedule step itself is the one of every
+ * outbound delivery, delivery/schedule.ts `retryAt`):
  * - `sent`, or `failed` at once for a permanent failure (400, 401, 403, 404, 410, 413, 422, other 4xx,
  *   WhatsApp's permanent codes, a refused address);
  * - for a transient failure after attempt n (timeouts, connection errors, 408, 429, 5xx, WhatsApp's
@@ -12,6 +13,7 @@
  * Every attempt is observed in the provider-latency histogram.
  */
 import type { Rendered } from '../domain/render.ts';
+import { retryAt } from '../delivery/schedule.ts';
 import { providerLatency } from '../metrics.ts';
 import type { Provider, SendResult } from './types.ts';
 
@@ -41,7 +43,6 @@ export type NextStep =
 export function nextStep(result: SendResult, attempt: number, schedule: readonly number[], now: number): NextStep {
   if (result.status === 'sent') return { kind: 'sent', providerMessageId: result.providerMessageId ?? null };
   const code = result.code ?? null;
-  if (!result.retryable || attempt > schedule.length) return { kind: 'failed', error: result.error, code };
-  const wait = Math.max(schedule[attempt - 1], result.retryAfterMs ?? 0);
-  return { kind: 'retry', at: now + wait, error: result.error, code };
+  const at = result.retryable ? retryAt(schedule, attempt, now, result.retryAfterMs) : null;
+  return at === null ? { kind: 'failed', error: result.error, code } : { kind: 'retry', at, error: result.error, code };
 }

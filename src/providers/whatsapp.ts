@@ -16,7 +16,7 @@
  * provider's message id (receipts name it). Graph API errors (`{"error":{"code":..,"message":..}}`)
  * are mapped by code (kept as the failure's `code`): throttling and temporary errors are retryable
  * (RETRYABLE_CODES), as are 408, 429 and 5xx answers without a known code, timeouts and connection
- * errors (the shared classifier in http-failure.ts); anything else (bad parameters, unknown template,
+ * errors (the shared classifier in delivery/failure.ts); anything else (bad parameters, unknown template,
  * undeliverable recipient, expired token, policy blocks) fails at once. A retryable answer's
  * Retry-After is passed on (receipts-and-events.md §2). One attempt is bounded by `timeoutMs`
  * (DELIVERY_TIMEOUT, connect to last byte). The access token never appears in an error.
@@ -27,7 +27,7 @@
  */
 import { Agent, request } from 'undici';
 import type { Rendered } from '../domain/render.ts';
-import { attemptSignal, networkFailure, retryAfterMs } from './http-failure.ts';
+import { attemptSignal, networkFailure, retryAfterMs } from '../delivery/failure.ts';
 import type { Provider, SendResult } from './types.ts';
 import type { WhatsappPacing } from './whatsapp/pacing.ts';
 

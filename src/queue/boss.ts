@@ -12,6 +12,8 @@ import { PREPARED } from '../db/prepared.ts';
 import { PgBoss, fromKysely, fromPglite, type JobInsert } from 'pg-boss';
 import type { Transaction } from 'kysely';
 import type { Database } from '../db/database.ts';
+import type { InsertBatchJobs } from '../db/accept-store.ts';
+import type { JobQueue } from '../domain/job-queue.ts';
 import type { DB } from '../db/schema.ts';
 import { JOB_NAMES, JOB_SPECS, type JobName, type JobPayloads } from './jobs.ts';
 
@@ -74,4 +76,17 @@ export async function insertJobs<N extends JobName>(
   if (jobs.length === 0) return;
   const rows: JobInsert[] = jobs.map((j) => ({ data: j.data, ...(j.startAfter ? { startAfter: j.startAfter } : {}) }));
   await boss.insert(name, rows, { db: { executeSql: (text: string, values?: unknown[]) => executeSql(PREPARED + text, values) } });
+}
+
+/**
+ * The accept store's job INSERT (db/accept-store.ts {@link InsertBatchJobs}): one `batch-process` job
+ * per batch id, in one statement run by the store's `executeSql`.
+ */
+export function batchProcessJobs(boss: Boss): InsertBatchJobs {
+  return (executeSql, batchIds) => insertJobs(boss, executeSql, 'batch-process', batchIds.map((batch_id) => ({ data: { batch_id } })));
+}
+
+/** The domain's job queue (domain/job-queue.ts) on pg-boss: each job enqueued in the caller's transaction. */
+export function jobQueue(boss: Boss): JobQueue {
+  return { enqueue: (trx, name, data) => enqueue(boss, trx, name, data) };
 }

@@ -9,6 +9,8 @@
  * - Chunks in flight: `messages-deliver` runs `localConcurrency` fetch loops of `batchSize` jobs;
  *   WORKER_CONCURRENCY (config.workerConcurrency) sets the number of loops (default 4, i.e. up to 16
  *   chunks at once), each chunk with up to DELIVERY_CONCURRENCY provider requests in flight.
+ * - The sweep (every SWEEP_INTERVAL_MS of real time) also syncs WhatsApp template catalogues older than
+ *   WHATSAPP_TEMPLATE_SYNC (every TEMPLATE_SYNC_EVERY_SWEEPS sweeps; errors logged, never fatal).
  * - The sweep (every SWEEP_INTERVAL_MS of real time) releases held messages whose time has come by the
  *   injectable clock (delivery hours, and retries' `next_attempt_at`), and re-enqueues the messages of
  *   dead delivery runs (lease ran out); see handlers/messages-release.ts.
@@ -23,7 +25,10 @@ import { parseAddressPolicy } from '../domain/network-guard.ts';
 import type { SecretBox } from '../domain/secrets.ts';
 import type { Clock } from '../clock.ts';
 import { setQueueDepthSource } from '../metrics.ts';
+import { syncDueCatalogues, type CatalogueDeps } from '../domain/whatsapp-templates.ts';
 import { createProviderRegistry } from '../providers/index.ts';
+import { createDeliveryAgent } from '../delivery/agent.ts';
+import { createTemplatesApi } from '../providers/whatsapp/templates-api.ts';
 import type { Boss } from './boss.ts';
 import { processBatch } from './handlers/batch-process.ts';
 import type { PipelineContext } from './handlers/context.ts';
@@ -60,6 +65,12 @@ export const SWEEP_INTERVAL_MS = 1_000;
  * every few seconds, not every second; a 15 s lease is recovered within 20 s either way.
  */
 export const RECOVERY_EVERY_SWEEPS = 5;
+
+/**
+ * Every how many sweeps the WhatsApp template sync step runs (30 s; also on every sweepNow): it syncs
+ * the catalogues older than WHATSAPP_TEMPLATE_SYNC by the injectable clock (docs/whatsapp.md).
+ */
+export const TEMPLATE_SYNC_EVERY_SWEEPS = 30;
 
 /**
  * Every how many sweeps the WhatsApp pacing rows that hold nothing back any more are pruned (pairs
@@ -99,6 +110,19 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     retrySchedule: config.deliveryRetrySchedule,
   };
   boss.on('error', (err: Error) => log.warn({ err: err.message }, 'queue error'));
+  // Meta's template endpoints, for the periodic catalogue sync: an agent of its own, network-guarded.
+  const templatesAgent = createDeliveryAgent(parseAddressPolicy(config.providerAllowedHosts), { timeoutMs: config.deliveryTimeoutMs, connections: 16 });
+  const catalogue: CatalogueDeps = {
+    api: createTemplatesApi({ agent: templatesAgent, timeoutMs: config.deliveryTimeoutMs }),
+    openSecret: (sealed) => deps.secrets.open(sealed),
+    clock,
+  };
+  const syncTemplates = () => syncDueCatalogues(database.db, catalogue, config.whatsappTemplateSyncMs)
+    .then((round) => {
+      if (round.synced.length) log.info({ companies: round.synced }, 'whatsapp template catalogues synced');
+      for (const f of round.failed) log.warn({ company_id: f.company_id, err: f.error }, 'whatsapp template sync failed; tried again later');
+    })
+    .catch((err) => log.warn({ err: (err as Error).message }, 'whatsapp template sync step failed'));
 
   async function register<N extends JobName>(name: N): Promise<void> {
     const spec = JOB_SPECS[name];
@@ -122,12 +146,13 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
 
   let sweeping = false;
   let sweeps = 0;
-  const runSweep = (recover = true, prune = false) => releaseDue(ctx)
+  const runSweep = (recover = true, templates = true, prune = false) => releaseDue(ctx)
     .then((n) => { if (n) log.info({ released: n }, 'held messages released'); })
     .catch((err) => log.warn({ err: (err as Error).message }, 'release sweep failed'))
     .then(() => (recover ? recoverDead(ctx) : 0))
     .then((n) => { if (n) log.warn({ recovered: n }, 'messages of dead delivery runs enqueued again'); })
     .catch((err) => log.warn({ err: (err as Error).message }, 'lease recovery sweep failed'))
+    .then(() => (templates && !drain.signal.aborted ? syncTemplates() : undefined))
     .then(() => (prune ? providers.whatsappPacing.prune() : 0))
     .catch((err) => log.warn({ err: (err as Error).message }, 'whatsapp pacing prune failed'))
     .finally(() => { sweeping = false; });
@@ -135,7 +160,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     if (sweeping || drain.signal.aborted) return;
     sweeping = true;
     ++sweeps;
-    void runSweep(sweeps % RECOVERY_EVERY_SWEEPS === 0, sweeps % PACING_PRUNE_EVERY_SWEEPS === 0);
+    void runSweep(sweeps % RECOVERY_EVERY_SWEEPS === 0, sweeps % TEMPLATE_SYNC_EVERY_SWEEPS === 0, sweeps % PACING_PRUNE_EVERY_SWEEPS === 0);
   }, SWEEP_INTERVAL_MS);
 
   setQueueDepthSource({
@@ -170,6 +195,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
       await Promise.all(JOB_NAMES.map((name) => boss.offWork(name, { wait: true }).catch(() => {})));
       while (sweeping) await new Promise((r) => setTimeout(r, 10));
       await providers.close();
+      await templatesAgent.close();
     },
   };
 }

@@ -1,15 +1,16 @@
 /**
- * The pipelined accept transaction on PostgreSQL (src/domain/accept-writer.ts; issue 4 item 3): a group
+ * The pipelined accept transaction on PostgreSQL (src/db/accept-store.ts; issue 4 item 3): a group
  * of batches and their jobs commit together or not at all, a failing batch does not take the others
  * down, the connection stays usable, and the guarded batch INSERT writes nothing outside the
  * transaction that its BEGIN opens. On either database: an idempotency record handed to the
- * BatchAcceptor as data commits with its batch or not at all.
+ * accept store as data commits with its batch or not at all.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
-import { BatchAcceptor, BEGIN_GUARDED, INSERT_BATCHES_GUARDED, type BatchRow } from '../../src/domain/accept-writer.ts';
+import { AcceptStore, BEGIN_GUARDED, INSERT_BATCHES_GUARDED, type BatchRow } from '../../src/db/accept-store.ts';
+import { batchProcessJobs } from '../../src/queue/boss.ts';
 import { claimKey, requestHash } from '../../src/domain/idempotency.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
 
@@ -42,7 +43,7 @@ async function stored(ids: string[]): Promise<{ batches: Set<string>; jobs: Map<
 
 test('a group written together commits every batch with exactly one job each', pgOnly, async () => {
   const c = await s.company();
-  const writer = new BatchAcceptor(s.service.deps.database, s.service.deps.boss);
+  const writer = new AcceptStore(s.service.deps.database, batchProcessJobs(s.service.deps.boss));
   const rows = Array.from({ length: 12 }, () => row(c.companyId));
   await Promise.all(rows.map((r) => writer.write(r)));
   const ids = rows.map((r) => r.batch_id);
@@ -54,7 +55,7 @@ test('a group written together commits every batch with exactly one job each', p
 
 test('a failing batch in a group: the others commit with their jobs, the failing one leaves nothing', pgOnly, async () => {
   const c = await s.company();
-  const writer = new BatchAcceptor(s.service.deps.database, s.service.deps.boss);
+  const writer = new AcceptStore(s.service.deps.database, batchProcessJobs(s.service.deps.boss));
   const taken = row(c.companyId);
   await writer.write(taken);
   const before = await stored([taken.batch_id]);
@@ -105,7 +106,7 @@ test('the guarded batch INSERT writes nothing outside the transaction its BEGIN 
 test('an idempotency record handed as data commits with its batch, and not at all when the batch fails', async () => {
   const c = await s.company();
   const db = s.service.deps.database.db;
-  const acceptor = new BatchAcceptor(s.service.deps.database, s.service.deps.boss);
+  const acceptor = new AcceptStore(s.service.deps.database, batchProcessJobs(s.service.deps.boss));
   const claim = async (key: string) => {
     const got = await claimKey(db, c.companyId, key, requestHash('t', Buffer.from(key)), Date.now());
     assert.equal(got.kind, 'claimed');

@@ -49,7 +49,7 @@ describe('cms automation / campaign', () => {
       template: { header: { type: 'none' }, body: 'Hi {{ first_name }}', buttons: [] },
     });
     assert.match(r.stdout, /Automation created/);
-    assert.match(r.stdout, /automation_id\s*│\s*7/);
+    assert.match(r.stdout, /^automation_id\t7$/m);
   });
 
   it('reads the template from stdin with --template -', async () => {

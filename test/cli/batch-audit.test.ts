@@ -1,7 +1,7 @@
 /** `cms batch show` and `cms audit`, including a server without the audit route. */
 import assert from 'node:assert/strict';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { cli, startFakeApi, type FakeApi } from './helpers.ts';
+import { TOKEN, cli, runCli, startFakeApi, type FakeApi } from './helpers.ts';
 
 describe('cms batch / audit', () => {
   let api: FakeApi;
@@ -18,8 +18,8 @@ describe('cms batch / audit', () => {
     assert.equal(api.requests[0].method, 'GET');
     assert.equal(api.requests[0].path, '/admin/batches/b-123');
     assert.match(r.stdout, /Batch b-123/);
-    assert.match(r.stdout, /status\s*│\s*completed/);
-    assert.match(r.stdout, /failed\s*│\s*1/);
+    assert.match(r.stdout, /^status\tcompleted$/m);
+    assert.match(r.stdout, /^failed\t1$/m);
   });
 
   it('batch show --messages adds the message table / the messages array', async () => {
@@ -27,7 +27,8 @@ describe('cms batch / audit', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(api.requests.map((q) => q.path), ['/admin/batches/b-123', '/admin/batches/b-123/messages']);
     assert.match(r.stdout, /Messages \(2\)/);
-    assert.match(r.stdout, /m-2\s*│\s*\+4915112345679\s*│\s*failed\s*│\s*HTTP 500\s*│\s*5/);
+    assert.match(r.stdout, /^message_id\tphone\tstatus\treason \/ error\tattempts\tcode\t/m);
+    assert.match(r.stdout, /^m-2\t\+4915112345679\tfailed\tHTTP 500\t5\t/m);
 
     const j = await cli(api, ['batch', 'show', 'b-123', '--messages', '--json']);
     const out = JSON.parse(j.stdout);
@@ -58,18 +59,22 @@ describe('cms batch / audit', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.equal(api.requests[0].path, '/admin/audit');
     assert.deepEqual(api.requests[0].query, { company_id: '1', limit: '20' });
-    assert.match(r.stdout, /company\.create\s*│\s*company:1\s*│\s*\{"name":"Acme"\}/);
+    assert.match(r.stdout, /^at\tactor\taction\ttarget\tdetails$/m);
+    assert.match(r.stdout, /\tcompany\.create\tcompany:1\t\{"name":"Acme"\}$/m);
 
     const j = await cli(api, ['audit', '--json']);
     assert.deepEqual(api.requests[1].query, {});
     assert.equal(JSON.parse(j.stdout).entries[0].actor, 'admin');
   });
 
-  it('audit with no entries says so', async () => {
+  it('audit with no entries: the header line only (TSV); on a terminal it says so', async () => {
     api.on('GET', /^\/admin\/audit$/, { status: 200, body: { entries: [] } });
     const r = await cli(api, ['audit']);
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /no audit entries/);
+    assert.equal(r.stdout, 'at\tactor\taction\ttarget\tdetails\n');
+    const onTerminal = await runCli(['audit'], { env: { CMS_URL: api.url, ADMIN_TOKEN: TOKEN }, tty: true });
+    assert.equal(onTerminal.code, 0, onTerminal.stderr);
+    assert.match(onTerminal.stdout, /no audit entries/);
   });
 
   it('audit on a server without the route explains instead of failing obscurely', async () => {

@@ -40,7 +40,7 @@ describe('cms company', () => {
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(api.requests[0].body, { name: 'Beta GmbH' });
     assert.match(r.stdout, /Company created/);
-    assert.match(r.stdout, /company_id\s*│\s*\d+/);
+    assert.match(r.stdout, /^company_id\t\d+$/m);
     assert.match(r.stdout, /Beta GmbH/);
     assert.throws(() => JSON.parse(r.stdout));
   });

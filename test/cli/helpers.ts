@@ -198,11 +198,13 @@ export interface CliResult {
   stderr: string;
 }
 
-/** Options of one CLI run: environment additions (`undefined` leaves a variable out), directory, stdin. */
+/** Options of one CLI run: environment additions (`undefined` leaves a variable out), directory, stdin, terminal. */
 export interface CliOptions {
   env?: Record<string, string | undefined>;
   cwd?: string;
   stdin?: string;
+  /** Let the captured stdout say it is a terminal (`isTTY`, 100 columns), as a shell's would. */
+  tty?: boolean;
 }
 
 /** The clean environment of a run: only PATH, HOME (and SYSTEMROOT) from this process, plus `env`. */
@@ -237,13 +239,14 @@ function capture(): { stream: Writable; text(): string } {
 
 /**
  * Runs `cms ...args` in this process, as bin/cms.js would in its own: `run` from src/cli/program.ts
- * with captured stdout and stderr (not terminals), `opts.stdin` as stdin, a clean environment
+ * with captured stdout and stderr (not terminals, unless `opts.tty` for stdout), `opts.stdin` as stdin, a clean environment
  * ({@link cleanEnv}) and `opts.cwd` (default: a fresh temporary directory) as its directory.
  */
 export async function runCli(args: string[], opts: CliOptions = {}): Promise<CliResult> {
   return inDir(opts, async (cwd) => {
     const stdout = capture();
     const stderr = capture();
+    if (opts.tty) Object.assign(stdout.stream, { isTTY: true, columns: 100 });
     const io: CliIo = { stdout: stdout.stream, stderr: stderr.stream, stdin: Readable.from([Buffer.from(opts.stdin ?? '')]), env: cleanEnv(opts.env), cwd };
     const code = await run([process.execPath, BIN, ...args], io);
     return { code, stdout: stdout.text(), stderr: stderr.text() };

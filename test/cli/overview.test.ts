@@ -39,8 +39,9 @@ describe('cms overview', () => {
     assert.match(out, /^Company \d+: 2026-02-09 to 2026-03-10 \(days in Europe\/Berlin\)$/m);
     assert.match(out, /^messages 11: read 2 · delivered 1 · sent 1 · pending 1 · skipped 3 · failed 3$/m);
     assert.match(out, /^opt-out rate: 2 of 5 contacts \(40\.0%\); 1 opted out in the period$/m);
-    assert.match(out, /^│ 2026-03-10 │ 1 +│ 1 +│ 1 +│ 0 +│ 1 +│ 2 +│ 6 +│$/m);
-    assert.match(out, /^│ failed +│ 131026 +│ 2 +│ Undeliverable: the number may not use WhatsApp, or has an old app version │$/m);
+    assert.match(out, /^2026-03-10\t1\t1\t1\t0\t1\t2\t6$/m);
+    assert.match(out, /^status\tcode\tcount\treason$/m);
+    assert.match(out, /^failed\t131026\t2\tUndeliverable: the number may not use WhatsApp, or has an old app version$/m);
   });
 
   test('an unknown company: the server\'s 404 detail, exit code 1', async () => {

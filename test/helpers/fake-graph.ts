@@ -12,6 +12,16 @@
  *   `messaging_product`, `metadata {display_phone_number, phone_number_id}`, `statuses[]` / `messages[]`
  *   and `contacts[]`) and sign the raw body: `X-Hub-Signature-256: sha256=<hex HMAC-SHA256(app secret)>`.
  *
+ * - Keeps message templates per WABA id (`templates`), as Meta's template endpoints do:
+ *   `GET /<version>/<waba_id>/message_templates?limit=N[&after=cursor]` answers
+ *   `{"data":[{id,name,language,status,category,quality_score:{score},rejected_reason,components}],
+ *   "paging":{"cursors":{before,after},"next":"<full url>"}}` (`next` only while more remain) and
+ *   `POST /<version>/<waba_id>/message_templates` `{name, language, category, components}` stores a
+ *   PENDING template and answers `{id, status:"PENDING", category}`. Both want
+ *   `Authorization: Bearer <graph.accessToken>` (`GRAPH_TOKEN` unless changed); another token is
+ *   Meta's 190 error. `script` is asked first for these requests too (`kind: 'templates'`), so a test
+ *   makes the endpoint fail with e.g. `graph.script = (r) => r.kind === 'templates' ? graphError(500, 2, '…') : undefined`.
+ *
  * Usage: `const graph = await startFakeGraph(); channel api_base_url = graph.baseUrl; … graph.close()`.
  */
 import { createHmac, randomBytes } from 'node:crypto';
@@ -28,9 +38,29 @@ export interface GraphRequest {
   body: any;
   /** The wamid answered (when the answer was a success). */
   wamid?: string;
+  /** Which endpoint: `messages`, `templates` (`<waba_id>/message_templates`) or anything else. */
+  kind: 'messages' | 'templates' | 'other';
+  /** The WABA id of a templates request (`/v21.0/<waba_id>/message_templates`). */
+  wabaId?: string;
   /** When the request arrived (ms, performance.now() of the process running the fake; headers read). */
   at: number;
 }
+
+/** A message template as Meta's template endpoints answer it. */
+export interface GraphTemplate {
+  id: string;
+  name: string;
+  language: string;
+  status: string;
+  category: string;
+  quality_score?: { score: string; date?: number };
+  rejected_reason?: string;
+  components: Record<string, unknown>[];
+  [k: string]: unknown;
+}
+
+/** The access token the fake's template endpoints want unless `graph.accessToken` is changed. */
+export const GRAPH_TOKEN = 'EAAG-fake-graph-token-0123456789';
 
 /** What the fake answers one request with: a status and JSON body, or `hang` (never answers). */
 export type GraphAnswer = { status: number; body: unknown; headers?: Record<string, string> } | 'hang';
@@ -68,7 +98,37 @@ export interface FakeGraph {
   sent: Map<string, GraphRequest>;
   /** Decides each answer; default: success with a new wamid. Set `graph.script = …` in a test. */
   script: (req: GraphRequest, n: number) => GraphAnswer | undefined | Promise<GraphAnswer | undefined>;
+  /** Message templates per WABA id (Meta's shape); tests add, change and remove entries freely. */
+  templates: Map<string, GraphTemplate[]>;
+  /** The bearer token the template endpoints accept (default GRAPH_TOKEN). */
+  accessToken: string;
   close(): Promise<void>;
+}
+
+let templateIds = 0;
+
+/**
+ * A template in Meta's shape: `header` none | `'text'` (one `{{1}}`) | `'text0'` (no placeholder) |
+ * `'image'` | `'video'` | `'document'`; `body` placeholders `{{1}}`..`{{n}}`; `buttons`: one URL
+ * button per entry, with a `{{1}}` placeholder when true.
+ */
+export function graphTemplate(name: string, language: string, opts: { status?: string; category?: string; header?: 'text' | 'text0' | 'image' | 'video' | 'document'; body?: number; buttons?: boolean[]; quality?: string; rejected_reason?: string; id?: string } = {}): GraphTemplate {
+  const components: Record<string, unknown>[] = [];
+  const h = opts.header;
+  if (h === 'text' || h === 'text0') components.push({ type: 'HEADER', format: 'TEXT', text: h === 'text' ? 'Hello {{1}}' : 'Hello' });
+  else if (h) components.push({ type: 'HEADER', format: h.toUpperCase(), example: { header_handle: ['https://scontent.example/h.png'] } });
+  const n = opts.body ?? 0;
+  components.push({ type: 'BODY', text: ['Message', ...Array.from({ length: n }, (_, i) => `{{${i + 1}}}`)].join(' ') + '.' });
+  if (opts.buttons?.length) {
+    components.push({ type: 'BUTTONS', buttons: opts.buttons.map((p, i) => ({ type: 'URL', text: `Link ${i + 1}`, url: `https://shop.example/b${i}/${p ? '{{1}}' : ''}` })) });
+  }
+  return {
+    id: opts.id ?? String(900000000000000 + ++templateIds * 7919 + Math.floor(Math.random() * 1e6)),
+    name, language, status: opts.status ?? 'APPROVED', category: opts.category ?? 'UTILITY',
+    ...(opts.quality !== undefined ? { quality_score: { score: opts.quality, date: 1767600000 } } : { quality_score: { score: 'UNKNOWN', date: 1767600000 } }),
+    ...(opts.rejected_reason !== undefined ? { rejected_reason: opts.rejected_reason } : { rejected_reason: 'NONE' }),
+    components,
+  };
 }
 
 /** Meta's success answer for a message to `to` with id `wamid`. */
@@ -96,6 +156,8 @@ export async function startFakeGraph(): Promise<FakeGraph> {
     requests,
     sent,
     script: () => undefined,
+    templates: new Map(),
+    accessToken: GRAPH_TOKEN,
     async close() {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
@@ -109,8 +171,16 @@ export async function startFakeGraph(): Promise<FakeGraph> {
       let body: any;
       try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { body = undefined; }
       const m = /^\/[^/]+\/([^/]+)\/messages$/.exec(req.url ?? '');
-      const r: GraphRequest = { method: req.method ?? '', path: req.url ?? '', phoneNumberId: m?.[1] ?? '', headers: req.headers, body, at };
+      const t = /^\/[^/]+\/([^/?]+)\/message_templates(?:\?.*)?$/.exec(req.url ?? '');
+      const r: GraphRequest = { method: req.method ?? '', path: req.url ?? '', phoneNumberId: m?.[1] ?? '', headers: req.headers, body, kind: m ? 'messages' : t ? 'templates' : 'other', ...(t ? { wabaId: t[1] } : {}), at };
       requests.push(r);
+      if (t) {
+        const a = (await graph.script(r, 0)) ?? templatesAnswer(graph, r, t[1]);
+        if (a === 'hang') return;
+        res.writeHead(a.status, { 'content-type': 'application/json', ...a.headers });
+        res.end(JSON.stringify(a.body));
+        return;
+      }
       const to = String(body?.to ?? '');
       const n = (counts.get(to) ?? 0) + 1;
       counts.set(to, n);
@@ -132,6 +202,38 @@ export async function startFakeGraph(): Promise<FakeGraph> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   graph.baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/v21.0`;
   return graph;
+}
+
+/** What Meta's template endpoints answer (see the module comment). */
+function templatesAnswer(graph: FakeGraph, r: GraphRequest, wabaId: string): { status: number; body: unknown; headers?: Record<string, string> } {
+  if (r.headers.authorization !== `Bearer ${graph.accessToken}`) {
+    return { status: 401, body: { error: { message: 'Invalid OAuth access token - Cannot parse access token', type: 'OAuthException', code: 190, fbtrace_id: 'Afake' } } };
+  }
+  const list = graph.templates.get(wabaId) ?? [];
+  if (r.method === 'GET') {
+    const url = new URL(r.path, 'http://x');
+    const limit = Math.max(1, Math.min(Number(url.searchParams.get('limit') ?? 25) || 25, 1000));
+    const after = url.searchParams.get('after');
+    const start = after ? Number(Buffer.from(after, 'base64url').toString('utf8')) : 0;
+    const page = list.slice(start, start + limit);
+    const cursor = (i: number) => Buffer.from(String(i), 'utf8').toString('base64url');
+    const paging: Record<string, unknown> = { cursors: { before: cursor(start), after: cursor(start + page.length) } };
+    if (start + limit < list.length) paging.next = `${graph.baseUrl}/${wabaId}/message_templates?limit=${limit}&after=${cursor(start + limit)}`;
+    return { status: 200, body: { data: page, paging } };
+  }
+  if (r.method === 'POST') {
+    const b = r.body;
+    if (!b || typeof b.name !== 'string' || typeof b.language !== 'string' || typeof b.category !== 'string' || !Array.isArray(b.components)) {
+      return graphError(400, 100, 'Invalid parameter');
+    }
+    if (list.some((x) => x.name === b.name && x.language === b.language)) {
+      return { status: 400, body: { error: { message: 'Invalid parameter', type: 'OAuthException', code: 100, error_subcode: 2388024, error_user_msg: 'Content in this language already exists', fbtrace_id: 'Afake' } } };
+    }
+    const created: GraphTemplate = { ...graphTemplate(b.name, b.language, { status: 'PENDING', category: b.category }), components: b.components };
+    graph.templates.set(wabaId, [...list, created]);
+    return { status: 200, body: { id: created.id, status: 'PENDING', category: b.category } };
+  }
+  return graphError(400, 100, 'Unsupported request');
 }
 
 /** The highest number of `times` (ms) in any window of `windowMs` (a window is [t, t + windowMs)). */

@@ -1,6 +1,7 @@
 /**
  * Metrics (issue 3 item 6): GET /metrics in Prometheus text format with requests counted by route
- * pattern and status, and the pipeline's counters (messages by final status and provider, provider
+ * pattern and status code (label `code`), Node.js's process and runtime metrics under their standard
+ * names (process_*, nodejs_*, no prefix), and the pipeline's counters (messages by final status and provider, provider
  * latency, queue depth) after real batches. Each test file runs in its own process, so the registry
  * starts empty here and counts are exact.
  */
@@ -18,7 +19,7 @@ function sample(text: string, series: string): number | undefined {
   return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
-test('registerMetrics: GET /metrics, requests counted by route pattern and status', async () => {
+test('registerMetrics: GET /metrics, requests counted by route pattern and status code', async () => {
   const app = Fastify();
   registerMetrics(app);
   app.get('/items/:id', async () => ({ ok: true }));
@@ -29,12 +30,33 @@ test('registerMetrics: GET /metrics, requests counted by route pattern and statu
   const res = await app.inject({ url: '/metrics' });
   assert.equal(res.statusCode, 200);
   assert.match(String(res.headers['content-type']), /^text\/plain/);
-  assert.equal(sample(res.body, 'cms_http_requests_total{method="GET",route="/items/:id",status="200"}'), 2);
-  assert.equal(sample(res.body, 'cms_http_requests_total{method="GET",route="unmatched",status="404"}'), 1);
+  assert.equal(sample(res.body, 'cms_http_requests_total{method="GET",route="/items/:id",code="200"}'), 2);
+  assert.equal(sample(res.body, 'cms_http_requests_total{method="GET",route="unmatched",code="404"}'), 1);
+  assert.doesNotMatch(res.body, /cms_http_requests_total\{[^}]*status=/, 'the status code is labelled `code`');
   assert.ok(!res.body.includes('/items/1'), 'raw paths never become labels');
   for (const name of ['cms_rate_limit_refusals_total', 'cms_batches_accepted_total', 'cms_messages_final_total', 'cms_queue_jobs', 'cms_provider_request_duration_seconds']) {
     assert.match(res.body, new RegExp(`^# HELP ${name} `, 'm'));
   }
+  await app.close();
+});
+
+test('Node.js process and runtime metrics keep their standard names, without a prefix', async () => {
+  const app = Fastify();
+  registerMetrics(app);
+  await app.ready();
+  const { body } = await app.inject({ url: '/metrics' });
+  for (const [name, type] of [
+    ['process_cpu_seconds_total', 'counter'], ['process_resident_memory_bytes', 'gauge'], ['process_start_time_seconds', 'gauge'],
+    ['process_open_fds', 'gauge'], ['nodejs_heap_size_used_bytes', 'gauge'], ['nodejs_eventloop_lag_seconds', 'gauge'],
+    ['nodejs_gc_duration_seconds', 'histogram'], ['nodejs_version_info', 'gauge'],
+  ]) {
+    assert.match(body, new RegExp(`^# TYPE ${name} ${type}$`, 'm'), name);
+  }
+  assert.ok(sample(body, 'process_resident_memory_bytes')! > 0);
+  assert.doesNotMatch(body, /^(# TYPE )?cms_(process|nodejs)_/m, 'no prefixed copies');
+  // Gauges named like counters stay out (promtool: `_total` is for counters); their sum is the labelled gauge's.
+  assert.doesNotMatch(body, /^# TYPE nodejs_active_handles_total /m);
+  assert.match(body, /^# TYPE nodejs_active_handles gauge$/m);
   await app.close();
 });
 
@@ -78,6 +100,6 @@ test('after real batches: GET /metrics counts requests, batches, messages by fin
     }
   }
   assert.equal(sample(text, 'cms_messages_held'), 0);
-  assert.equal(sample(text, 'cms_http_requests_total{method="POST",route="/api/automations/send",status="200"}'), 2);
+  assert.equal(sample(text, 'cms_http_requests_total{method="POST",route="/api/automations/send",code="200"}'), 2);
   assert.equal(sample(text, 'cms_batches_accepted_total{kind="automation"}'), 2);
 });

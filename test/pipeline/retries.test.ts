@@ -10,6 +10,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { eventually, FakeClock, type TestServer } from '../helpers/server.ts';
 import { type ReceiverOptions, refusingPort, startReceiver, type WebhookReceiver } from '../helpers/receiver.ts';
+import { approveTemplates } from '../helpers/whatsapp.ts';
 import { batchStatus, completed, messagesOf, phone, startPipelineServer } from './helpers.ts';
 
 const T0 = Date.parse('2026-03-02T12:00:00Z');
@@ -180,6 +181,7 @@ test('429 with Retry-After longer than the schedule (webhook and WhatsApp): the 
 
   const { companyId, key } = await s.company();
   await s.admin('PUT', `/admin/companies/${companyId}/channel`, { provider: 'whatsapp', phone_number_id: String(100_000_000 + Math.floor(Math.random() * 899_999_999)), access_token: 'EAAG-token', api_base_url: `${srv.origin}/v21.0` });
+  await approveTemplates(s, companyId);
   const wa = await s.admin('POST', `/admin/companies/${companyId}/automations`, { name: 'wa', type: 'api', active: true, template: { body: 'Hi', whatsapp: { name: 'hello', language: 'en' } } }, 201);
   const waBatch = await send(key, wa.automation_id, [waLimited, waDate]);
 

@@ -9,9 +9,9 @@ import assert from 'node:assert/strict';
 import fc from 'fast-check';
 import { inWindow, nextSendTime } from '../../src/domain/delivery-hours.ts';
 import { compileTemplate, RenderError, renderMessage, type RenderContact } from '../../src/domain/render.ts';
-import { networkFailure, retryAfterMs } from '../../src/providers/http-failure.ts';
+import { networkFailure, retryAfterMs } from '../../src/delivery/failure.ts';
+import { createSigner, webhookKey } from '../../src/delivery/sign.ts';
 import { nextStep } from '../../src/providers/retry.ts';
-import { signWebhook, webhookKey } from '../../src/providers/webhook.ts';
 import { classifyError, templateMessage, wamidOf } from '../../src/providers/whatsapp.ts';
 import { chunkRanges } from '../../src/db/messages.ts';
 
@@ -129,8 +129,8 @@ describe('rendering', () => {
 
 describe('webhook signatures', () => {
   test('the Standard Webhooks test vector', () => {
-    const key = webhookKey('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw');
-    assert.equal(signWebhook(key, 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, '{"test": 2432232314}'), 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
+    const signer = createSigner('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw');
+    assert.equal(signer.sign('msg_p5jXN8AQM9LWM0D4loKWxJek', new Date(1614265330 * 1000), '{"test": 2432232314}'), 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
   });
   test('secrets without the prefix are used as their UTF-8 bytes, even when they look like base64 (issue 13)', () => {
     assert.deepEqual(webhookKey('MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'), Buffer.from('MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'));

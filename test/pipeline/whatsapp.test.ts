@@ -9,6 +9,7 @@ import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TestServer } from '../helpers/server.ts';
+import { approveTemplates } from '../helpers/whatsapp.ts';
 import { completed, messagesOf, phone, startPipelineServer } from './helpers.ts';
 
 interface GraphRequest { at: number; method: string; path: string; headers: IncomingHttpHeaders; body: any }
@@ -68,6 +69,7 @@ const TEMPLATE = {
 async function whatsappCompany(phoneNumberId: string) {
   const { companyId, key } = await s.company();
   await s.admin('PUT', `/admin/companies/${companyId}/channel`, { provider: 'whatsapp', phone_number_id: phoneNumberId, access_token: TOKEN, api_base_url: graph.url });
+  await approveTemplates(s, companyId);
   const a = await s.admin('POST', `/admin/companies/${companyId}/automations`, { name: 'wa', type: 'api', active: true, template: TEMPLATE }, 201);
   return { companyId, key, automationId: a.automation_id as number };
 }

@@ -5,22 +5,21 @@
  */
 import assert from 'node:assert/strict';
 import { sql } from 'kysely';
-import { randomPhoneNumberId, type FakeGraph } from '../helpers/fake-graph.ts';
+import { graphTemplate, type FakeGraph } from '../helpers/fake-graph.ts';
 import { eventually, type TestServer } from '../helpers/server.ts';
+import { whatsappCompany as syncedWhatsappCompany } from '../helpers/whatsapp.ts';
 
 export const TEMPLATE = { body: 'Hi {{ first_name }}, your order has shipped.', whatsapp: { name: 'order_shipped', language: 'en_US' } };
 
 export interface WaCompany { companyId: number; key: string; phoneNumberId: string; appSecret: string; verifyToken: string; automationId: number }
 
-/** A company whose channel is WhatsApp on `graph`, with an automation of TEMPLATE. */
+/**
+ * A company whose channel is WhatsApp on `graph` with TEMPLATE's WhatsApp template approved in its
+ * synced catalogue (test/helpers/whatsapp.ts), and an automation of TEMPLATE.
+ */
 export async function whatsappCompany(s: TestServer, graph: FakeGraph, overrides: Record<string, unknown> = {}): Promise<WaCompany> {
-  const { companyId, key } = await s.company(overrides);
-  const phoneNumberId = randomPhoneNumberId();
-  const appSecret = 'app-secret-' + Math.random().toString(36).slice(2);
-  const verifyToken = 'verify-' + Math.random().toString(36).slice(2);
-  await s.admin('PUT', `/admin/companies/${companyId}/channel`, {
-    provider: 'whatsapp', phone_number_id: phoneNumberId, access_token: 'EAAG-test-token', api_base_url: graph.baseUrl,
-    app_secret: appSecret, verify_token: verifyToken,
+  const { companyId, key, phoneNumberId, appSecret, verifyToken } = await syncedWhatsappCompany(s, graph, {
+    company: overrides, templates: [graphTemplate('order_shipped', 'en_US', { body: 1 })],
   });
   const a = await s.admin('POST', `/admin/companies/${companyId}/automations`, { name: 'wa', type: 'api', active: true, template: TEMPLATE }, 201);
   return { companyId, key, phoneNumberId, appSecret, verifyToken, automationId: a.automation_id };

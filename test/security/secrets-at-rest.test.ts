@@ -18,8 +18,10 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { sql } from 'kysely';
 import { freshDatabase, type FreshDatabase } from '../fuzz/fresh-database.ts';
+import { graphTemplate } from '../helpers/fake-graph.ts';
 import { startReceiver, type WebhookReceiver } from '../helpers/receiver.ts';
 import { eventually, startTestServer, type TestServer } from '../helpers/server.ts';
+import { approveTemplates } from '../helpers/whatsapp.ts';
 
 const pgUrl = process.env.TEST_DATABASE_URL;
 const adminToken = 'cms_admin_' + randomBytes(24).toString('base64url');
@@ -69,6 +71,7 @@ test('a database dump holds no API key, admin token, SECRETS_KEY, provider secre
   const keyB = (await admin('POST', `/admin/companies/${b.company_id}/api-keys`, { label: 'ci' })).api_key as string;
   await admin('PUT', `/admin/companies/${a.company_id}/channel`, { provider: 'webhook', url: `${receiver.origin}/hook`, secret: webhookSecret });
   await admin('PUT', `/admin/companies/${b.company_id}/channel`, { provider: 'whatsapp', phone_number_id: String(100000000 + Math.floor(Math.random() * 899999999)), access_token: accessToken, api_base_url: `${receiver.origin}/v21.0`, app_secret: appSecret, verify_token: verifyToken });
+  await approveTemplates(s, b.company_id, [graphTemplate('hello', 'en', { body: 1 })]);
   const invite = await admin('POST', `/admin/companies/${a.company_id}/users/invitations`, { email: 'ops@example.com' });
   const inviteToken = String(invite.invite_url).split('/').at(-1) as string;
   assert.ok(inviteToken.length >= 16, invite.invite_url);

@@ -17,6 +17,7 @@ import { guardedLookup, parseAddressPolicy } from '../../src/domain/network-guar
 import { freshDatabase, type FreshDatabase } from '../fuzz/fresh-database.ts';
 import { startReceiver, type WebhookReceiver } from '../helpers/receiver.ts';
 import { eventually, startTestServer, type TestServer } from '../helpers/server.ts';
+import { approveTemplates } from '../helpers/whatsapp.ts';
 
 let s: TestServer;
 let receiver: WebhookReceiver;
@@ -105,6 +106,7 @@ test('a stored channel that resolves to a private address (DNS rebinding) fails 
     const c = await s.company();
     // Written as the operator API would store it had the name resolved publicly when it was checked.
     await s.service.deps.database.db.updateTable('companies').set({ channel: JSON.stringify(channel) }).where('company_id', '=', c.companyId).execute();
+    await approveTemplates(s, c.companyId);
     const auto = await s.admin('POST', `/admin/companies/${c.companyId}/automations`, { name: 'a', type: 'api', active: true, template: { body: 'Hi', whatsapp: { name: 'hello', language: 'en' } } });
     const sent = await s.api('/api/automations/send', { key: c.key, body: { automation_id: auto.automation_id, contacts: [{ phone: '+4915112345678' }] } });
     assert.equal(sent.status, 200, sent.text);

@@ -2,7 +2,7 @@
  * WhatsApp pacing end to end across processes (docs/whatsapp.md "Pacing and limits"): an API process
  * and TWO worker processes (`cms serve --role worker`, as the fault tests start them) on one
  * PostgreSQL database send a few hundred template messages through one number whose rate is 20/s
- * (WHATSAPP_RATE_PER_SECOND), some recipients twice. At the fake Graph API (this process) no 1-s
+ * (the channel's throughput_per_second), some recipients twice. At the fake Graph API (this process) no 1-s
  * window holds more than 20 requests, and no two requests to one recipient are closer than the pair
  * interval (WHATSAPP_PAIR_INTERVAL, 2 s here).
  *
@@ -13,7 +13,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import pg from 'pg';
 import { admin, Harness, phoneOf, report, waitFor, type Proc } from '../faults/helpers.ts';
-import { maxInWindow, maxPerWindow, randomPhoneNumberId, startFakeGraph, type FakeGraph } from '../helpers/fake-graph.ts';
+import { graphTemplate, maxInWindow, maxPerWindow, randomPhoneNumberId, startFakeGraph, type FakeGraph } from '../helpers/fake-graph.ts';
+import { randomWabaId } from '../helpers/whatsapp.ts';
 
 const SKIP = process.env.TEST_DATABASE_URL ? false
   : 'needs PostgreSQL (TEST_DATABASE_URL): two worker processes cannot share the embedded PGlite database';
@@ -43,7 +44,7 @@ before(async () => {
   await onCluster(`CREATE DATABASE ${dbName}`);
   url.pathname = '/' + dbName;
   graph = await startFakeGraph();
-  const env = { WHATSAPP_RATE_PER_SECOND: String(RATE), WHATSAPP_PAIR_INTERVAL: `${PAIR_MS}ms`, LOG_LEVEL: 'info' };
+  const env = { WHATSAPP_PAIR_INTERVAL: `${PAIR_MS}ms`, LOG_LEVEL: 'info' };
   api = h.proc({ name: 'api', role: 'api', databaseUrl: url.toString(), env: { ...env, LOG_LEVEL: 'warn' } });
   await api.start(); // migrates the database first
   await Promise.all([1, 2].map((i) => h.proc({ name: `worker-${i}`, role: 'worker', databaseUrl: url.toString(), env }).start()));
@@ -60,10 +61,17 @@ test('two worker processes: at most 20 requests in any 1-s window to one number,
   const numberId = randomPhoneNumberId();
   const c = await admin(api.url, 'POST', '/admin/companies', { name: 'Pacing', subscription_active: true, default_country: 'DE' });
   const k = await admin(api.url, 'POST', `/admin/companies/${c.company_id}/api-keys`, { label: 'pacing' });
-  await admin(api.url, 'PUT', `/admin/companies/${c.company_id}/channel`, { provider: 'whatsapp', phone_number_id: numberId, access_token: 'EAAG-pacing-token-0123456789', api_base_url: graph.baseUrl });
+  // The number at 20/s without a messaging limit, its catalogue synced from the fake Graph API.
+  const wabaId = randomWabaId();
+  graph.templates.set(wabaId, [graphTemplate('order_update', 'en', { body: 1 })]);
+  await admin(api.url, 'PUT', `/admin/companies/${c.company_id}/channel`, {
+    provider: 'whatsapp', phone_number_id: numberId, access_token: graph.accessToken, api_base_url: graph.baseUrl, waba_id: wabaId,
+    throughput_per_second: RATE, messaging_limit: null,
+  });
+  await admin(api.url, 'POST', `/admin/companies/${c.company_id}/whatsapp/templates/sync`);
   const a = await admin(api.url, 'POST', `/admin/companies/${c.company_id}/automations`, {
     name: 'pacing', type: 'api', active: true,
-    template: { body: 'Hi {{ first_name }}', whatsapp: { name: 'hello', language: 'en' } },
+    template: { body: 'Hi {{ first_name }}', whatsapp: { name: 'order_update', language: 'en' } },
   });
   const base = Math.floor(Math.random() * 90_000_000);
   const people = Array.from({ length: DISTINCT }, (_, i) => ({ phone: phoneOf(base + i), first_name: `P${i}` }));
@@ -84,7 +92,7 @@ test('two worker processes: at most 20 requests in any 1-s window to one number,
   await waitFor(`${total} requests at the Graph API`, async () => graph.requests.filter((r) => r.phoneNumberId === numberId).length >= total, 60_000, 200)
     .catch((err) => { throw new Error(`${(err as Error).message}: ${graph.requests.filter((r) => r.phoneNumberId === numberId).length} arrived`); });
 
-  const ours = graph.requests.filter((r) => r.phoneNumberId === numberId);
+  const ours = graph.requests.filter((r) => r.phoneNumberId === numberId && r.kind === 'messages');
   assert.equal(ours.length, total, 'one request per message (no retries needed)');
   const most = maxPerWindow(ours).get(numberId)!;
   const times = ours.map((r) => r.at).sort((x, y) => x - y);

@@ -233,6 +233,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/companies/{company_id}/channel/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Set a paused WhatsApp channel active (its waiting messages are tried again); an active channel stays as it is */
+        post: operations["resume_channel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/companies/{company_id}/api-keys": {
         parameters: {
             query?: never;
@@ -918,6 +935,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/companies/{company_id}/whatsapp/templates/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replace the company's template catalogue with Meta's templates (all pages) */
+        post: operations["sync_whatsapp_templates"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/companies/{company_id}/whatsapp/templates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The company's template catalogue (as last synced), by name then language */
+        get: operations["list_whatsapp_templates"];
+        put?: never;
+        /** Submit a template to Meta for review; Meta's answer (id, status, category) is stored in the catalogue */
+        post: operations["submit_whatsapp_template"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/companies/{company_id}/contacts/imports": {
         parameters: {
             query?: never;
@@ -1169,6 +1221,12 @@ export interface components {
             phone_number_id?: string;
             /** @description whatsapp: the Graph API base */
             api_base_url?: string;
+            /** @description whatsapp: the WhatsApp Business Account that owns the number (its templates); null when not set */
+            waba_id?: string | null;
+            /** @description whatsapp: the number's Cloud API throughput */
+            throughput_per_second?: number;
+            /** @description whatsapp: new people per moving 24 h; null: unlimited */
+            messaging_limit?: number | null;
         };
         /**
          * Company
@@ -1209,6 +1267,26 @@ export interface components {
             channel: {
                 /** @description outbox, webhook or whatsapp (PUT .../channel) */
                 provider: string;
+                /** @description whatsapp (GET of one company): the sending number's id */
+                phone_number_id?: string;
+                /** @description whatsapp (GET of one company): the Graph API base */
+                api_base_url?: string;
+                /** @description whatsapp (GET of one company): the WhatsApp Business Account id, or null */
+                waba_id?: string | null;
+                /** @description whatsapp (GET of one company) */
+                throughput_per_second?: number;
+                /** @description whatsapp (GET of one company): new people per moving 24 h; null: unlimited */
+                messaging_limit?: number | null;
+                /** @description whatsapp (GET of one company): paused when Meta said the number may not send */
+                state?: "active" | "paused";
+                /** @description whatsapp (GET of one company): why it is paused; null while active */
+                paused_reason?: string | null;
+                /** @description whatsapp (GET of one company): the number's quality as Meta last reported (GREEN, YELLOW, RED), or null */
+                quality_rating?: string | null;
+                /** @description whatsapp (GET of one company): people counted in the moving 24 h now */
+                messaging_limit_used?: number;
+                /** @description whatsapp (GET of one company): when the oldest counted send leaves the 24 h window; null when nobody is counted */
+                messaging_limit_resets_at?: string | null;
             };
             opt_out_keywords: string[];
             opt_in_keywords: string[];
@@ -1245,6 +1323,8 @@ export interface components {
             channel: components["schemas"]["ChannelView"];
             /** @description webhook without a given secret: the generated `whsec_` secret, shown only in this answer */
             secret?: string;
+            /** @description whatsapp: one per automation or campaign of the company whose template does not map to an approved template of the catalogue (such sources are refused when changed; docs/whatsapp.md); [] when all map */
+            warnings?: string[];
         };
         /**
          * ApiKey
@@ -1630,6 +1710,7 @@ export interface components {
          *           }
          *         ]
          *       },
+         *       "expire_after": null,
          *       "created_at": "2026-03-02T09:30:00.000Z",
          *       "updated_at": "2026-03-02T09:30:00.000Z",
          *       "warnings": []
@@ -1643,6 +1724,8 @@ export interface components {
             type: string;
             active: boolean;
             template: components["schemas"]["Template"];
+            /** @description how long its messages stay worth sending (a duration such as `24h`); null: forever. A message not handed to the provider by then ends skipped, reason `expired` */
+            expire_after: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -1668,6 +1751,7 @@ export interface components {
          *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
          *         "buttons": []
          *       },
+         *       "expire_after": "24h",
          *       "created_at": "2026-03-02T09:30:00.000Z",
          *       "warnings": []
          *     }
@@ -1677,6 +1761,8 @@ export interface components {
             company_id: number;
             name: string;
             template: components["schemas"]["Template"];
+            /** @description how long its messages stay worth sending (a duration such as `24h`); null: forever. A message not handed to the provider by then ends skipped, reason `expired` */
+            expire_after: string | null;
             /** Format: date-time */
             created_at: string;
             /**
@@ -2105,6 +2191,7 @@ export interface components {
          *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
          *         "buttons": []
          *       },
+         *       "expire_after": "24h",
          *       "created_at": "2026-03-02T09:30:00.000Z"
          *     }
          */
@@ -2118,6 +2205,8 @@ export interface components {
             /** @description automations only */
             active?: boolean;
             template: components["schemas"]["Template"];
+            /** @description how long its messages stay worth sending (a duration such as `24h`); null: forever */
+            expire_after: string | null;
             /** Format: date-time */
             created_at: string;
         };
@@ -2134,6 +2223,7 @@ export interface components {
          *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
          *         "buttons": []
          *       },
+         *       "expire_after": "24h",
          *       "created_at": "2026-03-02T09:30:00.000Z",
          *       "campaign_id": 8,
          *       "warnings": []
@@ -2149,6 +2239,8 @@ export interface components {
             /** @description automations only */
             active?: boolean;
             template: components["schemas"]["Template"];
+            /** @description how long its messages stay worth sending (a duration such as `24h`); null: forever */
+            expire_after: string | null;
             /** Format: date-time */
             created_at: string;
             campaign_id: number;
@@ -2768,6 +2860,88 @@ export interface components {
                 /** @description contacts who opted out within the period and still are */
                 opted_out_in_period: number;
             };
+        };
+        /**
+         * WhatsappTemplate
+         * @example {
+         *       "template_id": "1254897365498752",
+         *       "name": "order_shipped",
+         *       "language": "en_US",
+         *       "status": "APPROVED",
+         *       "category": "UTILITY",
+         *       "quality_score": "GREEN",
+         *       "rejected_reason": null,
+         *       "parameters": {
+         *         "header": "image",
+         *         "body": 2,
+         *         "buttons": [
+         *           1
+         *         ]
+         *       },
+         *       "components": [
+         *         {
+         *           "type": "HEADER",
+         *           "format": "IMAGE"
+         *         },
+         *         {
+         *           "type": "BODY",
+         *           "text": "Hi {{1}}, your order {{2}} has shipped."
+         *         },
+         *         {
+         *           "type": "BUTTONS",
+         *           "buttons": [
+         *             {
+         *               "type": "URL",
+         *               "text": "Track",
+         *               "url": "https://shop.example/track/{{1}}"
+         *             }
+         *           ]
+         *         }
+         *       ],
+         *       "synced_at": "2026-03-02T09:30:00.000Z"
+         *     }
+         */
+        WhatsappTemplate: {
+            /** @description Meta's template id */
+            template_id: string;
+            name: string;
+            /** @description the language code, e.g. `en_US` */
+            language: string;
+            /** @description as Meta spells it: APPROVED, PENDING, REJECTED, PAUSED, DISABLED, ... */
+            status: string;
+            /** @description MARKETING, UTILITY or AUTHENTICATION, as Meta last said */
+            category: string | null;
+            /** @description GREEN, YELLOW, RED or UNKNOWN, as Meta last said; null when not known */
+            quality_score: string | null;
+            /** @description Meta's reason for a rejection; null when none */
+            rejected_reason: string | null;
+            parameters: {
+                /** @description placeholders of a text header (0 or 1), or the media kind: `image`, `video`, `document` */
+                header: number | string;
+                /** @description distinct {{n}} placeholders of the body */
+                body: number;
+                /** @description per button, in order: placeholders of its URL (0 for other buttons) */
+                buttons: number[];
+            };
+            /** @description Meta's components, as Meta sent them */
+            components: {
+                [key: string]: unknown;
+            }[];
+            /**
+             * Format: date-time
+             * @description when this copy was last read from (or stored after submitting to) Meta
+             */
+            synced_at: string;
+        };
+        /**
+         * TemplateSyncAnswer
+         * @example {
+         *       "templates": 12
+         *     }
+         */
+        TemplateSyncAnswer: {
+            /** @description how many templates the catalogue has now */
+            templates: number;
         };
     };
     responses: never;
@@ -4402,7 +4576,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description outbox: no other field; webhook: url and secret (optional: without one a whsec_ secret is generated and returned once in `secret`); whatsapp: phone_number_id, access_token, api_base_url (optional), app_secret and verify_token (optional; needed for webhooks in, docs/whatsapp.md) */
+        /** @description outbox: no other field; webhook: url and secret (optional: without one a whsec_ secret is generated and returned once in `secret`); whatsapp: phone_number_id, access_token, api_base_url (optional), app_secret and verify_token (optional; needed for webhooks in, docs/whatsapp.md), waba_id, throughput_per_second and messaging_limit (optional) */
         requestBody: {
             content: {
                 /**
@@ -4427,6 +4601,12 @@ export interface operations {
                     app_secret?: string;
                     /** @description whatsapp: the verify token of the GET /webhooks/whatsapp handshake */
                     verify_token?: string;
+                    /** @description whatsapp: the WhatsApp Business Account that owns the number (its templates are synced from there) */
+                    waba_id?: string;
+                    /** @description whatsapp: the number's Cloud API throughput (default 80) */
+                    throughput_per_second?: number;
+                    /** @description whatsapp: new people per moving 24 h: 250, 2000, 10000, 100000 or null for unlimited (default 250) */
+                    messaging_limit?: 250 | 2000 | 10000 | 100000 | null;
                 };
             };
         };
@@ -4542,6 +4722,160 @@ export interface operations {
                      *             "url"
                      *           ],
                      *           "msg": "url resolves to a private or loopback address (10.0.0.7); allow it with PROVIDER_ALLOWED_HOSTS"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminValidationError"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    resume_channel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the company
+                 * @example 12
+                 */
+                company_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The company, channel active */
+            200: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "company_id": 12,
+                     *       "name": "Acme Shoes",
+                     *       "subscription_active": true,
+                     *       "default_country": "DE",
+                     *       "delivery_hours": {
+                     *         "start": "09:00",
+                     *         "end": "20:00",
+                     *         "timezone": "Europe/Berlin"
+                     *       },
+                     *       "connector": {
+                     *         "connected": false,
+                     *         "provider": null
+                     *       },
+                     *       "channel": {
+                     *         "provider": "outbox"
+                     *       },
+                     *       "opt_out_keywords": [
+                     *         "STOP"
+                     *       ],
+                     *       "opt_in_keywords": [
+                     *         "START"
+                     *       ],
+                     *       "created_at": "2026-03-02T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Company"];
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Not found: `Company not found` */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Company not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The channel is not WhatsApp */
+            409: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "the company's channel is not WhatsApp: there is nothing to resume"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "type",
+                     *           "loc": [
+                     *             "path",
+                     *             "company_id"
+                     *           ],
+                     *           "msg": "must be integer"
                      *         }
                      *       ]
                      *     }
@@ -6050,6 +6384,7 @@ export interface operations {
                      *           "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
                      *           "buttons": []
                      *         },
+                     *         "expire_after": "24h",
                      *         "created_at": "2026-03-02T09:30:00.000Z",
                      *         "type": "api",
                      *         "active": true
@@ -6166,7 +6501,8 @@ export interface operations {
                  *       "active": true,
                  *       "template": {
                  *         "body": "Hi {{ first_name }}, order {{ order_id }} has shipped."
-                 *       }
+                 *       },
+                 *       "expire_after": "2h"
                  *     }
                  */
                 "application/json": {
@@ -6175,6 +6511,8 @@ export interface operations {
                     type: string;
                     active: boolean;
                     template: components["schemas"]["Template"];
+                    /** @description how long its messages stay worth sending; null: forever (default null) */
+                    expire_after?: string | null;
                 };
             };
         };
@@ -6208,6 +6546,7 @@ export interface operations {
                      *           }
                      *         ]
                      *       },
+                     *       "expire_after": null,
                      *       "created_at": "2026-03-02T09:30:00.000Z",
                      *       "updated_at": "2026-03-02T09:30:00.000Z",
                      *       "warnings": []
@@ -6348,6 +6687,7 @@ export interface operations {
                      *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
                      *         "buttons": []
                      *       },
+                     *       "expire_after": "24h",
                      *       "created_at": "2026-03-02T09:30:00.000Z",
                      *       "type": "api",
                      *       "active": true
@@ -6465,6 +6805,8 @@ export interface operations {
                     name?: string;
                     active?: boolean;
                     template?: components["schemas"]["Template"];
+                    /** @description how long its messages stay worth sending; null: forever (default unchanged) */
+                    expire_after?: string | null;
                 };
             };
         };
@@ -6498,6 +6840,7 @@ export interface operations {
                      *           }
                      *         ]
                      *       },
+                     *       "expire_after": null,
                      *       "created_at": "2026-03-02T09:30:00.000Z",
                      *       "updated_at": "2026-03-02T09:30:00.000Z",
                      *       "warnings": []
@@ -6639,6 +6982,7 @@ export interface operations {
                      *           "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
                      *           "buttons": []
                      *         },
+                     *         "expire_after": "24h",
                      *         "created_at": "2026-03-02T09:30:00.000Z"
                      *       }
                      *     ]
@@ -6751,12 +7095,15 @@ export interface operations {
                  *       "name": "Spring sale",
                  *       "template": {
                  *         "body": "Hi {{ first_name }}, 20 % off all shoes this week."
-                 *       }
+                 *       },
+                 *       "expire_after": "2d"
                  *     }
                  */
                 "application/json": {
                     name: string;
                     template: components["schemas"]["Template"];
+                    /** @description how long its messages stay worth sending; null: forever (default 24h) */
+                    expire_after?: string | null;
                 };
             };
         };
@@ -6781,6 +7128,7 @@ export interface operations {
                      *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
                      *         "buttons": []
                      *       },
+                     *       "expire_after": "24h",
                      *       "created_at": "2026-03-02T09:30:00.000Z",
                      *       "warnings": []
                      *     }
@@ -10215,6 +10563,7 @@ export interface operations {
                      *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
                      *         "buttons": []
                      *       },
+                     *       "expire_after": "24h",
                      *       "created_at": "2026-03-02T09:30:00.000Z"
                      *     }
                      */
@@ -10329,6 +10678,8 @@ export interface operations {
                 "application/json": {
                     name?: string;
                     template?: components["schemas"]["Template"];
+                    /** @description how long its messages stay worth sending; null: forever (default unchanged) */
+                    expire_after?: string | null;
                 };
             };
         };
@@ -10353,6 +10704,7 @@ export interface operations {
                      *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
                      *         "buttons": []
                      *       },
+                     *       "expire_after": "24h",
                      *       "created_at": "2026-03-02T09:30:00.000Z",
                      *       "campaign_id": 8,
                      *       "warnings": []
@@ -12343,6 +12695,544 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["AdminValidationError"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    sync_whatsapp_templates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the company
+                 * @example 12
+                 */
+                company_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The catalogue as synced */
+            200: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "templates": 12
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TemplateSyncAnswer"];
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Not found: `Company not found` */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Company not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The channel is not WhatsApp, or has no waba_id */
+            409: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "the company's WhatsApp channel has no waba_id (PUT /admin/companies/{company_id}/channel)"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "type",
+                     *           "loc": [
+                     *             "path",
+                     *             "company_id"
+                     *           ],
+                     *           "msg": "must be integer"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminValidationError"];
+                };
+            };
+            /** @description Meta refused or could not be reached, or sent data that cannot be read; nothing changed */
+            502: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Meta answered HTTP 401, error 190: Invalid OAuth access token - Cannot parse access token"
+                     *     }
+                     */
+                    "application/json": {
+                        detail: string;
+                    };
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    list_whatsapp_templates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the company
+                 * @example 12
+                 */
+                company_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The catalogue */
+            200: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "templates": [
+                     *         {
+                     *           "template_id": "1254897365498752",
+                     *           "name": "order_shipped",
+                     *           "language": "en_US",
+                     *           "status": "APPROVED",
+                     *           "category": "UTILITY",
+                     *           "quality_score": "GREEN",
+                     *           "rejected_reason": null,
+                     *           "parameters": {
+                     *             "header": "image",
+                     *             "body": 2,
+                     *             "buttons": [
+                     *               1
+                     *             ]
+                     *           },
+                     *           "components": [
+                     *             {
+                     *               "type": "HEADER",
+                     *               "format": "IMAGE"
+                     *             },
+                     *             {
+                     *               "type": "BODY",
+                     *               "text": "Hi {{1}}, your order {{2}} has shipped."
+                     *             },
+                     *             {
+                     *               "type": "BUTTONS",
+                     *               "buttons": [
+                     *                 {
+                     *                   "type": "URL",
+                     *                   "text": "Track",
+                     *                   "url": "https://shop.example/track/{{1}}"
+                     *                 }
+                     *               ]
+                     *             }
+                     *           ],
+                     *           "synced_at": "2026-03-02T09:30:00.000Z"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        templates: components["schemas"]["WhatsappTemplate"][];
+                    };
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Not found: `Company not found` */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Company not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "type",
+                     *           "loc": [
+                     *             "path",
+                     *             "company_id"
+                     *           ],
+                     *           "msg": "must be integer"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminValidationError"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    submit_whatsapp_template: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the company
+                 * @example 12
+                 */
+                company_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "order_shipped",
+                 *       "language": "en_US",
+                 *       "category": "UTILITY",
+                 *       "components": [
+                 *         {
+                 *           "type": "BODY",
+                 *           "text": "Hi {{1}}, your order {{2}} has shipped.",
+                 *           "example": {
+                 *             "body_text": [
+                 *               [
+                 *                 "Ada",
+                 *                 "A-1"
+                 *               ]
+                 *             ]
+                 *           }
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description lower-case letters, digits and underscores (Meta's rule) */
+                    name: string;
+                    /** @description a language code Meta knows, e.g. `en` or `en_US` */
+                    language: string;
+                    category: "MARKETING" | "UTILITY" | "AUTHENTICATION";
+                    /** @description Meta's components (HEADER, BODY, FOOTER, BUTTONS) */
+                    components: {
+                        [key: string]: unknown;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description The template as stored (status as Meta answered, usually PENDING) */
+            201: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "template_id": "1254897365498752",
+                     *       "name": "order_shipped",
+                     *       "language": "en_US",
+                     *       "status": "PENDING",
+                     *       "category": "UTILITY",
+                     *       "quality_score": null,
+                     *       "rejected_reason": null,
+                     *       "parameters": {
+                     *         "header": "image",
+                     *         "body": 2,
+                     *         "buttons": [
+                     *           1
+                     *         ]
+                     *       },
+                     *       "components": [
+                     *         {
+                     *           "type": "HEADER",
+                     *           "format": "IMAGE"
+                     *         },
+                     *         {
+                     *           "type": "BODY",
+                     *           "text": "Hi {{1}}, your order {{2}} has shipped."
+                     *         },
+                     *         {
+                     *           "type": "BUTTONS",
+                     *           "buttons": [
+                     *             {
+                     *               "type": "URL",
+                     *               "text": "Track",
+                     *               "url": "https://shop.example/track/{{1}}"
+                     *             }
+                     *           ]
+                     *         }
+                     *       ],
+                     *       "synced_at": "2026-03-02T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["WhatsappTemplate"];
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Not found: `Company not found` */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Company not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The channel is not WhatsApp, or has no waba_id */
+            409: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "the company's WhatsApp channel has no waba_id (PUT /admin/companies/{company_id}/channel)"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Request body larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "value_error",
+                     *           "loc": [
+                     *             "body",
+                     *             "components",
+                     *             1,
+                     *             "text"
+                     *           ],
+                     *           "msg": "components[1].text is not a string"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminValidationError"];
+                };
+            };
+            /** @description Meta refused or could not be reached, or sent data that cannot be read; nothing changed */
+            502: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Meta answered HTTP 401, error 190: Invalid OAuth access token - Cannot parse access token"
+                     *     }
+                     */
+                    "application/json": {
+                        detail: string;
+                    };
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */

@@ -19,6 +19,7 @@ import { createAutomation, createCampaign, updateAutomation } from '../../domain
 import { DomainError } from '../../domain/errors.ts';
 import { findSource, listAutomations, listCampaigns, previewSource, testSend, updateCampaign, type PreviewResult, type SourceKind, type SourceRow } from '../../domain/source-tools.ts';
 import { checkTemplate, type Template } from '../../domain/templates.ts';
+import { whatsappMappingProblems } from '../../domain/whatsapp-templates.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { can, field, parseId, sendPage, sessionOf } from '../context.ts';
 import { BASE } from '../views/layout.ts';
@@ -91,6 +92,23 @@ export function formTemplate(kind: SourceKind, f: SourceForm): { template?: Temp
 const capitalise = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
 /**
+ * Field errors of a template that does not map to an approved WhatsApp template of the company's
+ * catalogue (the operator API's check, src/domain/whatsapp-templates.ts); {} when it maps or the
+ * channel is not WhatsApp.
+ */
+async function mappingErrors(db: AppDeps['database']['db'], companyId: number, template: Template): Promise<FieldErrors> {
+  const errors: FieldErrors = {};
+  for (const p of await whatsappMappingProblems(db, companyId, template)) {
+    const [a, b, c] = p.loc;
+    const key: keyof FieldErrors = a === 'whatsapp' ? 'wa_name' : a === 'body' ? 'body'
+      : a === 'header' ? (b === 'text' ? 'header_text' : 'header_type')
+        : a === 'buttons' && b !== undefined ? (b === '1' ? (c === 'url' ? 'b2_url' : 'b2_text') : (c === 'url' ? 'b1_url' : 'b1_text')) : 'wa_name';
+    errors[key] = errors[key] ? `${errors[key]} ${capitalise(p.msg)}.` : capitalise(p.msg) + '.';
+  }
+  return errors;
+}
+
+/**
  * "Preview changes": the unsaved template rendered for the editor's phone (or sample data) by the
  * pipeline's code; nothing is written. Resolves to the result, or to an error of the phone field.
  */
@@ -143,10 +161,12 @@ ${readOnlyNote(`${kind}s`)}
     const { template, errors } = formTemplate(kind, form);
     if (!template) return showNew(request, reply, 422, form, errors);
     if (field(request.body, 'intent') === 'preview') {
-      const draft: SourceRow = { kind, id: 0, company_id: session.company_id, name: form.name, template, created_at: new Date(0) };
+      const draft: SourceRow = { kind, id: 0, company_id: session.company_id, name: form.name, template, expire_after: null, created_at: new Date(0) };
       const p = await previewUnsaved(db, draft, template, form);
       return showNew(request, reply, p.result ? 200 : 422, form, p.errors, p.result);
     }
+    const unmapped = await mappingErrors(db, session.company_id, template);
+    if (Object.keys(unmapped).length) return showNew(request, reply, 422, form, unmapped);
     let id: number;
     if (kind === 'automation') {
       const a = await createAutomation(db, session.company_id, { name: form.name.trim(), type: form.type.trim(), active: false, template });
@@ -211,6 +231,8 @@ ${readOnlyNote(`${kind}s`)}
       const p = await previewUnsaved(db, source, template, form);
       return showSource(request, reply, p.result ? 200 : 422, source, { form, errors: p.errors, editorPreview: p.result, flash: p.result ? 'Preview of your unsaved changes: save them to keep them.' : undefined });
     }
+    const unmapped = await mappingErrors(db, session.company_id, template);
+    if (Object.keys(unmapped).length) return showSource(request, reply, 422, source, { form, errors: unmapped });
     if (kind === 'automation') {
       await updateAutomation(db, source.id, { name: form.name.trim(), template }).finally(() => deps.automationLookups.forget());
       if (form.type.trim() !== source.type) await db.updateTable('automations').set({ type: form.type.trim() }).where('automation_id', '=', source.id).execute();

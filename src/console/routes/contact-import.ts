@@ -68,7 +68,7 @@ export function registerContactImportPages(scope: FastifyInstance, deps: AppDeps
       if (got.problem) return showForm(request, reply, 422, got.problem);
       if (!got.file) return showForm(request, reply, 422, 'Choose a CSV file to import.');
       try {
-        const imp = await createImport(db, deps.boss, session.company_id, { bytes: got.file.data, filename: got.file.name || null }, `console:${session.email}`, nowOf(deps));
+        const imp = await createImport(db, deps.jobs, session.company_id, { bytes: got.file.data, filename: got.file.name || null }, `console:${session.email}`, nowOf(deps));
         return reply.header('cache-control', 'no-store').redirect(`${BASE}/contacts/imports/${imp.import_id}`, 303);
       } catch (err) {
         if (err instanceof DomainError && err.status === 400) return showForm(request, reply, 422, err.detail);

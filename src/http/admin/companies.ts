@@ -10,7 +10,12 @@
  * | PATCH /admin/companies/{company_id} | 200 `Company`; 401; 404; 422 |
  * | DELETE /admin/companies/{company_id}/rate-limits | 204; 401; 404; 422 |
  * | PUT /admin/companies/{company_id}/connector | 200 `ConnectorAnswer`; 401; 404; 422 |
- * | PUT /admin/companies/{company_id}/channel | 200 `ChannelAnswer` (a generated webhook `secret` once); 401; 404; 409 number taken; 422 |
+ * | PUT /admin/companies/{company_id}/channel | 200 `ChannelAnswer` (a generated webhook `secret` once; whatsapp: `warnings` of sources that do not map); 401; 404; 409 number taken; 422 |
+ * | POST /admin/companies/{company_id}/channel/resume | 200 `Company`; 401; 404; 409 not WhatsApp; 422 |
+ *
+ * A WhatsApp channel (docs/whatsapp.md "The channel") also takes `waba_id`, `throughput_per_second`
+ * and `messaging_limit`; GET of one company shows them with the channel's state and the messaging
+ * limit's budget in use.
  */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
@@ -24,6 +29,10 @@ import { RULES, rateLimitKey } from '../rate-limit.ts';
 import { isIanaTimeZone } from '../../local-time.ts';
 import { generateWebhookSecret, webhookSecretProblem } from '../../providers/webhook.ts';
 import { verifyTokenDigest } from '../../domain/receipts.ts';
+import {
+  DEFAULT_MESSAGING_LIMIT, DEFAULT_THROUGHPUT_PER_SECOND, resumeWhatsappChannel, whatsappChannelView, type WhatsappChannelView,
+} from '../../domain/whatsapp-channel.ts';
+import { unmappedSourceWarnings } from '../../domain/whatsapp-templates.ts';
 import {
   addComponents, adminErrors, component, conflict, exampleOf, idParams, invalid, invalidInput, iso, noContent,
   notFound, ok, ref, TIME_EXAMPLE,
@@ -45,7 +54,13 @@ export const ChannelView = component('ChannelView', Type.Object({
   url: Type.Optional(Type.String({ description: 'webhook: where messages are POSTed' })),
   phone_number_id: Type.Optional(Type.String({ description: 'whatsapp: the sending number\'s id' })),
   api_base_url: Type.Optional(Type.String({ description: 'whatsapp: the Graph API base' })),
+  waba_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'whatsapp: the WhatsApp Business Account that owns the number (its templates); null when not set' })),
+  throughput_per_second: Type.Optional(Type.Integer({ description: "whatsapp: the number's Cloud API throughput" })),
+  messaging_limit: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { description: 'whatsapp: new people per moving 24 h; null: unlimited' })),
 }), { provider: 'webhook', url: 'https://hooks.acme-shoes.example/cms/messages' });
+
+/** A WhatsApp limit: one of Meta's tiers, or null (unlimited). */
+const messagingLimit = Type.Union([Type.Literal(250), Type.Literal(2000), Type.Literal(10000), Type.Literal(100000), Type.Null()]);
 
 /** A company (secrets never included). */
 export const Company = component('Company', Type.Object({
@@ -55,7 +70,19 @@ export const Company = component('Company', Type.Object({
   default_country: Type.String({ description: 'ISO 3166-1 alpha-2' }),
   delivery_hours: Type.Union([ref(DeliveryHours), Type.Null()]),
   connector: ref(Connector),
-  channel: Type.Object({ provider: Type.String({ description: 'outbox, webhook or whatsapp (PUT .../channel)' }) }),
+  channel: Type.Object({
+    provider: Type.String({ description: 'outbox, webhook or whatsapp (PUT .../channel)' }),
+    phone_number_id: Type.Optional(Type.String({ description: 'whatsapp (GET of one company): the sending number\'s id' })),
+    api_base_url: Type.Optional(Type.String({ description: 'whatsapp (GET of one company): the Graph API base' })),
+    waba_id: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'whatsapp (GET of one company): the WhatsApp Business Account id, or null' })),
+    throughput_per_second: Type.Optional(Type.Integer({ description: 'whatsapp (GET of one company)' })),
+    messaging_limit: Type.Optional(Type.Union([Type.Integer(), Type.Null()], { description: 'whatsapp (GET of one company): new people per moving 24 h; null: unlimited' })),
+    state: Type.Optional(Type.Union([Type.Literal('active'), Type.Literal('paused')], { description: 'whatsapp (GET of one company): paused when Meta said the number may not send' })),
+    paused_reason: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: 'whatsapp (GET of one company): why it is paused; null while active' })),
+    quality_rating: Type.Optional(Type.Union([Type.String(), Type.Null()], { description: "whatsapp (GET of one company): the number's quality as Meta last reported (GREEN, YELLOW, RED), or null" })),
+    messaging_limit_used: Type.Optional(Type.Integer({ description: 'whatsapp (GET of one company): people counted in the moving 24 h now' })),
+    messaging_limit_resets_at: Type.Optional(Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'whatsapp (GET of one company): when the oldest counted send leaves the 24 h window; null when nobody is counted' })),
+  }),
   opt_out_keywords: Type.Array(Type.String()),
   opt_in_keywords: Type.Array(Type.String()),
   created_at: Type.String({ format: 'date-time' }),
@@ -77,10 +104,11 @@ export const ChannelAnswer = component('ChannelAnswer', Type.Object({
   company_id: Type.Integer(),
   channel: ref(ChannelView),
   secret: Type.Optional(Type.String({ description: 'webhook without a given secret: the generated `whsec_` secret, shown only in this answer' })),
+  warnings: Type.Optional(Type.Array(Type.String(), { description: "whatsapp: one per automation or campaign of the company whose template does not map to an approved template of the catalogue (such sources are refused when changed; docs/whatsapp.md); [] when all map" })),
 }), { company_id: 12, channel: { provider: 'webhook', url: 'https://hooks.acme-shoes.example/cms/messages' }, secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw7NBHv1y5Tzk=' });
 
-/** The answer shape of a company (secrets never included). */
-function view(c: CompanyRow): Static<typeof Company> {
+/** The answer shape of a company (secrets never included); `whatsapp` adds the channel's details. */
+function view(c: CompanyRow, whatsapp?: WhatsappChannelView | null): Static<typeof Company> {
   return {
     company_id: c.company_id,
     name: c.name,
@@ -88,7 +116,7 @@ function view(c: CompanyRow): Static<typeof Company> {
     default_country: c.default_country,
     delivery_hours: c.delivery_hours,
     connector: c.connector,
-    channel: c.channel,
+    channel: whatsapp ? { ...c.channel, ...whatsapp } : c.channel,
     opt_out_keywords: c.opt_out_keywords,
     opt_in_keywords: c.opt_in_keywords,
     created_at: iso(c.created_at),
@@ -153,14 +181,17 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
         ...adminErrors,
       },
     },
-  }, async () => ({ companies: (await listCompanies(db)).map(view) }));
+  }, async () => ({ companies: (await listCompanies(db)).map((c) => view(c)) }));
 
   r.get('/admin/companies/:company_id', {
     schema: {
       tags, operationId: 'get_company', summary: 'Read a company', params: companyParams,
       response: { 200: ok('The company', ref(Company), example), ...adminErrors, 404: companyNotFound, 422: invalid(badCompanyId) },
     },
-  }, async (request) => view(await getCompany(db, request.params.company_id)));
+  }, async (request) => {
+    const company = await getCompany(db, request.params.company_id);
+    return view(company, await whatsappChannelView(db, company.company_id, deps.clock.now()));
+  });
 
   r.patch('/admin/companies/:company_id', {
     schema: {
@@ -221,8 +252,11 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
         api_base_url: Type.Optional(Type.String({ pattern: '^https?://\\S+$', maxLength: 2048, description: 'whatsapp: the Graph API base (default https://graph.facebook.com/v21.0)' })),
         app_secret: Type.Optional(Type.String({ minLength: 8, maxLength: 512, description: "whatsapp: the Meta app's secret; verifies X-Hub-Signature-256 of POST /webhooks/whatsapp" })),
         verify_token: Type.Optional(Type.String({ minLength: 8, maxLength: 512, description: 'whatsapp: the verify token of the GET /webhooks/whatsapp handshake' })),
+        waba_id: Type.Optional(Type.String({ pattern: '^[0-9]{1,32}$', description: 'whatsapp: the WhatsApp Business Account that owns the number (its templates are synced from there)' })),
+        throughput_per_second: Type.Optional(Type.Integer({ minimum: 1, maximum: 1000, description: `whatsapp: the number's Cloud API throughput (default ${DEFAULT_THROUGHPUT_PER_SECOND})` })),
+        messaging_limit: Type.Optional(Type.Unsafe<250 | 2000 | 10000 | 100000 | null>({ ...messagingLimit, description: `whatsapp: new people per moving 24 h: 250, 2000, 10000, 100000 or null for unlimited (default ${DEFAULT_MESSAGING_LIMIT})` })),
       }, {
-        description: 'outbox: no other field; webhook: url and secret (optional: without one a whsec_ secret is generated and returned once in `secret`); whatsapp: phone_number_id, access_token, api_base_url (optional), app_secret and verify_token (optional; needed for webhooks in, docs/whatsapp.md)',
+        description: 'outbox: no other field; webhook: url and secret (optional: without one a whsec_ secret is generated and returned once in `secret`); whatsapp: phone_number_id, access_token, api_base_url (optional), app_secret and verify_token (optional; needed for webhooks in, docs/whatsapp.md), waba_id, throughput_per_second and messaging_limit (optional)',
         examples: [{ provider: 'webhook', url: webhookUrl }],
       }),
       response: {
@@ -255,7 +289,8 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
       shown = { provider: 'webhook', url: b.url };
     } else if (b.provider === 'whatsapp') {
       const base = b.api_base_url ?? 'https://graph.facebook.com/v21.0';
-      stored = { provider: 'whatsapp', phone_number_id: b.phone_number_id, api_base_url: base, access_token_sealed: deps.sealSecret(b.access_token!) };
+      const limits = { throughput_per_second: b.throughput_per_second ?? DEFAULT_THROUGHPUT_PER_SECOND, messaging_limit: b.messaging_limit === undefined ? DEFAULT_MESSAGING_LIMIT : b.messaging_limit };
+      stored = { provider: 'whatsapp', phone_number_id: b.phone_number_id, api_base_url: base, access_token_sealed: deps.sealSecret(b.access_token!), ...(b.waba_id !== undefined ? { waba_id: b.waba_id } : {}), ...limits };
       // Webhooks in (receipts-and-events.md §3): both sealed; the verify token's SHA-256 lets the GET
       // handshake find its channel without opening every channel's secrets.
       if (b.app_secret !== undefined) stored.app_secret_sealed = deps.sealSecret(b.app_secret);
@@ -263,13 +298,33 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
         stored.verify_token_sealed = deps.sealSecret(b.verify_token);
         stored.verify_token_sha256 = verifyTokenDigest(b.verify_token);
       }
-      shown = { provider: 'whatsapp', phone_number_id: b.phone_number_id, api_base_url: base };
+      shown = { provider: 'whatsapp', phone_number_id: b.phone_number_id, api_base_url: base, waba_id: b.waba_id ?? null, ...limits };
     } else {
       stored = { provider: 'outbox' };
       shown = { provider: 'outbox' };
     }
     const company = await setChannel(db, request.params.company_id, stored);
     await recordAudit(db, { actor: 'admin', action: 'channel.set', target: `company:${company.company_id}`, company_id: company.company_id, details: shown });
-    return { company_id: company.company_id, channel: shown, ...(generated ? { secret: generated } : {}) };
+    const warnings = b.provider === 'whatsapp' ? { warnings: await unmappedSourceWarnings(db, company.company_id) } : {};
+    return { company_id: company.company_id, channel: shown, ...(generated ? { secret: generated } : {}), ...warnings };
+  });
+
+  r.post('/admin/companies/:company_id/channel/resume', {
+    schema: {
+      tags, operationId: 'resume_channel', params: companyParams,
+      summary: 'Set a paused WhatsApp channel active (its waiting messages are tried again); an active channel stays as it is',
+      response: {
+        200: ok('The company, channel active', ref(Company), example),
+        ...adminErrors, 404: companyNotFound,
+        409: conflict('The channel is not WhatsApp', "the company's channel is not WhatsApp: there is nothing to resume"),
+        422: invalid(badCompanyId),
+      },
+    },
+  }, async (request) => {
+    const companyId = request.params.company_id;
+    const resumed = await resumeWhatsappChannel(db, companyId, deps.clock.now());
+    await recordAudit(db, { actor: 'admin', action: 'channel.resume', target: `company:${companyId}`, company_id: companyId, details: { was_paused: resumed } });
+    const company = await getCompany(db, companyId);
+    return view(company, await whatsappChannelView(db, companyId, deps.clock.now()));
   });
 }

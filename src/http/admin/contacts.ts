@@ -352,7 +352,7 @@ export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void
       const company = await getCompany(db, request.params.company_id);
       const bytes = Buffer.from(request.body, 'latin1');
       try {
-        const imp = await createImport(db, deps.boss, company.company_id, { bytes, filename: request.query.filename ?? null }, 'admin', new Date(deps.clock.now()));
+        const imp = await createImport(db, deps.jobs, company.company_id, { bytes, filename: request.query.filename ?? null }, 'admin', new Date(deps.clock.now()));
         return reply.code(202).send(importOut(imp));
       } catch (err) {
         if (err instanceof DomainError && err.status === 400) throw invalidInput(['body'], err.detail);

@@ -24,6 +24,7 @@ import { registerSourceRoutes } from './sources.ts';
 import { registerSegmentRoutes } from './segments.ts';
 import { registerOverviewRoutes } from './overview.ts';
 import { registerUserRoutes } from './users.ts';
+import { registerWhatsappTemplateRoutes } from './whatsapp-templates.ts';
 
 const digest = (s: string) => createHash('sha256').update(s).digest();
 
@@ -85,4 +86,5 @@ export async function adminPlugin(app: FastifyInstance, deps: AppDeps): Promise<
   registerSelfServiceRoutes(app, deps);
   registerSegmentRoutes(app, deps);
   registerOverviewRoutes(app, deps);
+  registerWhatsappTemplateRoutes(app, deps);
 }

@@ -29,7 +29,7 @@ import type { AppDeps } from '../deps.ts';
 import {
   addComponents, adminErrors, component, exampleOf, freeObject, idParams, invalid, invalidInput, iso, notFound, ok, ref, TIME_EXAMPLE,
 } from './components.ts';
-import { template, templateProblem, TemplateComponent, variableWarnings } from './sources.ts';
+import { checkWhatsappMapping, expireAfter, expireAfterInput, template, templateProblem, TemplateComponent, variableWarnings } from './sources.ts';
 
 const time = Type.String({ format: 'date-time' });
 const BATCH_ID_EXAMPLE = '0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10';
@@ -42,8 +42,9 @@ export const Source = component('Source', Type.Object({
   type: Type.Optional(Type.String({ description: 'automations only' })),
   active: Type.Optional(Type.Boolean({ description: 'automations only' })),
   template: ref(TemplateComponent),
+  expire_after: Type.Union([Type.String(), Type.Null()], { description: 'how long its messages stay worth sending (a duration such as `24h`); null: forever' }),
   created_at: time,
-}), { id: 8, company_id: 12, name: 'Spring sale', template: { header: { type: 'none' }, body: 'Hi {{ first_name }}, 20 % off all shoes this week.', buttons: [] }, created_at: TIME_EXAMPLE });
+}), { id: 8, company_id: 12, name: 'Spring sale', template: { header: { type: 'none' }, body: 'Hi {{ first_name }}, 20 % off all shoes this week.', buttons: [] }, expire_after: '24h', created_at: TIME_EXAMPLE });
 
 /** The answer of PATCH /admin/campaigns/{id}: the campaign, its id under both names, and the template's warnings. */
 export const CampaignUpdate = component('CampaignUpdate', Type.Object({
@@ -93,7 +94,7 @@ const planJson = (p: SendPlan): Static<typeof SendPlanSchema> => ({ ...p, send_a
 
 const sourceJson = (s: SourceRow): Static<typeof Source> => ({
   id: s.id, company_id: s.company_id, name: s.name, ...(s.kind === 'automation' ? { type: s.type, active: s.active } : {}),
-  template: s.template, created_at: iso(s.created_at),
+  template: s.template, expire_after: s.expire_after, created_at: iso(s.created_at),
 });
 
 /** A 422 `invalid phone number` of a domain function, at the body's `phone`. */
@@ -198,6 +199,7 @@ export function registerSelfServiceRoutes(app: FastifyInstance, deps: AppDeps): 
       body: Type.Object({
         name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
         template: Type.Optional(ref(TemplateComponent)),
+        expire_after: expireAfterInput('unchanged'),
       }, { additionalProperties: false, examples: [{ name: 'Spring sale (week 2)' }] }),
       response: {
         200: ok('The campaign as changed, with `warnings`', ref(CampaignUpdate), exampleOf(CampaignUpdate)),
@@ -207,7 +209,9 @@ export function registerSelfServiceRoutes(app: FastifyInstance, deps: AppDeps): 
   }, async (request) => {
     const b = request.body ?? {};
     const checked = b.template === undefined ? undefined : template(b.template);
-    const campaign = await updateCampaign(db, request.params.campaign_id, { name: b.name, template: checked?.template });
+    const expire = expireAfter(b.expire_after);
+    if (checked) await checkWhatsappMapping(db, (await findSource(db, 'campaign', request.params.campaign_id, null)).company_id, checked.template);
+    const campaign = await updateCampaign(db, request.params.campaign_id, { name: b.name, template: checked?.template, expire_after: expire });
     await recordAudit(db, { actor: 'admin', action: 'campaign.update', target: `campaign:${campaign.id}`, company_id: campaign.company_id, details: { name: b.name, template_changed: b.template !== undefined } });
     return { ...sourceJson(campaign), campaign_id: campaign.id, warnings: checked ? await variableWarnings(db, campaign.company_id, checked.reads) : [] };
   });

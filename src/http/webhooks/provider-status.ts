@@ -15,7 +15,7 @@ import type { FastifyInstance } from 'fastify';
 import { Webhook } from 'standardwebhooks';
 import { companiesOfMessages } from '../../db/receipts.ts';
 import { isMessageId, PayloadError, parseGatewayPayload } from '../../domain/receipts.ts';
-import { webhookKey } from '../../providers/webhook.ts';
+import { webhookKey } from '../../delivery/sign.ts';
 import type { AppDeps } from '../deps.ts';
 import { sendDetail } from '../errors.ts';
 import { errorSchemas } from '../openapi-schemas.ts';

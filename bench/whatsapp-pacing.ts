@@ -2,7 +2,7 @@
  * WhatsApp pacing benchmark (docs/benchmarks.md "WhatsApp pacing across worker processes"): an API
  * process and TWO worker processes (`cms serve`, as the fault tests start them) on a scratch PostgreSQL
  * database, the fake Graph API of test/helpers/fake-graph.ts in a process of its own
- * (bench/lib/fake-graph-process.ts, whose clock measures the rates).
+ * (test/helpers/fake-graph-process.ts, whose clock measures the rates).
  *
  *   node bench/whatsapp-pacing.ts [--db-url postgres://postgres@127.0.0.1:5432/postgres] [--runs a,b]
  *                                 [--cpu-prof DIR] [--pair 6s]
@@ -28,7 +28,7 @@ import pg from 'pg';
 import { admin, Harness, sleep, type Proc } from '../test/faults/helpers.ts';
 import { randomPhoneNumberId } from '../test/helpers/fake-graph.ts';
 import { cpuTicks, phoneOf } from './lib/accept-load.ts';
-import { startFakeGraphProcess, type FakeGraphProcess } from './lib/fake-graph-process.ts';
+import { startFakeGraphProcess, type FakeGraphProcess } from '../test/helpers/fake-graph-process.ts';
 
 const { values: args } = parseArgs({
   options: {

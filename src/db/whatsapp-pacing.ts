@@ -176,10 +176,11 @@ export async function limitUsage(db: Db, companyId: number, now: number): Promis
  * send back. Returns how many.
  */
 export async function prunePairs(db: Db, now: number, limit: number): Promise<number> {
-  const result = await sql`
+  const { rows } = await sql`
     DELETE FROM whatsapp_pairs WHERE (company_id, recipient) IN (
-      SELECT company_id, recipient FROM whatsapp_pairs WHERE next_at < ${iso(now)}::timestamptz LIMIT ${limit})`.execute(db);
-  return Number(result.numAffectedRows ?? 0);
+      SELECT company_id, recipient FROM whatsapp_pairs WHERE next_at < ${iso(now)}::timestamptz LIMIT ${limit})
+    RETURNING 1`.execute(db);
+  return rows.length;
 }
 
 /**
@@ -187,12 +188,13 @@ export async function prunePairs(db: Db, now: number, limit: number): Promise<nu
  * the (company_id, counted_at) index (every counting company has a channel-state row). Returns how many.
  */
 export async function pruneLimitCounts(db: Db, now: number, limit: number): Promise<number> {
-  const result = await sql`
+  const { rows } = await sql`
     DELETE FROM whatsapp_limit_counts WHERE (company_id, recipient) IN (
       SELECT l.company_id, l.recipient FROM whatsapp_channel_state s
       CROSS JOIN LATERAL (
         SELECT company_id, recipient FROM whatsapp_limit_counts
         WHERE company_id = s.company_id AND counted_at <= ${iso(now)}::timestamptz - interval '24 hours' LIMIT ${limit}) l
-      LIMIT ${limit})`.execute(db);
-  return Number(result.numAffectedRows ?? 0);
+      LIMIT ${limit})
+    RETURNING 1`.execute(db);
+  return rows.length;
 }

@@ -51,7 +51,7 @@ const ok = (to: string) => ({ status: 200, body: JSON.stringify({ messaging_prod
 const graphError = (status: number, code: number, message: string) => ({ status, body: JSON.stringify({ error: { message, type: 'OAuthException', code, fbtrace_id: 'Axyz' } }) });
 
 before(async () => {
-  s = await startPipelineServer('whatsapp', { env: { WHATSAPP_RATE_PER_SECOND: '20', DELIVERY_RETRY_SCHEDULE: '1ms,1ms,1ms,1ms' } });
+  s = await startPipelineServer('whatsapp', { env: { DELIVERY_RETRY_SCHEDULE: '1ms,1ms,1ms,1ms' } });
   graph = await startGraph();
 });
 after(async () => {
@@ -68,7 +68,7 @@ const TEMPLATE = {
 
 async function whatsappCompany(phoneNumberId: string) {
   const { companyId, key } = await s.company();
-  await s.admin('PUT', `/admin/companies/${companyId}/channel`, { provider: 'whatsapp', phone_number_id: phoneNumberId, access_token: TOKEN, api_base_url: graph.url });
+  await s.admin('PUT', `/admin/companies/${companyId}/channel`, { provider: 'whatsapp', phone_number_id: phoneNumberId, access_token: TOKEN, api_base_url: graph.url, throughput_per_second: 20 });
   await approveTemplates(s, companyId);
   const a = await s.admin('POST', `/admin/companies/${companyId}/automations`, { name: 'wa', type: 'api', active: true, template: TEMPLATE }, 201);
   return { companyId, key, automationId: a.automation_id as number };
@@ -141,7 +141,7 @@ test('template messages in the Cloud API shape; error codes mapped to retry or f
   assert.ok(!everything.includes(TOKEN), 'the access token is never shown');
 });
 
-test('requests per phone number stay under WHATSAPP_RATE_PER_SECOND (20/s here), through the real server', async () => {
+test('requests per phone number stay under the channel\'s throughput_per_second (20/s here), through the real server', async () => {
   const run = Math.floor(Math.random() * 1000);
   const numberId = '555' + String(100000000 + Math.floor(Math.random() * 899999999));
   const { key, automationId } = await whatsappCompany(numberId);

@@ -14,6 +14,7 @@
  * | heldMessages        | cms_messages_held                         |                            |
  * | providerLatency     | cms_provider_request_duration_seconds     | provider, outcome          |
  * | receiptsTotal       | cms_receipts_total                        | source, outcome            |
+ * | whatsappWebhookChanges | cms_whatsapp_webhook_changes_total     | field, handling            |
  * | eventAttempts       | cms_event_attempts_total                  | outcome                    |
  * plus prom-client's default process metrics under their standard names (process_*, nodejs_*: what
  * the usual Node.js dashboards and alerts read), without its gauges named `*_total`
@@ -100,6 +101,18 @@ export const receiptsTotal = new Counter({
   name: 'cms_receipts_total',
   help: 'Receipts and inbound messages from provider webhooks, by source and outcome',
   labelNames: ['source', 'outcome'] as const,
+  registers: [registry],
+});
+
+/**
+ * Changes (`entry[].changes[]`) of accepted WhatsApp webhooks, by Meta's field (a field Meta does not
+ * document is counted as `other`, so the label stays bounded) and handling: `applied` (messages,
+ * template, quality and account changes the service acts on) or `ignored` (any other field or event).
+ */
+export const whatsappWebhookChanges = new Counter({
+  name: 'cms_whatsapp_webhook_changes_total',
+  help: 'Changes of accepted WhatsApp webhooks, by field and handling (applied or ignored)',
+  labelNames: ['field', 'handling'] as const,
   registers: [registry],
 });
 

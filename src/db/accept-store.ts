@@ -44,7 +44,7 @@ export type InsertBatchJobs = (executeSql: ExecuteSql, batchIds: string[]) => Pr
  * cost the database a character-by-character parse (measured with `perf`: json_lex was 10% of the
  * machine under the trigger benchmark).
  */
-export function groupParams(rows: readonly BatchRow[]): unknown[] {
+function groupParams(rows: readonly BatchRow[]): unknown[] {
   const n = rows.length;
   const ids = new Array<string>(n), companies = new Array<number>(n), kinds = new Array<string>(n), sources = new Array<number>(n);
   const totals = new Array<number>(n), ignored = new Array<number>(n), offsets = new Array<number>(n), lengths = new Array<number>(n);
@@ -93,6 +93,10 @@ function kyselyExecutor(db: Db): ExecuteSql {
   return async (text, values) => ({ rows: [...(await db.executeQuery(CompiledQuery.raw(text, values ?? []))).rows] });
 }
 
+/**
+ * The service's durable accept (see the module comment): batches handed to {@link write} are committed
+ * in groups, each group in one transaction with its jobs and idempotency answers.
+ */
 export class AcceptStore implements BatchAcceptor {
   readonly #database: Database;
   readonly #insertJobs: InsertBatchJobs;

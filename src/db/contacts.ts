@@ -20,12 +20,14 @@ export interface ContactRow {
   opt_out_at: Date | null;
   created_at: Date;
   updated_at: Date;
+  /** The latest time the contact wrote to the company (migration 017), or null. */
+  last_inbound_at: Date | null;
 }
 
 /** The company's contact with this E.164 number or contact id (when `contactId` is given), or undefined. */
 export async function findContact(db: Db, companyId: number, by: { phone: string } | { contactId: number }): Promise<ContactRow | undefined> {
   let q = db.selectFrom('contacts')
-    .select(['contact_id', 'phone', 'first_name', 'last_name', 'variables', 'opted_out', 'opt_out_source', 'opt_out_at', 'created_at', 'updated_at'])
+    .select(['contact_id', 'phone', 'first_name', 'last_name', 'variables', 'opted_out', 'opt_out_source', 'opt_out_at', 'created_at', 'updated_at', 'last_inbound_at'])
     .where('company_id', '=', companyId).where(sql<boolean>`erased_at IS NULL`);
   q = 'phone' in by ? q.where('phone', '=', by.phone) : q.where('contact_id', '=', by.contactId);
   const row = await q.executeTakeFirst();

@@ -150,7 +150,9 @@ export interface ClaimedDelivery {
 /**
  * Claims up to `limit` due deliveries of enabled endpoints (not of the endpoints in `skip`): pending,
  * `next_attempt_at` NULL or at/before `now` (injectable clock), not leased (database time); leases
- * them for `leaseMs`. FOR UPDATE SKIP LOCKED: processes claiming together get disjoint rows.
+ * them for `leaseMs`. FOR UPDATE SKIP LOCKED: processes claiming together get disjoint rows. Oldest
+ * first: by `next_attempt_at` (NULL first), then in the order the deliveries were written (`seq`,
+ * migration 018), and returned in that order.
  */
 export async function claimDeliveries(db: Conn, now: Date, limit: number, leaseMs: number, skip: number[]): Promise<ClaimedDelivery[]> {
   const r = await sql<ClaimedDelivery>`
@@ -160,15 +162,16 @@ export async function claimDeliveries(db: Conn, now: Date, limit: number, leaseM
       WHERE d.status = 'pending' AND (d.next_attempt_at IS NULL OR d.next_attempt_at <= ${now})
         AND (d.lease_until IS NULL OR d.lease_until < now())
         AND NOT (d.endpoint_id = ANY (${skip}::int[]))
-      ORDER BY d.next_attempt_at NULLS FIRST
+      ORDER BY d.next_attempt_at NULLS FIRST, d.seq
       LIMIT ${limit}
       FOR UPDATE OF d SKIP LOCKED),
     leased AS (
       UPDATE event_deliveries d SET lease_until = now() + make_interval(secs => ${leaseMs / 1000})
       FROM due WHERE d.event_id = due.event_id AND d.endpoint_id = due.endpoint_id
-      RETURNING d.event_id, d.endpoint_id, d.attempts, d.lease_until)
+      RETURNING d.event_id, d.endpoint_id, d.attempts, d.lease_until, d.next_attempt_at, d.seq)
     SELECT l.event_id, l.endpoint_id, l.attempts, ev.payload::text AS payload, e.url, e.secret_sealed, l.lease_until::text AS lease
-    FROM leased l JOIN events ev ON ev.event_id = l.event_id JOIN event_endpoints e ON e.endpoint_id = l.endpoint_id`.execute(db);
+    FROM leased l JOIN events ev ON ev.event_id = l.event_id JOIN event_endpoints e ON e.endpoint_id = l.endpoint_id
+    ORDER BY l.next_attempt_at NULLS FIRST, l.seq`.execute(db);
   return r.rows;
 }
 

@@ -114,21 +114,51 @@ export interface InboundRow {
   text: string | null;
   payload: string | null;
   received_at: number;
+  /** The provider id of the message it answers (context.id, or the message reacted to). */
+  reply_to_provider_message_id?: string | null;
+  reaction?: Record<string, unknown> | null;
+  media?: Record<string, unknown> | null;
+  location?: Record<string, unknown> | null;
 }
 
 /** Stores inbound messages once per provider id; returns the provider ids newly stored. */
 export async function insertInbound(db: Db, companyId: number, rows: InboundRow[]): Promise<string[]> {
   if (rows.length === 0) return [];
+  const json = (v: Record<string, unknown> | null | undefined) => (v ? JSON.stringify(v) : null);
   const { rows: out } = await sql<{ provider_message_id: string }>`
-    INSERT INTO inbound_messages (company_id, contact_id, provider_message_id, type, text, payload, received_at)
-    SELECT ${companyId}, t.contact_id, t.pid, t.type, t.text, t.payload, t.at
+    INSERT INTO inbound_messages (company_id, contact_id, provider_message_id, type, text, payload, received_at,
+                                  reply_to_provider_message_id, reaction, media, location)
+    SELECT ${companyId}, t.contact_id, t.pid, t.type, t.text, t.payload, t.at, t.reply_to, t.reaction::jsonb, t.media::jsonb, t.location::jsonb
     FROM unnest(${rows.map((r) => r.contact_id)}::bigint[], ${rows.map((r) => r.provider_message_id)}::text[],
                 ${rows.map((r) => r.type)}::text[], ${rows.map((r) => r.text)}::text[], ${rows.map((r) => r.payload)}::text[],
-                ${rows.map((r) => new Date(r.received_at).toISOString())}::timestamptz[])
-      AS t(contact_id, pid, type, text, payload, at)
+                ${rows.map((r) => new Date(r.received_at).toISOString())}::timestamptz[],
+                ${rows.map((r) => r.reply_to_provider_message_id ?? null)}::text[], ${rows.map((r) => json(r.reaction))}::text[],
+                ${rows.map((r) => json(r.media))}::text[], ${rows.map((r) => json(r.location))}::text[])
+      AS t(contact_id, pid, type, text, payload, at, reply_to, reaction, media, location)
     ON CONFLICT (company_id, provider_message_id) DO NOTHING
     RETURNING provider_message_id`.execute(db);
   return out.map((r) => r.provider_message_id);
+}
+
+/** What an inbound message tells about its sender: when it wrote (ms) and its WhatsApp profile name. */
+export interface InboundSender { contact_id: number; at: number; name: string | null }
+
+/**
+ * Per contact: `last_inbound_at` becomes its latest inbound time (never earlier than before), and an
+ * empty (NULL or '') `first_name` takes the profile name. One statement for all of them.
+ */
+export async function touchInboundSenders(db: Db, companyId: number, senders: InboundSender[]): Promise<void> {
+  if (senders.length === 0) return;
+  await sql`
+    UPDATE contacts c SET
+      last_inbound_at = CASE WHEN c.last_inbound_at IS NULL OR c.last_inbound_at < t.at THEN t.at ELSE c.last_inbound_at END,
+      first_name = CASE WHEN coalesce(c.first_name, '') = '' AND t.name IS NOT NULL THEN t.name ELSE c.first_name END,
+      updated_at = now()
+    FROM (SELECT x.contact_id, max(x.at) AS at, max(x.name) AS name
+          FROM unnest(${senders.map((r) => r.contact_id)}::bigint[], ${senders.map((r) => new Date(r.at).toISOString())}::timestamptz[],
+                      ${senders.map((r) => r.name)}::text[]) AS x(contact_id, at, name)
+          GROUP BY x.contact_id) t
+    WHERE c.company_id = ${companyId} AND c.contact_id = t.contact_id`.execute(db);
 }
 
 /** One keyword opt-out / opt-in: the contact's new state and when its message was sent (ms). */

@@ -159,6 +159,14 @@ export interface InboundMessagesTable {
   payload: string | null;
   received_at: Timestamp;
   created_at: Generated<Timestamp>;
+  /** 018: the provider id of the message this one answers (context.id, or the message reacted to). */
+  reply_to_provider_message_id: string | null;
+  /** 018: {emoji, provider_message_id} of a reaction. */
+  reaction: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  /** 018: {id, mime_type, sha256?, filename?} of a media message. */
+  media: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  /** 018: {latitude, longitude, name?, address?, url?} of a location. */
+  location: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
 }
 
 /** 008: a company's event endpoint (receipts-and-events.md §5). */
@@ -197,6 +205,8 @@ export interface EventDeliveriesTable {
   lease_until: Timestamp | null;
   created_at: Generated<Timestamp>;
   updated_at: Generated<Timestamp>;
+  /** 018: creation order (deliveries are claimed oldest first). */
+  seq: Generated<string>;
 }
 
 /** 008: one attempt to deliver an event to an endpoint. */

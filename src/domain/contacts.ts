@@ -140,6 +140,8 @@ export const CONTACT_VIEW_LIMIT = 100;
  * its history (audit entries naming it, newest first, at most CONTACT_VIEW_LIMIT), inbound and sent.
  */
 export interface ContactView extends ContactRow {
+  /** When the contact's customer-service window closes: 24 h after its last inbound message, or null. */
+  window_open_until: Date | null;
   segments: ContactSegment[];
   history: ContactHistoryEntry[];
   inbound: InboundView[];
@@ -165,7 +167,15 @@ export async function getContactView(db: Db, companyId: number, defaultCountry: 
     listInbound(db, companyId, contact.contact_id, CONTACT_VIEW_LIMIT),
     listSentTo(db, companyId, contact.phone, CONTACT_VIEW_LIMIT),
   ]);
-  return { ...contact, segments, history, inbound, messages };
+  return { ...contact, window_open_until: windowOpenUntil(contact.last_inbound_at), segments, history, inbound, messages };
+}
+
+/** WhatsApp's customer-service window: free-form messages may answer a contact this long after it wrote (ms). */
+export const CUSTOMER_SERVICE_WINDOW_MS = 24 * 3600 * 1000;
+
+/** The end of a contact's customer-service window (a time in the past: closed), or null when it never wrote. */
+export function windowOpenUntil(lastInboundAt: Date | string | null): Date | null {
+  return lastInboundAt === null ? null : new Date(new Date(lastInboundAt).getTime() + CUSTOMER_SERVICE_WINDOW_MS);
 }
 
 /** The company's contact named by `key` (as getContactView), without its lists; 404 when unknown. */

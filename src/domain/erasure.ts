@@ -14,7 +14,7 @@
  *   nothing else is pending. A message handed to a provider at that moment is delivered once more at most.
  * - its entry in the `items` of batches already fanned out: the phone and every field but the tombstone
  *   removed (the entry's position, `seq`, is kept).
- * - its inbound messages: text and payload removed (type, times and ids kept).
+ * - its inbound messages: text, payload, reaction, media and location removed (type, times and ids kept).
  * - events still stored about it (`data.phone`): the phone replaced by the tombstone, texts removed.
  * - its segment memberships are deleted.
  * - one audit entry `contact.erase` on `contact:<id>` with the counts of what changed, never the
@@ -65,10 +65,10 @@ export async function eraseContact(db: Db, companyId: number, contactId: number,
       UPDATE messages SET phone = ${tomb}, rendered = CASE WHEN status = 'pending' THEN rendered END, updated_at = ${at}::timestamptz
       WHERE company_id = ${companyId} AND (phone = ${phone} OR contact_id = ${contactId}) RETURNING 1`.execute(trx);
     const inbound = await sql`
-      UPDATE inbound_messages SET text = NULL, payload = NULL WHERE company_id = ${companyId} AND contact_id = ${contactId} RETURNING 1`.execute(trx);
+      UPDATE inbound_messages SET text = NULL, payload = NULL, reaction = NULL, media = NULL, location = NULL WHERE company_id = ${companyId} AND contact_id = ${contactId} RETURNING 1`.execute(trx);
     const events = await sql`
       UPDATE events SET payload = jsonb_set(payload::jsonb, '{data}',
-        ((payload::jsonb -> 'data') - 'text' - 'payload') || jsonb_build_object('phone', ${tomb}::text))::json
+        ((payload::jsonb -> 'data') - 'text' - 'payload' - 'reaction' - 'media' - 'location') || jsonb_build_object('phone', ${tomb}::text))::json
       WHERE company_id = ${companyId} AND payload -> 'data' ->> 'phone' = ${phone} RETURNING 1`.execute(trx);
     const segments = await sql`DELETE FROM segment_members WHERE contact_id = ${contactId} RETURNING 1`.execute(trx);
     await sql`

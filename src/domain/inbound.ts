@@ -5,9 +5,13 @@
  * trimmed and case-folded, equals one of the company's `opt_out_keywords` opts the contact out of
  * campaigns (`opt_out_source = 'keyword'`, `opt_out_at` = the message's time), one of `opt_in_keywords`
  * back in. Only messages stored for the first time count, so a webhook delivered twice acts once.
+ * Each sender's `last_inbound_at` becomes its latest inbound time (its customer-service window), and
+ * its WhatsApp profile name fills an empty `first_name` (a name already there is never replaced).
+ * Stored with each message: what it answers (`context.id`, or the message a reaction is about), a
+ * reaction's emoji, a media's id and MIME type, a location's coordinates (docs/whatsapp.md).
  */
 import type { Db } from '../db/database.ts';
-import { applyOptChanges, insertInbound, type InboundRow, type OptChange } from '../db/receipts.ts';
+import { applyOptChanges, insertInbound, touchInboundSenders, type InboundRow, type InboundSender, type OptChange } from '../db/receipts.ts';
 import { upsertContacts } from './contacts.ts';
 import { toE164 } from './phone.ts';
 import type { InboundItem } from './receipts.ts';
@@ -53,6 +57,7 @@ export async function storeInbound(trx: Db, company: InboundCompany, items: Inbo
   const contacts = await upsertContacts(trx, company.company_id, [...new Set(phones.values())].map((phone) => ({ phone })));
   const contactOf = new Map(contacts.map((c) => [c.phone, Number(c.contact_id)]));
   const rows: InboundRow[] = [];
+  const senders: InboundSender[] = [];
   const seen = new Set<string>();
   for (const it of items) {
     const phone = phones.get(it.from);
@@ -63,9 +68,14 @@ export async function storeInbound(trx: Db, company: InboundCompany, items: Inbo
     }
     if (seen.has(it.id)) continue;
     seen.add(it.id);
-    rows.push({ contact_id: contactId, provider_message_id: it.id, type: it.type, text: it.text, payload: it.payload, received_at: it.at });
+    rows.push({
+      contact_id: contactId, provider_message_id: it.id, type: it.type, text: it.text, payload: it.payload, received_at: it.at,
+      reply_to_provider_message_id: it.reply_to ?? null, reaction: it.reaction ?? null, media: it.media ?? null, location: it.location ?? null,
+    });
+    senders.push({ contact_id: contactId, at: it.at, name: it.name ?? null });
   }
   const stored = new Set(await insertInbound(trx, company.company_id, rows));
+  await touchInboundSenders(trx, company.company_id, senders);
   // The newest keyword of each contact among the messages stored now decides its state.
   const latest = new Map<number, OptChange>();
   for (const r of rows) {

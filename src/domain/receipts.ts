@@ -12,9 +12,10 @@
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { ReceiptRow } from '../db/receipts.ts';
+import { PayloadError } from './payload-error.ts';
+import { parseAccountChange, type AccountChange } from './whatsapp-webhooks.ts';
 
-/** A payload of the wrong shape: the route answers 400 with this message. */
-export class PayloadError extends Error {}
+export { PayloadError };
 
 /** One status as the `receipts-apply` job carries it. `at` in ms since the epoch. */
 export interface StatusItem {
@@ -33,10 +34,34 @@ export interface InboundItem {
   type: string;
   text: string | null;
   payload: string | null;
+  /** The sender's WhatsApp profile name (`contacts[].profile.name` of its `wa_id`), trimmed. */
+  name?: string;
+  /** The provider id of the message this one answers (`context.id`; a reaction's `message_id`). */
+  reply_to?: string;
+  /** A reaction: its emoji (absent: the reaction was removed) and the message reacted to. */
+  reaction?: { emoji?: string; provider_message_id: string };
+  /** An image, video, audio, document or sticker: Meta's media id and MIME type (the caption is `text`). */
+  media?: { id: string; mime_type?: string; sha256?: string; filename?: string };
+  /** A shared location. */
+  location?: { latitude: number; longitude: number; name?: string; address?: string; url?: string };
 }
 
-/** Statuses and messages of one phone number of a WhatsApp payload. */
-export interface WhatsappChange { phoneNumberId: string; statuses: StatusItem[]; messages: InboundItem[] }
+/**
+ * One `entry[].changes[]` of a WhatsApp payload. A change whose value names a phone number
+ * (`metadata.phone_number_id`) belongs to that number's channel; any other (account-level fields:
+ * templates, quality, account_update, ...) to the channels of the WhatsApp Business Account
+ * `entry[].id`.
+ */
+export interface WhatsappChange {
+  /** Meta's `field` (`messages` when absent). */
+  field: string;
+  phoneNumberId?: string;
+  wabaId?: string;
+  statuses: StatusItem[];
+  messages: InboundItem[];
+  /** What an account-level change applies (undefined: nothing here). */
+  account?: AccountChange;
+}
 
 /** SHA-256 (lowercase hex) of a verify token, as stored beside the sealed token. */
 export function verifyTokenDigest(token: string): string {
@@ -111,13 +136,58 @@ function parseMessage(m: unknown, where: string): InboundItem {
   } else if (isObject(m[m.type]) && typeof (m[m.type] as Record<string, unknown>).caption === 'string') {
     body = text((m[m.type] as Record<string, unknown>).caption);
   }
-  return { from: m.from, id: m.id, at, type: m.type, text: body, payload };
+  const item: InboundItem = { from: m.from, id: m.id, at, type: m.type, text: body, payload };
+  if (isObject(m.context) && str(m.context.id, 512)) item.reply_to = m.context.id;
+  if (m.type === 'reaction' && isObject(m.reaction) && str(m.reaction.message_id, 512)) {
+    item.reaction = { provider_message_id: m.reaction.message_id };
+    if (str(m.reaction.emoji, 64)) item.reaction.emoji = m.reaction.emoji;
+    item.reply_to ??= m.reaction.message_id;
+  }
+  if (MEDIA_TYPES.has(m.type) && isObject(m[m.type])) {
+    const media = m[m.type] as Record<string, unknown>;
+    if (str(media.id, 256)) {
+      item.media = { id: media.id };
+      if (str(media.mime_type, 255)) item.media.mime_type = media.mime_type;
+      if (str(media.sha256, 128)) item.media.sha256 = media.sha256;
+      if (str(media.filename, 1024)) item.media.filename = media.filename;
+    }
+  }
+  if (m.type === 'location' && isObject(m.location)) {
+    const l = m.location;
+    const lat = Number(l.latitude);
+    const lon = Number(l.longitude);
+    if ((typeof l.latitude === 'number' || typeof l.latitude === 'string') && (typeof l.longitude === 'number' || typeof l.longitude === 'string')
+      && Number.isFinite(lat) && Number.isFinite(lon) && Math.abs(lat) <= 90 && Math.abs(lon) <= 180) {
+      item.location = { latitude: lat, longitude: lon };
+      if (str(l.name, 1024)) item.location.name = l.name;
+      if (str(l.address, 1024)) item.location.address = l.address;
+      if (str(l.url, 2048)) item.location.url = l.url;
+    }
+  }
+  return item;
+}
+
+/** Inbound message types whose object carries a media id. */
+const MEDIA_TYPES = new Set(['image', 'video', 'audio', 'document', 'sticker']);
+
+/** `contacts[]` of a messages change → profile name by wa_id (trimmed, at most 255 characters). */
+function profileNames(contacts: unknown): Map<string, string> {
+  const names = new Map<string, string>();
+  if (!Array.isArray(contacts)) return names;
+  for (const c of contacts) {
+    if (!isObject(c) || typeof c.wa_id !== 'string' || !isObject(c.profile) || typeof c.profile.name !== 'string') continue;
+    const name = c.profile.name.trim().slice(0, 255);
+    if (name) names.set(c.wa_id, name);
+  }
+  return names;
 }
 
 /**
- * Parses Meta's webhook payload into its changes, one per `entry[].changes[]` (several may name the
- * same phone number). Throws PayloadError when it is not a WhatsApp Business payload of the documented
- * shape, or names no phone_number_id.
+ * Parses Meta's webhook payload into its changes, one per `entry[].changes[]`. A change whose value
+ * has `metadata` must name a phone number (digits) and is that number's (statuses and messages are
+ * read); any other needs the entry's WABA id (`entry[].id`, digits) and is parsed by its `field`
+ * (src/domain/whatsapp-webhooks.ts). Throws PayloadError when it is not a WhatsApp Business payload of
+ * the documented shape, or a change cannot be routed.
  */
 export function parseWhatsappPayload(body: unknown): WhatsappChange[] {
   if (!isObject(body)) throw new PayloadError('body must be a JSON object');
@@ -126,18 +196,36 @@ export function parseWhatsappPayload(body: unknown): WhatsappChange[] {
   const out: WhatsappChange[] = [];
   body.entry.forEach((entry, e) => {
     if (!isObject(entry) || !Array.isArray(entry.changes)) throw new PayloadError(`entry[${e}].changes must be an array`);
+    const at = typeof entry.time === 'number' && Number.isSafeInteger(entry.time) && entry.time > 0 && entry.time <= MAX_UNIX_SECONDS ? entry.time * 1000 : null;
     entry.changes.forEach((change, c) => {
       const where = `entry[${e}].changes[${c}].value`;
       if (!isObject(change) || !isObject(change.value)) throw new PayloadError(`${where} must be an object`);
-      const v = change.value;
-      if (!isObject(v.metadata) || !str(v.metadata.phone_number_id, 32) || !/^\d+$/.test(v.metadata.phone_number_id)) {
-        throw new PayloadError(`${where}.metadata.phone_number_id must be digits`);
+      if (change.field !== undefined && (typeof change.field !== 'string' || !/^[a-z0-9_]{1,64}$/.test(change.field))) {
+        throw new PayloadError(`entry[${e}].changes[${c}].field must be a field name`);
       }
-      if (v.statuses !== undefined && !Array.isArray(v.statuses)) throw new PayloadError(`${where}.statuses must be an array`);
-      if (v.messages !== undefined && !Array.isArray(v.messages)) throw new PayloadError(`${where}.messages must be an array`);
-      const statuses = ((v.statuses ?? []) as unknown[]).map((s, i) => parseStatus(s, `${where}.statuses[${i}]`)).filter((s): s is StatusItem => s !== null);
-      const messages = ((v.messages ?? []) as unknown[]).map((m, i) => parseMessage(m, `${where}.messages[${i}]`));
-      out.push({ phoneNumberId: v.metadata.phone_number_id, statuses, messages });
+      const v = change.value;
+      const field = (change.field as string | undefined) ?? 'messages';
+      if (v.metadata !== undefined || field === 'messages') {
+        if (!isObject(v.metadata) || !str(v.metadata.phone_number_id, 32) || !/^\d+$/.test(v.metadata.phone_number_id)) {
+          throw new PayloadError(`${where}.metadata.phone_number_id must be digits`);
+        }
+        if (v.statuses !== undefined && !Array.isArray(v.statuses)) throw new PayloadError(`${where}.statuses must be an array`);
+        if (v.messages !== undefined && !Array.isArray(v.messages)) throw new PayloadError(`${where}.messages must be an array`);
+        const applies = field === 'messages';
+        const statuses = applies ? ((v.statuses ?? []) as unknown[]).map((s, i) => parseStatus(s, `${where}.statuses[${i}]`)).filter((s): s is StatusItem => s !== null) : [];
+        const names = applies ? profileNames(v.contacts) : new Map<string, string>();
+        const messages = applies ? ((v.messages ?? []) as unknown[]).map((m, i) => {
+          const item = parseMessage(m, `${where}.messages[${i}]`);
+          const name = names.get(item.from);
+          if (name) item.name = name;
+          return item;
+        }) : [];
+        out.push({ field, phoneNumberId: v.metadata.phone_number_id, statuses, messages });
+        return;
+      }
+      if (!str(entry.id, 32) || !/^\d+$/.test(entry.id)) throw new PayloadError(`entry[${e}].id must be the digits of a WhatsApp Business Account`);
+      const account = parseAccountChange(field, v, where, at) ?? undefined;
+      out.push({ field, wabaId: entry.id, statuses: [], messages: [], ...(account ? { account } : {}) });
     });
   });
   if (out.length === 0) throw new PayloadError('the payload names no phone_number_id');

@@ -1001,7 +1001,7 @@ export interface paths {
         get: operations["whatsapp_webhook_verify"];
         put?: never;
         /**
-         * Meta's WhatsApp webhooks: message statuses and inbound messages (signed X-Hub-Signature-256)
+         * Meta's WhatsApp webhooks: every field (statuses, inbound messages, templates, quality, account), signed X-Hub-Signature-256
          * @description Body: Meta's payload, at most 4 MiB (413 beyond). Applied durably after the answer. See docs/whatsapp.md.
          */
         post: operations["whatsapp_webhook_receive"];
@@ -1441,6 +1441,8 @@ export interface components {
          *       "opted_out": true,
          *       "opt_out_source": "operator",
          *       "opt_out_at": "2026-03-02T09:30:00.000Z",
+         *       "last_inbound_at": "2026-03-02T09:30:00.000Z",
+         *       "window_open_until": "2026-03-03T09:30:00.000Z",
          *       "created_at": "2026-03-02T09:30:00.000Z",
          *       "updated_at": "2026-03-02T09:30:00.000Z",
          *       "segments": [
@@ -1506,6 +1508,10 @@ export interface components {
             opt_out_source: string | null;
             /** @description when the opt-out state last changed */
             opt_out_at: string | null;
+            /** @description the last message the contact sent */
+            last_inbound_at: string | null;
+            /** @description when its WhatsApp customer-service window closes: 24 h after its last inbound message (a past time: closed), or null */
+            window_open_until: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -5735,6 +5741,8 @@ export interface operations {
                      *       "opted_out": true,
                      *       "opt_out_source": "operator",
                      *       "opt_out_at": "2026-03-02T09:30:00.000Z",
+                     *       "last_inbound_at": "2026-03-02T09:30:00.000Z",
+                     *       "window_open_until": "2026-03-03T09:30:00.000Z",
                      *       "created_at": "2026-03-02T09:30:00.000Z",
                      *       "updated_at": "2026-03-02T09:30:00.000Z",
                      *       "segments": [
@@ -6060,6 +6068,8 @@ export interface operations {
                      *       "opted_out": true,
                      *       "opt_out_source": "operator",
                      *       "opt_out_at": "2026-03-02T09:30:00.000Z",
+                     *       "last_inbound_at": "2026-03-02T09:30:00.000Z",
+                     *       "window_open_until": "2026-03-03T09:30:00.000Z",
                      *       "created_at": "2026-03-02T09:30:00.000Z",
                      *       "updated_at": "2026-03-02T09:30:00.000Z",
                      *       "segments": [
@@ -13498,11 +13508,13 @@ export interface operations {
                         /** @description WhatsApp Business Account id */
                         id?: string;
                         changes: ({
+                            /** @description Meta's webhook field: messages, message_template_status_update, message_template_quality_update, template_category_update, phone_number_quality_update, account_update, ... (docs/whatsapp.md) */
                             field?: string;
+                            /** @description `messages` changes carry `metadata.phone_number_id`; account-level fields are routed by the entry's WABA id */
                             value: {
                                 /** @enum {string} */
                                 messaging_product?: "whatsapp";
-                                metadata: {
+                                metadata?: {
                                     /** @description the sending number of a company's WhatsApp channel */
                                     phone_number_id: string;
                                     display_phone_number?: string;
@@ -13571,7 +13583,7 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
-            /** @description Missing or wrong signature, or a phone_number_id that is not a WhatsApp channel with an app secret here */
+            /** @description Missing or wrong signature, or a phone_number_id / WABA id that is not a WhatsApp channel with an app secret here */
             401: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */

@@ -51,7 +51,8 @@ const collect = (value: string, previous: string[]) => [...previous, value];
 function printContact(io: CliIo, c: Record<string, any>): void {
   printRecord(io, {
     contact_id: c.contact_id, phone: c.phone, first_name: c.first_name, last_name: c.last_name,
-    opted_out: c.opted_out, opt_out_source: c.opt_out_source, opt_out_at: c.opt_out_at, variables: c.variables,
+    opted_out: c.opted_out, opt_out_source: c.opt_out_source, opt_out_at: c.opt_out_at,
+    last_inbound_at: c.last_inbound_at, window_open_until: c.window_open_until, variables: c.variables,
     segments: (c.segments as { name: string }[]).map((s) => s.name).join(', ') || null,
   }, `Contact ${c.phone}:`);
   printLine(io);

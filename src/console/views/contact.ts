@@ -126,6 +126,8 @@ export function contactView(m: ContactPageModel): SafeHtml {
   <dt>Campaigns</dt><dd data-opted-out="${String(c.opted_out)}">${c.opted_out ? badge('opted_out') : badge('subscribed')} ${m.canChange ? optOutForm(m, key) : ''}</dd>
   <dt>Opt-out source</dt><dd data-opt-out-source>${c.opt_out_source ?? '—'}</dd>
   <dt>Opt-out changed</dt><dd>${time(c.opt_out_at)}</dd>
+  <dt>Last message in</dt><dd>${time(c.last_inbound_at)}</dd>
+  <dt>Reply window until</dt><dd data-window-open-until>${time(c.window_open_until)}</dd>
   <dt>Segments</dt><dd data-segments>${c.segments.length ? c.segments.map((s, i) => html`${i ? ', ' : ''}<a href="${BASE}/segments/${s.segment_id}">${s.name}</a>`) : '—'}</dd>
   <dt>Created</dt><dd>${time(c.created_at)}</dd>
   <dt>Variables</dt><dd data-variables>${vars.length ? vars.map(([k, v]) => html`<code>${k}</code> = ${variableText(v)}<br>`) : '—'}</dd>

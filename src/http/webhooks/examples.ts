@@ -56,6 +56,20 @@ export const WEBHOOK_EXAMPLES: Readonly<Record<string, PublicExamples>> = {
           }],
         },
       },
+      template: {
+        summary: 'Meta paused a template (an account-level field, routed by the WABA id in entry[].id)',
+        value: {
+          object: 'whatsapp_business_account',
+          entry: [{
+            id: '102290129340398',
+            time: 1780315400,
+            changes: [{
+              field: 'message_template_status_update',
+              value: { event: 'PAUSED', message_template_id: 1689556908129835, message_template_name: 'order_shipped', message_template_language: 'en_US', reason: 'NONE' },
+            }],
+          }],
+        },
+      },
     },
     responses: {
       200: { enqueued: { summary: 'One status enqueued for applying', value: { statuses: 1, messages: 0 } } },

@@ -11,12 +11,17 @@
  *    wamid (Meta can answer the send and post `sent` before the worker stores the id): those are sent
  *    again in a follow-up job `UNKNOWN_RETRY_S` seconds later, at most `UNKNOWN_ROUNDS` times, then
  *    counted (`cms_receipts_total{outcome="unknown"}`) and ignored.
- * 2. Inbound messages (WhatsApp only) are stored with their keyword opt-outs in one transaction.
- * Idempotent: a second run changes nothing (forward-only updates, inbound stored once per id).
+ * 2. Inbound messages (WhatsApp only) are stored with their keyword opt-outs, the senders' profile
+ *    names and last inbound times in one transaction.
+ * 3. Account-level changes (WhatsApp templates, quality, messaging limit, account_update pauses;
+ *    src/domain/whatsapp-webhooks.ts) are applied in one transaction.
+ * Idempotent: a second run changes nothing (forward-only updates, inbound stored once per id, template
+ * fields set to the same values, a paused channel stays paused with its first reason).
  */
 import { applyReceipts, companyForInbound } from '../../db/receipts.ts';
 import { storeInbound, type InboundCompany } from '../../domain/inbound.ts';
 import { collapseStatuses, type InboundItem, type StatusItem } from '../../domain/receipts.ts';
+import { applyAccountChanges, type AccountChange } from '../../domain/whatsapp-webhooks.ts';
 import { receiptsTotal } from '../../metrics.ts';
 import type { PipelineContext } from './context.ts';
 
@@ -27,6 +32,8 @@ export interface ReceiptsJob {
   source: 'whatsapp' | 'gateway';
   statuses: StatusItem[];
   messages?: InboundItem[];
+  /** WhatsApp account-level changes (templates, quality, limit, pauses), in payload order. */
+  account?: AccountChange[];
   /** 0 for the webhook's own job; 1.. for the follow-ups of unknown ids. */
   round?: number;
 }
@@ -37,7 +44,7 @@ export const UNKNOWN_ROUNDS = 3;
 export const UNKNOWN_RETRY_S = 3;
 
 /** Applies one job; returns counts (for tests and logs). */
-export async function applyReceiptsJob(ctx: Pick<PipelineContext, 'db' | 'boss' | 'logger'>, job: ReceiptsJob): Promise<{ applied: number; ignored: number; unknown: number; inbound: number }> {
+export async function applyReceiptsJob(ctx: Pick<PipelineContext, 'db' | 'boss' | 'logger' | 'clock'>, job: ReceiptsJob): Promise<{ applied: number; ignored: number; unknown: number; inbound: number }> {
   const receipts = collapseStatuses(job.statuses);
   const outcomes = await applyReceipts(ctx.db, job.company_id, job.by, receipts);
   const unknownIds = new Set(outcomes.filter((o) => !o.known).map((o) => o.id));
@@ -64,6 +71,10 @@ export async function applyReceiptsJob(ctx: Pick<PipelineContext, 'db' | 'boss' 
       inbound = r.stored;
       if (r.stored) receiptsTotal.inc({ source: job.source, outcome: 'inbound' }, r.stored);
     }
+  }
+  if (job.account?.length) {
+    const r = await ctx.db.transaction().execute((trx) => applyAccountChanges(trx, job.company_id, job.account!, ctx.clock.now()));
+    if (r.paused) ctx.logger.warn({ company_id: job.company_id }, 'WhatsApp channel paused by Meta\'s account_update');
   }
   return { applied, ignored, unknown: unknownIds.size, inbound };
 }

@@ -7,9 +7,10 @@
  *   node bench/whatsapp-pacing.ts [--db-url postgres://postgres@127.0.0.1:5432/postgres] [--runs a,b]
  *                                 [--cpu-prof DIR] [--pair 6s]
  *
- * Per run, one company (one number) with `messaging_limit` null; its messages are accepted first
- * (automation sends of 50 contacts, the workers not running), then the two workers start with
- * WHATSAPP_RATE_PER_SECOND = the run's rate, and the run lasts until the fake Graph API has every request:
+ * Per run, one company (one number) with `throughput_per_second` = the run's rate, `messaging_limit`
+ * null and an approved template synced from the fake; its messages are accepted first (automation
+ * sends of 50 contacts, the workers not running), then the two workers start, and the run lasts until
+ * the fake Graph API has every request:
  * - (a) 3,000 messages at 50/s: 2,700 distinct recipients and 300 of them a second time (their second
  *   message waits for the pair interval); the highest count in any 1-s window at the Graph API (must
  *   be <= 50), the mean rate (first to last request; goal >= 45/s) and the smallest gap between two
@@ -26,7 +27,8 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { admin, Harness, sleep, type Proc } from '../test/faults/helpers.ts';
-import { randomPhoneNumberId } from '../test/helpers/fake-graph.ts';
+import { graphTemplate, randomPhoneNumberId } from '../test/helpers/fake-graph.ts';
+import { randomWabaId } from '../test/helpers/whatsapp.ts';
 import { cpuTicks, phoneOf } from './lib/accept-load.ts';
 import { startFakeGraphProcess, type FakeGraphProcess } from '../test/helpers/fake-graph-process.ts';
 
@@ -105,12 +107,16 @@ async function main(): Promise<void> {
       const numberId = randomPhoneNumberId();
       const c = await admin(api.url, 'POST', '/admin/companies', { name: `bench ${name}`, subscription_active: true, default_country: 'DE' });
       const k = await admin(api.url, 'POST', `/admin/companies/${c.company_id}/api-keys`, { label: 'bench' });
-      const channel = { provider: 'whatsapp', phone_number_id: numberId, access_token: 'EAAG-bench-token-0123456789', api_base_url: graph.baseUrl };
-      // throughput_per_second and messaging_limit where the channel takes them (else the env default and no limit applied).
-      await admin(api.url, 'PUT', `/admin/companies/${c.company_id}/channel`, { ...channel, throughput_per_second: run.rate, messaging_limit: null })
-        .catch(() => admin(api.url, 'PUT', `/admin/companies/${c.company_id}/channel`, channel));
+      // The number at the run's rate, no messaging limit, an approved template synced from the fake Graph API.
+      const wabaId = randomWabaId();
+      await graph.templates(wabaId, [graphTemplate('order_update', 'en', { body: 1 })]);
+      await admin(api.url, 'PUT', `/admin/companies/${c.company_id}/channel`, {
+        provider: 'whatsapp', phone_number_id: numberId, access_token: graph.accessToken, api_base_url: graph.baseUrl, waba_id: wabaId,
+        throughput_per_second: run.rate, messaging_limit: null,
+      });
+      await admin(api.url, 'POST', `/admin/companies/${c.company_id}/whatsapp/templates/sync`);
       const a = await admin(api.url, 'POST', `/admin/companies/${c.company_id}/automations`, {
-        name: 'bench', type: 'api', active: true, template: { body: 'Hi {{ first_name }}', whatsapp: { name: 'hello', language: 'en' } },
+        name: 'bench', type: 'api', active: true, template: { body: 'Hi {{ first_name }}', whatsapp: { name: 'order_update', language: 'en' } },
       });
       // Accept: requests of 50 contacts, at most 18 a second (4.3 allows 20 per company).
       const base = name === 'a' ? 0 : 1_000_000;
@@ -133,7 +139,7 @@ async function main(): Promise<void> {
       }
       console.log(`\nrun ${name}: ${run.total} messages (${run.repeats} to recipients a second time) accepted in ${((performance.now() - t0) / 1000).toFixed(1)} s; starting 2 workers at ${run.rate}/s`);
 
-      const env = { WHATSAPP_RATE_PER_SECOND: String(run.rate), WHATSAPP_PAIR_INTERVAL: args.pair!, DB_POOL_MAX: '10', LOG_LEVEL: 'info' };
+      const env = { WHATSAPP_PAIR_INTERVAL: args.pair!, DB_POOL_MAX: '10', LOG_LEVEL: 'info' };
       const profDir = args['cpu-prof'] && name === 'b' ? path.resolve(args['cpu-prof']) : undefined;
       if (profDir) fs.mkdirSync(profDir, { recursive: true });
       const workers: Proc[] = [1, 2].map((i) => h.proc({

@@ -5,12 +5,12 @@
  * (test/helpers/fake-graph-process.ts, whose clock measures the rates).
  *
  *   node bench/whatsapp-pacing.ts [--db-url postgres://postgres@127.0.0.1:5432/postgres] [--runs a,b]
- *                                 [--cpu-prof DIR] [--pair 6s]
+ *                                 [--cpu-prof DIR] [--pair 6s] [--scale 1]
  *
  * Per run, one company (one number) with `throughput_per_second` = the run's rate, `messaging_limit`
- * null and an approved template synced from the fake; its messages are accepted first (automation
- * sends of 50 contacts, the workers not running), then the two workers start, and the run lasts until
- * the fake Graph API has every request:
+ * null and an approved template synced from the fake; its messages are accepted first (operator
+ * campaign sends, one batch each, the workers not running), then the two workers start, and the run
+ * lasts until the fake Graph API has every request:
  * - (a) 3,000 messages at 50/s: 2,700 distinct recipients and 300 of them a second time (their second
  *   message waits for the pair interval); the highest count in any 1-s window at the Graph API (must
  *   be <= 50), the mean rate (first to last request; goal >= 45/s) and the smallest gap between two
@@ -38,6 +38,8 @@ const { values: args } = parseArgs({
     runs: { type: 'string', default: 'a,b' },
     'cpu-prof': { type: 'string' },
     pair: { type: 'string', default: '6s' },
+    /** Fraction of each run's messages (a quick check of the script: --scale 0.1). */
+    scale: { type: 'string', default: '1' },
   },
 });
 
@@ -103,39 +105,31 @@ async function main(): Promise<void> {
     console.log(`nproc ${os.cpus().length}, ${os.cpus()[0]?.model}, Node ${process.version}, load ${os.loadavg().map((l) => l.toFixed(2)).join(' ')}, ${new Date().toISOString()}`);
 
     for (const name of args.runs.split(',') as (keyof typeof RUNS)[]) {
-      const run = RUNS[name];
+      const scale = Number(args.scale);
+      const run = { ...RUNS[name], total: Math.round(RUNS[name].total * scale), repeats: Math.round(RUNS[name].repeats * scale) };
       const numberId = randomPhoneNumberId();
       const c = await admin(api.url, 'POST', '/admin/companies', { name: `bench ${name}`, subscription_active: true, default_country: 'DE' });
       const k = await admin(api.url, 'POST', `/admin/companies/${c.company_id}/api-keys`, { label: 'bench' });
       // The number at the run's rate, no messaging limit, an approved template synced from the fake Graph API.
       const wabaId = randomWabaId();
-      await graph.templates(wabaId, [graphTemplate('order_update', 'en', { body: 1 })]);
+      await graph.templates(wabaId, [graphTemplate('hello', 'en', {})]);
       await admin(api.url, 'PUT', `/admin/companies/${c.company_id}/channel`, {
         provider: 'whatsapp', phone_number_id: numberId, access_token: graph.accessToken, api_base_url: graph.baseUrl, waba_id: wabaId,
         throughput_per_second: run.rate, messaging_limit: null,
       });
       await admin(api.url, 'POST', `/admin/companies/${c.company_id}/whatsapp/templates/sync`);
-      const a = await admin(api.url, 'POST', `/admin/companies/${c.company_id}/automations`, {
-        name: 'bench', type: 'api', active: true, template: { body: 'Hi {{ first_name }}', whatsapp: { name: 'order_update', language: 'en' } },
-      });
-      // Accept: requests of 50 contacts, at most 18 a second (4.3 allows 20 per company).
+      // Accept: operator campaign sends (POST /admin/campaigns/{id}/sends, one batch each, chunks of 250):
+      // the distinct recipients, and the repeated ones in a second campaign.
       const base = name === 'a' ? 0 : 1_000_000;
       const distinct = run.total - run.repeats;
-      const phones = [...Array.from({ length: distinct }, (_, i) => phoneOf(base + i)), ...Array.from({ length: run.repeats }, (_, i) => phoneOf(base + i))];
       const t0 = performance.now();
-      for (let i = 0, n = 0; i < phones.length; i += 50, n++) {
-        const due = t0 + (n * 1000) / 18;
-        if (due > performance.now()) await sleep(due - performance.now());
-        for (;;) {
-          const res = await fetch(api.url + '/api/automations/send', {
-            method: 'POST', headers: { 'content-type': 'application/json', 'service-api-key': k.api_key },
-            body: JSON.stringify({ automation_id: a.automation_id, contacts: phones.slice(i, i + 50).map((phone, j) => ({ phone, first_name: `P${i + j}` })) }),
-          });
-          const text = await res.text();
-          if (res.status === 200) break;
-          if (res.status !== 429) throw new Error(`send answered ${res.status}: ${text}`);
-          await sleep(Number(res.headers.get('retry-after') ?? 1) * 1000);
-        }
+      const audiences = [Array.from({ length: distinct }, (_, i) => phoneOf(base + i)), Array.from({ length: run.repeats }, (_, i) => phoneOf(base + i))];
+      for (const [i, contacts] of audiences.entries()) {
+        if (contacts.length === 0) continue;
+        const campaign = await admin(api.url, 'POST', `/admin/companies/${c.company_id}/campaigns`, {
+          name: `bench ${name} ${i}`, template: { body: 'Hello', whatsapp: { name: 'hello', language: 'en' } },
+        });
+        await admin(api.url, 'POST', `/admin/campaigns/${campaign.campaign_id}/sends`, { contacts });
       }
       console.log(`\nrun ${name}: ${run.total} messages (${run.repeats} to recipients a second time) accepted in ${((performance.now() - t0) / 1000).toFixed(1)} s; starting 2 workers at ${run.rate}/s`);
 

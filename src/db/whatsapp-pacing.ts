@@ -76,8 +76,10 @@ export interface AdmissionRow { message_id: string; reason: 'pair_rate' | 'messa
  * - Pair rate: a recipient whose `whatsapp_pairs.next_at` is after `now` waits, until then or at most
  *   one interval (a claim of a message not sent yet ends when it is sent: the wait is tried again);
  *   of several messages to one recipient in the call the first may go, the k-th waits (k-1)
- *   intervals. An admitted message claims the pair until `now + intervalMs + claimMs`;
- *   {@link confirmPairs} sets it to `sent + intervalMs` when the request starts.
+ *   intervals. An admitted message claims the pair (`claimed_by`, migration 021) until
+ *   `now + intervalMs + claimMs`; {@link confirmPairs} sets it to `sent + intervalMs` when the
+ *   request starts. A message admitted again while its own claim holds (its run stopped before the
+ *   request) is not held by it.
  * - Messaging limit (`limit` null: none, nothing is counted): a recipient counted in the last 24 h, or
  *   whose contact (company, phone) has `last_inbound_at` in the last 24 h (window open), goes without
  *   counting. Others are counted (`counted_at = now`) in call order while `limit` minus the people
@@ -93,7 +95,7 @@ export async function decideAdmissions(db: Db, companyId: number, now: number, i
       FROM unnest(${messageIds}::text[], ${recipients}::text[]) WITH ORDINALITY AS i(message_id, recipient, ord)
     ), facts AS (
       SELECT it.message_id, it.recipient, it.ord, it.nth, p.next_at AS pair_next,
-             (it.nth = 1 AND (p.next_at IS NULL OR p.next_at <= ${t}::timestamptz)) AS pair_free,
+             (it.nth = 1 AND (p.next_at IS NULL OR p.next_at <= ${t}::timestamptz OR p.claimed_by IS NOT DISTINCT FROM it.message_id)) AS pair_free,
              (${limit}::int IS NULL
                OR coalesce(lc.counted_at > ${t}::timestamptz - interval '24 hours', false)
                OR coalesce(c.last_inbound_at > ${t}::timestamptz - interval '24 hours', false)) AS free_of_limit
@@ -119,10 +121,10 @@ export async function decideAdmissions(db: Db, companyId: number, now: number, i
                   ELSE coalesce(b.oldest, ${t}::timestamptz) + interval '24 hours' END AS until
       FROM ranked r CROSS JOIN budget b
     ), pairs AS (
-      INSERT INTO whatsapp_pairs AS p (company_id, recipient, next_at)
-      SELECT ${companyId}, d.recipient, ${t}::timestamptz + make_interval(secs => (${intervalMs}::float8 + ${claimMs}::float8) / 1000)
+      INSERT INTO whatsapp_pairs AS p (company_id, recipient, next_at, claimed_by)
+      SELECT ${companyId}, d.recipient, ${t}::timestamptz + make_interval(secs => (${intervalMs}::float8 + ${claimMs}::float8) / 1000), d.message_id
       FROM decided d WHERE d.reason IS NULL
-      ON CONFLICT (company_id, recipient) DO UPDATE SET next_at = excluded.next_at
+      ON CONFLICT (company_id, recipient) DO UPDATE SET next_at = excluded.next_at, claimed_by = excluded.claimed_by
       RETURNING 1
     ), counts AS (
       INSERT INTO whatsapp_limit_counts AS l (company_id, recipient, counted_at)
@@ -139,13 +141,13 @@ export async function decideAdmissions(db: Db, companyId: number, now: number, i
 /**
  * Records sends (requests started) to `recipients[i]` of company `companyIds[i]`: each pair's
  * `next_at` becomes `nextAts[i]` (clock ms: the send's time plus the pair interval), replacing the
- * claim its admission made. One row per pair.
+ * claim its admission made (`claimed_by` NULL). One row per pair.
  */
 export async function confirmPairs(db: Db, companyIds: number[], recipients: string[], nextAts: number[]): Promise<void> {
   await sql`
     INSERT INTO whatsapp_pairs AS p (company_id, recipient, next_at)
     SELECT v.c, v.r, v.t FROM unnest(${companyIds}::int[], ${recipients}::text[], ${nextAts.map(iso)}::timestamptz[]) AS v(c, r, t)
-    ON CONFLICT (company_id, recipient) DO UPDATE SET next_at = excluded.next_at`.execute(db);
+    ON CONFLICT (company_id, recipient) DO UPDATE SET next_at = excluded.next_at, claimed_by = NULL`.execute(db);
 }
 
 /**
@@ -155,7 +157,7 @@ export async function confirmPairs(db: Db, companyIds: number[], recipients: str
 export async function backOffPairUntil(db: Db, companyId: number, recipient: string, until: number): Promise<void> {
   await sql`
     INSERT INTO whatsapp_pairs AS p (company_id, recipient, next_at) VALUES (${companyId}, ${recipient}, ${iso(until)}::timestamptz)
-    ON CONFLICT (company_id, recipient) DO UPDATE SET next_at = greatest(p.next_at, excluded.next_at)`.execute(db);
+    ON CONFLICT (company_id, recipient) DO UPDATE SET next_at = greatest(p.next_at, excluded.next_at), claimed_by = NULL`.execute(db);
 }
 
 /**

@@ -60,6 +60,8 @@ test('pair rate: the next send to a recipient waits one interval after the last 
   };
 
   assert.deepEqual(await pacing.admit(companyId, null, [{ message_id: 'm1', recipient: a }]), new Map([['m1', { admitted: true }]]));
+  // m1 admitted again before its request started (its run was interrupted): its own claim does not hold it.
+  assert.deepEqual(await pacing.admit(companyId, null, [{ message_id: 'm1', recipient: a }]), new Map([['m1', { admitted: true }]]));
   clock.advance(1_000);
   // m1 is admitted but not sent yet: its claim holds the pair, m2 looks again one interval later.
   assert.deepEqual(await pacing.admit(companyId, null, [{ message_id: 'm2', recipient: a }, { message_id: 'm3', recipient: b }]),

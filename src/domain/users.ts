@@ -1,5 +1,5 @@
 /**
- * Company users of the console (issue 6 item 1): people who belong to one company and sign in with an
+ * Company users of the console: people who belong to one company and sign in with an
  * email and a password.
  *
  * - Passwords are hashed with argon2id (@node-rs/argon2 defaults: 19 MiB, 2 passes, 1 lane, 16-byte
@@ -11,7 +11,7 @@
  *   database accepts them. A session ends after `SESSION_IDLE_MS` without use or `SESSION_MAX_MS` after
  *   sign-in, on sign-out, and (other sessions of the user) on a password change.
  *
- * - Every user has a role (issue 15 item 5; migration 013): `owner`, `developer` or `marketer`
+ * - Every user has a role (migration 013): `owner`, `developer` or `marketer`
  *   (what each may do: src/console/permissions.ts). An invitation names the role the person gets.
  *   A company always keeps at least one owner: the last one cannot be demoted or removed (409).
  * - A password reset link (`/console/password-reset/<token>`), made by an owner or the operator, is
@@ -26,12 +26,12 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { hash, verify } from '@node-rs/argon2';
-import type { Generated } from 'kysely';
+import { sql, type Generated } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { recordAudit } from './audit.ts';
 import { DomainError, isRowId } from './errors.ts';
 
-/** The roles of a console user: `owner` (everything), `developer`, `marketer` (issue 15 item 5). */
+/** The roles of a console user: `owner` (everything), `developer`, `marketer`. */
 export const ROLES = ['owner', 'developer', 'marketer'] as const;
 export type Role = typeof ROLES[number];
 
@@ -471,6 +471,8 @@ export interface SessionInfo {
   role: Role;
   company_id: number;
   company_name: string;
+  /** The company's channel provider (`outbox`, `webhook`, `whatsapp`): the console links WhatsApp pages by it. */
+  channel_provider: string;
 }
 
 /** Starts a session for the user; resolves to the cookie value (shown to the browser only). */
@@ -497,7 +499,7 @@ export async function findSession(db: Db, token: string | undefined, now: Date):
   const row = await db.selectFrom('console_sessions as s')
     .innerJoin('console_users as u', 'u.user_id', 's.user_id')
     .innerJoin('companies as c', 'c.company_id', 'u.company_id')
-    .select(['s.created_at', 's.last_seen_at', 'u.user_id', 'u.email', 'u.role', 'u.company_id', 'c.name as company_name'])
+    .select(['s.created_at', 's.last_seen_at', 'u.user_id', 'u.email', 'u.role', 'u.company_id', 'c.name as company_name', sql<string | null>`c.channel->>'provider'`.as('channel_provider')])
     .where('s.session_hash', '=', tokenHash)
     .where('s.expires_at', '>', now)
     .executeTakeFirst();
@@ -507,7 +509,7 @@ export async function findSession(db: Db, token: string | undefined, now: Date):
     await db.updateTable('console_sessions').set({ last_seen_at: now, expires_at: expiresAt })
       .where('session_hash', '=', tokenHash).execute();
   }
-  return { token, user_id: row.user_id, email: row.email, role: row.role, company_id: row.company_id, company_name: row.company_name };
+  return { token, user_id: row.user_id, email: row.email, role: row.role, company_id: row.company_id, company_name: row.company_name, channel_provider: row.channel_provider ?? 'outbox' };
 }
 
 /** Ends a session (sign-out). Unknown tokens are ignored. */

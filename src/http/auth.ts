@@ -1,5 +1,5 @@
 /**
- * Authentication of the public API (api.md part 5; decisions.md §1 step 3): the `service-api-key`
+ * Authentication of the public API (docs/api.md "At a glance"; docs/decisions.md#1-request-handling-order, step 3): the `service-api-key`
  * header names a company API key. Lookups are cached for at most `ttlMs` (default 2 s), so a key revoked
  * in another process stops working within that time; a revocation in this process takes effect at once.
  * `last_used_at` is written in the background, at most once per flush interval per key. The cache's
@@ -8,11 +8,11 @@
 import { LRUCache } from 'lru-cache';
 import { systemClock, type Clock } from '../clock.ts';
 import type { Db } from '../db/database.ts';
-import { findApiKey, hashApiKey, touchApiKeys, type AuthContext } from '../domain/api-keys.ts';
+import { findApiKey, hashApiKey, touchApiKeys, type ApiKeyLookupCache, type AuthContext } from '../domain/api-keys.ts';
 
 export type AuthResult = { ok: true; auth: AuthContext } | { ok: false; detail: 'Not authenticated' | 'Invalid API key' };
 
-export class ApiKeyAuthenticator {
+export class ApiKeyAuthenticator implements ApiKeyLookupCache {
   readonly #db: Db;
   readonly #cache: LRUCache<string, AuthContext | false>;
   readonly #used = new Set<number>();
@@ -39,7 +39,10 @@ export class ApiKeyAuthenticator {
     return { ok: true, auth };
   }
 
-  /** Drops cached lookups so that changes (revocation, subscription, connector) apply at once here. */
+  /**
+   * Drops cached lookups so that changes (revocation, subscription, connector) apply at once here;
+   * called by the domain's writes that take this object (revokeApiKey, updateCompany, setConnector).
+   */
   invalidate(): void {
     this.#cache.clear();
   }

@@ -1,5 +1,5 @@
 /**
- * The document-level half of the OpenAPI document (`/openapi.json`, issue 13 item 1): info, servers,
+ * The document-level half of the OpenAPI document (`/openapi.json`): info, servers,
  * tags, the shared components (error bodies, response headers, cross-cutting responses), the examples of
  * the four public operations, and {@link completeDocument}, which adds to every operation the answers
  * that the app itself gives whatever the route (the 307 of Starlette's routing, 503 while the database
@@ -49,6 +49,7 @@ export const TAGS: readonly { name: string; description: string }[] = [
   { name: 'operator: audit', description: 'The audit log of every change made through the operator API and the console.' },
   { name: 'operator: console users', description: 'People of a company who sign in to the console: invitations and roles.' },
   { name: 'operator: event endpoints', description: 'Signed event webhooks to a company\'s systems (docs/events.md): endpoints, secrets, the attempt log, resend and replay.' },
+  { name: 'operator: whatsapp', description: 'A WhatsApp channel\'s template catalogue (synced from Meta, listed, submitted) and its state (docs/whatsapp.md).' },
 ];
 
 /** An OpenAPI Header Object with its (JSON Schema 2020-12) schema. */
@@ -101,7 +102,7 @@ const header = (name: keyof typeof HEADERS) => structuredClone(HEADERS[name]);
  * (not `components.responses`), so that a reader of one operation sees every answer whole.
  */
 export const SHARED_RESPONSES = {
-  /** Starlette's routing (decisions.md §1 step 1): the path with one trailing slash added or removed. */
+  /** Starlette's routing (docs/decisions.md#1-request-handling-order, step 1): the path with one trailing slash added or removed. */
   trailingSlash: () => ({
     description: 'Answered instead when the path is sent with one trailing slash added or removed (Starlette\'s routing): no body; repeat the request at `Location`.',
     headers: { Location: header('Location'), ...requestId() },
@@ -115,6 +116,11 @@ export const SHARED_RESPONSES = {
     description: 'Request body larger than 1 MiB.',
     headers: requestId(),
     ...json(ref('Detail'), { too_large: { summary: 'Body over the limit', value: { detail: 'Request body too large' } } }),
+  }),
+  adminUnsupportedMediaType: (accepted: string) => ({
+    description: `The body is not \`${accepted}\` (e.g. a form); nothing changed.`,
+    headers: requestId(),
+    ...json(ref('Detail'), { unsupported: { summary: 'A form instead of JSON', value: { detail: `Unsupported Media Type: send ${accepted}` } } }),
   }),
   adminUnauthorized: () => ({
     description: 'Missing or wrong operator token (`Authorization: Bearer <ADMIN_TOKEN>`).',
@@ -150,7 +156,7 @@ export function documentServers(): { url: string; description: string }[] {
   ];
 }
 
-/** `{"detail": text}` (api.md part 7), as a route's response schema. */
+/** `{"detail": text}` (docs/api.md#error-bodies), as a route's response schema. */
 export const errorSchemas = {
   detail: json(ref('Detail')),
   validation: json(ref('HTTPValidationError')),
@@ -160,7 +166,7 @@ export const errorSchemas = {
 /** Named examples of one media type (OpenAPI Example Objects). */
 export type Named = Record<string, { summary: string; value: unknown }>;
 
-/** Examples of one public operation: the request body and the answers by status (issue 13 item 1). */
+/** Examples of one public operation: the request body and the answers by status. */
 export interface PublicExamples {
   readonly request: Named;
   readonly responses: Readonly<Record<number, Named>>;
@@ -284,7 +290,7 @@ const alwaysSent = (status: string, header: string) =>
   ALWAYS['*'].includes(header.toLowerCase()) || (ALWAYS[status] ?? []).includes(header.toLowerCase());
 
 type Media = { schema?: unknown; examples?: Named };
-type Operation = { operationId?: string; responses?: Record<string, Record<string, unknown>>; requestBody?: { content?: Record<string, Media> }; tags?: string[] };
+type Operation = { operationId?: string; responses?: Record<string, Record<string, unknown>>; requestBody?: { required?: boolean; content?: Record<string, Media> }; tags?: string[] };
 type Doc = { paths?: Record<string, Record<string, Operation>>; tags?: { name: string }[] };
 
 /** Examples by operationId: the public operations' and the webhooks' (webhook-examples.ts). */
@@ -305,11 +311,20 @@ function applyExamples(op: Operation): void {
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
 const touchesDatabase = (path: string) => /^\/(api|admin|webhooks)\//.test(path);
 
+/** Whether a (request body) schema accepts JSON `null`: its `type` is or lists `null`, or one of its `anyOf` / `oneOf` does. */
+function admitsNull(schema: unknown): boolean {
+  if (schema === null || typeof schema !== 'object') return false;
+  const s = schema as { type?: unknown; anyOf?: unknown[]; oneOf?: unknown[] };
+  if (s.type === 'null' || (Array.isArray(s.type) && s.type.includes('null'))) return true;
+  return [...(s.anyOf ?? []), ...(s.oneOf ?? [])].some(admitsNull);
+}
+
 /**
  * `transformObject` of `@fastify/swagger`: adds to every operation what the app answers whatever the
  * route, unless the route documents it itself: `x-request-id` on every response; 307 (routing);
  * 503 on routes that read the database (`/api`, `/admin`, `/webhooks`); 401 on `/admin` (the bearer
- * check); 413 on routes with a body; the examples of {@link EXAMPLES}; and keeps only the tags in use.
+ * check); 413 on routes with a body, and on `/admin` ones 415 (a body in another media type) and
+ * `requestBody.required: false` when the body schema admits null; the examples of {@link EXAMPLES}; and keeps only the tags in use.
  * Returns the same (mutated) object.
  */
 export function completeDocument<T extends object>(document: T): T {
@@ -323,6 +338,13 @@ export function completeDocument<T extends object>(document: T): T {
       if (touchesDatabase(path)) r['503'] ??= SHARED_RESPONSES.unavailable();
       if (path.startsWith('/admin/')) r['401'] ??= SHARED_RESPONSES.adminUnauthorized();
       if (op.requestBody) r['413'] ??= SHARED_RESPONSES.tooLarge();
+      if (op.requestBody && path.startsWith('/admin/')) {
+        // The operator API answers 415 to a body in another media type (src/http/admin/plugin.ts), and a
+        // body whose schema admits `null` may be left out (Fastify validates a missing body as null).
+        const types = Object.keys(op.requestBody.content ?? {});
+        r['415'] ??= SHARED_RESPONSES.adminUnsupportedMediaType(types.join(' or ') || 'application/json');
+        if (types.every((t) => admitsNull(op.requestBody?.content?.[t]?.schema))) op.requestBody.required = false;
+      }
       for (const [status, response] of Object.entries(r)) {
         if ('$ref' in response) continue;
         const headers = (response.headers ??= {}) as Record<string, Record<string, unknown>>;

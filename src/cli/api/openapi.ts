@@ -1840,6 +1840,58 @@ export interface components {
             completed_at: string | null;
         };
         /**
+         * MessageRendered
+         * @description The message as handed to the provider (the body of a webhook delivery)
+         * @example {
+         *       "message_id": "5c0e2d7a-1b3f-4e8d-9a6c-7f2e1d0b9a83",
+         *       "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10",
+         *       "company_id": 12,
+         *       "kind": "campaign",
+         *       "source_id": 8,
+         *       "to": "+4915112345678",
+         *       "header": {
+         *         "type": "none"
+         *       },
+         *       "body": "Hi Anna, 20 % off all shoes this week.",
+         *       "buttons": []
+         *     }
+         */
+        MessageRendered: {
+            /** Format: uuid */
+            message_id: string;
+            /** Format: uuid */
+            batch_id: string;
+            company_id: number;
+            kind: "automation" | "campaign";
+            /** @description the automation or campaign id */
+            source_id: number;
+            /** @description E.164 */
+            to: string;
+            header: {
+                /** @description `none`, `text`, `image` or `video` */
+                type: string;
+                /** @description text: the header text */
+                text?: string;
+                /** @description image / video: the media URL */
+                url?: string;
+            };
+            body: string;
+            buttons: {
+                text: string;
+                url: string;
+            }[];
+            /** @description templates with a WhatsApp mapping: the Cloud API template parameters */
+            whatsapp?: {
+                name: string;
+                language: string;
+                header_parameters: string[];
+                body_parameters: string[];
+                button_parameters: (string | null)[];
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
          * Message
          * @example {
          *       "message_id": "5c0e2d7a-1b3f-4e8d-9a6c-7f2e1d0b9a83",
@@ -1850,6 +1902,11 @@ export interface components {
          *       "sent_at": "2026-03-02T09:30:02.120Z",
          *       "delivered_at": "2026-03-02T09:30:03.900Z",
          *       "rendered": {
+         *         "message_id": "5c0e2d7a-1b3f-4e8d-9a6c-7f2e1d0b9a83",
+         *         "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10",
+         *         "company_id": 12,
+         *         "kind": "campaign",
+         *         "source_id": 8,
          *         "to": "+4915112345678",
          *         "header": {
          *           "type": "none"
@@ -1892,8 +1949,8 @@ export interface components {
             read_at?: string;
             /** Format: date-time */
             failed_at?: string;
-            /** @description the message as handed to the provider (null until rendered) */
-            rendered: unknown;
+            /** @description the message as handed to the provider; null until rendered (and for a message that never is, e.g. an invalid number) */
+            rendered: components["schemas"]["MessageRendered"] | null;
         };
         /**
          * BatchPage
@@ -3947,6 +4004,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -4274,6 +4342,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -4529,6 +4608,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -4701,6 +4791,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -5044,7 +5145,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {
@@ -5125,6 +5226,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -5531,6 +5643,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -6179,6 +6302,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -6621,6 +6755,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -6906,6 +7051,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -7202,6 +7358,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -7410,6 +7577,11 @@ export interface operations {
                      *           "sent_at": "2026-03-02T09:30:02.120Z",
                      *           "delivered_at": "2026-03-02T09:30:03.900Z",
                      *           "rendered": {
+                     *             "message_id": "5c0e2d7a-1b3f-4e8d-9a6c-7f2e1d0b9a83",
+                     *             "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10",
+                     *             "company_id": 12,
+                     *             "kind": "campaign",
+                     *             "source_id": 8,
                      *             "to": "+4915112345678",
                      *             "header": {
                      *               "type": "none"
@@ -7896,6 +8068,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -8431,6 +8614,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -8978,6 +9172,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid input (a URL that is not http(s) or points at a private network, an unknown event type ...); nothing changed */
             422: {
                 headers: {
@@ -9383,6 +9588,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -10070,6 +10286,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -10355,6 +10582,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description The template does not render (`template_error`, nothing is sent), an invalid phone number, or an invalid body */
             422: {
                 headers: {
@@ -10488,6 +10726,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -10779,6 +11028,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -10937,6 +11197,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description The template does not render (`template_error`, nothing is sent), an invalid phone number, or an invalid body */
             422: {
                 headers: {
@@ -11070,6 +11341,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -11259,6 +11541,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -11671,6 +11964,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -11925,6 +12229,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -12228,6 +12543,17 @@ export interface operations {
                      *       "detail": "Request body too large"
                      *     }
                      */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
@@ -13200,6 +13526,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -13373,6 +13710,17 @@ export interface operations {
                      *       "detail": "Request body too large"
                      *     }
                      */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `text/csv` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["Detail"];
                 };
             };

@@ -6,9 +6,9 @@
  * commit does the caller answer `accepted`: a crash after the answer loses nothing.
  */
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Db } from '../db/database.ts';
-import type { BatchKind, BatchStatus, MessageStatus } from '../db/schema.ts';
+import type { BatchKind, BatchStatus, MessagesTable, MessageStatus } from '../db/schema.ts';
 import { batchesAccepted } from '../metrics.ts';
 import type { AnswerRecord, BatchAcceptor } from './accept-writer.ts';
 import { notFound } from './errors.ts';
@@ -201,10 +201,18 @@ export interface MessageView {
 export async function listBatchMessages(db: Db, batchId: string, companyId?: number): Promise<MessageView[]> {
   await getBatch(db, batchId, companyId);
   const rows = await db.selectFrom('messages')
-    .select(['message_id', 'phone', 'status', 'reason', 'error', 'error_code', 'attempts', 'scheduled_for', 'next_attempt_at',
-      'provider_message_id', 'sent_at', 'delivered_at', 'read_at', 'failed_at', 'rendered'])
+    .select([...MESSAGE_COLUMNS])
     .where('batch_id', '=', batchId.toLowerCase()).orderBy('seq').execute();
-  return rows.map((r) => ({
+  return rows.map(messageView);
+}
+
+/** The columns of `messages` that a MessageView is made of (src/domain/batch-messages.ts selects them too). */
+export const MESSAGE_COLUMNS = ['message_id', 'phone', 'status', 'reason', 'error', 'error_code', 'attempts', 'scheduled_for', 'next_attempt_at',
+  'provider_message_id', 'sent_at', 'delivered_at', 'read_at', 'failed_at', 'rendered'] as const;
+
+/** A stored message row (the MESSAGE_COLUMNS) as a MessageView: optional fields only when set. */
+export function messageView(r: Pick<Selectable<MessagesTable>, (typeof MESSAGE_COLUMNS)[number]>): MessageView {
+  return {
     message_id: r.message_id,
     phone: r.phone,
     status: r.status,
@@ -220,5 +228,5 @@ export async function listBatchMessages(db: Db, batchId: string, companyId?: num
     ...(r.read_at ? { read_at: r.read_at } : {}),
     ...(r.failed_at ? { failed_at: r.failed_at } : {}),
     rendered: r.rendered,
-  }));
+  };
 }

@@ -32,6 +32,8 @@ export interface BatchOverrides {
   send_at?: string | null;
   /** Set by a cancel before fan-out: every message is written skipped / `cancelled`. */
   cancelled?: boolean;
+  /** A campaign send to a segment accepted without items: batch-process resolves its members (campaign-sends.ts). */
+  segment_id?: number;
 }
 
 /** Items that 4.3 processes: only the first 50; the rest are accepted and ignored. */
@@ -67,6 +69,8 @@ export interface AcceptInput {
   sourceId: number;
   template: unknown;
   items: BatchItem[];
+  /** The batch's total when not `items.length` (a segment send whose members batch-process resolves). */
+  total?: number;
   ignored: number;
   overrides: BatchOverrides;
 }
@@ -87,7 +91,7 @@ export async function acceptBatch(acceptor: BatchAcceptor, input: AcceptInput, o
     company_id: input.companyId,
     kind: input.kind,
     source_id: input.sourceId,
-    total: input.items.length,
+    total: input.total ?? input.items.length,
     ignored_contacts: input.ignored,
     items: toJsonText(input.items),
     overrides: JSON.stringify(input.overrides),

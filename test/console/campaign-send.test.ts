@@ -8,7 +8,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { eventually, FakeClock, startTestServer, type TestServer } from '../helpers/server.ts';
-import { newCompany, signedInClient } from './helpers.ts';
+import { csrfToken, newCompany, signedInClient, type Answer, type ConsoleClient } from './helpers.ts';
 
 let s: TestServer;
 const clock = new FakeClock(Date.parse('2026-06-01T10:00:00Z')); // 12:00 in Berlin (CEST)
@@ -18,6 +18,11 @@ after(() => s.close());
 const run = Math.floor(Math.random() * 1000);
 let n = 0;
 const phone = () => `+49151${String(run).padStart(3, '0')}${String(5000 + ++n).padStart(5, '0')}`;
+/** Submits the review page's confirm form (its CSRF token, choices and one-time confirm token). */
+export function confirmFrom(cl: ConsoleClient, review: Answer, action: string, form: Record<string, string>): Promise<Answer> {
+  const token = /name="confirm_token" value="([^"]+)"/.exec(review.text)?.[1] ?? '';
+  return cl.request('POST', action, { _csrf: csrfToken(review.text), ...form, confirm_token: token.replace(/&amp;/g, '&') });
+}
 const count = (text: string, name: string) => Number(new RegExp(`data-count="${name}">(\\d+)`).exec(text)?.[1]);
 
 async function segmentWith(companyId: number, phones: string[]): Promise<number> {
@@ -48,7 +53,7 @@ test('send to a segment: counts shown before confirming, the opted-out contact e
   const batchesOf = async () => (await db.selectFrom('batches').select('batch_id').where('company_id', '=', companyId).execute()).length;
   assert.equal(await batchesOf(), 0, 'review writes nothing');
 
-  const confirm = await cl.submit(page, `${page}/confirm`, { audience: 'segment', segment_id: String(segmentId), numbers: '', when: 'now', send_at: '' });
+  const confirm = await confirmFrom(cl, review, `${page}/confirm`, { audience: 'segment', segment_id: String(segmentId), numbers: '', when: 'now', send_at: '' });
   assert.equal(confirm.status, 303);
   const batchId = /^\/console\/sends\/([0-9a-f-]{36})$/.exec(confirm.location!)![1];
   const done = await eventually(async () => {
@@ -80,7 +85,7 @@ test('pasted numbers scheduled in the company time zone: held, then cancelled; a
   assert.equal(review.status, 200);
   assert.deepEqual(['send', 'skipped_opted_out', 'skipped_invalid', 'held_for_delivery_hours'].map((k) => count(review.text, k)), [2, 0, 1, 0]);
   assert.match(review.text, /at 2026-06-01 14:30 \(Europe\/Berlin\)/);
-  const confirm = await cl.submit(page, `${page}/confirm`, form);
+  const confirm = await confirmFrom(cl, review, `${page}/confirm`, form);
   assert.equal(confirm.status, 303);
   const batchId = /^\/console\/sends\/([0-9a-f-]{36})$/.exec(confirm.location!)![1];
   const msgs = await eventually(async () => {

@@ -8,7 +8,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { eventually, FakeClock, startTestServer, type TestServer } from '../helpers/server.ts';
-import { csrfToken, newCompany, signedInClient, type Answer, type ConsoleClient } from './helpers.ts';
+import { confirmFrom, newCompany, signedInClient } from './helpers.ts';
 
 let s: TestServer;
 const clock = new FakeClock(Date.parse('2026-06-01T10:00:00Z')); // 12:00 in Berlin (CEST)
@@ -18,11 +18,6 @@ after(() => s.close());
 const run = Math.floor(Math.random() * 1000);
 let n = 0;
 const phone = () => `+49151${String(run).padStart(3, '0')}${String(5000 + ++n).padStart(5, '0')}`;
-/** Submits the review page's confirm form (its CSRF token, choices and one-time confirm token). */
-export function confirmFrom(cl: ConsoleClient, review: Answer, action: string, form: Record<string, string>): Promise<Answer> {
-  const token = /name="confirm_token" value="([^"]+)"/.exec(review.text)?.[1] ?? '';
-  return cl.request('POST', action, { _csrf: csrfToken(review.text), ...form, confirm_token: token.replace(/&amp;/g, '&') });
-}
 const count = (text: string, name: string) => Number(new RegExp(`data-count="${name}">(\\d+)`).exec(text)?.[1]);
 
 async function segmentWith(companyId: number, phones: string[]): Promise<number> {

@@ -217,13 +217,14 @@ export async function segmentItems(db: Db, companyId: number, segmentId: number)
 
 /**
  * Starts a send of `campaign` to `items` (pasted numbers, planned by planSend) like startCampaignSend,
- * with the request's answer `idempotency(batchId)` committed together with the batch.
+ * with the request's answer `idempotency(batchId)` committed together with the batch; `batchId` when
+ * the caller chose it ({@link newBatchId}).
  */
 export async function startListSend(
   acceptor: BatchAcceptor, campaign: SourceRow, items: BatchItem[], sendAt: number | null, idempotency: (batchId: string) => AnswerRecord,
+  batchId: string = newBatchId(),
 ): Promise<string> {
   if (items.length === 0) throw new DomainError(422, 'the audience has no numbers');
-  const batchId = newBatchId();
   await acceptBatch(acceptor, {
     batchId, companyId: campaign.company_id, kind: 'campaign', sourceId: campaign.id, template: campaign.template,
     items, ignored: 0, overrides: sendAt === null ? {} : { send_at: new Date(sendAt).toISOString() },

@@ -15,7 +15,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAudit } from '../../domain/audit.ts';
-import { getBatch } from '../../domain/batches.ts';
+import { getBatch, newBatchId } from '../../domain/batches.ts';
 import { audiencePhones, cancelBatch, companyTimeZone, localToInstant, MAX_SEND_CONTACTS, planSegmentSend, planSend, sendCompany, startListSend, startSegmentSend, type Audience } from '../../domain/campaign-sends.ts';
 import { claimKey, releaseKey } from '../../domain/idempotency.ts';
 import { checkConfirmToken, issueConfirmToken, type ConfirmBinding } from '../../domain/send-confirmations.ts';
@@ -156,15 +156,17 @@ export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps)
         await releaseKey(db, session.company_id, t.key);
         return showForm(request, reply, 422, campaign, form, c.errors);
       }
+      batchId = newBatchId();
+      // Audited before the accept: once the batch commits, its fan-out may hold the embedded database's
+      // one connection (PGlite) for a while, and the answer must not wait for it.
+      await recordAudit(db, { actor: `console:${session.email}`, action: 'campaign.send', target: `batch:${batchId}`, company_id: session.company_id, details: { campaign_id: campaign.id, audience: c.label, scheduled_for: c.sendAt === null ? null : new Date(c.sendAt).toISOString() } });
       const answer = (id: string) => ({ key: t.key, status: 303, body: id });
-      batchId = c.audience && 'segment_id' in c.audience
-        ? await startSegmentSend(deps.acceptor, campaign, c.audience.segment_id, c.plan.total, c.sendAt, { idempotency: answer })
-        : await startListSend(deps.acceptor, campaign, c.items ?? [], c.sendAt, answer);
+      if (c.audience && 'segment_id' in c.audience) await startSegmentSend(deps.acceptor, campaign, c.audience.segment_id, c.plan.total, c.sendAt, { batchId, idempotency: answer });
+      else await startListSend(deps.acceptor, campaign, c.items ?? [], c.sendAt, answer, batchId);
     } catch (err) {
       await releaseKey(db, session.company_id, t.key);
       throw err;
     }
-    await recordAudit(db, { actor: `console:${session.email}`, action: 'campaign.send', target: `batch:${batchId}`, company_id: session.company_id, details: { campaign_id: campaign.id, audience: c.label, scheduled_for: c.sendAt === null ? null : new Date(c.sendAt).toISOString() } });
     return reply.header('cache-control', 'no-store').redirect(`${BASE}/sends/${batchId}`, 303);
   });
 

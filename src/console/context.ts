@@ -33,7 +33,7 @@ export function sendPage(
 ): FastifyReply {
   const csrf = reply.generateCsrf();
   const s = request.consoleSession;
-  return sendHtml(reply, status, layout({ ...page, csrf, body: page.body(csrf), user: s ? { email: s.email, company_name: s.company_name, role: s.role } : undefined }));
+  return sendHtml(reply, status, layout({ ...page, csrf, body: page.body(csrf), user: s ? { email: s.email, company_name: s.company_name, role: s.role, channel_provider: s.channel_provider } : undefined }));
 }
 
 /**

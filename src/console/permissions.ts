@@ -8,6 +8,7 @@
  * | `/console/` (and `/console`), `/console/overview*`, `/console/account/*`, `/console/logout` | every role       | every role         |
  * | `/console/settings/integrations/*` (credentials, webhooks)         | owner, developer        | owner, developer   |
  * | `/console/automations*`, `/campaigns*`, `/segments*`, `/contacts*`, `/sends*` | every role   | owner, marketer    |
+ * | `/console/whatsapp/*` (WhatsApp templates: sync, submit)           | every role              | owner, marketer    |
  * | `/console/settings/users/*`                                        | owner                   | owner              |
  * | anything else                                                      | owner                   | owner              |
  *
@@ -26,7 +27,7 @@ export { isRole, ROLES, type Role } from '../domain/users.ts';
 export const ROLE_SUMMARY: Record<Role, string> = {
   owner: 'everything, including users and roles',
   developer: 'credentials and webhooks; everything else read-only',
-  marketer: 'automations, campaigns, segments, contacts and sends; no credentials or webhooks',
+  marketer: 'automations, campaigns, WhatsApp templates, segments, contacts and sends; no credentials or webhooks',
 };
 
 const ALL: readonly Role[] = ROLES;
@@ -53,6 +54,7 @@ const AREAS: readonly Area[] = [
   { pattern: '/console/segments*', read: ALL, write: ['owner', 'marketer'] },
   { pattern: '/console/contacts*', read: ALL, write: ['owner', 'marketer'] },
   { pattern: '/console/sends*', read: ALL, write: ['owner', 'marketer'] },
+  { pattern: '/console/whatsapp/*', read: ALL, write: ['owner', 'marketer'] },
 ];
 
 function matches(pattern: string, url: string): boolean {

@@ -52,6 +52,7 @@ import { registerWebhookPage } from './routes/webhook.ts';
 import { registerWebhooksPage } from './routes/webhooks.ts';
 import { registerOverviewPage } from './routes/overview.ts';
 import { registerUsersPages } from './routes/users.ts';
+import { registerWhatsappTemplatePages } from './routes/whatsapp-templates.ts';
 import { registerPasswordResetPages } from './routes/password-reset.ts';
 import { BASE } from './views/layout.ts';
 
@@ -171,6 +172,7 @@ export async function registerConsole(app: FastifyInstance, deps: AppDeps): Prom
       registerSourcePages(authed, deps, 'automation');
       registerSourcePages(authed, deps, 'campaign');
       registerCampaignSendPages(authed, deps);
+      registerWhatsappTemplatePages(authed, deps);
     });
   }, { prefix: BASE });
 }

@@ -1,6 +1,7 @@
 /**
- * The API key lookup of every public request (src/domain/api-keys.ts decides what a key is): one
- * constant statement, run as a named prepared statement on PostgreSQL (db/prepared.ts).
+ * API keys (src/domain/api-keys.ts decides what a key is and drops the lookup cache after a write): one
+ * statement per function. The lookup of every public request is a constant statement, run as a named
+ * prepared statement on PostgreSQL (db/prepared.ts).
  */
 import type { Db } from './database.ts';
 import { executePrepared } from './prepared.ts';
@@ -23,4 +24,27 @@ export async function findActiveKeyByHash(db: Db, hash: Buffer): Promise<ActiveK
     .where('k.key_hash', '=', hash)
     .where('k.revoked_at', 'is', null));
   return row;
+}
+
+/** Inserts a key (its SHA-256 and display prefix) for company `companyId` if that company exists; undefined if not. */
+export async function insertApiKey(db: Db, companyId: number, keyHash: Buffer, prefix: string, label: string | null) {
+  return db.insertInto('api_keys')
+    .columns(['company_id', 'key_hash', 'prefix', 'label'])
+    .expression((eb) => eb.selectFrom('companies')
+      .select(['company_id', eb.val(keyHash).as('key_hash'), eb.val(prefix).as('prefix'), eb.val(label).as('label')])
+      .where('company_id', '=', companyId))
+    .returning(['key_id', 'label', 'prefix', 'created_at'])
+    .executeTakeFirst();
+}
+
+/** Sets `revoked_at` of key `keyId` (of company `companyId` when given) to `at`; its company, or undefined. */
+export async function revokeKeyRow(db: Db, keyId: number, companyId: number | undefined, at: Date): Promise<{ company_id: number } | undefined> {
+  let q = db.updateTable('api_keys').set({ revoked_at: at }).where('key_id', '=', keyId);
+  if (companyId !== undefined) q = q.where('company_id', '=', companyId);
+  return q.returning(['company_id']).executeTakeFirst();
+}
+
+/** Sets `last_used_at` of the keys to `at`. */
+export async function touchKeyRows(db: Db, keyIds: number[], at: Date): Promise<void> {
+  await db.updateTable('api_keys').set({ last_used_at: at }).where('key_id', 'in', keyIds).execute();
 }

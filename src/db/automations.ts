@@ -1,6 +1,7 @@
 /**
- * The automation lookup of 4.3 (src/domain/automations.ts caches it and decides what may be
- * triggered): one constant statement, run as a named prepared statement on PostgreSQL (db/prepared.ts).
+ * Automations and campaigns (src/domain/automations.ts decides what may be written and triggered, and
+ * drops its cached lookups after a write): one statement per function. The automation lookup of 4.3 is
+ * a constant statement, run as a named prepared statement on PostgreSQL (db/prepared.ts).
  */
 import type { Db } from './database.ts';
 import { executePrepared } from './prepared.ts';
@@ -10,4 +11,71 @@ export async function findAutomationRow(db: Db, companyId: number, automationId:
   const [row] = await executePrepared(db, db.selectFrom('automations').selectAll()
     .where('automation_id', '=', automationId).where('company_id', '=', companyId));
   return row;
+}
+
+/** A new automation's values (template as JSON text). */
+export interface NewAutomation { name: string; type: string; active: boolean; template: string; expire_after: string | null }
+
+/** Inserts an automation for company `companyId` if that company exists; its row, or undefined. */
+export async function insertAutomation(db: Db, companyId: number, v: NewAutomation) {
+  return db.insertInto('automations')
+    .columns(['company_id', 'name', 'type', 'active', 'template', 'expire_after'])
+    .expression((eb) => eb.selectFrom('companies').select([
+      'company_id', eb.val(v.name).as('name'), eb.val(v.type).as('type'),
+      eb.val(v.active).as('active'), eb.val(v.template).as('template'), eb.val(v.expire_after).as('expire_after'),
+    ]).where('company_id', '=', companyId))
+    .returningAll().executeTakeFirst();
+}
+
+/** Sets the given columns (JSON as text) of automation `automationId`; its row, or undefined. */
+export async function updateAutomationRow(db: Db, automationId: number, set: Record<string, unknown>) {
+  return db.updateTable('automations').set(set).where('automation_id', '=', automationId).returningAll().executeTakeFirst();
+}
+
+/** A new campaign's values (template as JSON text). */
+export interface NewCampaign { name: string; template: string; expire_after: string | null }
+
+/** Inserts a campaign for company `companyId` if that company exists; its row, or undefined. */
+export async function insertCampaign(db: Db, companyId: number, v: NewCampaign) {
+  return db.insertInto('campaigns')
+    .columns(['company_id', 'name', 'template', 'expire_after'])
+    .expression((eb) => eb.selectFrom('companies').select([
+      'company_id', eb.val(v.name).as('name'), eb.val(v.template).as('template'), eb.val(v.expire_after).as('expire_after'),
+    ]).where('company_id', '=', companyId))
+    .returningAll().executeTakeFirst();
+}
+
+/** Company `companyId`'s campaign `campaignId` (every column), or undefined. */
+export async function selectCampaign(db: Db, companyId: number, campaignId: number) {
+  return db.selectFrom('campaigns').selectAll()
+    .where('campaign_id', '=', campaignId).where('company_id', '=', companyId).executeTakeFirst();
+}
+
+/** Company `companyId`'s automations (every column), newest first. */
+export async function selectAutomations(db: Db, companyId: number) {
+  return db.selectFrom('automations').selectAll().where('company_id', '=', companyId).orderBy('automation_id', 'desc').execute();
+}
+
+/** Company `companyId`'s campaigns (every column), newest first. */
+export async function selectCampaigns(db: Db, companyId: number) {
+  return db.selectFrom('campaigns').selectAll().where('company_id', '=', companyId).orderBy('campaign_id', 'desc').execute();
+}
+
+/** Automation `automationId` (every column), of company `companyId` unless null; or undefined. */
+export async function selectAutomationScoped(db: Db, automationId: number, companyId: number | null) {
+  let q = db.selectFrom('automations').selectAll().where('automation_id', '=', automationId);
+  if (companyId !== null) q = q.where('company_id', '=', companyId);
+  return q.executeTakeFirst();
+}
+
+/** Campaign `campaignId` (every column), of company `companyId` unless null; or undefined. */
+export async function selectCampaignScoped(db: Db, campaignId: number, companyId: number | null) {
+  let q = db.selectFrom('campaigns').selectAll().where('campaign_id', '=', campaignId);
+  if (companyId !== null) q = q.where('company_id', '=', companyId);
+  return q.executeTakeFirst();
+}
+
+/** Sets the given columns (non-empty; JSON as text) of campaign `campaignId`; its row, or undefined. */
+export async function updateCampaignRow(db: Db, campaignId: number, set: Record<string, unknown>) {
+  return db.updateTable('campaigns').set(set).where('campaign_id', '=', campaignId).returningAll().executeTakeFirst();
 }

@@ -11,6 +11,7 @@ import { sql } from 'kysely';
 import type { Db } from './database.ts';
 import type { BatchView } from '../domain/batches.ts';
 import type { BatchKind, BatchStatus } from './schema.ts';
+import { batchCounts } from '../domain/batch-counts.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -33,17 +34,11 @@ export async function listCompanyBatches(db: Db, companyId: number, opts: { limi
             AND (${before}::uuid IS NULL OR (created_at, batch_id) < (
                   SELECT created_at, batch_id FROM batches WHERE batch_id = ${before}::uuid AND company_id = ${companyId}))
           ORDER BY created_at DESC, batch_id DESC LIMIT ${opts.limit + 1}) b
-    LEFT JOIN LATERAL (
-      SELECT count(*) FILTER (WHERE status IN ('sent', 'delivered', 'read')) AS sent,
-             count(*) FILTER (WHERE status IN ('delivered', 'read')) AS delivered,
-             count(*) FILTER (WHERE status = 'read') AS read,
-             count(*) FILTER (WHERE status = 'failed') AS failed,
-             count(*) FILTER (WHERE status = 'skipped') AS skipped
-      FROM messages WHERE batch_id = b.batch_id) m ON true
+    LEFT JOIN LATERAL cms_batch_status_counts(b.batch_id) m ON true
     ORDER BY b.created_at DESC, b.batch_id DESC`.execute(db);
   const batches = rows.slice(0, opts.limit).map((r) => ({
     batch_id: r.batch_id, kind: r.kind, source_id: r.source_id, company_id: companyId, status: r.status,
-    counts: { total: r.total, sent: r.sent, delivered: r.delivered, read: r.read, failed: r.failed, skipped: r.skipped, pending: r.total - r.sent - r.failed - r.skipped },
+    counts: batchCounts(r.total, r),
     ignored_contacts: r.ignored_contacts, created_at: r.created_at, completed_at: r.completed_at,
   }));
   return { batches, next_before: rows.length > opts.limit ? batches[batches.length - 1].batch_id : null };

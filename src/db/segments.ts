@@ -1,7 +1,8 @@
 /**
- * SQL of segment administration (issue 15 item 3; api.md 4.1 / 4.2 keep theirs in src/domain/segments.ts):
- * list, rename, delete, and members paged by keyset. Every statement is scoped to the company, so another
- * company's segment is never found (callers answer 404 exactly as for an unknown id).
+ * SQL of segments, one statement per function: administration (issue 15 item 3: list, rename, delete,
+ * members paged by keyset) and the statements of api.md 4.1 / 4.2 (src/domain/segments.ts decides what
+ * they answer). Every statement is scoped to the company, so another company's segment is never found
+ * (callers answer 404 exactly as for an unknown id).
  */
 import { sql } from 'kysely';
 import type { Db } from './database.ts';
@@ -94,4 +95,52 @@ export async function countDigestContacts(db: Db, companyId: number, digests: st
     FROM (SELECT decode(h, 'hex') AS d FROM unnest(${digests}::text[]) AS h) x
     JOIN contacts c ON c.company_id = ${companyId} AND (c.sha256_plus = x.d OR c.sha256_bare = x.d)`.execute(db);
   return rows[0]?.n ?? 0;
+}
+
+/**
+ * Api 4.1's statement: takes one of the company's `max` segment slots (`companies.segment_count`) and
+ * inserts the segment in it; its id, or undefined when every slot is taken (or no such company).
+ */
+export async function insertSegmentInSlot(db: Db, companyId: number, name: string, max: number): Promise<number | undefined> {
+  const { rows } = await sql<{ segment_id: number }>`
+    WITH slot AS (
+      UPDATE companies SET segment_count = segment_count + 1
+      WHERE company_id = ${companyId} AND segment_count < ${max}
+      RETURNING company_id)
+    INSERT INTO segments (company_id, name) SELECT company_id, ${name} FROM slot
+    RETURNING segment_id`.execute(db);
+  return rows[0]?.segment_id;
+}
+
+/**
+ * Api 4.2's statement: adds (`add`) or removes (`delete`) the company's existing contacts named by E.164
+ * `phones`, or by hex SHA-256 `digests` (of the number with or without `+`), to or from its segment.
+ * `segment`: 1 when the segment is the company's, else 0 (then nothing changed); `found`: the distinct
+ * request items that name a contact; `processed`: memberships added or removed.
+ */
+export async function changeSegmentMembers(
+  db: Db, companyId: number, segmentId: number, mode: 'add' | 'delete', by: { phones: string[] } | { digests: string[] },
+): Promise<{ segment: number; found: number; processed: number }> {
+  // `matched` holds the request items that name an existing contact (an item counts once even when a
+  // digest with and one without `+` name the same contact); `found` the distinct contacts.
+  const matched = 'digests' in by
+    ? sql`SELECT d.item, c.contact_id FROM (SELECT decode(h, 'hex') AS item FROM unnest(${by.digests}::text[]) AS h) d
+          JOIN contacts c ON c.company_id = ${companyId} AND (c.sha256_plus = d.item OR c.sha256_bare = d.item)`
+    : sql`SELECT c.phone AS item, c.contact_id FROM contacts c
+          WHERE c.company_id = ${companyId} AND c.phone = ANY(${by.phones}::text[])`;
+  const change = mode === 'add'
+    ? sql`INSERT INTO segment_members (segment_id, contact_id)
+          SELECT seg.segment_id, f.contact_id FROM seg, (SELECT DISTINCT contact_id FROM matched) f
+          ON CONFLICT DO NOTHING RETURNING 1`
+    : sql`DELETE FROM segment_members m USING seg
+          WHERE m.segment_id = seg.segment_id AND m.contact_id IN (SELECT contact_id FROM matched)
+          RETURNING 1`;
+  const { rows } = await sql<{ segment: number; found: number; processed: number }>`
+    WITH seg AS (SELECT segment_id FROM segments WHERE segment_id = ${segmentId} AND company_id = ${companyId}),
+         matched AS (${matched}),
+         changed AS (${change})
+    SELECT (SELECT count(*) FROM seg)::int AS segment,
+           (SELECT count(DISTINCT item) FROM matched)::int AS found,
+           (SELECT count(*) FROM changed)::int AS processed`.execute(db);
+  return rows[0];
 }

@@ -56,7 +56,10 @@ export async function updateTemplates(db: Db, companyId: number, rows: TemplateR
   return Number(result.numAffectedRows ?? 0);
 }
 
-/** Inserts those of `rows` the company does not have yet (by template_id); synced_at = `at`. */
+/**
+ * Inserts those of `rows` the company does not have yet; synced_at = `at`. A row whose id, or name and
+ * language, a concurrent sync inserted meanwhile is skipped (that sync stored the same answer of Meta).
+ */
 export async function insertTemplates(db: Db, companyId: number, rows: TemplateRow[], at: number): Promise<number> {
   if (rows.length === 0) return 0;
   const result = await sql`
@@ -64,19 +67,24 @@ export async function insertTemplates(db: Db, companyId: number, rows: TemplateR
     SELECT ${companyId}, t.template_id, t.name, t.language, t.status, t.category, t.quality_score, t.rejected_reason, t.parameters, t.components, ${iso(at)}::timestamptz
     FROM jsonb_to_recordset(${doc(rows)}::jsonb) AS t(template_id text, name text, language text, status text, category text,
       quality_score text, rejected_reason text, parameters jsonb, components jsonb)
-    ON CONFLICT (company_id, template_id) DO NOTHING`.execute(db);
+    ON CONFLICT DO NOTHING`.execute(db);
+  return Number(result.numAffectedRows ?? 0);
+}
+
+/** Deletes the company's template of `name` and `language` unless its id is `keepId`; returns how many went. */
+export async function deleteOtherTemplate(db: Db, companyId: number, name: string, language: string, keepId: string): Promise<number> {
+  const result = await sql`
+    DELETE FROM whatsapp_templates WHERE company_id = ${companyId} AND name = ${name} AND language = ${language} AND template_id <> ${keepId}`.execute(db);
   return Number(result.numAffectedRows ?? 0);
 }
 
 /**
- * Stores one template (a submitted one, as Meta answered): inserted, or, when the company already has
- * its id or its name and language, that row replaced. Returns the stored row.
+ * Stores one template (a submitted one, as Meta answered): inserted, or the row of its id replaced.
+ * Another row with its name and language must be gone first ({@link deleteOtherTemplate}). Returns
+ * the stored row.
  */
 export async function upsertTemplate(db: Db, companyId: number, row: TemplateRow, at: number): Promise<StoredTemplate> {
   const { rows } = await sql<StoredTemplate>`
-    WITH gone AS (
-      DELETE FROM whatsapp_templates WHERE company_id = ${companyId} AND name = ${row.name} AND language = ${row.language} AND template_id <> ${row.template_id}
-    )
     INSERT INTO whatsapp_templates (company_id, template_id, name, language, status, category, quality_score, rejected_reason, parameters, components, synced_at)
     VALUES (${companyId}, ${row.template_id}, ${row.name}, ${row.language}, ${row.status}, ${row.category}, ${row.quality_score}, ${row.rejected_reason},
       ${JSON.stringify(row.parameters)}::jsonb, ${JSON.stringify(row.components)}::jsonb, ${iso(at)}::timestamptz)

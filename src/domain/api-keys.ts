@@ -8,7 +8,7 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import type { Db } from '../db/database.ts';
-import { findActiveKeyByHash } from '../db/api-keys.ts';
+import { findActiveKeyByHash, insertApiKey, revokeKeyRow, touchKeyRows } from '../db/api-keys.ts';
 import { DomainError, isRowId } from './errors.ts';
 
 export const KEY_PREFIX = 'cms_live_';
@@ -61,31 +61,30 @@ export interface CreatedKey { key_id: number; api_key: string; label: string | n
 export async function createApiKey(db: Db, companyId: number, label: string | null): Promise<CreatedKey> {
   if (!isRowId(companyId)) throw new DomainError(404, 'Company not found');
   const apiKey = generateApiKey();
-  const row = await db.insertInto('api_keys')
-    .columns(['company_id', 'key_hash', 'prefix', 'label'])
-    .expression((eb) => eb.selectFrom('companies')
-      .select([
-        'company_id',
-        eb.val(hashApiKey(apiKey)).as('key_hash'),
-        eb.val(keyDisplayPrefix(apiKey)).as('prefix'),
-        eb.val(label).as('label'),
-      ])
-      .where('company_id', '=', companyId))
-    .returning(['key_id', 'label', 'prefix', 'created_at'])
-    .executeTakeFirst();
+  const row = await insertApiKey(db, companyId, hashApiKey(apiKey), keyDisplayPrefix(apiKey), label);
   if (!row) throw new DomainError(404, 'Company not found');
   return { key_id: row.key_id, api_key: apiKey, label: row.label, prefix: row.prefix, created_at: row.created_at };
 }
 
-/** Revokes a key (of the company, when given); undefined when no such key exists. Idempotent. */
-export async function revokeApiKey(db: Db, keyId: number, companyId?: number): Promise<{ company_id: number } | undefined> {
+/**
+ * The service's cache of key lookups (`ApiKeyAuthenticator`, src/http/auth.ts, built once in
+ * src/service.ts). Every write that changes what a lookup answers (a revoked key; a company's default
+ * country, subscription or connector) takes it and drops it after its write, so a change made in this
+ * process applies here at once; callers have nothing to remember.
+ */
+export interface ApiKeyLookupCache {
+  /** Drops every cached lookup. */
+  invalidate(): void;
+}
+
+/**
+ * Revokes a key (of the company, when given); undefined when no such key exists. Idempotent. Drops
+ * `cache` after the write (`db` must not be a transaction that commits later: a lookup in between would
+ * cache the old answer again).
+ */
+export async function revokeApiKey(db: Db, cache: ApiKeyLookupCache, keyId: number, companyId?: number): Promise<{ company_id: number } | undefined> {
   if (!isRowId(keyId)) return undefined;
-  let q = db.updateTable('api_keys')
-    .set({ revoked_at: new Date() })
-    .where('key_id', '=', keyId);
-  if (companyId !== undefined) q = q.where('company_id', '=', companyId);
-  const row = await q.returning(['company_id']).executeTakeFirst();
-  return row;
+  return revokeKeyRow(db, keyId, companyId, new Date()).finally(() => cache.invalidate());
 }
 
 /** What authentication resolves a key to: the key and the parts of its company the API needs. */
@@ -118,5 +117,5 @@ export async function findApiKey(db: Db, key: string): Promise<AuthContext | und
 /** Records that keys were used (`last_used_at`), for the console; called off the request path. */
 export async function touchApiKeys(db: Db, keyIds: number[], at: Date): Promise<void> {
   if (keyIds.length === 0) return;
-  await db.updateTable('api_keys').set({ last_used_at: at }).where('key_id', 'in', keyIds).execute();
+  await touchKeyRows(db, keyIds, at);
 }

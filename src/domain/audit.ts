@@ -3,6 +3,7 @@
  * operator API for every change to companies, keys, contacts, automations, campaigns, connector and
  * channel; read with GET /admin/audit and `cms audit`. Secrets are never part of `details`.
  */
+import { insertAuditRow, selectAuditRows } from '../db/audit.ts';
 import type { Db } from '../db/database.ts';
 
 export interface AuditEntry {
@@ -15,19 +16,16 @@ export interface AuditEntry {
 
 /** Appends one entry. */
 export async function recordAudit(db: Db, entry: AuditEntry): Promise<void> {
-  await db.insertInto('audit_log').values({
+  await insertAuditRow(db, {
     actor: entry.actor,
     action: entry.action,
     target: entry.target,
     company_id: entry.company_id ?? null,
     details: JSON.stringify(entry.details ?? {}),
-  }).execute();
+  });
 }
 
 /** The newest entries first, optionally of one company; at most `limit` (1 to 1000). */
 export async function listAudit(db: Db, opts: { companyId?: number; limit?: number } = {}) {
-  let q = db.selectFrom('audit_log').select(['entry_id', 'at', 'actor', 'action', 'target', 'company_id', 'details'])
-    .orderBy('entry_id', 'desc').limit(Math.min(Math.max(opts.limit ?? 100, 1), 1000));
-  if (opts.companyId !== undefined) q = q.where('company_id', '=', opts.companyId);
-  return q.execute();
+  return selectAuditRows(db, Math.min(Math.max(opts.limit ?? 100, 1), 1000), opts.companyId);
 }

@@ -5,7 +5,7 @@
 import { LRUCache } from 'lru-cache';
 import { systemClock, type Clock } from '../clock.ts';
 import type { Db } from '../db/database.ts';
-import { findAutomationRow } from '../db/automations.ts';
+import { findAutomationRow, insertAutomation, insertCampaign, selectCampaign, updateAutomationRow } from '../db/automations.ts';
 import { DomainError, isRowId, notFound } from './errors.ts';
 import { DEFAULT_CAMPAIGN_EXPIRE_AFTER } from './expiry.ts';
 import type { Template } from './templates.ts';
@@ -21,8 +21,9 @@ export interface Campaign { campaign_id: number; company_id: number; name: strin
 
 /**
  * Trigger lookups (4.3, the hot path), cached for at most 2 s, like API keys: a change made through this
- * process applies at once ({@link AutomationLookups.forget}, called by the operator routes), one made
- * through another process within 2 s. One per service, built in service.ts (AppDeps.automationLookups).
+ * process applies at once ({@link AutomationLookups.forget}, called by createAutomation and
+ * updateAutomation after their write, which take the lookups for that), one made through another
+ * process within 2 s. One per service, built in service.ts (AppDeps.automationLookups).
  */
 export class AutomationLookups {
   readonly #db: Db;
@@ -59,34 +60,40 @@ export class AutomationLookups {
   }
 }
 
-/** Creates an automation for the company; 404 when the company does not exist. Callers forget cached lookups. */
+/**
+ * Creates an automation for the company; 404 when the company does not exist. Forgets `lookups` after
+ * the write (a lookup of its id before may have cached "not found"); `db` must not be a transaction
+ * that commits later.
+ */
 export async function createAutomation(
-  db: Db, companyId: number, input: { name: string; type: string; active: boolean; template: Template; expire_after?: string | null },
+  db: Db, lookups: AutomationLookups, companyId: number,
+  input: { name: string; type: string; active: boolean; template: Template; expire_after?: string | null },
 ): Promise<Automation> {
   if (!isRowId(companyId)) throw new DomainError(404, 'Company not found');
-  const row = await db.insertInto('automations')
-    .columns(['company_id', 'name', 'type', 'active', 'template', 'expire_after'])
-    .expression((eb) => eb.selectFrom('companies').select([
-      'company_id', eb.val(input.name).as('name'), eb.val(input.type).as('type'),
-      eb.val(input.active).as('active'), eb.val(JSON.stringify(input.template)).as('template'),
-      eb.val(input.expire_after ?? null).as('expire_after'),
-    ]).where('company_id', '=', companyId))
-    .returningAll().executeTakeFirst();
+  const row = await insertAutomation(db, companyId, {
+    name: input.name, type: input.type, active: input.active, template: JSON.stringify(input.template), expire_after: input.expire_after ?? null,
+  }).finally(() => lookups.forget());
   if (!row) throw new DomainError(404, 'Company not found');
   return row as unknown as Automation;
 }
 
-/** Changes name, active flag or template; 404 `Automation not found`. Callers forget cached lookups. */
+/**
+ * Changes name, type, active flag, template or expiry in one statement; 404 `Automation not found`.
+ * Forgets `lookups` after the write, so 4.3 in this process sees the change at once; `db` must not be
+ * a transaction that commits later (a lookup in between would cache the old row again).
+ */
 export async function updateAutomation(
-  db: Db, automationId: number, input: { name?: string; active?: boolean; template?: Template; expire_after?: string | null },
+  db: Db, lookups: AutomationLookups, automationId: number,
+  input: { name?: string; type?: string; active?: boolean; template?: Template; expire_after?: string | null },
 ): Promise<Automation> {
   if (!isRowId(automationId)) throw notFound('Automation not found');
   const set: Record<string, unknown> = { updated_at: new Date() };
   if (input.name !== undefined) set.name = input.name;
+  if (input.type !== undefined) set.type = input.type;
   if (input.active !== undefined) set.active = input.active;
   if (input.template !== undefined) set.template = JSON.stringify(input.template);
   if (input.expire_after !== undefined) set.expire_after = input.expire_after;
-  const row = await db.updateTable('automations').set(set).where('automation_id', '=', automationId).returningAll().executeTakeFirst();
+  const row = await updateAutomationRow(db, automationId, set).finally(() => lookups.forget());
   if (!row) throw notFound('Automation not found');
   return row as unknown as Automation;
 }
@@ -94,13 +101,10 @@ export async function updateAutomation(
 /** Creates a campaign for the company (expire_after `24h` unless given); 404 when the company does not exist. */
 export async function createCampaign(db: Db, companyId: number, input: { name: string; template: Template; expire_after?: string | null }): Promise<Campaign> {
   if (!isRowId(companyId)) throw new DomainError(404, 'Company not found');
-  const row = await db.insertInto('campaigns')
-    .columns(['company_id', 'name', 'template', 'expire_after'])
-    .expression((eb) => eb.selectFrom('companies').select([
-      'company_id', eb.val(input.name).as('name'), eb.val(JSON.stringify(input.template)).as('template'),
-      eb.val(input.expire_after === undefined ? DEFAULT_CAMPAIGN_EXPIRE_AFTER : input.expire_after).as('expire_after'),
-    ]).where('company_id', '=', companyId))
-    .returningAll().executeTakeFirst();
+  const row = await insertCampaign(db, companyId, {
+    name: input.name, template: JSON.stringify(input.template),
+    expire_after: input.expire_after === undefined ? DEFAULT_CAMPAIGN_EXPIRE_AFTER : input.expire_after,
+  });
   if (!row) throw new DomainError(404, 'Company not found');
   return row as unknown as Campaign;
 }
@@ -108,8 +112,7 @@ export async function createCampaign(db: Db, companyId: number, input: { name: s
 /** This company's campaign; 404 `Campaign not found` otherwise. */
 export async function findCampaign(db: Db, companyId: number, campaignId: number | bigint): Promise<Campaign> {
   if (!isRowId(campaignId)) throw notFound('Campaign not found');
-  const row = await db.selectFrom('campaigns').selectAll()
-    .where('campaign_id', '=', campaignId).where('company_id', '=', companyId).executeTakeFirst();
+  const row = await selectCampaign(db, companyId, campaignId);
   if (!row) throw notFound('Campaign not found');
   return row as unknown as Campaign;
 }

@@ -11,6 +11,7 @@ import type { Db } from '../db/database.ts';
 import type { BatchKind, BatchStatus, MessagesTable, MessageStatus } from '../db/schema.ts';
 import { batchesAccepted } from '../metrics.ts';
 import type { AnswerRecord, BatchAcceptor } from './accept-writer.ts';
+import { batchCounts } from './batch-counts.ts';
 import { notFound } from './errors.ts';
 import { toE164 } from './phone.ts';
 
@@ -154,25 +155,18 @@ export async function getBatch(db: Db, batchId: string, companyId?: number): Pro
            coalesce(m.sent, 0)::int AS sent, coalesce(m.delivered, 0)::int AS delivered, coalesce(m.read, 0)::int AS read,
            coalesce(m.failed, 0)::int AS failed, coalesce(m.skipped, 0)::int AS skipped
     FROM batches b
-    LEFT JOIN LATERAL (
-      SELECT count(*) FILTER (WHERE status IN ('sent', 'delivered', 'read')) AS sent,
-             count(*) FILTER (WHERE status IN ('delivered', 'read')) AS delivered,
-             count(*) FILTER (WHERE status = 'read') AS read,
-             count(*) FILTER (WHERE status = 'failed') AS failed,
-             count(*) FILTER (WHERE status = 'skipped') AS skipped
-      FROM messages WHERE batch_id = b.batch_id) m ON true
+    LEFT JOIN LATERAL cms_batch_status_counts(b.batch_id) m ON true
     WHERE b.batch_id = ${batchId.toLowerCase()}::uuid
       AND (${companyId ?? null}::int IS NULL OR b.company_id = ${companyId ?? null}::int)`.execute(db);
   const row = rows[0];
   if (!row) throw notFound('Batch not found');
-  const pending = row.total - row.sent - row.failed - row.skipped;
   return {
     batch_id: row.batch_id,
     kind: row.kind,
     source_id: row.source_id,
     company_id: row.company_id,
     status: row.status,
-    counts: { total: row.total, sent: row.sent, delivered: row.delivered, read: row.read, failed: row.failed, skipped: row.skipped, pending },
+    counts: batchCounts(row.total, row),
     ignored_contacts: row.ignored_contacts,
     created_at: row.created_at,
     completed_at: row.completed_at,

@@ -2,8 +2,10 @@
  * Companies (operator-api.md: POST/PATCH /admin/companies): the tenant, its subscription, default
  * country for phone numbers, delivery hours, connector state and delivery channel.
  */
+import { insertCompany, selectCompanies, selectCompany, updateCompanyRow, type CompanyRow as Row } from '../db/companies.ts';
 import type { Db } from '../db/database.ts';
 import type { DeliveryHours } from '../db/schema.ts';
+import type { ApiKeyLookupCache } from './api-keys.ts';
 import { DomainError, isRowId } from './errors.ts';
 
 export interface CompanyInput {
@@ -29,14 +31,6 @@ export interface Company {
   opt_in_keywords: string[];
   created_at: Date;
 }
-
-const columns = ['company_id', 'name', 'subscription_active', 'default_country', 'delivery_hours', 'connector_connected', 'connector_provider', 'channel', 'opt_out_keywords', 'opt_in_keywords', 'created_at'] as const;
-
-type Row = {
-  company_id: number; name: string; subscription_active: boolean; default_country: string;
-  delivery_hours: DeliveryHours | null; connector_connected: boolean; connector_provider: string | null;
-  channel: Record<string, unknown>; opt_out_keywords: string[]; opt_in_keywords: string[]; created_at: Date;
-};
 
 /** Keywords as stored: trimmed, empty ones and duplicates (case-insensitively) dropped. */
 export function cleanKeywords(list: string[]): string[] {
@@ -75,19 +69,22 @@ function present(row: Row): Company {
 
 /** Creates a company; `name` is required. */
 export async function createCompany(db: Db, input: CompanyInput & { name: string }): Promise<Company> {
-  const row = await db.insertInto('companies').values({
+  const row = await insertCompany(db, {
     name: input.name,
     subscription_active: input.subscription_active ?? false,
     default_country: input.default_country ?? 'DE',
     delivery_hours: input.delivery_hours ? JSON.stringify(input.delivery_hours) : null,
     ...(input.opt_out_keywords ? { opt_out_keywords: cleanKeywords(input.opt_out_keywords) } : {}),
     ...(input.opt_in_keywords ? { opt_in_keywords: cleanKeywords(input.opt_in_keywords) } : {}),
-  }).returning(columns).executeTakeFirstOrThrow();
+  });
   return present(row);
 }
 
-/** Changes the given fields; 404 `Company not found` for an unknown id. */
-export async function updateCompany(db: Db, companyId: number, input: CompanyInput): Promise<Company> {
+/**
+ * Changes the given fields; 404 `Company not found` for an unknown id. Drops the key-lookup `cache`
+ * after the write (a lookup brings the default country and subscription).
+ */
+export async function updateCompany(db: Db, cache: ApiKeyLookupCache, companyId: number, input: CompanyInput): Promise<Company> {
   if (!isRowId(companyId)) throw new DomainError(404, 'Company not found');
   const set: Record<string, unknown> = {};
   if (input.name !== undefined) set.name = input.name;
@@ -96,34 +93,33 @@ export async function updateCompany(db: Db, companyId: number, input: CompanyInp
   if (input.delivery_hours !== undefined) set.delivery_hours = input.delivery_hours ? JSON.stringify(input.delivery_hours) : null;
   if (input.opt_out_keywords !== undefined) set.opt_out_keywords = cleanKeywords(input.opt_out_keywords);
   if (input.opt_in_keywords !== undefined) set.opt_in_keywords = cleanKeywords(input.opt_in_keywords);
-  const q = Object.keys(set).length
-    ? db.updateTable('companies').set(set).where('company_id', '=', companyId).returning(columns)
-    : db.selectFrom('companies').select(columns).where('company_id', '=', companyId);
-  const row = await q.executeTakeFirst();
+  const row = await (Object.keys(set).length ? updateCompanyRow(db, companyId, set) : selectCompany(db, companyId))
+    .finally(() => cache.invalidate());
   if (!row) throw new DomainError(404, 'Company not found');
-  return present(row as Row);
+  return present(row);
 }
 
 /** Reads one company; 404 when unknown. */
 export async function getCompany(db: Db, companyId: number): Promise<Company> {
   if (!isRowId(companyId)) throw new DomainError(404, 'Company not found');
-  const row = await db.selectFrom('companies').select(columns).where('company_id', '=', companyId).executeTakeFirst();
+  const row = await selectCompany(db, companyId);
   if (!row) throw new DomainError(404, 'Company not found');
   return present(row);
 }
 
 /** Lists companies, newest first. */
 export async function listCompanies(db: Db): Promise<Company[]> {
-  const rows = await db.selectFrom('companies').select(columns).orderBy('company_id', 'desc').limit(1000).execute();
-  return rows.map(present);
+  return (await selectCompanies(db, 1000)).map(present);
 }
 
-/** Connects or disconnects the push-messaging connector (operator-api.md PUT .../connector). */
-export async function setConnector(db: Db, companyId: number, connected: boolean, provider: string | null): Promise<Company> {
+/**
+ * Connects or disconnects the push-messaging connector (operator-api.md PUT .../connector). Drops the
+ * key-lookup `cache` after the write (a lookup brings the connector state).
+ */
+export async function setConnector(db: Db, cache: ApiKeyLookupCache, companyId: number, connected: boolean, provider: string | null): Promise<Company> {
   if (!isRowId(companyId)) throw new DomainError(404, 'Company not found');
-  const row = await db.updateTable('companies')
-    .set({ connector_connected: connected, connector_provider: connected ? provider : null })
-    .where('company_id', '=', companyId).returning(columns).executeTakeFirst();
+  const row = await updateCompanyRow(db, companyId, { connector_connected: connected, connector_provider: connected ? provider : null })
+    .finally(() => cache.invalidate());
   if (!row) throw new DomainError(404, 'Company not found');
   return present(row);
 }
@@ -137,8 +133,7 @@ export async function setChannel(db: Db, companyId: number, channel: Record<stri
   if (!isRowId(companyId)) throw new DomainError(404, 'Company not found');
   let row;
   try {
-    row = await db.updateTable('companies').set({ channel: JSON.stringify(channel) })
-      .where('company_id', '=', companyId).returning(columns).executeTakeFirst();
+    row = await updateCompanyRow(db, companyId, { channel: JSON.stringify(channel) });
   } catch (err) {
     if (isNumberTaken(err)) throw new DomainError(409, `phone_number_id ${String(channel.phone_number_id)} is already the WhatsApp channel of another company`);
     throw err;

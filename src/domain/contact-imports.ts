@@ -9,7 +9,7 @@
  * Format: contacts-csv.ts (the CLI's). Opt-out states it sets are recorded with source `import`.
  */
 import { parse, type Info } from 'csv-parse';
-import { sql } from 'kysely';
+import { insertImport, selectImport } from '../db/contact-imports.ts';
 import type { Db } from '../db/database.ts';
 import type { JobQueue } from './job-queue.ts';
 import { csvParseOptions, CsvFormatError, detectDelimiter, normalizeHeader, recordToContact, type CsvContact } from './contacts-csv.ts';
@@ -123,11 +123,9 @@ export async function createImport(
 ): Promise<ContactImport> {
   const { delimiter, total } = await checkImportFile(file.bytes);
   const importId = await db.transaction().execute(async (trx) => {
-    const { rows } = await sql<{ import_id: string }>`
-      INSERT INTO contact_imports (company_id, actor, filename, delimiter, csv, total, created_at)
-      VALUES (${companyId}, ${actor}, ${file.filename?.slice(0, 255) ?? null}, ${delimiter}, ${file.bytes}, ${total}, ${now.toISOString()}::timestamptz)
-      RETURNING import_id`.execute(trx);
-    const id = Number(rows[0].import_id);
+    const id = await insertImport(trx, {
+      companyId, actor, filename: file.filename?.slice(0, 255) ?? null, delimiter, csv: file.bytes, total, createdAt: now,
+    });
     await jobs.enqueue(trx, 'contacts-import', { import_id: id, company_id: companyId });
     await recordAudit(trx, { actor, action: 'contacts.import_start', target: `import:${id}`, company_id: companyId, details: { total, bytes: file.bytes.length } });
     return id;
@@ -138,9 +136,7 @@ export async function createImport(
 /** The company's import `importId` (never the file itself); 404 `Import not found` otherwise. */
 export async function getImport(db: Db, companyId: number, importId: number): Promise<ContactImport> {
   if (!Number.isSafeInteger(importId) || importId < 1) throw new DomainError(404, 'Import not found');
-  const { rows } = await sql<ContactImport>`
-    SELECT import_id, company_id, filename, delimiter, status, total, processed, created, updated, failed, errors, error, created_at, finished_at
-    FROM contact_imports WHERE import_id = ${importId} AND company_id = ${companyId}`.execute(db);
-  if (!rows[0]) throw new DomainError(404, 'Import not found');
-  return { ...rows[0], import_id: Number(rows[0].import_id) };
+  const row = await selectImport(db, companyId, importId);
+  if (!row) throw new DomainError(404, 'Import not found');
+  return { ...row, import_id: Number(row.import_id) };
 }

@@ -8,9 +8,8 @@
  * stored in the same transaction as the batch, so a replay can never miss a batch or see a second one.
  */
 import { createHash } from 'node:crypto';
-import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
-import { storeAnswer } from '../db/idempotency-keys.ts';
+import { claimKeyRow, deleteKeysBefore, deleteUnansweredKey, selectKeyRow, storeAnswer } from '../db/idempotency-keys.ts';
 
 /** How long an answer is replayed. */
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
@@ -43,19 +42,8 @@ export async function claimKey(db: Db, companyId: number, key: string, hash: Buf
   const nowTs = new Date(now);
   const lease = new Date(now + IDEMPOTENCY_LEASE_MS);
   const expired = new Date(now - IDEMPOTENCY_TTL_MS);
-  const { rows } = await sql<{ claimed: boolean }>`
-    INSERT INTO idempotency_keys AS k (company_id, idempotency_key, request_hash, locked_until, created_at)
-    VALUES (${companyId}, ${key}, ${hash}, ${lease}, ${nowTs})
-    ON CONFLICT (company_id, idempotency_key) DO UPDATE
-      SET request_hash = EXCLUDED.request_hash, locked_until = EXCLUDED.locked_until,
-          response_status = NULL, response_body = NULL, created_at = EXCLUDED.created_at
-      WHERE k.created_at <= ${expired}
-         OR (k.response_status IS NULL AND k.locked_until <= ${nowTs} AND k.request_hash = EXCLUDED.request_hash)
-    RETURNING true AS claimed`.execute(db);
-  if (rows.length) return { kind: 'claimed' };
-  const row = await db.selectFrom('idempotency_keys')
-    .select(['request_hash', 'response_status', 'response_body'])
-    .where('company_id', '=', companyId).where('idempotency_key', '=', key).executeTakeFirst();
+  if (await claimKeyRow(db, companyId, key, hash, nowTs, lease, expired)) return { kind: 'claimed' };
+  const row = await selectKeyRow(db, companyId, key);
   if (!row) return claimKey(db, companyId, key, hash, now); // deleted meanwhile: try again
   if (!Buffer.from(row.request_hash).equals(hash)) return { kind: 'mismatch' };
   if (row.response_status === null) return { kind: 'in_flight' };
@@ -69,12 +57,10 @@ export async function completeKey(db: Db, companyId: number, key: string, status
 
 /** Frees a claim whose request ended without an answer worth replaying (an unexpected error). */
 export async function releaseKey(db: Db, companyId: number, key: string): Promise<void> {
-  await db.deleteFrom('idempotency_keys')
-    .where('company_id', '=', companyId).where('idempotency_key', '=', key).where('response_status', 'is', null).execute();
+  await deleteUnansweredKey(db, companyId, key);
 }
 
 /** Deletes answers older than the replay window; returns how many. */
 export async function purgeExpiredKeys(db: Db, now: number): Promise<number> {
-  const r = await db.deleteFrom('idempotency_keys').where('created_at', '<', new Date(now - IDEMPOTENCY_TTL_MS)).executeTakeFirst();
-  return Number(r.numDeletedRows);
+  return deleteKeysBefore(db, new Date(now - IDEMPOTENCY_TTL_MS));
 }

@@ -5,8 +5,8 @@
  * limit of 20 holds under concurrent requests. Managing members matches every item of a request with
  * one indexed statement, whatever the number of items.
  */
-import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
+import { changeSegmentMembers, insertSegmentInSlot } from '../db/segments.ts';
 import { DomainError, isRowId, notFound } from './errors.ts';
 import { isDigest, toE164 } from './phone.ts';
 
@@ -14,17 +14,10 @@ export const MAX_SEGMENTS_PER_COMPANY = 20;
 
 /** Creates an empty static segment; 400 when the company already holds 20. */
 export async function createSegment(db: Db, companyId: number, name: string): Promise<{ name: string; segment_id: number }> {
-  const { rows } = await sql<{ segment_id: number; name: string }>`
-    WITH slot AS (
-      UPDATE companies SET segment_count = segment_count + 1
-      WHERE company_id = ${companyId} AND segment_count < ${MAX_SEGMENTS_PER_COMPANY}
-      RETURNING company_id)
-    INSERT INTO segments (company_id, name) SELECT company_id, ${name} FROM slot
-    RETURNING segment_id, name`.execute(db);
-  const row = rows[0];
-  if (!row) throw new DomainError(400, `Segment limit reached: a company can hold at most ${MAX_SEGMENTS_PER_COMPANY} segments`);
+  const segmentId = await insertSegmentInSlot(db, companyId, name, MAX_SEGMENTS_PER_COMPANY);
+  if (segmentId === undefined) throw new DomainError(400, `Segment limit reached: a company can hold at most ${MAX_SEGMENTS_PER_COMPANY} segments`);
   // The name as given: no need to decode what was just sent.
-  return { name, segment_id: row.segment_id };
+  return { name, segment_id: segmentId };
 }
 
 export interface ManageRequest { contacts: string[]; mode: 'add' | 'delete'; use_hashed_phone: boolean }
@@ -73,28 +66,7 @@ export async function manageSegmentContacts(
 ): Promise<ManageResult> {
   if (!isRowId(segmentId)) throw notFound('Segment not found');
   const { provided, phones, digests } = normaliseItems(req.contacts, req.use_hashed_phone, defaultCountry);
-  // `matched` holds the request items that name an existing contact (an item counts once even when a
-  // digest with and one without `+` name the same contact); `found` the distinct contacts.
-  const matched = req.use_hashed_phone
-    ? sql`SELECT d.item, c.contact_id FROM (SELECT decode(h, 'hex') AS item FROM unnest(${digests}::text[]) AS h) d
-          JOIN contacts c ON c.company_id = ${companyId} AND (c.sha256_plus = d.item OR c.sha256_bare = d.item)`
-    : sql`SELECT c.phone AS item, c.contact_id FROM contacts c
-          WHERE c.company_id = ${companyId} AND c.phone = ANY(${phones}::text[])`;
-  const change = req.mode === 'add'
-    ? sql`INSERT INTO segment_members (segment_id, contact_id)
-          SELECT seg.segment_id, f.contact_id FROM seg, (SELECT DISTINCT contact_id FROM matched) f
-          ON CONFLICT DO NOTHING RETURNING 1`
-    : sql`DELETE FROM segment_members m USING seg
-          WHERE m.segment_id = seg.segment_id AND m.contact_id IN (SELECT contact_id FROM matched)
-          RETURNING 1`;
-  const { rows } = await sql<{ segment: number; found: number; processed: number }>`
-    WITH seg AS (SELECT segment_id FROM segments WHERE segment_id = ${segmentId} AND company_id = ${companyId}),
-         matched AS (${matched}),
-         changed AS (${change})
-    SELECT (SELECT count(*) FROM seg)::int AS segment,
-           (SELECT count(DISTINCT item) FROM matched)::int AS found,
-           (SELECT count(*) FROM changed)::int AS processed`.execute(db);
-  const row = rows[0];
+  const row = await changeSegmentMembers(db, companyId, segmentId, req.mode, req.use_hashed_phone ? { digests } : { phones });
   if (!row || row.segment === 0) throw notFound('Segment not found');
   return {
     segment_id: segmentId,

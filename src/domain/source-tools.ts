@@ -14,6 +14,8 @@
  * (whether or not it is active), a campaign's as kind `campaign` (so an opted-out number is skipped and
  * delivery hours hold it, as in a real campaign send). It appears in Sends like any batch.
  */
+import { selectAutomations, selectAutomationScoped, selectCampaigns, selectCampaignScoped, updateCampaignRow } from '../db/automations.ts';
+import { selectDefaultCountry } from '../db/companies.ts';
 import type { Db } from '../db/database.ts';
 import type { BatchKind } from '../db/schema.ts';
 import type { BatchAcceptor } from './accept-writer.ts';
@@ -45,14 +47,14 @@ const notFoundOf = (kind: SourceKind) => notFound(kind === 'automation' ? 'Autom
 /** The company's automations (newest first) as SourceRows. */
 export async function listAutomations(db: Db, companyId: number): Promise<SourceRow[]> {
   if (!isRowId(companyId)) return [];
-  const rows = await db.selectFrom('automations').selectAll().where('company_id', '=', companyId).orderBy('automation_id', 'desc').execute();
+  const rows = await selectAutomations(db, companyId);
   return rows.map((r) => ({ kind: 'automation', id: r.automation_id, company_id: r.company_id, name: r.name, type: r.type, active: r.active, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, created_at: r.created_at as Date }));
 }
 
 /** The company's campaigns (newest first) as SourceRows. */
 export async function listCampaigns(db: Db, companyId: number): Promise<SourceRow[]> {
   if (!isRowId(companyId)) return [];
-  const rows = await db.selectFrom('campaigns').selectAll().where('company_id', '=', companyId).orderBy('campaign_id', 'desc').execute();
+  const rows = await selectCampaigns(db, companyId);
   return rows.map((r) => ({ kind: 'campaign', id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, created_at: r.created_at as Date }));
 }
 
@@ -63,15 +65,11 @@ export async function listCampaigns(db: Db, companyId: number): Promise<SourceRo
 export async function findSource(db: Db, kind: SourceKind, id: number, companyId: number | null): Promise<SourceRow> {
   if (!isRowId(id)) throw notFoundOf(kind);
   if (kind === 'automation') {
-    let q = db.selectFrom('automations').selectAll().where('automation_id', '=', id);
-    if (companyId !== null) q = q.where('company_id', '=', companyId);
-    const r = await q.executeTakeFirst();
+    const r = await selectAutomationScoped(db, id, companyId);
     if (!r) throw notFoundOf(kind);
     return { kind, id: r.automation_id, company_id: r.company_id, name: r.name, type: r.type, active: r.active, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, created_at: r.created_at as Date };
   }
-  let q = db.selectFrom('campaigns').selectAll().where('campaign_id', '=', id);
-  if (companyId !== null) q = q.where('company_id', '=', companyId);
-  const r = await q.executeTakeFirst();
+  const r = await selectCampaignScoped(db, id, companyId);
   if (!r) throw notFoundOf(kind);
   return { kind, id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, created_at: r.created_at as Date };
 }
@@ -84,7 +82,7 @@ export async function updateCampaign(db: Db, campaignId: number, input: { name?:
   if (input.template !== undefined) set.template = JSON.stringify(input.template);
   if (input.expire_after !== undefined) set.expire_after = input.expire_after;
   if (Object.keys(set).length === 0) return findSource(db, 'campaign', campaignId, null);
-  const r = await db.updateTable('campaigns').set(set).where('campaign_id', '=', campaignId).returningAll().executeTakeFirst();
+  const r = await updateCampaignRow(db, campaignId, set);
   if (!r) throw notFoundOf('campaign');
   return { kind: 'campaign', id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, created_at: r.created_at as Date };
 }
@@ -112,11 +110,11 @@ export const SAMPLE_PHONE = '+447700900000';
  * variables apply only when the number has no contact (or no number is given).
  */
 export async function previewSource(db: Db, source: SourceRow, input: PreviewInput): Promise<PreviewResult> {
-  const company = await db.selectFrom('companies').select('default_country').where('company_id', '=', source.company_id).executeTakeFirstOrThrow();
+  const defaultCountry = await selectDefaultCountry(db, source.company_id);
   let phone = SAMPLE_PHONE;
   let contact: { first_name: string | null; last_name: string | null; variables: Record<string, unknown> | null } | undefined;
   if (input.phone !== undefined && input.phone.trim() !== '') {
-    const [item] = distinctItems([{ phone: input.phone.trim() }], company.default_country);
+    const [item] = distinctItems([{ phone: input.phone.trim() }], defaultCountry);
     if (!item.e164) throw new DomainError(422, 'invalid phone number');
     phone = item.e164;
     const row = await db.selectFrom('contacts').select(['first_name', 'last_name', 'variables'])
@@ -143,8 +141,7 @@ export async function previewSource(db: Db, source: SourceRow, input: PreviewInp
  * resolves to the new batch's id once it is committed. 422 `invalid phone number`.
  */
 export async function testSend(db: Db, acceptor: BatchAcceptor, source: SourceRow, phone: string): Promise<string> {
-  const company = await db.selectFrom('companies').select('default_country').where('company_id', '=', source.company_id).executeTakeFirstOrThrow();
-  const items = distinctItems([{ phone: phone.trim() }], company.default_country);
+  const items = distinctItems([{ phone: phone.trim() }], await selectDefaultCountry(db, source.company_id));
   if (!items[0]?.e164) throw new DomainError(422, 'invalid phone number');
   const batchId = newBatchId();
   await acceptBatch(acceptor, {

@@ -26,7 +26,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { hash, verify } from '@node-rs/argon2';
-import type { Generated } from 'kysely';
+import { sql, type Generated } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { recordAudit } from './audit.ts';
 import { DomainError, isRowId } from './errors.ts';
@@ -471,6 +471,8 @@ export interface SessionInfo {
   role: Role;
   company_id: number;
   company_name: string;
+  /** The company's channel provider (`outbox`, `webhook`, `whatsapp`): the console links WhatsApp pages by it. */
+  channel_provider: string;
 }
 
 /** Starts a session for the user; resolves to the cookie value (shown to the browser only). */
@@ -497,7 +499,7 @@ export async function findSession(db: Db, token: string | undefined, now: Date):
   const row = await db.selectFrom('console_sessions as s')
     .innerJoin('console_users as u', 'u.user_id', 's.user_id')
     .innerJoin('companies as c', 'c.company_id', 'u.company_id')
-    .select(['s.created_at', 's.last_seen_at', 'u.user_id', 'u.email', 'u.role', 'u.company_id', 'c.name as company_name'])
+    .select(['s.created_at', 's.last_seen_at', 'u.user_id', 'u.email', 'u.role', 'u.company_id', 'c.name as company_name', sql<string | null>`c.channel->>'provider'`.as('channel_provider')])
     .where('s.session_hash', '=', tokenHash)
     .where('s.expires_at', '>', now)
     .executeTakeFirst();
@@ -507,7 +509,7 @@ export async function findSession(db: Db, token: string | undefined, now: Date):
     await db.updateTable('console_sessions').set({ last_seen_at: now, expires_at: expiresAt })
       .where('session_hash', '=', tokenHash).execute();
   }
-  return { token, user_id: row.user_id, email: row.email, role: row.role, company_id: row.company_id, company_name: row.company_name };
+  return { token, user_id: row.user_id, email: row.email, role: row.role, company_id: row.company_id, company_name: row.company_name, channel_provider: row.channel_provider ?? 'outbox' };
 }
 
 /** Ends a session (sign-out). Unknown tokens are ignored. */

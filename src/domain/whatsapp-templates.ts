@@ -21,7 +21,7 @@ import type { Clock } from '../clock.ts';
 import type { Db } from '../db/database.ts';
 import {
   claimDueSyncs, companyChannel, deleteGoneTemplates, findTemplate, insertTemplates, listTemplates, markSynced, templateStatus, updateTemplates,
-  upsertTemplate, type StoredTemplate, type TemplateRow,
+  deleteOtherTemplate, upsertTemplate, type StoredTemplate, type TemplateRow,
 } from '../db/whatsapp-templates.ts';
 import type { GraphConnection, TemplatesApi } from '../providers/whatsapp/templates-api.ts';
 import { DomainError, isRowId } from './errors.ts';
@@ -234,7 +234,7 @@ export async function submitTemplate(db: Db, companyId: number, input: TemplateS
   }
   const id = typeof answer.id === 'number' ? String(answer.id) : answer.id;
   if (typeof id !== 'string' || id === '') throw new DomainError(502, 'Meta accepted the template but answered no `id`');
-  return upsertTemplate(db, companyId, {
+  const row: TemplateRow = {
     template_id: id,
     name: input.name,
     language: input.language,
@@ -244,7 +244,13 @@ export async function submitTemplate(db: Db, companyId: number, input: TemplateS
     rejected_reason: null,
     parameters,
     components: input.components,
-  }, deps.clock.now());
+  };
+  const at = deps.clock.now();
+  // A stale entry of the same name and language (deleted at Meta meanwhile) gives way to Meta's answer.
+  return db.transaction().execute(async (trx) => {
+    await deleteOtherTemplate(trx, companyId, row.name, row.language, row.template_id);
+    return upsertTemplate(trx, companyId, row, at);
+  });
 }
 
 /** One template of the catalogue by name and language, or undefined. */
@@ -370,4 +376,23 @@ export async function syncDueCatalogues(db: Db, deps: CatalogueDeps, intervalMs:
     }
   }
   return round;
+}
+
+/** An approved template as the console's editor offers it. */
+export interface ApprovedTemplate {
+  name: string;
+  language: string;
+  parameters: TemplateParameters;
+}
+
+/**
+ * The APPROVED templates of the company's catalogue (by name, then language) when its channel is
+ * WhatsApp, else []: what the console's editor offers for the `whatsapp` mapping.
+ */
+export async function approvedTemplates(db: Db, companyId: number): Promise<ApprovedTemplate[]> {
+  if (!isRowId(companyId)) return [];
+  const channel = await companyChannel(db, companyId);
+  if (channel?.provider !== 'whatsapp') return [];
+  return (await listTemplates(db, companyId)).filter((t) => t.status === 'APPROVED')
+    .map((t) => ({ name: t.name, language: t.language, parameters: t.parameters }));
 }

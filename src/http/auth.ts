@@ -8,11 +8,11 @@
 import { LRUCache } from 'lru-cache';
 import { systemClock, type Clock } from '../clock.ts';
 import type { Db } from '../db/database.ts';
-import { findApiKey, hashApiKey, touchApiKeys, type AuthContext } from '../domain/api-keys.ts';
+import { findApiKey, hashApiKey, touchApiKeys, type ApiKeyLookupCache, type AuthContext } from '../domain/api-keys.ts';
 
 export type AuthResult = { ok: true; auth: AuthContext } | { ok: false; detail: 'Not authenticated' | 'Invalid API key' };
 
-export class ApiKeyAuthenticator {
+export class ApiKeyAuthenticator implements ApiKeyLookupCache {
   readonly #db: Db;
   readonly #cache: LRUCache<string, AuthContext | false>;
   readonly #used = new Set<number>();
@@ -39,7 +39,10 @@ export class ApiKeyAuthenticator {
     return { ok: true, auth };
   }
 
-  /** Drops cached lookups so that changes (revocation, subscription, connector) apply at once here. */
+  /**
+   * Drops cached lookups so that changes (revocation, subscription, connector) apply at once here;
+   * called by the domain's writes that take this object (revokeApiKey, updateCompany, setConnector).
+   */
   invalidate(): void {
     this.#cache.clear();
   }

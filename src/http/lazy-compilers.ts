@@ -15,15 +15,15 @@ import { AjvCompiler, type BuildCompilerFromPool } from '@fastify/ajv-compiler';
 import { SerializerSelector, type SerializerFactory } from '@fastify/fast-json-stringify-compiler';
 
 /** An Ajv validate function as Fastify calls it: `(data, ctx?)`, errors on `.errors` after a false result. */
-interface ValidateFunction {
+export interface ValidateFunction {
   (data: unknown, ctx?: object): unknown;
   errors?: unknown;
   schemaEnv?: unknown;
 }
 
 /** What Fastify passes a validator compiler (the package's types call it `schema`). */
-type RouteDefinition = { schema: unknown; method: string; url: string; httpPart: string };
-type RouteCompiler = (route: RouteDefinition) => ValidateFunction;
+export type RouteDefinition = { schema: unknown; method: string; url: string; httpPart: string };
+export type RouteCompiler = (route: RouteDefinition) => ValidateFunction;
 
 /**
  * Compiled validators and serializers shared by the apps one process builds (`ServiceOptions.compiledSchemas`,
@@ -84,25 +84,46 @@ export function lazySerializers(shared?: CompiledSchemas): SerializerFactory {
  */
 export function lazyValidators(shared?: CompiledSchemas): BuildCompilerFromPool {
   const pool = shared?.validatorPool ?? AjvCompiler();
-  return (externalSchemas, options) => {
-    let build: RouteCompiler | undefined;
-    let context: string | undefined;
-    const compile = (route: RouteDefinition): ValidateFunction => reuse(
-      shared?.validators,
-      () => `${context ??= JSON.stringify([externalSchemas, options])}\u0000${route.httpPart}\u0000${JSON.stringify(route.schema)}`,
-      () => (build ??= pool(externalSchemas, options) as unknown as RouteCompiler)(route),
-    );
-    const compileOnFirstUse: RouteCompiler = (route) => {
-      let validate: ValidateFunction | undefined;
-      const lazy: ValidateFunction = (data, ctx) => {
-        validate ??= compile(route);
-        const result = ctx === undefined ? validate(data) : validate(data, ctx);
-        lazy.errors = validate.errors;
-        return result;
-      };
-      lazy.schemaEnv = true;
-      return lazy;
+  return (externalSchemas, options) => compilingOnFirstUse(shared, pool, () => externalSchemas, options) as unknown as ReturnType<BuildCompilerFromPool>;
+}
+
+/** What Fastify passes a validator factory as its second argument (`serverOptions.ajv`). */
+export type AjvOptions = Parameters<BuildCompilerFromPool>[1];
+
+/**
+ * A route compiler whose validators are compiled on their first request, with the Ajv of `pool` for
+ * the external schemas that `externalSchemas()` answers then (read once, at the first compile) and
+ * `options`, and cached in `shared` under those and the route part. `prepare`, when given, turns the
+ * compiled function of a route part into the one Fastify calls (src/http/strict-validators.ts reads
+ * URL text with it). Shared by {@link lazyValidators} and the operator API's strict compiler.
+ */
+export function compilingOnFirstUse(
+  shared: CompiledSchemas | undefined,
+  pool: BuildCompilerFromPool,
+  externalSchemas: () => Record<string, unknown>,
+  options: AjvOptions,
+  prepare?: (route: RouteDefinition, validate: ValidateFunction) => ValidateFunction,
+): RouteCompiler {
+  let build: RouteCompiler | undefined;
+  let context: string | undefined;
+  let schemas: Record<string, unknown> | undefined;
+  const compile = (route: RouteDefinition): ValidateFunction => reuse(
+    shared?.validators,
+    () => `${context ??= JSON.stringify([schemas ??= externalSchemas(), options])}\u0000${route.httpPart}\u0000${JSON.stringify(route.schema)}`,
+    () => {
+      const compiled = (build ??= pool((schemas ??= externalSchemas()) as Parameters<BuildCompilerFromPool>[0], options) as unknown as RouteCompiler)(route);
+      return prepare ? prepare(route, compiled) : compiled;
+    },
+  );
+  return (route) => {
+    let validate: ValidateFunction | undefined;
+    const lazy: ValidateFunction = (data, ctx) => {
+      validate ??= compile(route);
+      const result = ctx === undefined ? validate(data) : validate(data, ctx);
+      lazy.errors = validate.errors;
+      return result;
     };
-    return compileOnFirstUse as unknown as ReturnType<BuildCompilerFromPool>;
+    lazy.schemaEnv = true;
+    return lazy;
   };
 }

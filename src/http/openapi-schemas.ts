@@ -117,6 +117,11 @@ export const SHARED_RESPONSES = {
     headers: requestId(),
     ...json(ref('Detail'), { too_large: { summary: 'Body over the limit', value: { detail: 'Request body too large' } } }),
   }),
+  adminUnsupportedMediaType: (accepted: string) => ({
+    description: `The body is not \`${accepted}\` (e.g. a form); nothing changed.`,
+    headers: requestId(),
+    ...json(ref('Detail'), { unsupported: { summary: 'A form instead of JSON', value: { detail: `Unsupported Media Type: send ${accepted}` } } }),
+  }),
   adminUnauthorized: () => ({
     description: 'Missing or wrong operator token (`Authorization: Bearer <ADMIN_TOKEN>`).',
     headers: { 'WWW-Authenticate': { description: 'Always `Bearer`.', schema: { type: 'string', enum: ['Bearer'] } }, ...requestId() },
@@ -285,7 +290,7 @@ const alwaysSent = (status: string, header: string) =>
   ALWAYS['*'].includes(header.toLowerCase()) || (ALWAYS[status] ?? []).includes(header.toLowerCase());
 
 type Media = { schema?: unknown; examples?: Named };
-type Operation = { operationId?: string; responses?: Record<string, Record<string, unknown>>; requestBody?: { content?: Record<string, Media> }; tags?: string[] };
+type Operation = { operationId?: string; responses?: Record<string, Record<string, unknown>>; requestBody?: { required?: boolean; content?: Record<string, Media> }; tags?: string[] };
 type Doc = { paths?: Record<string, Record<string, Operation>>; tags?: { name: string }[] };
 
 /** Examples by operationId: the public operations' and the webhooks' (webhook-examples.ts). */
@@ -306,11 +311,20 @@ function applyExamples(op: Operation): void {
 const METHODS = new Set(['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace']);
 const touchesDatabase = (path: string) => /^\/(api|admin|webhooks)\//.test(path);
 
+/** Whether a (request body) schema accepts JSON `null`: its `type` is or lists `null`, or one of its `anyOf` / `oneOf` does. */
+function admitsNull(schema: unknown): boolean {
+  if (schema === null || typeof schema !== 'object') return false;
+  const s = schema as { type?: unknown; anyOf?: unknown[]; oneOf?: unknown[] };
+  if (s.type === 'null' || (Array.isArray(s.type) && s.type.includes('null'))) return true;
+  return [...(s.anyOf ?? []), ...(s.oneOf ?? [])].some(admitsNull);
+}
+
 /**
  * `transformObject` of `@fastify/swagger`: adds to every operation what the app answers whatever the
  * route, unless the route documents it itself: `x-request-id` on every response; 307 (routing);
  * 503 on routes that read the database (`/api`, `/admin`, `/webhooks`); 401 on `/admin` (the bearer
- * check); 413 on routes with a body; the examples of {@link EXAMPLES}; and keeps only the tags in use.
+ * check); 413 on routes with a body, and on `/admin` ones 415 (a body in another media type) and
+ * `requestBody.required: false` when the body schema admits null; the examples of {@link EXAMPLES}; and keeps only the tags in use.
  * Returns the same (mutated) object.
  */
 export function completeDocument<T extends object>(document: T): T {
@@ -324,6 +338,13 @@ export function completeDocument<T extends object>(document: T): T {
       if (touchesDatabase(path)) r['503'] ??= SHARED_RESPONSES.unavailable();
       if (path.startsWith('/admin/')) r['401'] ??= SHARED_RESPONSES.adminUnauthorized();
       if (op.requestBody) r['413'] ??= SHARED_RESPONSES.tooLarge();
+      if (op.requestBody && path.startsWith('/admin/')) {
+        // The operator API answers 415 to a body in another media type (src/http/admin/plugin.ts), and a
+        // body whose schema admits `null` may be left out (Fastify validates a missing body as null).
+        const types = Object.keys(op.requestBody.content ?? {});
+        r['415'] ??= SHARED_RESPONSES.adminUnsupportedMediaType(types.join(' or ') || 'application/json');
+        if (types.every((t) => admitsNull(op.requestBody?.content?.[t]?.schema))) op.requestBody.required = false;
+      }
       for (const [status, response] of Object.entries(r)) {
         if ('$ref' in response) continue;
         const headers = (response.headers ??= {}) as Record<string, Record<string, unknown>>;

@@ -11,7 +11,10 @@
  *   of their status, and carry the documented headers (`x-request-id`, `WWW-Authenticate` on 401);
  * - every 422 is the admin list shape, also the ones a domain rule raises (unsupported country, private
  *   webhook URL, invalid phone, past schedule);
- * - an empty body with `Content-Type: application/json` answers as without the header (issue 13 traps).
+ * - an empty body with `Content-Type: application/json` answers as without the header (issue 13 traps);
+ * - every status that a sample of bad requests gets (401, 415, 422, 404), on every /admin operation of
+ *   the document, is documented on that operation with a body that validates; a body that may be
+ *   left out is `required: false`; `Message.rendered` has its object schema.
  */
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -158,6 +161,21 @@ describe('the document', () => {
   });
 });
 
+describe('optional bodies and typed answers', () => {
+  test('the api-key body may be left out (and the CLI sends {} or {label}); a required body is required', () => {
+    assert.equal(doc.paths['/admin/companies/{company_id}/api-keys'].post.requestBody.required, false);
+    assert.equal(doc.paths['/admin/companies'].post.requestBody.required, true);
+  });
+
+  test('Message.rendered is the provider message object or null, not an untyped value', () => {
+    const rendered = doc.components.schemas.Message.properties.rendered;
+    assert.deepEqual(rendered.anyOf.map((s: any) => s.$ref ?? s.type), ['#/components/schemas/MessageRendered', 'null']);
+    const shape = doc.components.schemas.MessageRendered;
+    assert.equal(shape.type, 'object');
+    for (const field of ['message_id', 'batch_id', 'company_id', 'kind', 'source_id', 'to', 'header', 'body', 'buttons']) assert.ok(shape.required.includes(field), field);
+  });
+});
+
 describe('real answers match the document', () => {
   /** Sends a request and checks its answer against the operation's documented answer for its status. */
   async function call(method: string, template: string, path: string, body?: unknown, opts: { token?: string | null } = {}) {
@@ -299,5 +317,69 @@ describe('an empty JSON body is no body', () => {
     // Malformed JSON is still refused in the admin shape.
     const broken = await fetch(`${s.url}/admin/companies`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'application/json' }, body: '{"name":' });
     assert.deepEqual([broken.status, await broken.json()], [422, { detail: [{ type: 'json_invalid', loc: ['body'], msg: 'JSON decode error' }] }]);
+  });
+});
+
+describe('every status a bad request gets is documented on its operation (the whole document)', () => {
+  /** Every /admin operation of the document (routes added later are covered without a list). */
+  const operations = () => Object.entries<any>(doc.paths).filter(([path]) => path.startsWith('/admin/'))
+    .flatMap(([path, item]) => ['get', 'put', 'post', 'patch', 'delete'].filter((m) => item[m]).map((method) => ({ method, path, op: item[method] })));
+  const UNKNOWN_ID = 2147483000;
+
+  /** The path with each parameter an unknown id (integers) or its example, `override` replacing one. */
+  function fill(path: string, op: any, override?: [string, string]): string {
+    for (const p of (op.parameters ?? []).filter((x: any) => x.in === 'path')) {
+      const value = override !== undefined && override[0] === p.name ? override[1] : p.schema?.type === 'integer' ? String(UNKNOWN_ID) : encodeURIComponent(String(p.schema?.examples?.[0] ?? p.example ?? 'x'));
+      path = path.replace(`{${p.name}}`, value);
+    }
+    return path;
+  }
+
+  /** The example of the operation's first request media type, as text, with its Content-Type. */
+  function example(op: any): { type: string; text: string } | undefined {
+    const [type, media] = Object.entries<any>(op.requestBody?.content ?? {})[0] ?? [];
+    if (!media) return undefined;
+    const value = examplesOf(media)[0] ?? media.schema?.examples?.[0];
+    return { type, text: typeof value === 'string' && type !== 'application/json' ? value : JSON.stringify(value) };
+  }
+
+  /** Sends one request; fails unless its status is documented with a body that validates (and x-request-id). */
+  async function documented(method: string, template: string, path: string, init: { headers?: Record<string, string>; body?: string }, what: string): Promise<number> {
+    const res = await fetch(s.url + path, { method: method.toUpperCase(), headers: { authorization: `Bearer ${ADMIN_TOKEN}`, ...init.headers }, body: init.body });
+    const text = await res.text();
+    const answer = doc.paths[template][method].responses[String(res.status)];
+    assert.ok(answer, `${method.toUpperCase()} ${path} (${what}) answered ${res.status}, not documented on the operation: ${text.slice(0, 200)}`);
+    assert.ok(res.headers.get('x-request-id'), `${method} ${path} ${what}: x-request-id`);
+    if (answer.content?.['application/json']) {
+      assert.deepEqual(problems(JSON.parse(text), 'paths', template, method, 'responses', res.status, 'content', 'application/json', 'schema'), [], `${method} ${path} ${what} ${res.status}: ${text}`);
+    }
+    return res.status;
+  }
+
+  test('401 (no or another token), 415 (a form, text), 422 (a wrong-typed body or path id), 404 (unknown ids)', async () => {
+    const seen = new Map<number, number>();
+    const count = (status: number) => seen.set(status, (seen.get(status) ?? 0) + 1);
+    for (const { method, path, op } of operations()) {
+      const body = example(op);
+      const url = fill(path, op);
+      assert.equal(await documented(method, path, url, { headers: { authorization: '' } }, 'no token'), 401);
+      assert.equal(await documented(method, path, url, { headers: { authorization: 'Bearer nope' } }, 'another token'), 401);
+      if (op.requestBody) {
+        for (const type of ['application/x-www-form-urlencoded', 'text/plain', 'application/xml'].filter((t) => !(t in op.requestBody.content) && !(t === 'text/plain' && 'text/csv' in op.requestBody.content))) {
+          const status = await documented(method, path, url, { headers: { 'content-type': type }, body: 'name=x' }, type);
+          assert.ok(status === 415 || status === 422, `${method} ${path} ${type}: ${status}`);
+          count(status);
+        }
+        count(await documented(method, path, url, { headers: { 'content-type': 'application/json' }, body: '[]' }, 'a JSON array'));
+      }
+      for (const p of (op.parameters ?? []).filter((x: any) => x.in === 'path' && x.schema?.type === 'integer')) {
+        count(await documented(method, path, fill(path, op, [p.name, 'abc']), body ? { headers: { 'content-type': body.type }, body: body.text } : {}, `${p.name}=abc`));
+      }
+      if ((op.parameters ?? []).some((x: any) => x.in === 'path')) {
+        // Unknown ids with the documented example body: refused as the operation documents (404 mostly).
+        count(await documented(method, path, url, body ? { headers: { 'content-type': body.type }, body: body.text } : {}, 'unknown ids'));
+      }
+    }
+    for (const status of [404, 415, 422]) assert.ok((seen.get(status) ?? 0) > 0, `some bad request got ${status}: ${JSON.stringify([...seen])}`);
   });
 });

@@ -127,6 +127,11 @@ const EXPECTED: Record<string, readonly Role[] | typeof PUBLIC> = {
   'GET /console/sends/:batchId': ALL,
   'GET /console/sends/:batchId/cancel': ALL,
   'POST /console/sends/:batchId/cancel': OWNER_MARKETER,
+  // WhatsApp templates: everyone reads, owners and marketers sync and submit (this company is not
+  // WhatsApp, so an allowed POST answers 409 and changes nothing).
+  'GET /console/whatsapp/templates': ALL,
+  'POST /console/whatsapp/templates/sync': OWNER_MARKETER,
+  'POST /console/whatsapp/templates': OWNER_MARKETER,
 };
 
 /** Allowed GETs that answer a 4xx for the fixture's state, with the status (none so far). */

@@ -185,6 +185,13 @@ test('submit sends the template to Meta and stores its answer; 422 for a bad bod
   const noText = await s.admin('POST', `/admin/companies/${c.companyId}/whatsapp/templates`, { ...body, name: 'other', components: [{ type: 'HEADER', format: 'TEXT', text: 'x' }, { type: 'BODY' }] }, 422);
   assert.deepEqual(noText.detail[0].loc, ['body', 'components', 1, 'text']);
   assert.equal(graph.requests.filter((r) => r.kind === 'templates' && r.method === 'POST' && r.wabaId === c.wabaId).length, 2, '422s never reach Meta');
+
+  // Deleted at Meta meanwhile (the catalogue not synced since): resubmitting replaces the stale entry.
+  const stale = (await list(c.companyId)).find((t) => t.name === 'hello' && t.language === 'en');
+  graph.templates.set(c.wabaId, graph.templates.get(c.wabaId)!.filter((t) => t.id !== stale.template_id));
+  const again2 = await s.admin('POST', `/admin/companies/${c.companyId}/whatsapp/templates`, { name: 'hello', language: 'en', category: 'UTILITY', components: [{ type: 'BODY', text: 'Hello again' }] }, 201);
+  assert.notEqual(again2.template_id, stale.template_id);
+  assert.deepEqual((await list(c.companyId)).filter((t) => t.name === 'hello' && t.language === 'en').map((t) => [t.template_id, t.status]), [[again2.template_id, 'PENDING']]);
 });
 
 test('channel: waba_id, throughput_per_second and messaging_limit stored and shown with state and budget; resume', async () => {

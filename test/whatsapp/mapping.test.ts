@@ -136,16 +136,23 @@ test('the console refuses a source that does not map, beside its field', async (
   graph.templates.set(wabaId, [graphTemplate('hello', 'en', {})]);
   await s.admin('PUT', `/admin/companies/${companyId}/channel`, { provider: 'whatsapp', phone_number_id: phoneNumberId, access_token: graph.accessToken, api_base_url: graph.baseUrl, waba_id: wabaId });
   await s.admin('POST', `/admin/companies/${companyId}/whatsapp/templates/sync`, undefined, 200);
+  const page = await c.get('/console/automations/new');
+  const select = /<select id="wa_template" name="wa_template"[\s\S]*?<\/select>/.exec(page.text)?.[0] ?? '';
+  assert.match(select, /value="hello\|en"/, 'the editor offers the approved templates');
   const form = (o: Record<string, string>) => ({
     name: 'Welcome', type: 'api', header_type: 'none', header_text: '', header_url: '', body: 'Hi', b1_text: '', b1_url: '', b2_text: '', b2_url: '',
-    wa_name: '', wa_language: '', wa_body_parameters: '', wa_header_parameters: '', ...o,
+    wa_template: '', ...o,
   });
-  const bad = await c.submit('/console/automations/new', '/console/automations/new', form({ body: 'Hi {{ first_name }}', wa_name: 'hello', wa_language: 'en' }));
+  const bad = await c.submit('/console/automations/new', '/console/automations/new', form({ body: 'Hi {{ first_name }}', wa_template: 'hello|en' }));
   assert.equal(bad.status, 422);
   assert.match(bad.text, /id="body-error"[^>]*>The WhatsApp template hello \(en\) takes 0 body parameters, but the body has 1 top-level/);
   const unmapped = await c.submit('/console/automations/new', '/console/automations/new', form({}));
   assert.equal(unmapped.status, 422);
-  assert.match(unmapped.text, /id="wa_name-error"[^>]*>The company&#39;s channel is WhatsApp|id="wa_name-error"[^>]*>The company's channel is WhatsApp/);
-  const good = await c.submit('/console/automations/new', '/console/automations/new', form({ wa_name: 'hello', wa_language: 'en' }));
+  assert.match(unmapped.text, /id="wa_template-error"[^>]*>The company&#39;s channel is WhatsApp|id="wa_template-error"[^>]*>The company's channel is WhatsApp/);
+  const good = await c.submit('/console/automations/new', '/console/automations/new', form({ wa_template: 'hello|en' }));
   assert.equal(good.status, 303, good.text);
+  const edit = await c.get(good.location!);
+  assert.match(edit.text, /<option value="hello\|en"[^>]*selected/, 'the edit page shows the chosen template');
+  const other = await signedInClient(s, await newCompany(s));
+  assert.doesNotMatch((await other.get('/console/automations/new')).text, /name="wa_template"/, 'not for a company that is not on WhatsApp');
 });

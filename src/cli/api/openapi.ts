@@ -1840,6 +1840,58 @@ export interface components {
             completed_at: string | null;
         };
         /**
+         * MessageRendered
+         * @description The message as handed to the provider (the body of a webhook delivery)
+         * @example {
+         *       "message_id": "5c0e2d7a-1b3f-4e8d-9a6c-7f2e1d0b9a83",
+         *       "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10",
+         *       "company_id": 12,
+         *       "kind": "campaign",
+         *       "source_id": 8,
+         *       "to": "+4915112345678",
+         *       "header": {
+         *         "type": "none"
+         *       },
+         *       "body": "Hi Anna, 20 % off all shoes this week.",
+         *       "buttons": []
+         *     }
+         */
+        MessageRendered: {
+            /** Format: uuid */
+            message_id: string;
+            /** Format: uuid */
+            batch_id: string;
+            company_id: number;
+            kind: "automation" | "campaign";
+            /** @description the automation or campaign id */
+            source_id: number;
+            /** @description E.164 */
+            to: string;
+            header: {
+                /** @description `none`, `text`, `image` or `video` */
+                type: string;
+                /** @description text: the header text */
+                text?: string;
+                /** @description image / video: the media URL */
+                url?: string;
+            };
+            body: string;
+            buttons: {
+                text: string;
+                url: string;
+            }[];
+            /** @description templates with a WhatsApp mapping: the Cloud API template parameters */
+            whatsapp?: {
+                name: string;
+                language: string;
+                header_parameters: string[];
+                body_parameters: string[];
+                button_parameters: (string | null)[];
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
          * Message
          * @example {
          *       "message_id": "5c0e2d7a-1b3f-4e8d-9a6c-7f2e1d0b9a83",
@@ -1850,6 +1902,11 @@ export interface components {
          *       "sent_at": "2026-03-02T09:30:02.120Z",
          *       "delivered_at": "2026-03-02T09:30:03.900Z",
          *       "rendered": {
+         *         "message_id": "5c0e2d7a-1b3f-4e8d-9a6c-7f2e1d0b9a83",
+         *         "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10",
+         *         "company_id": 12,
+         *         "kind": "campaign",
+         *         "source_id": 8,
          *         "to": "+4915112345678",
          *         "header": {
          *           "type": "none"
@@ -1892,8 +1949,8 @@ export interface components {
             read_at?: string;
             /** Format: date-time */
             failed_at?: string;
-            /** @description the message as handed to the provider (null until rendered) */
-            rendered: unknown;
+            /** @description the message as handed to the provider; null until rendered (and for a message that never is, e.g. an invalid number) */
+            rendered: components["schemas"]["MessageRendered"] | null;
         };
         /**
          * MessagePage
@@ -1908,6 +1965,11 @@ export interface components {
          *           "sent_at": "2026-03-02T09:30:02.120Z",
          *           "delivered_at": "2026-03-02T09:30:03.900Z",
          *           "rendered": {
+         *             "message_id": "5c0e2d7a-1b3f-4e8d-9a6c-7f2e1d0b9a83",
+         *             "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10",
+         *             "company_id": 12,
+         *             "kind": "campaign",
+         *             "source_id": 8,
          *             "to": "+4915112345678",
          *             "header": {
          *               "type": "none"
@@ -3978,6 +4040,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -4305,6 +4378,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -4560,6 +4644,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -4732,6 +4827,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -5075,7 +5181,7 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 /**
                  * @example {
@@ -5156,6 +5262,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -5562,6 +5679,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -6210,6 +6338,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -6652,6 +6791,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -6937,6 +7087,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -7233,6 +7394,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -7459,6 +7631,11 @@ export interface operations {
                      *           "sent_at": "2026-03-02T09:30:02.120Z",
                      *           "delivered_at": "2026-03-02T09:30:03.900Z",
                      *           "rendered": {
+                     *             "message_id": "5c0e2d7a-1b3f-4e8d-9a6c-7f2e1d0b9a83",
+                     *             "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10",
+                     *             "company_id": 12,
+                     *             "kind": "campaign",
+                     *             "source_id": 8,
                      *             "to": "+4915112345678",
                      *             "header": {
                      *               "type": "none"
@@ -7944,6 +8121,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -8479,6 +8667,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -9026,6 +9225,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid input (a URL that is not http(s) or points at a private network, an unknown event type ...); nothing changed */
             422: {
                 headers: {
@@ -9431,6 +9641,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -10118,6 +10339,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -10403,6 +10635,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description The template does not render (`template_error`, nothing is sent), an invalid phone number, or an invalid body */
             422: {
                 headers: {
@@ -10536,6 +10779,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -10827,6 +11081,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -10985,6 +11250,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description The template does not render (`template_error`, nothing is sent), an invalid phone number, or an invalid body */
             422: {
                 headers: {
@@ -11118,6 +11394,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -11307,6 +11594,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -11719,6 +12017,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -11973,6 +12282,17 @@ export interface operations {
             };
             /** @description Request body larger than 1 MiB. */
             413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
                 headers: {
                     /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
                     "x-request-id": string;
@@ -12276,6 +12596,17 @@ export interface operations {
                      *       "detail": "Request body too large"
                      *     }
                      */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
@@ -13248,6 +13579,17 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Invalid request (schema or a rule of the operation); nothing changed */
             422: {
                 headers: {
@@ -13421,6 +13763,17 @@ export interface operations {
                      *       "detail": "Request body too large"
                      *     }
                      */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `text/csv` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
                     "application/json": components["schemas"]["Detail"];
                 };
             };

@@ -21,7 +21,14 @@ interface CreateOptions {
   template?: string;
   body?: string;
   inactive?: boolean;
+  expireAfter?: string;
 }
+
+/** `--expire-after` as the API takes it: a duration such as `24h`, or `none` for null (forever). */
+export const expireAfterValue = (v: string): string | null => (v === 'none' ? null : v);
+
+/** The help of `--expire-after`. */
+export const EXPIRE_AFTER_HELP = 'how long its messages stay worth sending: a duration such as 30m, 24h, 2d, or "none" (forever)';
 
 interface UpdateOptions {
   name?: string;
@@ -29,6 +36,7 @@ interface UpdateOptions {
   inactive?: boolean;
   template?: string;
   body?: string;
+  expireAfter?: string;
 }
 
 /** Add `--template FILE` / `--body TEXT` (mutually exclusive). */
@@ -50,7 +58,8 @@ export function registerAutomation(program: Command, io: CliIo): void {
         .requiredOption('--company <id>', 'company id', parseNonEmpty)
         .requiredOption('--name <name>', 'automation name', parseNonEmpty)
         .option('--type <type>', 'automation type; only "api" ones can be triggered over the API', 'api')
-        .option('--inactive', 'create it inactive'),
+        .option('--inactive', 'create it inactive')
+        .option('--expire-after <duration>', `${EXPIRE_AFTER_HELP} (default none)`, parseNonEmpty),
     ),
   ).action(async (opts: CreateOptions, cmd: Command) => {
     // The template file's content is sent as it is: the server checks it (422 naming the field).
@@ -59,7 +68,7 @@ export function registerAutomation(program: Command, io: CliIo): void {
     const ctx = await contextFor(cmd, io);
     const automation = await data(ctx.api.POST('/admin/companies/{company_id}/automations', {
       params: { path: { company_id: companyId } },
-      body: { name: opts.name, type: opts.type, active: !opts.inactive, template },
+      body: { name: opts.name, type: opts.type, active: !opts.inactive, template, ...(opts.expireAfter !== undefined ? { expire_after: expireAfterValue(opts.expireAfter) } : {}) },
     }));
     if (ctx.json) printJson(io, automation);
     else printRecord(io, takeWarnings(io, automation), 'Automation created:');
@@ -73,7 +82,8 @@ export function registerAutomation(program: Command, io: CliIo): void {
         .argument('<automation-id>', 'automation id', parseNonEmpty)
         .option('--name <name>', 'new name', parseNonEmpty)
         .addOption(new Option('--active', 'activate it').conflicts('inactive'))
-        .option('--inactive', 'deactivate it'),
+        .option('--inactive', 'deactivate it')
+        .option('--expire-after <duration>', EXPIRE_AFTER_HELP, parseNonEmpty),
     ),
   ).action(async (id: string, opts: UpdateOptions, cmd: Command) => {
     const body: AutomationUpdate = {};
@@ -82,8 +92,9 @@ export function registerAutomation(program: Command, io: CliIo): void {
     if (opts.inactive) body.active = false;
     const template = (await templateFromOptions(io, opts, false)) as Template | undefined;
     if (template !== undefined) body.template = template;
+    if (opts.expireAfter !== undefined) body.expire_after = expireAfterValue(opts.expireAfter);
     if (Object.keys(body).length === 0) {
-      throw new UsageError('nothing to update: give --name, --active/--inactive, --template or --body');
+      throw new UsageError('nothing to update: give --name, --active/--inactive, --template, --body or --expire-after');
     }
     const automationId = integerId(id, 'automation id');
     const ctx = await contextFor(cmd, io);

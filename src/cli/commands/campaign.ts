@@ -12,6 +12,7 @@ import { oneLine, printJson, printRecord, printSource, printTable } from '../out
 import { parseNonEmpty } from '../parse.ts';
 import { takeWarnings, templateFromOptions } from '../templates.ts';
 import type { CliIo } from '../io.ts';
+import { EXPIRE_AFTER_HELP, expireAfterValue } from './automation.ts';
 
 /** Register `campaign create --company ID --name N (--template FILE | --body TEXT)`, `campaign list` and `campaign show`. */
 export function registerCampaign(program: Command, io: CliIo): void {
@@ -24,15 +25,16 @@ export function registerCampaign(program: Command, io: CliIo): void {
       .requiredOption('--company <id>', 'company id', parseNonEmpty)
       .requiredOption('--name <name>', 'campaign name', parseNonEmpty)
       .addOption(new Option('--template <file>', 'template JSON file ("-" for stdin)').conflicts('body'))
-      .option('--body <text>', 'shortcut: plain-text template {header: none, body: TEXT, buttons: []}'),
-  ).action(async (opts: { company: string; name: string; template?: string; body?: string }, cmd: Command) => {
+      .option('--body <text>', 'shortcut: plain-text template {header: none, body: TEXT, buttons: []}')
+      .option('--expire-after <duration>', `${EXPIRE_AFTER_HELP} (default 24h)`, parseNonEmpty),
+  ).action(async (opts: { company: string; name: string; template?: string; body?: string; expireAfter?: string }, cmd: Command) => {
     // The template file's content is sent as it is: the server checks it (422 naming the field).
     const template = (await templateFromOptions(io, opts, true)) as Template;
     const companyId = integerId(opts.company, 'company id');
     const ctx = await contextFor(cmd, io);
     const campaign = await data(ctx.api.POST('/admin/companies/{company_id}/campaigns', {
       params: { path: { company_id: companyId } },
-      body: { name: opts.name, template },
+      body: { name: opts.name, template, ...(opts.expireAfter !== undefined ? { expire_after: expireAfterValue(opts.expireAfter) } : {}) },
     }));
     if (ctx.json) printJson(io, campaign);
     else printRecord(io, takeWarnings(io, campaign), 'Campaign created:');

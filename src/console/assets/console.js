@@ -1,6 +1,7 @@
 // Console behaviour that needs script (everything else works without it):
 // - the Copy button next to a newly created API key copies it and announces the result;
-// - the new key's heading takes focus, so screen readers announce it.
+// - the new key's heading takes focus, so screen readers announce it;
+// - the automation/campaign editor's WhatsApp template select shows the chosen template's parameters.
 'use strict';
 
 document.addEventListener('click', async (event) => {
@@ -24,4 +25,12 @@ document.addEventListener('click', async (event) => {
 document.addEventListener('DOMContentLoaded', () => {
   const heading = document.getElementById('new-key-title');
   if (heading) heading.focus();
+});
+
+document.addEventListener('change', (event) => {
+  const select = event.target instanceof HTMLSelectElement && event.target.matches('[data-wa-template]') ? event.target : null;
+  const help = select && document.querySelector('[data-wa-parameters]');
+  if (!help) return;
+  const option = select.selectedOptions[0];
+  help.textContent = option ? option.getAttribute('data-help') || '' : '';
 });

@@ -7,6 +7,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/database.ts';
 import type { BatchCounts } from '../../domain/batches.ts';
+import { batchCounts } from '../../domain/batch-counts.ts';
 import type { BatchKind, BatchStatus, MessageStatus } from '../../db/schema.ts';
 import { toE164 } from '../../domain/phone.ts';
 
@@ -37,20 +38,11 @@ export async function listRecentBatches(db: Db, companyId: number, page: number)
            coalesce(m.failed, 0)::int AS failed, coalesce(m.skipped, 0)::int AS skipped
     FROM (SELECT * FROM batches WHERE company_id = ${companyId}
           ORDER BY created_at DESC, batch_id LIMIT ${BATCHES_PER_PAGE + 1} OFFSET ${offset}) b
-    LEFT JOIN LATERAL (
-      SELECT count(*) FILTER (WHERE status IN ('sent', 'delivered', 'read')) AS sent,
-             count(*) FILTER (WHERE status IN ('delivered', 'read')) AS delivered,
-             count(*) FILTER (WHERE status = 'read') AS read,
-             count(*) FILTER (WHERE status = 'failed') AS failed,
-             count(*) FILTER (WHERE status = 'skipped') AS skipped
-      FROM messages WHERE batch_id = b.batch_id) m ON true
+    LEFT JOIN LATERAL cms_batch_status_counts(b.batch_id) m ON true
     ORDER BY b.created_at DESC, b.batch_id`.execute(db);
   const batches = rows.slice(0, BATCHES_PER_PAGE).map((r) => ({
     batch_id: r.batch_id, kind: r.kind, source_id: r.source_id, status: r.status, created_at: r.created_at, completed_at: r.completed_at,
-    counts: {
-      total: r.total, sent: r.sent, delivered: r.delivered, read: r.read, failed: r.failed, skipped: r.skipped,
-      pending: r.total - r.sent - r.failed - r.skipped,
-    },
+    counts: batchCounts(r.total, r),
   }));
   return { batches, more: rows.length > BATCHES_PER_PAGE };
 }

@@ -26,6 +26,8 @@ import { BASE } from '../views/layout.ts';
 import { readOnlyNote } from '../views/format.ts';
 import { html } from '../views/html.ts';
 import { EMPTY_FORM, editorForm, formOf, kindTitle, sourcesPath, sourcesView, sourceView, type FieldErrors, type PreviewModel, type SourceForm } from '../views/automations.ts';
+import { parseTemplateChoice } from '../views/whatsapp-templates.ts';
+import { editorCatalogue } from './whatsapp-templates.ts';
 
 const FIELDS: (keyof SourceForm)[] = ['name', 'type', 'header_type', 'header_text', 'header_url', 'body', 'b1_text', 'b1_url', 'b2_text', 'b2_url', 'wa_name', 'wa_language', 'wa_body_parameters', 'wa_header_parameters', 'editor_preview_phone'];
 
@@ -33,6 +35,11 @@ const FIELDS: (keyof SourceForm)[] = ['name', 'type', 'header_type', 'header_tex
 export function sourceForm(body: unknown): SourceForm {
   const f = {} as SourceForm;
   for (const name of FIELDS) f[name] = field(body, name);
+  // A WhatsApp company's editor picks the template in one select (`name|language`).
+  if (typeof (body as Record<string, unknown> | undefined)?.wa_template === 'string') {
+    const { name, language } = parseTemplateChoice(field(body, 'wa_template'));
+    Object.assign(f, { wa_name: name, wa_language: language, wa_body_parameters: '', wa_header_parameters: '' });
+  }
   return f;
 }
 
@@ -141,12 +148,13 @@ export function registerSourcePages(scope: FastifyInstance, deps: AppDeps, kind:
     return sendPage(request, reply, 200, { title, section: `${kind}s`, crumbs: crumbs(), body: () => sourcesView(kind, rows, canEdit(request)) });
   });
 
-  function showNew(request: FastifyRequest, reply: FastifyReply, status: number, form: SourceForm, errors: FieldErrors, preview?: PreviewResult) {
+  async function showNew(request: FastifyRequest, reply: FastifyReply, status: number, form: SourceForm, errors: FieldErrors, preview?: PreviewResult) {
+    const catalogue = await editorCatalogue(db, sessionOf(request).company_id);
     return sendPage(request, reply, status, {
       title: `New ${kind}`, section: `${kind}s`, crumbs: crumbs(`New ${kind}`),
       body: (csrf) => canEdit(request)
         ? html`<h1>New ${kind}</h1>
-${editorForm(kind, csrf, form, errors, undefined, preview)}`
+${editorForm(kind, csrf, form, errors, undefined, preview, true, catalogue)}`
         : html`<h1>New ${kind}</h1>
 ${readOnlyNote(`${kind}s`)}
 <p><a href="${sourcesPath(kind)}">Back to the ${kind}s</a></p>`,
@@ -169,8 +177,7 @@ ${readOnlyNote(`${kind}s`)}
     if (Object.keys(unmapped).length) return showNew(request, reply, 422, form, unmapped);
     let id: number;
     if (kind === 'automation') {
-      const a = await createAutomation(db, session.company_id, { name: form.name.trim(), type: form.type.trim(), active: false, template });
-      deps.automationLookups.forget();
+      const a = await createAutomation(db, deps.automationLookups, session.company_id, { name: form.name.trim(), type: form.type.trim(), active: false, template });
       id = a.automation_id;
     } else {
       id = (await createCampaign(db, session.company_id, { name: form.name.trim(), template })).campaign_id;
@@ -182,12 +189,13 @@ ${readOnlyNote(`${kind}s`)}
   async function showSource(request: FastifyRequest, reply: FastifyReply, status: number, source: SourceRow, o: {
     form?: SourceForm; errors?: FieldErrors; flash?: string; testPhone?: string; preview?: PreviewModel; editorPreview?: PreviewResult;
   }) {
+    const catalogue = await editorCatalogue(db, source.company_id);
     return sendPage(request, reply, status, {
       title: source.name, section: `${kind}s`, crumbs: crumbs(source.name), flash: o.flash,
       body: (csrf) => sourceView({
         kind, csrf, source, form: o.form ?? formOf(source), errors: o.errors ?? {},
         preview: o.preview ?? { phone: '', first_name: '', variables: '' }, testPhone: o.testPhone ?? '', editorPreview: o.editorPreview,
-        canEdit: canEdit(request),
+        canEdit: canEdit(request), catalogue,
       }),
     });
   }
@@ -234,8 +242,7 @@ ${readOnlyNote(`${kind}s`)}
     const unmapped = await mappingErrors(db, session.company_id, template);
     if (Object.keys(unmapped).length) return showSource(request, reply, 422, source, { form, errors: unmapped });
     if (kind === 'automation') {
-      await updateAutomation(db, source.id, { name: form.name.trim(), template }).finally(() => deps.automationLookups.forget());
-      if (form.type.trim() !== source.type) await db.updateTable('automations').set({ type: form.type.trim() }).where('automation_id', '=', source.id).execute();
+      await updateAutomation(db, deps.automationLookups, source.id, { name: form.name.trim(), type: form.type.trim(), template });
     } else {
       await updateCampaign(db, source.id, { name: form.name.trim(), template });
     }
@@ -248,7 +255,7 @@ ${readOnlyNote(`${kind}s`)}
       const session = sessionOf(request);
       const source = await findSource(db, kind, parseId(request.params.id), session.company_id);
       const active = field(request.body, 'active') === 'true';
-      await updateAutomation(db, source.id, { active }).finally(() => deps.automationLookups.forget());
+      await updateAutomation(db, deps.automationLookups, source.id, { active });
       await recordAudit(db, { actor: actor(request), action: 'automation.update', target: `automation:${source.id}`, company_id: session.company_id, details: { active } });
       return reply.header('cache-control', 'no-store').redirect(`${sourcesPath(kind)}/${source.id}?done=${active ? 'activated' : 'deactivated'}`, 303);
     });

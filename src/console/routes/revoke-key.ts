@@ -1,7 +1,7 @@
 /**
  * Revoking an API key with confirmation (issue 6 item 2):
- * GET /console/settings/integrations/credentials/:keyId/revoke asks; POST there revokes, drops this
- * process's authentication cache (`deps.auth.invalidate()`, so the key is refused at once here and
+ * GET /console/settings/integrations/credentials/:keyId/revoke asks; POST there revokes (revokeApiKey
+ * drops this process's authentication cache after its write, so the key is refused at once here and
  * within the cache lifetime elsewhere), and returns to the list. Unknown, revoked or another
  * company's key ids answer 404.
  */
@@ -34,9 +34,8 @@ export function registerRevokeKeyPage(scope: FastifyInstance, deps: AppDeps): vo
     const session = sessionOf(request);
     const key = await findActiveCompanyKey(db, session.company_id, parseId(request.params.keyId));
     if (!key) throw notFound('API key not found');
-    const revoked = await revokeApiKey(db, key.key_id, session.company_id);
+    const revoked = await revokeApiKey(db, deps.auth, key.key_id, session.company_id);
     if (!revoked) throw notFound('API key not found');
-    deps.auth.invalidate();
     await recordAudit(db, { actor: `console:${session.email}`, action: 'key.revoke', target: `key:${key.key_id}`, company_id: session.company_id });
     request.log.info({ audit: true, action: 'key.revoke', key_id: key.key_id, via: 'console' }, 'api key revoked');
     return reply.redirect(`${BASE}/settings/integrations/credentials?done=revoked`, 303);

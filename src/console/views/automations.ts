@@ -1,6 +1,8 @@
 /**
  * Automations and campaigns pages (routes/automations.ts; issue 15 item 1): the list, the template
- * editor (header none / text / image / video, Liquid body, up to two URL buttons, the WhatsApp mapping),
+ * editor (header none / text / image / video, Liquid body, up to two URL buttons, the WhatsApp mapping:
+ * for a company whose channel is WhatsApp a select of the approved templates of its catalogue with the
+ * chosen one's parameters beside it, otherwise name, language and parameter counts typed in),
  * each problem shown beside its field with the input kept, the live preview (re-rendered by a GET with
  * the chosen phone or sample data), the test-send form and, for automations, activate / deactivate.
  * A role that may only read (`canEdit` false) sees the template in disabled fields and the GET preview,
@@ -8,10 +10,12 @@
  */
 import type { PreviewResult, SourceKind, SourceRow } from '../../domain/source-tools.ts';
 import type { Template } from '../../domain/templates.ts';
+import type { StoredTemplate } from '../../domain/whatsapp-templates.ts';
 import { badge, time } from './format.ts';
 import { BASE } from './layout.ts';
 import { html, type SafeHtml } from './html.ts';
 import { dataTable } from './table.ts';
+import { describeParameters, mappingHelp, statusMeaning, TEMPLATES_PATH, templateChoice } from './whatsapp-templates.ts';
 
 /** Path of a kind's list page. */
 export const sourcesPath = (kind: SourceKind) => `${BASE}/${kind}s`;
@@ -90,19 +94,21 @@ ${err(errors, name)}`;
 
 /**
  * The template editor form (create when `id` is absent). Without `canEdit`: the same fields, disabled,
- * in no form (nothing to submit), and neither the save nor the "Preview changes" buttons.
+ * in no form (nothing to submit), and neither the save nor the "Preview changes" buttons. `catalogue`:
+ * the company's WhatsApp templates when its channel is WhatsApp (the mapping is then picked from the
+ * approved ones), undefined otherwise.
  */
-export function editorForm(kind: SourceKind, csrf: string, f: SourceForm, errors: FieldErrors, id?: number, preview?: PreviewResult, canEdit = true): SafeHtml {
+export function editorForm(kind: SourceKind, csrf: string, f: SourceForm, errors: FieldErrors, id?: number, preview?: PreviewResult, canEdit = true, catalogue?: StoredTemplate[]): SafeHtml {
   const action = id === undefined ? `${sourcesPath(kind)}/new` : `${sourcesPath(kind)}/${id}`;
   if (!canEdit) {
     return html`<div class="template-editor" data-read-only-template><fieldset disabled>
 <legend class="visually-hidden">The saved template (read-only)</legend>
-${editorFields(kind, f, errors)}
+${editorFields(kind, f, errors, catalogue)}
 </fieldset></div>`;
   }
   return html`<form method="post" action="${action}" class="template-editor" novalidate>
 <input type="hidden" name="_csrf" value="${csrf}">
-${editorFields(kind, f, errors)}
+${editorFields(kind, f, errors, catalogue)}
 <fieldset>
   <legend>Preview before saving</legend>
   <label for="editor_preview_phone">Contact phone for the preview (optional; empty: sample data)</label>
@@ -118,7 +124,7 @@ ${preview ? previewOutput(preview) : ''}`;
 }
 
 /** The template's fields of the editor (name, type, header, body, buttons, WhatsApp mapping). */
-function editorFields(kind: SourceKind, f: SourceForm, errors: FieldErrors): SafeHtml {
+function editorFields(kind: SourceKind, f: SourceForm, errors: FieldErrors, catalogue?: StoredTemplate[]): SafeHtml {
   return html`${input(f, errors, 'name', 'Name', html`required maxlength="255"`)}
 ${kind === 'automation' ? input(f, errors, 'type', 'Type (api: triggered through operation 4.3)', html`required maxlength="32"`) : ''}
 <fieldset>
@@ -145,7 +151,7 @@ ${err(errors, 'body')}
     <div>${input(f, errors, 'b2_url', 'Button 2 URL', html`maxlength="2048" inputmode="url"`)}</div>
   </div>
 </fieldset>
-<fieldset>
+${catalogue ? whatsappPicker(f, errors, catalogue) : html`<fieldset>
   <legend>WhatsApp template mapping (optional)</legend>
   <div class="grid">
     <div>${input(f, errors, 'wa_name', 'Approved template name', html`maxlength="512"`)}</div>
@@ -155,6 +161,47 @@ ${err(errors, 'body')}
     <div>${input(f, errors, 'wa_body_parameters', 'Body parameters (count)', html`inputmode="numeric"`)}</div>
     <div>${input(f, errors, 'wa_header_parameters', 'Header parameters (0 or 1)', html`inputmode="numeric"`)}</div>
   </div>
+</fieldset>`}`;
+}
+
+/** The help beside the template select for one catalogue entry: its parameters and what this template must fill. */
+function pickerHelp(t: StoredTemplate): string {
+  return `${t.name} (${t.language}): ${describeParameters(t.parameters)}. ${mappingHelp(t.parameters)}`;
+}
+
+/**
+ * The WhatsApp mapping of a company whose channel is WhatsApp: a select (`wa_template`, value
+ * `name|language`) of the catalogue's APPROVED templates, each labelled with its parameters, and the
+ * chosen one's parameters beside it (updated by console.js when the choice changes). A saved mapping
+ * that is not approved (or not in the catalogue) stays listed, marked, so the page shows the truth;
+ * saving it is refused by the domain's check. With no approved templates it says so and links the
+ * Templates page.
+ */
+function whatsappPicker(f: SourceForm, errors: FieldErrors, catalogue: StoredTemplate[]): SafeHtml {
+  const approved = catalogue.filter((t) => t.status === 'APPROVED');
+  const chosen = f.wa_name.trim() === '' ? undefined : templateChoice(f.wa_name.trim(), f.wa_language.trim());
+  const current = chosen === undefined || approved.some((t) => templateChoice(t.name, t.language) === chosen)
+    ? undefined : catalogue.find((t) => templateChoice(t.name, t.language) === chosen);
+  const selected = chosen === undefined ? undefined : catalogue.find((t) => templateChoice(t.name, t.language) === chosen);
+  const problem = errors.wa_name ?? errors.wa_language;
+  const describedBy = ['wa_template-help', problem ? 'wa_template-error' : ''].filter(Boolean).join(' ');
+  const option = (t: StoredTemplate, note = '') => {
+    const value = templateChoice(t.name, t.language);
+    return html`<option value="${value}" data-help="${pickerHelp(t)}"${value === chosen ? html` selected` : ''}>${t.name} (${t.language})${note} · ${describeParameters(t.parameters)}</option>`;
+  };
+  return html`<fieldset data-wa-picker>
+  <legend>WhatsApp template</legend>
+  <p class="muted">Your channel is WhatsApp: every message uses one of your approved templates. The body, header and buttons above fill its parameters.</p>
+  ${approved.length === 0 ? html`<p data-no-approved-templates>Your WhatsApp catalogue has no approved templates${catalogue.length ? ` (${catalogue.length} not usable: pending, rejected or paused)` : ''}. <a href="${TEMPLATES_PATH}">Open the Templates page</a> to sync with Meta or submit one.</p>` : ''}
+  <label for="wa_template">Approved template (name and language)</label>
+  <select id="wa_template" name="wa_template" data-wa-template aria-describedby="${describedBy}"${problem ? html` aria-invalid="true"` : ''}>
+    <option value="" data-help="Choose a template to see its parameters.">Choose a template</option>
+    ${approved.map((t) => option(t))}
+    ${current ? option(current, ` (${current.status.toLowerCase()}: ${statusMeaning(current.status)})`) : ''}
+    ${chosen !== undefined && !selected ? html`<option value="${chosen}" data-help="This template is not in your catalogue: sync it on the Templates page or choose another." selected>${f.wa_name} (${f.wa_language}) (not in your catalogue)</option>` : ''}
+  </select>
+  ${problem ? html`<small id="wa_template-error" class="error" role="alert">${problem}</small>` : ''}
+  <p id="wa_template-help" class="wa-parameters" data-wa-parameters aria-live="polite">${selected ? pickerHelp(selected) : chosen !== undefined ? 'This template is not in your catalogue: sync it on the Templates page or choose another.' : 'Choose a template to see its parameters.'}</p>
 </fieldset>`;
 }
 
@@ -208,6 +255,8 @@ export function sourceView(m: {
   editorPreview?: PreviewResult;
   /** False for a role that may only read (no status, send, save or test-send forms); default true. */
   canEdit?: boolean;
+  /** The company's WhatsApp catalogue when its channel is WhatsApp (see {@link editorForm}). */
+  catalogue?: StoredTemplate[];
 }): SafeHtml {
   const canEdit = m.canEdit ?? true;
   const { kind, source: s } = m;
@@ -221,7 +270,7 @@ ${canEdit ? html`<form method="post" action="${base}/active" class="inline">${hi
 </section>` : html`<p>Campaign id <code>${s.id}</code>${canEdit ? html` · <a href="${base}/send">Send this campaign</a>` : ''}</p>`}
 <section aria-labelledby="editor-title">
 <h2 id="editor-title">Template</h2>
-${editorForm(kind, m.csrf, m.form, m.errors, s.id, m.editorPreview, canEdit)}
+${editorForm(kind, m.csrf, m.form, m.errors, s.id, m.editorPreview, canEdit, m.catalogue)}
 </section>
 ${previewSection(kind, s.id, m.preview, m.errors)}
 ${canEdit ? html`<section aria-labelledby="test-title">

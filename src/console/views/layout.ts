@@ -3,7 +3,8 @@
  * navigation with the current page marked (`aria-current`), breadcrumbs, flash message, sign-out form.
  * Pages without a session (sign-in, invitation, errors before sign-in) get the frame without navigation.
  * The navigation lists only the pages the user's role may open (permissions.ts): Users for owners,
- * Credentials and Webhooks not for marketers; a section the role may only read says so above the page.
+ * Credentials and Webhooks not for marketers, Templates only when the company's channel is WhatsApp; a
+ * section the role may only read says so above the page.
  */
 import type { Role } from '../../domain/users.ts';
 import { isAllowed, mayOpen } from '../permissions.ts';
@@ -13,14 +14,16 @@ import { html, type SafeHtml } from './html.ts';
 export const BASE = '/console';
 
 /** The sections of the main navigation. */
-export type Section = 'overview' | 'users' | 'credentials' | 'webhooks' | 'automations' | 'campaigns' | 'segments' | 'contacts' | 'sends' | 'account';
+export type Section = 'overview' | 'users' | 'credentials' | 'webhooks' | 'automations' | 'campaigns' | 'templates' | 'segments' | 'contacts' | 'sends' | 'account';
 
-const NAV: { section: Section; href: string; label: string }[] = [
+/** Navigation entries; `whatsapp`: shown only when the company's channel is WhatsApp. */
+const NAV: { section: Section; href: string; label: string; whatsapp?: boolean }[] = [
   { section: 'overview', href: `${BASE}/overview`, label: 'Overview' },
   { section: 'credentials', href: `${BASE}/settings/integrations/credentials`, label: 'Credentials' },
   { section: 'webhooks', href: `${BASE}/settings/integrations/webhooks`, label: 'Webhooks' },
   { section: 'automations', href: `${BASE}/automations`, label: 'Automations' },
   { section: 'campaigns', href: `${BASE}/campaigns`, label: 'Campaigns' },
+  { section: 'templates', href: `${BASE}/whatsapp/templates`, label: 'Templates', whatsapp: true },
   { section: 'segments', href: `${BASE}/segments`, label: 'Segments' },
   { section: 'contacts', href: `${BASE}/contacts`, label: 'Contacts' },
   { section: 'sends', href: `${BASE}/sends`, label: 'Sends' },
@@ -28,7 +31,11 @@ const NAV: { section: Section; href: string; label: string }[] = [
   { section: 'account', href: `${BASE}/account/password`, label: 'Account' },
 ];
 
-export interface PageUser { email: string; company_name: string; role: Role }
+export interface PageUser {
+  email: string; company_name: string; role: Role;
+  /** The company's channel provider (`whatsapp` adds the Templates entry); absent: not WhatsApp. */
+  channel_provider?: string;
+}
 
 export interface PageOptions {
   title: string;
@@ -49,7 +56,7 @@ function nav(user: PageUser, csrf: string, current?: Section): SafeHtml {
   <nav aria-label="Main">
     <ul><li><a class="brand" href="${BASE}/"><strong>CMS console</strong></a> <span class="company">${user.company_name}</span></li></ul>
     <ul class="nav-links">
-      ${NAV.filter((n) => mayOpen(user.role, n.href)).map((n) => html`<li><a href="${n.href}"${n.section === current ? html` aria-current="page"` : ''}>${n.label}</a></li>`)}
+      ${NAV.filter((n) => mayOpen(user.role, n.href) && (!n.whatsapp || user.channel_provider === 'whatsapp')).map((n) => html`<li><a href="${n.href}"${n.section === current ? html` aria-current="page"` : ''}>${n.label}</a></li>`)}
       <li><form method="post" action="${BASE}/logout" class="inline-form"><input type="hidden" name="_csrf" value="${csrf}"><button type="submit" class="secondary outline small">Sign out</button></form></li>
     </ul>
   </nav>

@@ -102,9 +102,8 @@ export function registerKeyRoutes(app: FastifyInstance, deps: AppDeps): void {
     },
   }, async (request, reply) => {
     if (!isRowId(request.params.key_id)) throw notFound('API key not found');
-    const revoked = await revokeApiKey(db, request.params.key_id);
+    const revoked = await revokeApiKey(db, deps.auth, request.params.key_id);
     if (!revoked) throw notFound('API key not found');
-    deps.auth.invalidate();
     await recordAudit(db, { actor: 'admin', action: 'key.revoke', target: `key:${request.params.key_id}`, company_id: revoked.company_id });
     return reply.code(204).send();
   });

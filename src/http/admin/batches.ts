@@ -12,7 +12,7 @@
  * The list serves `cms batch list` (issue 13 item 4).
  */
 import type { FastifyInstance } from 'fastify';
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { getBatch, type MessageView } from '../../domain/batches.ts';
 import { listMessagePage, MESSAGE_PAGE_DEFAULT, MESSAGE_PAGE_MAX, MESSAGE_STATUSES } from '../../domain/batch-messages.ts';
@@ -48,6 +48,31 @@ export const Batch = component('Batch', Type.Object({
   counts: exampleOf(BatchCounts), ignored_contacts: 0, created_at: TIME_EXAMPLE, completed_at: '2026-03-02T09:30:04.210Z',
 });
 
+/** What a provider was asked to deliver (docs/operator-api.md "`rendered`"; src/domain/render.ts `Rendered`). */
+export const MessageRendered = component('MessageRendered', Type.Object({
+  message_id: Type.String({ format: 'uuid' }),
+  batch_id: Type.String({ format: 'uuid' }),
+  company_id: Type.Integer(),
+  kind: Type.Union([Type.Literal('automation'), Type.Literal('campaign')]),
+  source_id: Type.Integer({ description: 'the automation or campaign id' }),
+  to: Type.String({ description: 'E.164' }),
+  header: Type.Object({
+    type: Type.String({ description: '`none`, `text`, `image` or `video`' }),
+    text: Type.Optional(Type.String({ description: 'text: the header text' })),
+    url: Type.Optional(Type.String({ description: 'image / video: the media URL' })),
+  }),
+  body: Type.String(),
+  buttons: Type.Array(Type.Object({ text: Type.String(), url: Type.String() })),
+  whatsapp: Type.Optional(Type.Object({
+    name: Type.String(), language: Type.String(),
+    header_parameters: Type.Array(Type.String()), body_parameters: Type.Array(Type.String()),
+    button_parameters: Type.Array(Type.Union([Type.String(), Type.Null()])),
+  }, { description: 'templates with a WhatsApp mapping: the Cloud API template parameters' })),
+}, { additionalProperties: true, description: 'The message as handed to the provider (the body of a webhook delivery)' }), {
+  message_id: '5c0e2d7a-1b3f-4e8d-9a6c-7f2e1d0b9a83', batch_id: BATCH_ID_EXAMPLE, company_id: 12, kind: 'campaign', source_id: 8,
+  to: '+4915112345678', header: { type: 'none' }, body: 'Hi Anna, 20 % off all shoes this week.', buttons: [],
+});
+
 /** One message of a batch; optional fields appear only when set. */
 export const Message = component('Message', Type.Object({
   message_id: Type.String({ format: 'uuid' }),
@@ -64,11 +89,11 @@ export const Message = component('Message', Type.Object({
   delivered_at: Type.Optional(time()),
   read_at: Type.Optional(time()),
   failed_at: Type.Optional(time()),
-  rendered: Type.Unknown({ description: 'the message as handed to the provider (null until rendered)' }),
+  rendered: Type.Union([ref(MessageRendered), Type.Null()], { description: 'the message as handed to the provider; null until rendered (and for a message that never is, e.g. an invalid number)' }),
 }), {
   message_id: '5c0e2d7a-1b3f-4e8d-9a6c-7f2e1d0b9a83', phone: '+4915112345678', status: 'delivered', attempts: 1,
   provider_message_id: 'wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjQ2QzdCMjM0', sent_at: '2026-03-02T09:30:02.120Z', delivered_at: '2026-03-02T09:30:03.900Z',
-  rendered: { to: '+4915112345678', header: { type: 'none' }, body: 'Hi Anna, 20 % off all shoes this week.', buttons: [] },
+  rendered: exampleOf(MessageRendered),
 });
 
 /** One page of a company's batches, newest first. */
@@ -105,6 +130,8 @@ function messageJson(m: MessageView) {
   return {
     ...m, scheduled_for: t(m.scheduled_for), next_attempt_at: t(m.next_attempt_at), sent_at: t(m.sent_at),
     delivered_at: t(m.delivered_at), read_at: t(m.read_at), failed_at: t(m.failed_at),
+    // The stored jsonb is the render's `Rendered` (src/domain/render.ts), or null.
+    rendered: m.rendered as Static<typeof MessageRendered> | null,
   };
 }
 
@@ -112,7 +139,7 @@ function messageJson(m: MessageView) {
 export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps): void {
   const db = deps.database.db;
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  addComponents(app, [BatchCounts, Batch, Message, MessagePage, BatchPage]);
+  addComponents(app, [BatchCounts, Batch, MessageRendered, Message, MessagePage, BatchPage]);
   const params = Type.Object({ batch_id: Type.String({ maxLength: 64, description: 'the batch id (a UUID) answered by the send', examples: [BATCH_ID_EXAMPLE] }) });
   const tags = ['operator: batches'];
   const errors = {

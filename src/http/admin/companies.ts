@@ -201,8 +201,7 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
     },
   }, async (request) => {
     checkInput(request.body);
-    const company = await updateCompany(db, request.params.company_id, request.body);
-    deps.auth.invalidate();
+    const company = await updateCompany(db, deps.auth, request.params.company_id, request.body);
     await recordAudit(db, { actor: 'admin', action: 'company.update', target: `company:${company.company_id}`, company_id: company.company_id, details: { ...request.body } });
     return view(company);
   });
@@ -233,8 +232,7 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
       },
     },
   }, async (request) => {
-    const company = await setConnector(db, request.params.company_id, request.body.connected, request.body.provider ?? null);
-    deps.auth.invalidate();
+    const company = await setConnector(db, deps.auth, request.params.company_id, request.body.connected, request.body.provider ?? null);
     await recordAudit(db, { actor: 'admin', action: 'connector.set', target: `company:${company.company_id}`, company_id: company.company_id, details: { ...company.connector } });
     return { company_id: company.company_id, connector: company.connector };
   });

@@ -31,8 +31,14 @@
  * 5. Answers are serialized with the documented schema (fast-json-stringify): a property missing
  *    from the schema is DROPPED from the answer, so list every property (`additionalProperties`
  *    for free-form objects such as a template's variables).
- * 6. test/admin/openapi-admin.test.ts checks that every admin operation follows these rules and
- *    that real answers validate against their documented schemas.
+ * 6. Requests are validated strictly (src/http/strict-validators.ts, installed by the plugin for the
+ *    whole scope): no type coercion (`5` is not the string `"5"`), `additionalProperties: false`
+ *    refuses unknown properties instead of dropping them, path and query values are read only from
+ *    their exact JSON text. A body in another media type is 415, which openapi-schemas.ts documents
+ *    on every operation with a body; a body schema that admits null makes the body optional there.
+ * 7. test/admin/openapi-admin.test.ts checks that every admin operation follows these rules and
+ *    that real answers validate against their documented schemas; test/admin/strict-contract.test.ts
+ *    sends every operation of the document wrong-typed bodies and parameters.
  */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static, type TSchema } from 'typebox';

@@ -6,11 +6,12 @@
  * (one item, `loc: ["body"]`). 401, 404 and 409 stay `{"detail": "..."}`.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import type { FastifyError, FastifyInstance } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifySchemaCompiler } from 'fastify';
 import { storable } from '../../domain/storable.ts';
 import type { AppDeps } from '../deps.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { sendDetail } from '../errors.ts';
+import { strictValidators } from '../strict-validators.ts';
 import { addComponents, sharedComponents } from './components.ts';
 import { registerAuditRoutes } from './audit.ts';
 import { AdminValidationError } from './errors.ts';
@@ -39,7 +40,21 @@ function toDetailItem(e: { keyword: string; instancePath: string; message?: stri
     loc.push(String(e.params.missingProperty));
     return { type: 'missing', loc, msg: 'Field required' };
   }
+  // An unknown property of an `additionalProperties: false` object: `loc` names it (FastAPI's extra_forbidden).
+  if (e.keyword === 'additionalProperties' && typeof e.params.additionalProperty === 'string') {
+    loc.push(e.params.additionalProperty);
+    return { type: 'additionalProperties', loc, msg: 'must NOT have additional properties' };
+  }
   return { type: e.keyword, loc, msg: e.message ?? 'Invalid value' };
+}
+
+/**
+ * The 415 of a body in another media type than the operation's (`consumes`, else JSON), answered
+ * `{"detail": "Unsupported Media Type: send application/json"}` by the app's error handler.
+ */
+function unsupportedMediaType(consumes: unknown): Error & { statusCode: number; code: string } {
+  const accepted = Array.isArray(consumes) && consumes.length > 0 ? consumes.join(' or ') : 'application/json';
+  return Object.assign(new Error(`Unsupported Media Type: send ${accepted}`), { statusCode: 415, code: 'FST_ERR_CTP_INVALID_MEDIA_TYPE' });
 }
 
 /** Registers the operator API, its bearer check and its error shapes. */
@@ -56,13 +71,25 @@ export async function adminPlugin(app: FastifyInstance, deps: AppDeps): Promise<
     if (request.body !== undefined) request.body = storable(request.body);
   });
   addComponents(app, sharedComponents);
+  // Bodies, path and query held strictly to the documented schemas: no type coercion, no removal of
+  // unknown properties (src/http/strict-validators.ts; docs/operator-api.md "Conventions").
+  app.setValidatorCompiler(strictValidators(deps.compiledSchemas, () => app.getSchemas()) as FastifySchemaCompiler<unknown>);
+  // Bodies are JSON (and the CSV import's text/csv, contacts.ts): any other Content-Type on an
+  // operation that takes a body is 415 (documented on each by openapi-schemas.ts); an operation
+  // without a body ignores one, whatever its type (as it ignores an empty JSON body, below).
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser('*', { parseAs: 'buffer' }, (request, _body, done) => {
+    if (request.routeOptions.schema?.body === undefined) return done(null, undefined);
+    done(unsupportedMediaType(request.routeOptions.schema.consumes));
+  });
   // An empty body with `Content-Type: application/json` is no body (issue 13, first-hour traps): a DELETE
   // or any route without a body answers as without the header; a route that needs a body says so as it
   // would without one (422). Anything else is Fastify's own JSON parsing (prototype poisoning refused).
   const parseJson = app.getDefaultJsonParser('error', 'error');
-  app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'string' }, (request, body, done) => {
     if (body === '') return done(null, undefined);
+    const consumes = request.routeOptions.schema?.consumes;
+    if (Array.isArray(consumes) && !consumes.includes('application/json')) return done(unsupportedMediaType(consumes));
     parseJson(request, body as string, done);
   });
   app.setSchemaErrorFormatter((errors, context) => new AdminValidationError(errors.map((e) => toDetailItem(e, context))));

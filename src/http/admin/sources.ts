@@ -158,8 +158,7 @@ export function registerSourceRoutes(app: FastifyInstance, deps: AppDeps): void 
     const checked = template(b.template);
     const expire = expireAfter(b.expire_after);
     await checkWhatsappMapping(db, request.params.company_id, checked.template);
-    const automation = await createAutomation(db, request.params.company_id, { name: b.name, type: b.type, active: b.active, template: checked.template, expire_after: expire });
-    deps.automationLookups.forget();
+    const automation = await createAutomation(db, deps.automationLookups, request.params.company_id, { name: b.name, type: b.type, active: b.active, template: checked.template, expire_after: expire });
     await recordAudit(db, { actor: 'admin', action: 'automation.create', target: `automation:${automation.automation_id}`, company_id: automation.company_id, details: { name: b.name, type: b.type, active: b.active } });
     return reply.code(201).send({ ...automationJson(automation), warnings: await variableWarnings(db, automation.company_id, checked.reads) });
   });
@@ -185,9 +184,9 @@ export function registerSourceRoutes(app: FastifyInstance, deps: AppDeps): void 
       const current = await findSource(db, 'automation', request.params.automation_id, null);
       await checkWhatsappMapping(db, current.company_id, checked.template);
     }
-    const automation = await updateAutomation(db, request.params.automation_id, {
+    const automation = await updateAutomation(db, deps.automationLookups, request.params.automation_id, {
       name: b.name, active: b.active, template: checked?.template, expire_after: expire,
-    }).finally(() => deps.automationLookups.forget());
+    });
     await recordAudit(db, { actor: 'admin', action: 'automation.update', target: `automation:${automation.automation_id}`, company_id: automation.company_id, details: { name: b.name, active: b.active, template_changed: b.template !== undefined } });
     return { ...automationJson(automation), warnings: checked ? await variableWarnings(db, automation.company_id, checked.reads) : [] };
   });

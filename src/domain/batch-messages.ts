@@ -13,10 +13,10 @@
  * failed_at, written from the injectable clock) per minute, and the time the pending ones need at
  * that rate.
  */
-import { sql } from 'kysely';
+import { contactPhonesContaining, countFinishedBetween, countMessagesTo, findBatchCompany, selectMessagePage } from '../db/batch-messages.ts';
 import type { Db } from '../db/database.ts';
 import type { MessageStatus } from '../db/schema.ts';
-import { MESSAGE_COLUMNS, messageView, type MessageView } from './batches.ts';
+import { messageView, type MessageView } from './batches.ts';
 import { DomainError, notFound } from './errors.ts';
 import { toE164 } from './phone.ts';
 
@@ -50,11 +50,7 @@ export function parseCursor(cursor: string): number {
 
 /** The batch's company (scoped by `companyId` when given), without counting its messages; 404 when unknown. */
 async function batchCompany(db: Db, batchId: string, companyId?: number): Promise<{ company_id: number; default_country: string }> {
-  if (!UUID_RE.test(batchId)) throw notFound('Batch not found');
-  let q = db.selectFrom('batches as b').innerJoin('companies as c', 'c.company_id', 'b.company_id')
-    .select(['b.company_id', 'c.default_country']).where('b.batch_id', '=', batchId.toLowerCase());
-  if (companyId !== undefined) q = q.where('b.company_id', '=', companyId);
-  const row = await q.executeTakeFirst();
+  const row = UUID_RE.test(batchId) ? await findBatchCompany(db, batchId.toLowerCase(), companyId) : undefined;
   if (!row) throw notFound('Batch not found');
   return row;
 }
@@ -70,9 +66,7 @@ async function phonesFor(db: Db, companyId: number, defaultCountry: string, phon
   if (e164) return [e164, q];
   const digits = q.replace(/\D/g, '');
   if (digits.length < 4) throw new DomainError(422, 'phone: give a phone number (E.164 or national) or at least 4 of its digits');
-  const rows = await db.selectFrom('contacts').select('phone')
-    .where('company_id', '=', companyId).where('phone', 'like', `%${digits}%`).limit(PHONE_MATCH_LIMIT).execute();
-  return rows.map((r) => r.phone);
+  return contactPhonesContaining(db, companyId, digits, PHONE_MATCH_LIMIT);
 }
 
 /**
@@ -86,13 +80,8 @@ export async function listMessagePage(db: Db, batchId: string, companyId: number
   const after = q.after === undefined ? undefined : parseCursor(q.after);
   const phones = q.phone === undefined ? undefined : await phonesFor(db, batch.company_id, batch.default_country, q.phone);
   if (phones && phones.length === 0) return { messages: [], next: null };
-  let select = db.selectFrom('messages').select([...MESSAGE_COLUMNS, 'seq'])
-    .where('batch_id', '=', batchId.toLowerCase());
-  if (after !== undefined) select = select.where('seq', '>', after);
-  if (q.status) select = select.where('status', '=', q.status);
-  // The company's (company_id, phone) index finds a number's few messages without walking the batch.
-  if (phones) select = select.where('company_id', '=', batch.company_id).where('phone', 'in', phones);
-  const rows = await select.orderBy('seq').limit(limit + 1).execute();
+  // With phones: the company's (company_id, phone) index finds a number's few messages without walking the batch.
+  const rows = await selectMessagePage(db, { batchId: batchId.toLowerCase(), companyId: batch.company_id, after, status: q.status, phones, limit: limit + 1 });
   const more = rows.length > limit;
   const page = more ? rows.slice(0, limit) : rows;
   return { messages: page.map(messageView), next: more ? String(page[page.length - 1].seq) : null };
@@ -103,10 +92,7 @@ export async function countPhoneMatches(db: Db, batchId: string, companyId: numb
   const batch = await batchCompany(db, batchId, companyId);
   const phones = await phonesFor(db, batch.company_id, batch.default_country, phone);
   if (phones.length === 0) return 0;
-  const row = await db.selectFrom('messages').select((eb) => eb.fn.countAll<number>().as('n'))
-    .where('batch_id', '=', batchId.toLowerCase()).where('company_id', '=', batch.company_id).where('phone', 'in', phones)
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
+  return countMessagesTo(db, batchId.toLowerCase(), batch.company_id, phones);
 }
 
 /** The window over which the delivery rate is measured. */
@@ -121,12 +107,7 @@ export interface Progress { per_minute: number; remaining_ms: number | null }
  * rows (the counts of getBatch make one too), asked only while the batch is processing.
  */
 export async function batchProgress(db: Db, batchId: string, pending: number, now: number): Promise<Progress> {
-  const since = new Date(now - RATE_WINDOW_MS);
-  const until = new Date(now);
-  const { rows } = await sql<{ n: number }>`
-    SELECT count(*)::int AS n FROM messages
-    WHERE batch_id = ${batchId.toLowerCase()}::uuid
-      AND ((sent_at > ${since} AND sent_at <= ${until}) OR (failed_at > ${since} AND failed_at <= ${until}))`.execute(db);
-  const perMinute = (rows[0]?.n ?? 0) / (RATE_WINDOW_MS / 60_000);
+  const n = await countFinishedBetween(db, batchId.toLowerCase(), new Date(now - RATE_WINDOW_MS), new Date(now));
+  const perMinute = n / (RATE_WINDOW_MS / 60_000);
   return { per_minute: perMinute, remaining_ms: perMinute > 0 ? Math.ceil((pending / perMinute) * 60_000) : null };
 }

@@ -7,6 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { sql, type Selectable } from 'kysely';
+import { MESSAGE_COLUMNS } from '../db/batch-messages.ts';
 import type { Db } from '../db/database.ts';
 import type { BatchKind, BatchStatus, MessagesTable, MessageStatus } from '../db/schema.ts';
 import { batchesAccepted } from '../metrics.ts';
@@ -203,10 +204,6 @@ export async function listBatchMessages(db: Db, batchId: string, companyId?: num
     .where('batch_id', '=', batchId.toLowerCase()).orderBy('seq').execute();
   return rows.map(messageView);
 }
-
-/** The columns of `messages` that a MessageView is made of (src/domain/batch-messages.ts selects them too). */
-export const MESSAGE_COLUMNS = ['message_id', 'phone', 'status', 'reason', 'error', 'error_code', 'attempts', 'scheduled_for', 'next_attempt_at',
-  'provider_message_id', 'sent_at', 'delivered_at', 'read_at', 'failed_at', 'rendered'] as const;
 
 /** A stored message row (the MESSAGE_COLUMNS) as a MessageView: optional fields only when set. */
 export function messageView(r: Pick<Selectable<MessagesTable>, (typeof MESSAGE_COLUMNS)[number]>): MessageView {

@@ -1,5 +1,5 @@
 /**
- * Issue 16: the accept path against the bare durable accept limit, measured in ONE run.
+ * The accept path against the bare durable accept limit, measured in ONE run.
  *
  *   node bench/accept-ratio.ts [--db-url postgres://postgres@127.0.0.1:5432/cms_bench_accept] [--rounds 3]
  *                              [--duration 10] [--warmup 3] [--connections 32] [--companies 400] [--cpu-prof DIR]

@@ -1,5 +1,5 @@
 /**
- * Where a running service's allocations come from (issue 16's account of the garbage collector's share).
+ * Where a running service's allocations come from (the garbage collector's share, docs/benchmarks.md).
  *
  *   node bench/accept-ratio.ts --rounds 1 --duration 15 --service-flags=--inspect=127.0.0.1:9229 &
  *   # once the service's load has started (its first load, after the warm-up):

@@ -1,5 +1,5 @@
 /**
- * The bare durable accept server of issue 16: the least a durable 4.3 accept can cost in Node on this
+ * The bare durable accept server: the least a durable 4.3 accept can cost in Node on this
  * database, the yardstick of bench/accept-ratio.ts.
  *
  * Plain `node:http` (bench/lib/bare-accept.ts, shared with bench/bare-embedded-server.ts); reads the

@@ -1,5 +1,5 @@
 /**
- * The bare durable EMBEDDED accept server of issue 16: the least a durable 4.3 accept can cost in one
+ * The bare durable EMBEDDED accept server: the least a durable 4.3 accept can cost in one
  * Node process with its own PGlite, the yardstick of bench/embedded-accept.ts. It does NO delivery:
  * it stores the batch and a job row and answers; nothing ever works the jobs.
  *

@@ -1,5 +1,5 @@
 /**
- * Console benchmark (issue 15 acceptance): every console page with 100,000 contacts and 1,000,000
+ * Console benchmark: every console page with 100,000 contacts and 1,000,000
  * messages on PostgreSQL, and the contacts CSV export's memory.
  *
  *   node bench/console.ts [--db postgres://postgres@127.0.0.1:5432/postgres] [--contacts 100000]

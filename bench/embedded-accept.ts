@@ -1,5 +1,5 @@
 /**
- * Issue 16, third acceptance item: the accept path on the embedded default (`npm start`: API and
+ * The accept path on the embedded default (`npm start`: API and
  * workers in ONE process, PGlite inside it), trigger plus outbox delivery end to end, against a bare
  * durable embedded accept server and a bare no-op server, measured in ONE run.
  *

@@ -1,5 +1,5 @@
 /**
- * Events-out benchmark (issue 12 acceptance; receipts-and-events.md §5): event fan-out to a local
+ * Events-out benchmark (docs/events.md): event fan-out to a local
  * receiver, and message delivery throughput with and without that load.
  *
  *   node bench/events.ts [--db postgres://...|pglite] [--events 30000] [--endpoints 1]

@@ -1,5 +1,5 @@
 /**
- * HTTP benchmark of the four public operations against the real server (issue 4 item 4).
+ * HTTP benchmark of the four public operations against the real server.
  *
  *   node bench/http.ts [--db pglite|postgres] [--duration 10] [--connections 32] [--companies 400] [--contacts 1000000]
  *                      [--warmup 3] [--only trigger,segment,campaign,contacts,big] [--node-options "..."]

@@ -1,5 +1,5 @@
 /**
- * Send-pipeline benchmark (issue 3 acceptance): throughput from accepted to final, and accept-to-
+ * Send-pipeline benchmark: throughput from accepted to final, and accept-to-
  * delivery latency, for the outbox and webhook providers on PGlite or PostgreSQL.
  *
  *   node bench/pipeline.ts [--db pglite|postgres://...] [--provider outbox|webhook]

@@ -1,5 +1,5 @@
 /**
- * Receipt ingestion benchmark (issue 11 acceptance): WhatsApp-shaped status webhooks on PostgreSQL,
+ * Receipt ingestion benchmark: WhatsApp-shaped status webhooks on PostgreSQL,
  * from POST to applied in the database.
  *
  *   node bench/receipts.ts [--db postgres://postgres@127.0.0.1:5432/postgres] [--messages 100000]

@@ -1,6 +1,5 @@
 /**
- * CPU cost of the request side of 4.3 trigger automation, without HTTP or a database (issue 4 item 3,
- * issue 16): Python-compatible JSON decoding, validation, phone normalisation and de-duplication of 50
+ * CPU cost of the request side of 4.3 trigger automation, without HTTP or a database (docs/benchmarks.md): Python-compatible JSON decoding, validation, phone normalisation and de-duplication of 50
  * contacts, and serialising the batch row, for the same body as bench/http.ts. Prints microseconds per
  * request, the median over rounds of 500 requests (the machine is shared). The body steps are measured
  * in every round through both paths, in alternating order: as the service runs them (`parse`,

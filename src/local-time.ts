@@ -1,5 +1,5 @@
 /**
- * The shared checks of local times and time zones (operator-api.md delivery_hours), used by the
+ * The shared checks of local times and time zones (docs/operator-api.md delivery_hours), used by the
  * operator API's schema and checks (src/http/admin), the CLI's option parsers (src/cli/parse.ts) and
  * the delivery window arithmetic (src/domain/delivery-hours.ts). Pure, no dependencies.
  */

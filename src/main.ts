@@ -52,7 +52,7 @@ export async function runServer(opts: { role?: Role } = {}): Promise<void> {
     try {
       address = await service.app.listen({ port: config.port, host: config.host });
     } catch (err) {
-      // Port taken since the check above, or not permitted (issue 13): stop the workers and release the
+      // Port taken since the check above, or not permitted: stop the workers and release the
       // database (and its `cms.pid`) before reporting, so that the process exits and leaves no claim.
       await closeQuietly(service, 15_000);
       throw err;

@@ -115,7 +115,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
   if (role === 'worker' || role === 'all') {
     const [{ startWorkers }, { startEventLoop }] = await Promise.all([import('./queue/workers.ts'), import('./queue/events/loop.ts')]);
     workers = await startWorkers({ database, boss, logger, clock, secrets, config });
-    // Events out to companies (receipts-and-events.md §5): their own loop, apart from message delivery.
+    // Events out to companies (docs/events.md): their own loop, apart from message delivery.
     eventLoop = startEventLoop({ database, logger, clock, secrets, config });
   }
   let closed = false;

@@ -1,6 +1,6 @@
 /**
  * What the accept benchmarks (bench/accept-ratio.ts, bench/embedded-accept.ts, bench/http.ts) share:
- * waiting for a server, the operator-API calls (docs operator-api.md) that seed companies with an API
+ * waiting for a server, the operator-API calls (docs docs/operator-api.md) that seed companies with an API
  * key, a connected connector and an active `api` automation, the autocannon POST load and its 4.3
  * trigger body, CPU ticks and RSS of a process from /proc (Linux only), and the median.
  *

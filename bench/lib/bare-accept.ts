@@ -1,5 +1,5 @@
 /**
- * The HTTP side and the group commit of the bare durable accept servers of issue 16
+ * The HTTP side and the group commit of the bare durable accept servers (docs/benchmarks.md)
  * (bench/bare-accept-server.ts on PostgreSQL, bench/bare-embedded-server.ts on PGlite): only the
  * commit differs between them.
  *

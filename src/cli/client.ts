@@ -1,6 +1,6 @@
 /**
- * Client of the service's HTTP API for the `cms` CLI and for integrators (issue 13 item 2,
- * docs/client.md): openapi-fetch's `createClient<paths>()` over the types generated from `/openapi.json`
+ * Client of the service's HTTP API for the `cms` CLI and for integrators (docs/client.md):
+ * openapi-fetch's `createClient<paths>()` over the types generated from `/openapi.json`
  * (`src/cli/api/openapi.ts`, `npm run gen:client`), with
  *
  * - the base URL, `Authorization: Bearer <token>` and `Accept: application/json` on every request;
@@ -34,7 +34,7 @@ export interface ClientOptions {
 /** Default limit of one request, connect to last byte (ms). */
 export const DEFAULT_TIMEOUT_MS = 120_000;
 
-/** Maximum contacts per PUT /admin/companies/{company_id}/contacts request (operator-api.md). */
+/** Maximum contacts per PUT /admin/companies/{company_id}/contacts request (docs/operator-api.md). */
 export const MAX_CONTACTS_PER_REQUEST = 10_000;
 
 /** A typed client of the API at `opts.baseUrl` (see the module doc for the errors it throws). */

@@ -2,7 +2,7 @@
  * Connection settings shared by every API command: `--url`, `--token`, `--json`.
  * Base URL: `--url`, else env CMS_URL, else `http://127.0.0.1:${PORT or 8000}`.
  * Admin token: `--token`, else env ADMIN_TOKEN, else the file `${DATA_DIR or ./data}/admin-token`
- * that the server writes (mode 0600) when ADMIN_TOKEN is unset (operator-api.md, last paragraph).
+ * that the server writes (mode 0600) when ADMIN_TOKEN is unset (docs/operator-api.md, last paragraph).
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';

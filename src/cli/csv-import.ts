@@ -1,5 +1,5 @@
 /**
- * Streaming reader of a contacts CSV for PUT /admin/companies/{id}/contacts (operator-api.md), in the
+ * Streaming reader of a contacts CSV for PUT /admin/companies/{id}/contacts (docs/operator-api.md), in the
  * format of src/domain/contacts-csv.ts (the console's import reads the same): the header row names the
  * columns: `phone` (required), `first_name`, `last_name`, `opted_out` (matched case-insensitively);
  * every other column becomes a variable of that name; the delimiter is detected from the header row
@@ -7,7 +7,7 @@
  * Empty cells are left out (so they do not overwrite stored values); rows without a phone are
  * not sent but counted in `missingPhone`, with their line numbers in `missingPhoneLines`. Each sent
  * contact's line number is in `lines` (so that a row the server finds invalid can be named by its
- * line, issue 13 item 4). Rows are yielded in chunks of at most `chunkSize`.
+ * line). Rows are yielded in chunks of at most `chunkSize`.
  * Errors: `CliError` for unreadable files, an empty file (no header row: nothing says which column is
  * the phone), malformed CSV and bad `opted_out` values (with line number).
  */

@@ -2,7 +2,7 @@
  * What one `cms` run reads and writes: its output streams, its input, its environment and its working
  * directory. `bin/cms.js` runs with the process's own ({@link processIo}); the tests run commands in
  * their own process with captured streams, a clean environment and a temporary directory (a child
- * process per command cost about 0.13 s of CPU each, 331 of them per `npm test`: issue 14).
+ * process per command cost about 0.13 s of CPU each, 331 of them per `npm test`).
  * Every command reads these through the `CliIo` it is given, never through `process` directly.
  */
 import path from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * Message templates for automations and campaigns (operator-api.md, "template"):
+ * Message templates for automations and campaigns (docs/operator-api.md, "template"):
  * loaded from a JSON file (`--template FILE`), or built from `--body TEXT` as
  * `{header: {type: "none"}, body: TEXT, buttons: []}`. The server validates the content.
  */
@@ -62,7 +62,7 @@ async function readStdin(io: CliIo): Promise<string> {
 }
 
 /**
- * Splits the `warnings` of an automation/campaign answer (issue 13: variables no contact has) off the
+ * Splits the `warnings` of an automation/campaign answer (variables no contact has) off the
  * record and prints each on stderr as `warning: ...`; returns the rest for printing.
  */
 export function takeWarnings<T>(io: CliIo, answer: T): T {

@@ -21,7 +21,7 @@ export function sendErrorPage(request: FastifyRequest, reply: FastifyReply, stat
 }
 
 /**
- * The 403 page of a request the signed-in user's role may not make (issue 15 item 5): says which role
+ * The 403 page of a request the signed-in user's role may not make: says which role
  * the user has, what it allows, and whom to ask. Nothing was written.
  */
 export function sendForbiddenPage(request: FastifyRequest, reply: FastifyReply): FastifyReply {

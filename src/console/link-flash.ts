@@ -1,5 +1,5 @@
 /**
- * One-time links shown once after a POST-redirect-GET (issue 15 item 5): an owner's invitation or
+ * One-time links shown once after a POST-redirect-GET: an owner's invitation or
  * password reset link travels from the POST to the next GET of the users pages in a cookie
  * (`cms_console_new_link`, path `/console/settings/users`, HttpOnly, SameSite=Strict, Secure over https,
  * 5 minutes) sealed with the service's secrets box (AES-256-GCM, SECRETS_KEY), as the Credentials page

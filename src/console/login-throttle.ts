@@ -1,5 +1,5 @@
 /**
- * Sign-in throttling (issue 6 item 1: "login attempts rate-limited"). Failed attempts are counted per
+ * Sign-in throttling: failed sign-ins are rate-limited. Failed attempts are counted per
  * bucket in the `console_login_failures` table, so every process on one database shares the counts:
  *
  * - per email: `PER_EMAIL` failures in `WINDOW_MS` (stops guessing one account's password);

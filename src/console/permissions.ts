@@ -1,5 +1,5 @@
 /**
- * What each console role may do (issue 15 item 5): the one place that decides. A request is judged by
+ * What each console role may do: the one place that decides. A request is judged by
  * its role, its method and the URL of the route it matched (`request.routeOptions.url`, e.g.
  * `/console/segments/:segmentId`), by URL area:
  *

@@ -1,5 +1,5 @@
 /**
- * The company console (issue 6), served under `/console` by the same service: a server-rendered web
+ * The company console, served under `/console` by the same service: a server-rendered web
  * app for a company's own people. `registerConsole(app, deps)` registers it in its own encapsulated
  * context with
  *
@@ -12,7 +12,7 @@
  * - sessions stored hashed in the database (domain/users.ts), required on every page but sign-in,
  *   invitation and password reset, checked when a request arrives (before its body is read); without
  *   one a GET is redirected to sign-in (303) and any other request is refused the same way;
- * - roles (issue 15 item 5): the same hook asks permissions.ts whether the session's role may send
+ * - roles: the same hook asks permissions.ts whether the session's role may send
  *   this method to the matched route (`request.routeOptions.url`); if not, it answers 403 with a page
  *   that says so before any handler runs, so nothing is written;
  * - HTML error pages (404 for unknown pages and for other companies' ids, 403 for a bad CSRF token);

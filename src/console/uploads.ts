@@ -1,5 +1,5 @@
 /**
- * File uploads of console forms (issue 15 items 3-4: segment members, contacts import): a scope with
+ * File uploads of console forms (segment members, contacts import): a scope with
  * @fastify/multipart for the routes registered in it, and a preValidation hook that reads the whole form
  * before the console's CSRF check (which then finds `_csrf` in the body as for urlencoded forms).
  *

@@ -1,5 +1,5 @@
 /**
- * Group commit of accepted sends (decisions.md §3 "accepted"; issue 4 item 3): the service's
+ * Group commit of accepted sends (docs/decisions.md#3-outcomes-of-the-four-operations "accepted"): the service's
  * implementation of the domain's {@link BatchAcceptor} (domain/accept-writer.ts).
  *
  * Every accepted batch must be committed (its row and its processing job) before the answer. A commit

@@ -1,6 +1,6 @@
 /**
  * Opens the database: PGlite in `dataDir` (the embedded default) or PostgreSQL through a `pg` pool when
- * a URL is given (issue 2, item 1). Both speak one SQL dialect; callers only see Kysely plus a few
+ * a URL is given. Both speak one SQL dialect; callers only see Kysely plus a few
  * helpers (ping for /readyz, a raw script runner for migrations, close).
  */
 import fs from 'node:fs';

@@ -1,7 +1,7 @@
 /**
- * Every use of node-postgres's and pg-boss's internals, in one place (issue 14 item 2).
+ * Every use of node-postgres's and pg-boss's internals, in one place.
  *
- * Each trick buys speed on the accept path (issue 4 item 3) or works around a pg-boss limitation, and
+ * Each trick buys speed on the accept path or works around a pg-boss limitation, and
  * each leans on something the libraries do not promise. The switch `DB_DRIVER_TRICKS=off`
  * (`config.driverTricks`) turns all of them off; the plain path then runs on documented APIs only and
  * must pass the whole test suite too (`.ci/run` runs it once). What each trick is and why:

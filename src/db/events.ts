@@ -1,5 +1,5 @@
 /**
- * SQL of events out to the company (receipts-and-events.md §5): event endpoints, the delivery queue
+ * SQL of events out to the company (docs/events.md): event endpoints, the delivery queue
  * (`event_deliveries`), the attempt log and retention. One statement per function. The events
  * themselves and their deliveries are written by the outbox triggers of migration 008; nothing here
  * writes an event.

@@ -1,5 +1,5 @@
 /**
- * Server-side prepared statements for the hot path on PostgreSQL (issue 4 item 3).
+ * Server-side prepared statements for the hot path on PostgreSQL.
  *
  * Kysely sends every query as an unnamed statement, so PostgreSQL parses, analyses and plans it on every
  * call. A statement whose constant SQL text starts with {@link PREPARED} is sent as a NAMED statement

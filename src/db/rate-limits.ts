@@ -1,5 +1,5 @@
 /**
- * SQL of the rate limits exact across processes (decisions.md §1 step 6 and §4; issue 4 item 2, issue 16):
+ * SQL of the rate limits exact across processes (docs/decisions.md#1-request-handling-order, step 6, #4-rate-limits):
  * one statement decides the requests of many buckets (`<company id>:<rule name>`) at once.
  *
  * A bucket's sliding log is one `rate_limit_logs` row (migration 016): the times, in µs since the epoch,

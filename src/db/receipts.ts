@@ -1,5 +1,5 @@
 /**
- * SQL of receipts and inbound messages (receipts-and-events.md §1, §3, §4), one statement per function,
+ * SQL of receipts and inbound messages (docs/decisions.md#7-a-messages-life, #9-whatsapp-webhooks-in, #10-gateway-receipts), one statement per function,
  * set-based: a job's statuses are one UPDATE, its inbound messages one INSERT, its opt-outs one UPDATE.
  * The outbox triggers of migration 008 turn every change made here into its events.
  */

@@ -1,5 +1,5 @@
 /**
- * Statement groups (issue 4 item 3): work handed in during one turn of the event loop, and while earlier
+ * Statement groups: work handed in during one turn of the event loop, and while earlier
  * groups are still at the database, is passed together to one `run` call, so that one statement or one
  * transaction serves many requests. At most `maxGroup` items a group and `maxInFlight` groups at once.
  * Used by the group commit of accepted sends (db/accept-store.ts) and by the grouped rate-limit

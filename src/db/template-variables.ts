@@ -1,5 +1,5 @@
 /**
- * SQL of the template check at save time (issue 13): which variable names some contact of a company
+ * SQL of the template check at save time: which variable names some contact of a company
  * has. One statement.
  */
 import { sql } from 'kysely';

@@ -1,6 +1,6 @@
 /**
  * The one failure classifier of outbound HTTP delivery (message webhooks, the WhatsApp Cloud API request,
- * event endpoints; receipts-and-events.md §2 and §5): what an attempt's network error or HTTP status
+ * event endpoints; docs/decisions.md#8-retries, docs/events.md): what an attempt's network error or HTTP status
  * means — retryable or permanent — with a short reason that never contains a secret, and the
  * `Retry-After` an answer asked for, honoured only for retryable failures and capped at 7 days.
  *

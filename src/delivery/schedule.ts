@@ -1,6 +1,6 @@
 /**
  * The one retry schedule step of outbound delivery, shared by messages (DELIVERY_RETRY_SCHEDULE,
- * receipts-and-events.md §2) and events (EVENT_RETRY_SCHEDULE, §5).
+ * docs/decisions.md#8-retries) and events (EVENT_RETRY_SCHEDULE, §5).
  */
 
 /**

@@ -1,5 +1,5 @@
 /**
- * What the domain needs to make an accepted send durable (decisions.md §3 "accepted"): a writer that
+ * What the domain needs to make an accepted send durable (docs/decisions.md#3-outcomes-of-the-four-operations "accepted"): a writer that
  * commits the batch row, its processing job and, when given, the request's idempotency answer together,
  * and resolves only after that commit.
  *

@@ -1,5 +1,5 @@
 /**
- * Company API keys (api.md part 5; issue 2 item 5; issue 5 item 3).
+ * Company API keys (docs/api.md "At a glance").
  *
  * A key looks like `cms_live_<32 base62 chars><6 base62 chars CRC32 checksum>`: the prefix makes leaked
  * keys recognisable to secret scanners and the checksum lets them (and us) reject a mistyped key

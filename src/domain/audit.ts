@@ -1,5 +1,5 @@
 /**
- * The operator audit log (issue 5 item 6): who did what to which object, and when. Written by the
+ * The operator audit log: who did what to which object, and when. Written by the
  * operator API for every change to companies, keys, contacts, automations, campaigns, connector and
  * channel; read with GET /admin/audit and `cms audit`. Secrets are never part of `details`.
  */

@@ -1,6 +1,6 @@
 /**
- * Automations and campaigns, as operators define them (operator-api.md) and as 4.3 / 4.4 look them up
- * (decisions.md §3). Another company's id answers exactly like an unknown one.
+ * Automations and campaigns, as operators define them (docs/operator-api.md) and as 4.3 / 4.4 look them up
+ * (docs/decisions.md#3-outcomes-of-the-four-operations). Another company's id answers exactly like an unknown one.
  */
 import { LRUCache } from 'lru-cache';
 import { systemClock, type Clock } from '../clock.ts';

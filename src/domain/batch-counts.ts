@@ -1,5 +1,5 @@
 /**
- * A batch's funnel (receipts-and-events.md §1), the one TypeScript definition: every view of a batch
+ * A batch's funnel (docs/decisions.md#7-a-messages-life), the one TypeScript definition: every view of a batch
  * (GET /admin/batches/{id}, the batch list, the console's Sends list) turns the per-status numbers of
  * `cms_batch_status_counts()` into its counts here. The SQL twin, for the batch.completed event that the
  * outbox trigger writes inside the database, is `cms_batch_counts()` (migration 024);

@@ -1,5 +1,5 @@
 /**
- * Companies (operator-api.md: POST/PATCH /admin/companies): the tenant, its subscription, default
+ * Companies (docs/operator-api.md: POST/PATCH /admin/companies): the tenant, its subscription, default
  * country for phone numbers, delivery hours, connector state and delivery channel.
  */
 import { insertCompany, selectCompanies, selectCompany, updateCompanyRow, type CompanyRow as Row } from '../db/companies.ts';
@@ -13,7 +13,7 @@ export interface CompanyInput {
   subscription_active?: boolean;
   default_country?: string;
   delivery_hours?: DeliveryHours | null;
-  /** Inbound texts that opt a contact out of campaigns (receipts-and-events.md §3); stored trimmed. */
+  /** Inbound texts that opt a contact out of campaigns (docs/decisions.md#9-whatsapp-webhooks-in); stored trimmed. */
   opt_out_keywords?: string[];
   /** Inbound texts that opt a contact back in. */
   opt_in_keywords?: string[];
@@ -46,7 +46,7 @@ export function cleanKeywords(list: string[]): string[] {
   return out;
 }
 
-/** Postgres unique_violation (23505) on the WhatsApp number index → 409 (receipts-and-events.md §3). */
+/** Postgres unique_violation (23505) on the WhatsApp number index → 409 (docs/decisions.md#9-whatsapp-webhooks-in). */
 function isNumberTaken(err: unknown): boolean {
   const e = err as { code?: string; constraint?: string; message?: string };
   return e?.code === '23505' && (e.constraint === 'companies_whatsapp_number' || /companies_whatsapp_number/.test(String(e.message)));
@@ -113,7 +113,7 @@ export async function listCompanies(db: Db): Promise<Company[]> {
 }
 
 /**
- * Connects or disconnects the push-messaging connector (operator-api.md PUT .../connector). Drops the
+ * Connects or disconnects the push-messaging connector (docs/operator-api.md PUT .../connector). Drops the
  * key-lookup `cache` after the write (a lookup brings the connector state).
  */
 export async function setConnector(db: Db, cache: ApiKeyLookupCache, companyId: number, connected: boolean, provider: string | null): Promise<Company> {
@@ -127,7 +127,7 @@ export async function setConnector(db: Db, cache: ApiKeyLookupCache, companyId: 
 /**
  * Stores the delivery channel (already validated; secrets already encrypted by the caller).
  * 404 for an unknown company; 409 when the WhatsApp `phone_number_id` belongs to another company
- * (receipts-and-events.md §3, unique index `companies_whatsapp_number`).
+ * (docs/decisions.md#9-whatsapp-webhooks-in, unique index `companies_whatsapp_number`).
  */
 export async function setChannel(db: Db, companyId: number, channel: Record<string, unknown>): Promise<Company> {
   if (!isRowId(companyId)) throw new DomainError(404, 'Company not found');

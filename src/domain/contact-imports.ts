@@ -1,5 +1,5 @@
 /**
- * CSV imports of contacts that run as a durable background job (issue 15 item 4): the console's upload
+ * CSV imports of contacts that run as a durable background job: the console's upload
  * and `POST /admin/companies/{id}/contacts/imports`. The file is checked when it arrives (size, UTF-8,
  * delimiter, header, CSV syntax; its data rows counted); a file that fails answers a clear error and
  * writes nothing. A good one is stored in a `contact_imports` row (migration 012) together with its

@@ -1,5 +1,5 @@
 /**
- * Delivery hours of a company (decisions.md §6, operator-api.md `delivery_hours`): a daily window
+ * Delivery hours of a company (docs/decisions.md#6-contacts-personalisation-sending, docs/operator-api.md `delivery_hours`): a daily window
  * `start`..`end` (HH:MM, 24-hour wall-clock time) in an IANA timezone. Campaign sends (4.4) outside the
  * window are held until it next opens.
  *

@@ -1,5 +1,5 @@
 /**
- * Erasure of a contact (GDPR Art. 17; issue 15 item 4), the same from the console, the operator API
+ * Erasure of a contact (GDPR Art. 17), the same from the console, the operator API
  * (`DELETE /admin/companies/{id}/contacts/{phone}`) and `cms contacts erase`.
  *
  * In one transaction:

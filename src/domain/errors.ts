@@ -1,5 +1,5 @@
 /**
- * Errors that domain functions raise for outcomes the API reports to the caller (decisions.md §3):
+ * Errors that domain functions raise for outcomes the API reports to the caller (docs/decisions.md#3-outcomes-of-the-four-operations):
  * the HTTP layer turns a DomainError into `status` with body `{"detail": detail}`.
  */
 export class DomainError extends Error {

@@ -1,5 +1,5 @@
 /**
- * Event endpoints of a company (receipts-and-events.md §5): where a company's systems receive signed
+ * Event endpoints of a company (docs/events.md): where a company's systems receive signed
  * events. Used by the operator API (http/admin/event-endpoints.ts), the CLI through it, and the
  * console (console/routes/webhooks.ts).
  *

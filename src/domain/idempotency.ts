@@ -1,5 +1,5 @@
 /**
- * Idempotency keys for 4.3 and 4.4 (issue 5 item 5; beyond the original API and compatible with it).
+ * Idempotency keys for 4.3 and 4.4 (beyond the original API and compatible with it).
  *
  * A request with an `Idempotency-Key` header claims the key for its company. The same key with the
  * same request within 24 hours gets the first answer again and creates nothing; with a different

@@ -1,5 +1,5 @@
 /**
- * Inbound messages and keyword opt-outs (receipts-and-events.md §3): what contacts send to a company's
+ * Inbound messages and keyword opt-outs (docs/decisions.md#9-whatsapp-webhooks-in): what contacts send to a company's
  * WhatsApp number is stored per contact (the contact is created when unknown, its number normalised to
  * E.164 with the company's default country), once per provider id; a text or button payload that,
  * trimmed and case-folded, equals one of the company's `opt_out_keywords` opts the contact out of

@@ -1,5 +1,5 @@
 /**
- * Outbound address guard (issue 5 item 4): no request may make the service fetch an address of the
+ * Outbound address guard: no request may make the service fetch an address of the
  * operator's private network. Provider URLs (webhook, WhatsApp API base) are checked when an operator
  * stores them and again, address by address, when a connection is made (so a DNS answer that changes
  * after the check cannot redirect a delivery). Media URLs are only passed on, never fetched.
@@ -45,7 +45,7 @@ export function isAllowedAddress(ip: string, policy: AddressPolicy): boolean {
 }
 
 /**
- * How an operator allows a refused private host (issue 13 item 4: the refusal names the variable):
+ * How an operator allows a refused private host (the refusal names the variable):
  * `to allow it, add <host> to PROVIDER_ALLOWED_HOSTS (comma-separated hosts and CIDR ranges)`.
  */
 export function howToAllow(host: string): string {

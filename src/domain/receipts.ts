@@ -1,5 +1,5 @@
 /**
- * Receipts (receipts-and-events.md §1, §3, §4): parsing and checking what providers post back, and
+ * Receipts (docs/decisions.md#7-a-messages-life, #9-whatsapp-webhooks-in, #10-gateway-receipts): parsing and checking what providers post back, and
  * collapsing a payload's statuses into one receipt per message before they are applied set-based
  * (src/db/receipts.ts, job `receipts-apply`).
  *

@@ -1,5 +1,5 @@
 /**
- * Personalisation (decisions.md §6; operator-api.md `template` and `rendered`): turns a template, a
+ * Personalisation (docs/decisions.md#6-contacts-personalisation-sending; docs/operator-api.md `template` and `rendered`): turns a template, a
  * contact and the batch's overrides into the `rendered` message a provider delivers.
  *
  * - Liquid (liquidjs) sees `first_name`, `last_name`, `phone` (E.164), every stored variable by name,
@@ -25,7 +25,7 @@ import type { BatchKind } from '../db/schema.ts';
 import type { BatchOverrides } from './batches.ts';
 import type { Template } from './templates.ts';
 
-/** What a provider is asked to deliver (operator-api.md `rendered`). */
+/** What a provider is asked to deliver (docs/operator-api.md `rendered`). */
 export interface Rendered {
   message_id: string;
   batch_id: string;
@@ -272,7 +272,7 @@ export interface LiquidProblem {
   column: number | undefined;
 }
 
-/** What a check at save time learns of one Liquid text (issue 13): the same engine as rendering. */
+/** What a check at save time learns of one Liquid text: the same engine as rendering. */
 export interface LiquidCheck {
   problem: LiquidProblem | undefined;
   /** Number of top-level `{{ }}` outputs (the WhatsApp parameters the text yields). */

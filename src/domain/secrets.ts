@@ -1,5 +1,5 @@
 /**
- * Provider secrets at rest (issue 5 item 3): sealed with AES-256-GCM under a key from the environment
+ * Provider secrets at rest: sealed with AES-256-GCM under a key from the environment
  * (SECRETS_KEY) or, on the embedded default, a key generated into the data directory (mode 0600).
  * Sealed text: `v1.<iv>.<tag>.<ciphertext>`, each part base64url.
  */

@@ -1,6 +1,6 @@
 /**
  * Lists of phone numbers or SHA-256 digests that a person gives to add or remove segment members
- * (issue 15 item 3): pasted text, or a CSV file. Pure functions (no database), shared by the console,
+ *: pasted text, or a CSV file. Pure functions (no database), shared by the console,
  * whose answers name the line of each bad item, and by `cms segment add|remove --file`.
  *
  * - **Pasted text**: one item per line; a line may also hold several items separated by commas or

@@ -1,5 +1,5 @@
 /**
- * Self-service tools for automations and campaigns (issue 15 item 1; operator-api.md): lists, one
+ * Self-service tools for automations and campaigns (docs/operator-api.md): lists, one
  * source, campaign edits, the **preview** of a template and the **test send** of one message.
  *
  * The preview is rendered by the pipeline's own code (`compileTemplate` / `renderMessage` of

@@ -1,7 +1,7 @@
 /**
- * Message templates (operator-api.md `template`): header (none | text | image | video), Liquid body,
+ * Message templates (docs/operator-api.md `template`): header (none | text | image | video), Liquid body,
  * up to two URL buttons, optional WhatsApp Cloud API mapping. Checked when an operator stores one
- * (issue 13): the Liquid of the body and of a text header is parsed by the same engine the pipeline
+ *: the Liquid of the body and of a text header is parsed by the same engine the pipeline
  * renders with (src/domain/render.ts: strict filters, no files), so a syntax error, an unknown tag or
  * an unknown filter (`{{ first_name | shout }}`) is refused with its line and column instead of failing
  * every message later; when the mapping gives `body_parameters` / `header_parameters` (the approved
@@ -31,7 +31,7 @@ export interface TemplateCheck {
 
 const URL_RE = /^https?:\/\/\S+$/;
 
-/** Names every contact has (decisions.md §6): never warned about. */
+/** Names every contact has (docs/decisions.md#6-contacts-personalisation-sending): never warned about. */
 export const ALWAYS_KNOWN = new Set(['first_name', 'last_name', 'phone']);
 
 /** Checks `t` (see the module comment); never throws. */

@@ -1,5 +1,5 @@
 /**
- * Company users of the console (issue 6 item 1): people who belong to one company and sign in with an
+ * Company users of the console: people who belong to one company and sign in with an
  * email and a password.
  *
  * - Passwords are hashed with argon2id (@node-rs/argon2 defaults: 19 MiB, 2 passes, 1 lane, 16-byte
@@ -11,7 +11,7 @@
  *   database accepts them. A session ends after `SESSION_IDLE_MS` without use or `SESSION_MAX_MS` after
  *   sign-in, on sign-out, and (other sessions of the user) on a password change.
  *
- * - Every user has a role (issue 15 item 5; migration 013): `owner`, `developer` or `marketer`
+ * - Every user has a role (migration 013): `owner`, `developer` or `marketer`
  *   (what each may do: src/console/permissions.ts). An invitation names the role the person gets.
  *   A company always keeps at least one owner: the last one cannot be demoted or removed (409).
  * - A password reset link (`/console/password-reset/<token>`), made by an owner or the operator, is
@@ -31,7 +31,7 @@ import type { Db } from '../db/database.ts';
 import { recordAudit } from './audit.ts';
 import { DomainError, isRowId } from './errors.ts';
 
-/** The roles of a console user: `owner` (everything), `developer`, `marketer` (issue 15 item 5). */
+/** The roles of a console user: `owner` (everything), `developer`, `marketer`. */
 export const ROLES = ['owner', 'developer', 'marketer'] as const;
 export type Role = typeof ROLES[number];
 

@@ -30,7 +30,7 @@ import { registerWebhooks } from './webhooks/plugin.ts';
 import { lazySerializers, lazyValidators } from './lazy-compilers.ts';
 import { completeDocument, DOCUMENT_COMPONENTS, DOCUMENT_INFO, documentServers, TAGS } from './openapi-schemas.ts';
 
-/** Largest request body of the public API (decisions.md §1: over 1 MiB is 413). */
+/** Largest request body of the public API (docs/decisions.md#1-request-handling-order: over 1 MiB is 413). */
 export const BODY_LIMIT = 1024 * 1024;
 
 /** How long an idle keep-alive connection stays open (ms): above a load balancer's usual 60 s. */
@@ -65,10 +65,10 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     schemaController: { compilersFactory: { buildValidator: lazyValidators(deps.compiledSchemas), buildSerializer: lazySerializers(deps.compiledSchemas) } },
   });
   app.addHook('onRoute', (route) => routes.add(route.url, route.method, route.routePath === '' && route.prefixTrailingSlash !== 'no-slash'));
-  // Starlette's routing (decisions.md §1 step 1, src/http/routing.ts): decoded paths, 307 on a toggled
+  // Starlette's routing (docs/decisions.md#1-request-handling-order, step 1, src/http/routing.ts): decoded paths, 307 on a toggled
   // trailing slash, no empty or `/`-holding parameters. First of all hooks.
   app.addHook('onRequest', starletteRouting(routes));
-  // Routing comes first (decisions.md §1): a request for no route is 404 or 405 whatever its body and
+  // Routing comes first (docs/decisions.md#1-request-handling-order): a request for no route is 404 or 405 whatever its body and
   // Content-Type, so Fastify must not refuse a malformed Content-Type (415) before the not-found handler.
   app.addHook('onRequest', async (request) => {
     if (request.is404 && request.headers['content-type'] !== undefined) request.raw.headers['content-type'] = 'application/octet-stream';
@@ -129,7 +129,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
   registerLanding(app);
 
   await app.register(async (pub) => {
-    // The public operations read the raw body whatever its Content-Type: decisions.md §1 step 2
+    // The public operations read the raw body whatever its Content-Type: docs/decisions.md#1-request-handling-order, step 2
     // decides what it means (see preparePublicPlugin).
     preparePublicPlugin(pub);
     registerPublicOperation(pub, deps, createSegmentOperation);
@@ -145,7 +145,7 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     await adminPlugin(admin, deps);
   });
 
-  // Provider webhooks in (receipts-and-events.md §3-4): public, authenticated by signatures.
+  // Provider webhooks in (docs/decisions.md#9-whatsapp-webhooks-in, #10-gateway-receipts): public, authenticated by signatures.
   await registerWebhooks(app, deps);
 
   await registerConsole(app, deps);

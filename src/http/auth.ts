@@ -1,5 +1,5 @@
 /**
- * Authentication of the public API (api.md part 5; decisions.md §1 step 3): the `service-api-key`
+ * Authentication of the public API (docs/api.md "At a glance"; docs/decisions.md#1-request-handling-order, step 3): the `service-api-key`
  * header names a company API key. Lookups are cached for at most `ttlMs` (default 2 s), so a key revoked
  * in another process stops working within that time; a revocation in this process takes effect at once.
  * `last_used_at` is written in the background, at most once per flush interval per key. The cache's

@@ -31,11 +31,11 @@ export interface AppDeps {
   readonly logger: Logger;
   /** The admin bearer token (from ADMIN_TOKEN or the generated file). */
   readonly adminToken: string;
-  /** Seals provider secrets before they are stored (issue 5 item 3). */
+  /** Seals provider secrets before they are stored. */
   readonly sealSecret: (plaintext: string) => string;
-  /** Opens a sealed secret (webhook signature checks of receipts-and-events.md §3-4); throws when it cannot. */
+  /** Opens a sealed secret (webhook signature checks of docs/decisions.md#9-whatsapp-webhooks-in, #10-gateway-receipts); throws when it cannot. */
   readonly openSecret: (sealed: string) => string;
-  /** Which addresses provider URLs may point at (issue 5 item 4). */
+  /** Which addresses provider URLs may point at. */
   readonly addressPolicy: AddressPolicy;
   /** Compiled schemas shared with the other apps of this process, if it builds several (http/lazy-compilers.ts). */
   readonly compiledSchemas?: CompiledSchemas | undefined;

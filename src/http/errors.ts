@@ -1,5 +1,5 @@
 /**
- * Error answers shared by every route (decisions.md §1): `{"detail": "..."}` bodies, the 503 for an
+ * Error answers shared by every route (docs/decisions.md#1-request-handling-order): `{"detail": "..."}` bodies, the 503 for an
  * unreachable database, and the classification of errors that must never surface as a stack trace.
  */
 import type { FastifyReply } from 'fastify';

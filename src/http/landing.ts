@@ -1,5 +1,5 @@
 /**
- * What a person who opens the server in a browser meets first (issue 13 item 4, first-hour traps):
+ * What a person who opens the server in a browser meets first:
  *
  * - `GET /`: a small HTML page that says what this is and links to the API docs (`/docs`), the OpenAPI
  *   document, the console (`/console`) and the probes; not part of the API (hidden from /openapi.json).

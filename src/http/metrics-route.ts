@@ -1,5 +1,5 @@
 /**
- * GET /metrics (issue 3 item 6): the process's Prometheus metrics in text exposition format, and an
+ * GET /metrics: the process's Prometheus metrics in text exposition format, and an
  * onResponse hook that counts every answered request by method, route pattern and status code (labels
  * `method`, `route`, `code`). The route label is Fastify's pattern (`/admin/batches/:batch_id`), or
  * `unmatched` for paths no route serves, so label cardinality stays bounded whatever clients send.

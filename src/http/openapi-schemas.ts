@@ -1,5 +1,5 @@
 /**
- * The document-level half of the OpenAPI document (`/openapi.json`, issue 13 item 1): info, servers,
+ * The document-level half of the OpenAPI document (`/openapi.json`): info, servers,
  * tags, the shared components (error bodies, response headers, cross-cutting responses), the examples of
  * the four public operations, and {@link completeDocument}, which adds to every operation the answers
  * that the app itself gives whatever the route (the 307 of Starlette's routing, 503 while the database
@@ -102,7 +102,7 @@ const header = (name: keyof typeof HEADERS) => structuredClone(HEADERS[name]);
  * (not `components.responses`), so that a reader of one operation sees every answer whole.
  */
 export const SHARED_RESPONSES = {
-  /** Starlette's routing (decisions.md §1 step 1): the path with one trailing slash added or removed. */
+  /** Starlette's routing (docs/decisions.md#1-request-handling-order, step 1): the path with one trailing slash added or removed. */
   trailingSlash: () => ({
     description: 'Answered instead when the path is sent with one trailing slash added or removed (Starlette\'s routing): no body; repeat the request at `Location`.',
     headers: { Location: header('Location'), ...requestId() },
@@ -156,7 +156,7 @@ export function documentServers(): { url: string; description: string }[] {
   ];
 }
 
-/** `{"detail": text}` (api.md part 7), as a route's response schema. */
+/** `{"detail": text}` (docs/api.md#error-bodies), as a route's response schema. */
 export const errorSchemas = {
   detail: json(ref('Detail')),
   validation: json(ref('HTTPValidationError')),
@@ -166,7 +166,7 @@ export const errorSchemas = {
 /** Named examples of one media type (OpenAPI Example Objects). */
 export type Named = Record<string, { summary: string; value: unknown }>;
 
-/** Examples of one public operation: the request body and the answers by status (issue 13 item 1). */
+/** Examples of one public operation: the request body and the answers by status. */
 export interface PublicExamples {
   readonly request: Named;
   readonly responses: Readonly<Record<number, Named>>;

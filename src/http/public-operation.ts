@@ -1,7 +1,7 @@
 /**
- * The request pipeline of the four public operations, in the order decisions.md §1 fixes:
+ * The request pipeline of the four public operations, in the order docs/decisions.md#1-request-handling-order fixes:
  * routing (Fastify) → body size (413) and parsing (400 / 422 json_invalid) → authentication (401) →
- * subscription (403, 4.2 only) → validation of path and body (422) → idempotency (issue 5 item 5) →
+ * subscription (403, 4.2 only) → validation of path and body (422) → idempotency →
  * rate limit (429) → the operation. Each step is a named function below that either yields what the
  * next step needs or an early {@link Answer}; {@link registerPublicOperation} runs them in that order
  * and registers the route with its OpenAPI description ({@link describeOperation}). Each operation is
@@ -60,7 +60,7 @@ export interface PublicOperation<T> {
   readonly model: Model<T>;
   readonly rule: RateLimitRule;
   readonly requiresSubscription?: boolean;
-  /** Honours the optional Idempotency-Key header (4.3 and 4.4; issue 5 item 5). */
+  /** Honours the optional Idempotency-Key header (4.3 and 4.4). */
   readonly idempotent?: boolean;
   /**
    * The handler commits its 200 answer under the Idempotency-Key itself (with {@link answerRecord}),
@@ -147,7 +147,7 @@ export interface RequestInput {
 export interface Admitted<T> { readonly auth: AuthContext; readonly body: T; readonly path: Record<string, number | bigint> }
 
 /**
- * Steps 2-5 of decisions.md §1 in their order: parsing, authentication (`authenticate`, the
+ * Steps 2-5 of docs/decisions.md#1-request-handling-order in their order: parsing, authentication (`authenticate`, the
  * service's ApiKeyAuthenticator; not called when parsing failed), subscription, validation. The first
  * failing step's answer, or what the later steps need. The route runs it; the oracle tests
  * (test/validation) replay the recorded FastAPI cases through it.

@@ -1,8 +1,8 @@
 /**
- * Rate limits exact across processes (issue 4 item 2; decisions.md §4), over PostgreSQL's
+ * Rate limits exact across processes (docs/decisions.md#4-rate-limits), over PostgreSQL's
  * `rate_limit_logs` (the statement, and why it is exact: db/rate-limits.ts).
  *
- * Throughput (issue 4 item 3): the requests that arrive in one turn of the event loop are decided by ONE
+ * Throughput: the requests that arrive in one turn of the event loop are decided by ONE
  * statement (a group, like the group commit of accepted sends), run as a named prepared statement, so
  * the database parses and plans it once per connection and commits once per group instead of once per
  * request.

@@ -1,5 +1,5 @@
 /**
- * Rate limits (decisions.md §4): per company and operation, sliding semantics: never more accepted
+ * Rate limits (docs/decisions.md#4-rate-limits): per company and operation, sliding semantics: never more accepted
  * requests than the limit in any window of that length. A limiter keeps the times of the accepted
  * requests of each key (a sliding log), so the check is exact, not an approximation by fixed windows.
  */
@@ -23,7 +23,7 @@ export interface RateLimiter {
   close?(): Promise<void>;
 }
 
-/** The limits of the four public operations (decisions.md §4). */
+/** The limits of the four public operations (docs/decisions.md#4-rate-limits). */
 export const RULES = {
   createSegment: { name: 'create_segment', limit: 10, windowMs: 1_000, text: '10 per 1 second' },
   manageSegmentContacts: { name: 'segment_contacts', limit: 1, windowMs: 60_000, text: '1 per 1 minute' },

@@ -1,5 +1,5 @@
 /**
- * Routing exactly as Starlette routes (decisions.md §1 step 1), for the whole app:
+ * Routing exactly as Starlette routes (docs/decisions.md#1-request-handling-order, step 1), for the whole app:
  *
  * - The path is percent-decoded before routing, as uvicorn does (`unquote`, invalid UTF-8 replaced by
  *   U+FFFD), and a path parameter matches one non-empty segment without `/`: `/api/segments//contacts`

@@ -1,5 +1,5 @@
 /**
- * The `outbox` provider (the default, operator-api.md): the message is recorded as sent and nothing
+ * The `outbox` provider (the default, docs/operator-api.md): the message is recorded as sent and nothing
  * leaves the machine. The rendered message stays inspectable in GET /admin/batches/{id}/messages.
  */
 import type { Provider } from './types.ts';

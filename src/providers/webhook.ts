@@ -1,9 +1,9 @@
 /**
- * The `webhook` provider (operator-api.md): POST of `rendered` as JSON to the company's URL through the
+ * The `webhook` provider (docs/operator-api.md): POST of `rendered` as JSON to the company's URL through the
  * one signed POST of outbound delivery (delivery/post.ts), signed as Standard Webhooks do with the
  * `standardwebhooks` library; `webhook-id` is the message id (the same on every attempt).
  *
- * The operator's secret (issue 13): `whsec_<base64>` → the base64-decoded bytes are the key (receivers
+ * The operator's secret: `whsec_<base64>` → the base64-decoded bytes are the key (receivers
  * verify with `new Webhook(secret)` of the `standardwebhooks` package); a secret without the prefix is
  * used as its UTF-8 bytes, whatever it looks like (never base64-decoded): receivers verify with
  * `new Webhook(Buffer.from(secret, 'utf8'), { format: 'raw' })` (delivery/sign.ts). When the operator sets the channel
@@ -13,7 +13,7 @@
  * bounded by `timeoutMs` (DELIVERY_TIMEOUT, connect to last byte). A 2xx answer read whole (at most
  * 64 KiB) is sent, with the `webhook-id` (the message id) as the provider's message id; everything
  * else is classified by delivery/failure.ts: 408, 429, 5xx, timeouts, connection errors, answers that
- * are not HTTP or larger than 64 KiB are retryable (receipts-and-events.md §2); any other status (3xx
+ * are not HTTP or larger than 64 KiB are retryable (docs/decisions.md#8-retries); any other status (3xx
  * included: redirects are not followed) fails at once. The HTTP status is the failure's code; a
  * retryable answer's Retry-After (capped at 7 days) is passed on to the retry decision (providers/retry.ts).
  */

@@ -1,5 +1,5 @@
 /**
- * pg-boss 12 on either database (issue 2 item 4; issue 3 item 1). On PGlite it runs through
+ * pg-boss 12 on either database. On PGlite it runs through
  * `fromPglite`; on PostgreSQL it keeps its own pool. Jobs are enqueued inside the caller's Kysely
  * transaction through `fromKysely`, so a batch and the job that processes it commit together.
  *

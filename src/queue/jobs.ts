@@ -16,12 +16,12 @@
  *   into `messages-deliver` chunks. Sent with `startAfter` at the opening; the workers' periodic sweep
  *   does the same for every batch against the injectable clock.
  *
- * - `contacts-import` {import_id, company_id}: a CSV import of contacts (issue 15 item 4), written in
+ * - `contacts-import` {import_id, company_id}: a CSV import of contacts, written in
  *   chunks with its progress; a run resumes after the rows already committed (handlers/contacts-import.ts).
  *
  * Crash recovery (pg-boss 12): every queue has a heartbeat (`heartbeatSeconds`: 10 for `batch-process`
- * and `messages-deliver`, pg-boss's minimum, so that work of a dead worker resumes within 30 s, issue 11
- * item 5; 30 for the others). A worker refreshes the heartbeat of the jobs it holds every half of it
+ * and `messages-deliver`, pg-boss's minimum, so that work of a dead worker resumes within 30 s;
+ * 30 for the others). A worker refreshes the heartbeat of the jobs it holds every half of it
  * while the handler runs, so a long chunk (a slow webhook, a WhatsApp number paced at 80/s) is never
  * taken for dead; a job whose process died stops heartbeating and is failed and retried by the
  * supervisor within the heartbeat plus one monitor pass (`monitorIntervalSeconds` in boss.ts). Messages

@@ -1,5 +1,5 @@
 /**
- * The operator API as `/openapi.json` documents it (issue 13 item 1), for the routes of
+ * The operator API as `/openapi.json` documents it, for the routes of
  * src/http/admin/{api-keys,companies,sources,batches,audit,self-service}.ts:
  *
  * - every operation has a unique `operationId`, tags, a summary, and a documented answer (description,
@@ -11,7 +11,7 @@
  *   of their status, and carry the documented headers (`x-request-id`, `WWW-Authenticate` on 401);
  * - every 422 is the admin list shape, also the ones a domain rule raises (unsupported country, private
  *   webhook URL, invalid phone, past schedule);
- * - an empty body with `Content-Type: application/json` answers as without the header (issue 13 traps);
+ * - an empty body with `Content-Type: application/json` answers as without the header;
  * - every status that a sample of bad requests gets (401, 415, 422, 404), on every /admin operation of
  *   the document, is documented on that operation with a body that validates; a body that may be
  *   left out is `required: false`; `Message.rendered` has its object schema.

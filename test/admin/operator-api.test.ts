@@ -1,5 +1,5 @@
 /**
- * The operator API (operator-api.md) over HTTP: bearer token, companies, keys (shown once, revocable),
+ * The operator API (docs/operator-api.md) over HTTP: bearer token, companies, keys (shown once, revocable),
  * contact import counts, automations and campaigns with template checks, connector and channel (secrets
  * never echoed), batch routes, and the OpenAPI document that lists them.
  */

@@ -1,5 +1,5 @@
 /**
- * Operator API `GET /admin/companies/{company_id}/overview` (issue 15 item 6): the same numbers as the
+ * Operator API `GET /admin/companies/{company_id}/overview`: the same numbers as the
  * console's Overview page, as JSON, for data written at known times with the service's clock fixed;
  * another company's data never counted; 401 / 404 / 422 with their documented bodies.
  */

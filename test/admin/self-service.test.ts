@@ -1,5 +1,5 @@
 /**
- * Operator routes of the self-service console (issue 15 items 1-2): lists, campaign PATCH (template
+ * Operator routes of the self-service console: lists, campaign PATCH (template
  * checked, nothing stored on refusal), preview equal byte for byte to what the pipeline sends, test
  * send, campaign sends to a segment with an opted-out contact (plan first), schedule then cancel on a
  * FakeClock, and 404 for unknown ids. Through the real server and database.

@@ -1,5 +1,5 @@
 /**
- * Templates checked when saved (issue 13, first-hour traps): an automation or campaign whose Liquid the
+ * Templates checked when saved: an automation or campaign whose Liquid the
  * pipeline could not render is refused at create/update, `422` in the admin error shape
  * (`{"detail":[{type:"template_error", loc:["body","template",...], msg}]}`) with the line and column
  * in the message, and nothing is stored: syntax errors, unknown tags, unknown filters

@@ -1,5 +1,5 @@
 /**
- * Operator API of console users and roles (src/http/admin/users.ts; issue 15 item 5): invitations with
+ * Operator API of console users and roles (src/http/admin/users.ts): invitations with
  * a role, listing, lookup by email, role changes, removal, password reset links, revoking invitations;
  * the last-owner rule; every change in the audit log with actor `admin`; refusals with their
  * documented status and body, nothing changed.

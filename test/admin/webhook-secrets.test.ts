@@ -1,5 +1,5 @@
 /**
- * Webhook secrets (issue 13, first-hour traps): a receiver that verifies with the official
+ * Webhook secrets: a receiver that verifies with the official
  * `standardwebhooks` package, as the README says, accepts every message the webhook provider sends:
  * - a `whsec_` secret: `new Webhook(secret)`;
  * - a secret without the prefix, even one that happens to be valid base64: its UTF-8 bytes are the key,

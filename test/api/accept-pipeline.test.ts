@@ -1,5 +1,5 @@
 /**
- * The pipelined accept transaction on PostgreSQL (src/db/accept-store.ts; issue 4 item 3): a group
+ * The pipelined accept transaction on PostgreSQL (src/db/accept-store.ts): a group
  * of batches and their jobs commit together or not at all, a failing batch does not take the others
  * down, the connection stays usable, and the guarded batch INSERT writes nothing outside the
  * transaction that its BEGIN opens. On either database: an idempotency record handed to the

@@ -1,7 +1,7 @@
 /**
- * Concurrency (issue 2 acceptance): 50 parallel segment creates leave exactly 20 segments; 20 parallel
+ * Concurrency: 50 parallel segment creates leave exactly 20 segments; 20 parallel
  * contact updates of one company obey the limit of 1 per minute; parallel requests of several companies
- * decided together (issue 4: one limiter statement per event-loop turn on PostgreSQL) give each company
+ * decided together (one limiter statement per event-loop turn on PostgreSQL) give each company
  * exactly its limit, and each admitted request the remaining count right after it.
  */
 import { after, before, test } from 'node:test';

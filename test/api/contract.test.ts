@@ -1,5 +1,5 @@
 /**
- * The contract test (issue 13, acceptance): a broad mix of valid and invalid requests to every
+ * The contract test: a broad mix of valid and invalid requests to every
  * operation of `/openapi.json`, through the real server, each answer checked against the document by
  * a validating layer built from it (Ajv 2020-12 over the document's schemas, `$ref`s to components
  * resolved): 0 undocumented statuses, bodies, media types or headers.

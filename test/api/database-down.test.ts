@@ -1,5 +1,5 @@
 /**
- * A database that is down (issue 2, bad input and faults): requests get 503 {"detail":"Service
+ * A database that is down (bad input and faults): requests get 503 {"detail":"Service
  * unavailable"} with Retry-After, /readyz says 503, and the service recovers by itself when the database
  * returns. PostgreSQL only (an embedded database cannot go away): the service reaches PostgreSQL through
  * a TCP proxy that the test cuts and restores.

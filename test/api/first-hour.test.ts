@@ -1,5 +1,5 @@
 /**
- * The first-hour traps of issue 13 item 4 that had no test where the user meets them (the others:
+ * The first-hour traps (what a new user meets in the first hour) that had no test where the user meets them (the others:
  * port in use test/api/port-in-use.test.ts, console PRG test/console/prg.test.ts and browser.test.ts,
  * templates test/admin/template-checks.test.ts, webhook secrets test/admin/webhook-secrets.test.ts,
  * DELETE with an empty JSON body test/admin/openapi-admin.test.ts). A real `cms serve` process on the

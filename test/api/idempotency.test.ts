@@ -1,5 +1,5 @@
 /**
- * Idempotency-Key on 4.3 and 4.4 (issue 5 item 5): a replay returns the first answer and creates
+ * Idempotency-Key on 4.3 and 4.4: a replay returns the first answer and creates
  * nothing; a different body is 422; a key in flight is 409; keys are scoped per company.
  */
 import { after, before, test } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * `redocly lint --extends recommended` on the served document (issue 13, acceptance): the document that
+ * `redocly lint --extends recommended` on the served document: the document that
  * a running server answers at `/openapi.json` has 0 errors and 0 warnings, except the warnings of
  * {@link ALLOWED} (each justified in docs/api.md, "Lint of the OpenAPI document").
  *
@@ -7,7 +7,7 @@
  * `redocly` CLI of package.json's devDependencies (the command the acceptance names, run on the
  * document written to a file). A problem either reports fails the test, with every problem listed.
  * Also: every tag in use has a description (redocly checks only the declared ones), and every request
- * body and answer with a body has an example, none with an id of 0 (issue 13: `"automation_id": 0`).
+ * body and answer with a body has an example, none with an id of 0 (such as `"automation_id": 0`).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';

@@ -1,5 +1,5 @@
 /**
- * Phone normalisation (decisions.md §5) and its memo (src/domain/phone.ts): E.164 with the company's
+ * Phone normalisation (docs/decisions.md#5-phone-numbers-and-digests) and its memo (src/domain/phone.ts): E.164 with the company's
  * default country, invalid numbers refused, answers per default country, and the same answers after
  * the memo has turned over its generations.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 13, first-hour trap "port already in use": `cms serve` (what `npm start` runs) and
+ * First-hour trap "port already in use": `cms serve` (what `npm start` runs) and
  * `node src/main.ts` on a busy port print one error and exit 1 before opening anything, leaving
  * nothing behind: the data directory stays empty (no embedded database, no `cms.pid`, no generated
  * `admin-token` or `secrets-key`), no process (its workers included) is still running, and the data

@@ -1,5 +1,5 @@
 /**
- * Prepared statements on the hot path (src/db/prepared.ts; issue 4 item 3): a text marked PREPARED runs
+ * Prepared statements on the hot path (src/db/prepared.ts): a text marked PREPARED runs
  * as a named statement on PostgreSQL (prepared once per connection), other texts stay unnamed, and the
  * accept path's statements are among the prepared ones after a trigger. On PGlite the marker is a comment.
  */

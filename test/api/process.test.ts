@@ -1,5 +1,5 @@
 /**
- * The process as operators run it (issue 2 item 1 and 8): `npm start`'s entry point on the embedded
+ * The process as operators run it: `npm start`'s entry point on the embedded
  * default generates the admin token into DATA_DIR, survives kill -9 and restarts on the same data
  * without manual clean-up, refuses a second process on the same data directory, and stops gracefully
  * (exit code 0) on SIGTERM. Embedded database only: it is what `npm start` uses.

@@ -1,5 +1,5 @@
 /**
- * The PostgreSQL rate limiter's statement (src/db/rate-limits.ts, migration 016; decisions.md §4) through
+ * The PostgreSQL rate limiter's statement (src/db/rate-limits.ts, migration 016; docs/decisions.md#4-rate-limits) through
  * a real database: which requests of one statement are admitted, what each is told is left, how the
  * sliding log drops admissions that left the window and never holds more than the limit. Exactness
  * across processes is test/faults/rate-limit.test.ts; the answers over HTTP, test/api/concurrency and

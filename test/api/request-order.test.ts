@@ -1,5 +1,5 @@
 /**
- * decisions.md §1, row by row, over HTTP against the real server: routing, body parsing, authentication,
+ * docs/decisions.md#1-request-handling-order, row by row, over HTTP against the real server: routing, body parsing, authentication,
  * subscription, validation, rate limit, in that order; every refusal has the documented status and body
  * and changes nothing.
  */

@@ -1,5 +1,5 @@
 /**
- * Routing exactly as Starlette (decisions.md §1 step 1; issue 13 item 3), through the real server over
+ * Routing exactly as Starlette (docs/decisions.md#1-request-handling-order, step 1), through the real server over
  * raw HTTP/1.1 (so that the request target, `Host` and `X-Forwarded-Proto` are exactly as written).
  *
  * Compared with the FastAPI oracle (tools/oracle/app.py: fastapi 0.142.2, starlette 1.7.0, uvicorn with

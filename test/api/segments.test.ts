@@ -1,5 +1,5 @@
 /**
- * 4.1 and 4.2 (api.md; decisions.md §3, §5) over HTTP: happy paths, the six counts, digests with and
+ * 4.1 and 4.2 (docs/api.md; docs/decisions.md#3-outcomes-of-the-four-operations, #5-phone-numbers-and-digests) over HTTP: happy paths, the six counts, digests with and
  * without `+`, the segment limit, and another company's segment answered like an unknown one.
  */
 import { after, before, describe, test } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * 4.3 and 4.4 (api.md; decisions.md §3) over HTTP: the lookups and their refusals, the answer, and the
+ * 4.3 and 4.4 (docs/api.md; docs/decisions.md#3-outcomes-of-the-four-operations) over HTTP: the lookups and their refusals, the answer, and the
  * batch committed before `accepted` (visible through the operator API at once).
  */
 import { after, before, describe, test } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * Tenant isolation (api.md; issue 2 item 5; issue 5 item 2): for every public route that takes an id,
+ * Tenant isolation (docs/api.md): for every public route that takes an id,
  * another company's id answers exactly like a missing one, and no answer carries the other company's data.
  */
 import { after, before, test } from 'node:test';

@@ -1,5 +1,5 @@
 /**
- * `cms contacts export | list | update | erase` against the real server (issue 15 item 4): the export
+ * `cms contacts export | list | update | erase` against the real server: the export
  * streamed to stdout or a file equals the operator API's CSV and imports back unchanged; the search,
  * the edit (variables merged, opt-out with source `operator`) and the erasure (needs --yes) follow the
  * operator API's rules and exit codes.

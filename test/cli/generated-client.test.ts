@@ -1,5 +1,5 @@
 /**
- * The typed client (issue 13 item 2): the checked-in `src/cli/api/openapi.ts` is what openapi-typescript
+ * The typed client: the checked-in `src/cli/api/openapi.ts` is what openapi-typescript
  * makes of the live `/openapi.json` (so it cannot drift), no operation's types hold `never` or
  * `Record<string, never>` where a body belongs, and `src/cli/client.ts` over it talks to the real server
  * with the CLI's error mapping. (That the generated file type-checks under --strict is `npm run typecheck`.)

@@ -1,12 +1,12 @@
 /**
- * Test helpers for the `cms` CLI (the shared CLI test helper of issue 14 item 5): a fake operator API
- * (node:http on 127.0.0.1, port 0) that records every request and answers like operator-api.md;
+ * Test helpers for the `cms` CLI: a fake operator API
+ * (node:http on 127.0.0.1, port 0) that records every request and answers like docs/operator-api.md;
  * `runCli`, which runs a `cms` command in the test's own process (src/cli/program.ts `run` with
  * captured streams, a clean environment and a temporary directory: src/cli/io.ts) and captures stdout,
  * stderr and the exit code; `spawnCli`, the same through the real bin/cms.js as a child process, for
  * what only a process shows (the entry point, its exit status); `cli` (against the fake API) and
  * `cliFor` (against a real test server, test/helpers/server.ts) on top of `runCli`.
- * A child process per command cost about 0.13 s of CPU, 331 times per `npm test` (issue 14).
+ * A child process per command cost about 0.13 s of CPU, 331 times per `npm test`.
  */
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -69,7 +69,7 @@ const company = (id: number, body: any) => ({
   delivery_hours: body.delivery_hours ?? null,
 });
 
-/** Default answers for every operator route, shaped as in operator-api.md. */
+/** Default answers for every operator route, shaped as in docs/operator-api.md. */
 function defaultRoutes(): Route[] {
   let nextId = 1;
   const r = (method: string, pattern: RegExp, handler: Handler): Route => ({ method, pattern, handler });

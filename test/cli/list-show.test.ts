@@ -1,5 +1,5 @@
 /**
- * The CLI's read commands of issue 13 item 4, through the real `cms` process and the real server on the typed
+ * The CLI's read commands (list and show), through the real `cms` process and the real server on the typed
  * client: `company list|show`, `key list` (never the key), `automation list|show`, `campaign list|show`, and
  * `batch show --messages` with the text each message was rendered to. A non-numeric id is a usage error (exit
  * 2) before any request; another company's automation answers as an unknown one.

@@ -1,5 +1,5 @@
 /**
- * `cms overview --company ID` (issue 15 item 6) against the real server: the JSON is the operator
+ * `cms overview --company ID` against the real server: the JSON is the operator
  * API's answer; the text shows the period, totals, opt-out rate, the days and the reasons; an unknown
  * company exits 1 with the server's detail.
  */

@@ -1,5 +1,5 @@
 /**
- * `cms segment ...` (issue 15 item 3) as a process (bin/cms.js) against the real server: create, list,
+ * `cms segment ...` as a process (bin/cms.js) against the real server: create, list,
  * add by arguments and by CSV file (invalid items reported with their file lines), add by digests,
  * members paged, remove, rename, delete; refusals (4.1's name rule, the 21st segment, a semicolon CSV,
  * an unknown segment) exit 1 with the server's or the file's message, usage mistakes exit 2.

@@ -1,5 +1,5 @@
 /**
- * Automations and campaigns in the console (issue 15 item 1), over HTTP with a signed-in user: create,
+ * Automations and campaigns in the console, over HTTP with a signed-in user: create,
  * edit, activate / deactivate through the forms (CSRF, POST-redirect-GET), a template that does not
  * parse refused beside its field with the input kept and nothing written, the live preview equal to what
  * the pipeline then sends for the same contact, the test send appearing in Sends, and another company's

@@ -1,5 +1,5 @@
 /**
- * axe-core on every console page (issue 15 acceptance): 0 serious or critical violations, at desktop
+ * axe-core on every console page: 0 serious or critical violations, at desktop
  * (1280×800) and phone (390×844) widths, in the machine's Chromium (Playwright).
  *
  * The pages are enumerated from the app's GET routes (bench/console-pages.ts), so a page added later is

@@ -1,5 +1,5 @@
 /**
- * The console in a real browser (issue 6 acceptance): Playwright (`playwright-core`) drives the
+ * The console in a real browser: Playwright (`playwright-core`) drives the
  * machine's Chromium as a new user would. Skipped, with the reason, when no Chromium is installed (helpers.ts CHROMIUM).
  * A failing step saves a full-page screenshot under test-results/.
  *
@@ -90,7 +90,7 @@ describe('console in a browser', () => {
       await page.getByRole('button', { name: 'Copy' }).click();
       await page.getByText('Copied to the clipboard.').waitFor();
       assert.equal(await page.evaluate(() => navigator.clipboard.readText()), apiKey);
-      // POST-redirect-GET (issue 13): the page is a GET; reloading it creates no second key and does
+      // POST-redirect-GET: the page is a GET; reloading it creates no second key and does
       // not show the key again.
       assert.match(page.url(), /\/credentials$/);
       await page.reload();

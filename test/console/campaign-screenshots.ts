@@ -1,5 +1,5 @@
 /**
- * Screenshots of the automation, campaign and campaign-send pages (issue 15 items 1-2) into
+ * Screenshots of the automation, campaign and campaign-send pages into
  * docs/console/ (or DIR), wide (1280 px) and phone-sized (360 px):
  *
  *   node test/console/campaign-screenshots.ts [DIR]

@@ -1,5 +1,5 @@
 /**
- * Automations, campaigns and campaign sends in a real browser (issue 15 items 1-2): Playwright drives
+ * Automations, campaigns and campaign sends in a real browser: Playwright drives
  * the machine's Chromium through create → preview → test send, and campaign send → review → confirm →
  * cancel, at phone (360 px) and desktop widths; on every page no sideways scrolling and no axe-core
  * violations (WCAG 2.1 A/AA and best practices). Skipped, with the reason, without a Chromium (helpers.ts CHROMIUM).

@@ -1,5 +1,5 @@
 /**
- * Screenshots of the Contacts pages (issue 15 item 4) into docs/console/ (or DIR), wide (1280 px) and
+ * Screenshots of the Contacts pages into docs/console/ (or DIR), wide (1280 px) and
  * phone-sized (360 px): the list, a search by name, a contact's page (variables, segments, history,
  * messages, replies), an edit refused beside the field, the import form, a finished import with rows
  * not imported, and the erase confirmation.

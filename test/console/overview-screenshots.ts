@@ -1,5 +1,5 @@
 /**
- * Screenshots of the Overview page (issue 15 item 6) into docs/console/ (or DIR), wide (1280 px) and
+ * Screenshots of the Overview page into docs/console/ (or DIR), wide (1280 px) and
  * phone-sized (390 px):
  *
  *   node test/console/overview-screenshots.ts [DIR]

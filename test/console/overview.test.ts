@@ -1,5 +1,5 @@
 /**
- * The console's Overview page (issue 15 item 6): messages per local day by status over the last 30
+ * The console's Overview page: messages per local day by status over the last 30
  * days, the top failure reasons and the opt-out rate, for batches and contacts written at known times
  * with the service's clock fixed (FakeClock). Days follow the company's delivery-hours time zone (UTC
  * without); another company's messages and contacts are never counted.

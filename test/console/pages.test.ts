@@ -94,7 +94,7 @@ describe('console pages', () => {
     const companyId = await newCompany(s);
     const c = await signedInClient(s, companyId);
     const posted = await c.submit('/console/settings/integrations/credentials', '/console/settings/integrations/credentials', { label: '  my <label>  ' });
-    assert.equal(posted.status, 303, 'POST-redirect-GET (issue 13)');
+    assert.equal(posted.status, 303, 'POST-redirect-GET');
     const created = await c.get(posted.location!);
     assert.equal(created.status, 200);
     assert.equal(created.headers.get('cache-control'), 'no-store');

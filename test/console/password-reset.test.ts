@@ -1,6 +1,5 @@
 /**
- * Password reset by one-time link, /console/password-reset/:token (src/console/routes/password-reset.ts;
- * issue 15 item 5), through the real server with a FakeClock: the form, errors beside the field with
+ * Password reset by one-time link, /console/password-reset/:token (src/console/routes/password-reset.ts), through the real server with a FakeClock: the form, errors beside the field with
  * the link still usable, success ends every session and leads to sign-in, used / superseded / expired /
  * unknown links answer 404, CSRF is required, the token is never stored or logged at info level.
  */

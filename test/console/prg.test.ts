@@ -1,5 +1,5 @@
 /**
- * POST-redirect-GET in the console (issue 13, first-hour traps): reloading the page after
+ * POST-redirect-GET in the console: reloading the page after
  * **Create API key** must not create a second key. Every console form that changes something answers
  * `303`; the new key is shown once through a one-time flash (a sealed cookie bound to the session and
  * its company, 5 minutes of the service's clock, cleared by the first GET). A form refused for bad

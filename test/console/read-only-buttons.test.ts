@@ -1,5 +1,5 @@
 /**
- * Read-only pages show no buttons the role may not use (issue 15 follow-up): through the real server,
+ * Read-only pages show no buttons the role may not use: through the real server,
  * an owner, a developer and a marketer of a company with one of every object open every console page
  * they may read. On each page, every form (its method and action), every link into the console, and
  * every link that leads to an action (New, Edit, Send, Cancel, Import, Erase, Delete, Remove, Revoke,

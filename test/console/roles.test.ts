@@ -1,5 +1,5 @@
 /**
- * The role matrix (issue 15, acceptance; item 5): EVERY console route registered in the app (read from
+ * The role matrix (item 5): EVERY console route registered in the app (read from
  * the console's own route table, `app.consoleRoutes()`, so routes added later are included) is
  * requested by an owner, a developer and a marketer of a company that has one of every object, and
  * by the owner of another company with the first company's ids. What each may do is written out below
@@ -34,7 +34,7 @@ before(async () => {
 after(() => s.close());
 
 // ---------------------------------------------------------------------------------------------------
-// The expectation table: who may send each request. Written by hand from issue 15 item 5.
+// The expectation table: who may send each request. Written by hand from the roles table of docs/security.md#console-users-and-roles.
 
 const ALL: readonly Role[] = ['owner', 'developer', 'marketer'];
 const OWNER: readonly Role[] = ['owner'];

@@ -1,5 +1,5 @@
 /**
- * Console security over plain HTTP (issue 6, acceptance "Security tests"): no page or form works
+ * Console security over plain HTTP (acceptance "Security tests"): no page or form works
  * without a session; CSRF tokens are checked on every form; a user of company A gets 404 for company
  * B's batch, segment and key ids; sign-in is throttled; cookies and headers are set as promised.
  */

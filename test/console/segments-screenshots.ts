@@ -1,5 +1,5 @@
 /**
- * Screenshots of the segment pages (issue 15 item 3) into docs/console/ (or DIR), wide (1280 px) and
+ * Screenshots of the segment pages into docs/console/ (or DIR), wide (1280 px) and
  * phone-sized (360 px):
  *
  *   node test/console/segments-screenshots.ts [DIR]

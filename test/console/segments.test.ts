@@ -1,5 +1,5 @@
 /**
- * Segments in the console (issue 15 item 3), over HTTP with signed-in users and then in Chromium:
+ * Segments in the console, over HTTP with signed-in users and then in Chromium:
  * create (4.1's name rule and limit of 20), rename, delete (frees a slot); add and remove members by
  * pasted numbers, by digests and by uploaded CSV (multipart), with the summary (added, already members,
  * not found, invalid with line numbers) shown once after the redirect; CSV refusals (delimiter,

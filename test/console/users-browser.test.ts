@@ -1,5 +1,5 @@
 /**
- * Users and roles in a real browser (issue 15 item 5): Playwright drives the machine's Chromium at
+ * Users and roles in a real browser: Playwright drives the machine's Chromium at
  * phone (360 px) and desktop (1280 px) widths through: the owner invites a marketer (the link shown
  * once, copied with the Copy button), the marketer accepts and signs in, has no Credentials in the
  * navigation and gets the 403 page when opening it; the owner creates a password reset link for the

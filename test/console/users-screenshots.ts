@@ -1,5 +1,5 @@
 /**
- * Screenshots of the users and roles pages (issue 15 item 5) into docs/console/ (or DIR), wide
+ * Screenshots of the users and roles pages into docs/console/ (or DIR), wide
  * (1280 px) and phone-sized (360 px):
  *
  *   node test/console/users-screenshots.ts [DIR]

@@ -1,8 +1,8 @@
 /**
  * Company users, invitations, roles, password reset links, sessions and sign-in throttling at the
  * domain level (src/domain/users.ts, src/console/login-throttle.ts), with explicit times: expiry rules
- * that HTTP tests cannot wait for. Then the owner's users pages through the real server (issue 15
- * item 5): invite with a role (link shown once), revoke, change role, remove, reset link; errors beside
+ * that HTTP tests cannot wait for. Then the owner's users pages through the real server:
+ * invite with a role (link shown once), revoke, change role, remove, reset link; errors beside
  * the fields with the input kept; the last owner; another company's ids; the audit trail.
  */
 import assert from 'node:assert/strict';

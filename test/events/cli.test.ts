@@ -1,5 +1,5 @@
 /**
- * `cms events ...` against the real server (receipts-and-events.md §5): endpoint add (secret printed
+ * `cms events ...` against the real server (docs/events.md): endpoint add (secret printed
  * once) / list / update / disable / remove / rotate-secret / test, attempts, resend, replay --since
  * (RFC 3339 and a duration), --json everywhere; bad input exits non-zero with the server's message.
  */

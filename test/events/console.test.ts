@@ -1,5 +1,5 @@
 /**
- * Settings › Integrations & developers › Webhooks in the company console (issue 12): add (secret shown
+ * Settings › Integrations & developers › Webhooks in the company console: add (secret shown
  * once), list, edit, disable/enable, reveal and rotate the secret, send a test event, the attempt log
  * with a resend button, remove with confirmation; bad input re-renders the form with the reason and
  * changes nothing; BOLA: another company's endpoint and event ids answer 404 on every page and action,

@@ -1,5 +1,5 @@
 /**
- * Event delivery end to end (receipts-and-events.md §5), through the real server and database with a
+ * Event delivery end to end (docs/events.md), through the real server and database with a
  * FakeClock: every request verified by the official `standardwebhooks` package (0 failures), the
  * envelope and `data` of message.sent / message.failed / message.skipped / batch.completed /
  * contact.opted_out / contact.opted_in exactly as §5; subscriptions respected; no event for a change

@@ -1,5 +1,5 @@
 /**
- * Event endpoints over the operator API (receipts-and-events.md §5): create (secret once, whsec_ of
+ * Event endpoints over the operator API (docs/events.md): create (secret once, whsec_ of
  * 24+ bytes, default all nine types), list without secrets, read, change, delete, rotate and reveal
  * the secret, audit log; bad input answered with its documented status and changing nothing
  * (non-http(s) URL, private address, unknown type, 21st endpoint, also under concurrency);

@@ -1,5 +1,5 @@
 /**
- * Receivers that misbehave (receipts-and-events.md §5, issue 12 "Bad input"): a 20 MB answer and a
+ * Receivers that misbehave (docs/events.md): a 20 MB answer and a
  * never-ending answer are bounded failed attempts (DELIVERY_TIMEOUT, 64 KiB cap) while a healthy
  * endpoint of the same company keeps getting its events; 410 disables the endpoint with its reason
  * and fails its pending deliveries; a schedule that runs out fails the delivery; an endpoint failing

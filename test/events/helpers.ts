@@ -1,5 +1,5 @@
 /**
- * Helpers of the event tests (receipts-and-events.md §5): shortcuts over the operator API (an endpoint
+ * Helpers of the event tests (docs/events.md): shortcuts over the operator API (an endpoint
  * on the shared webhook receiver, test/helpers/receiver.ts, which then verifies its requests with the
  * endpoint's secret; a send; waiting for a batch) and a poll on what the receiver saw.
  */

@@ -1,6 +1,6 @@
 /**
- * A send of 50 contacts through the fake WhatsApp Graph API with receipts (receipts-and-events.md
- * §1, §3, §5; issue 12 acceptance): exactly the expected events arrive — 45 message.sent, 10
+ * A send of 50 contacts through the fake WhatsApp Graph API with receipts (docs/decisions.md#7-a-messages-life
+ * §1, §3, §5): exactly the expected events arrive — 45 message.sent, 10
  * message.failed (5 refused by the Graph API, 5 failed receipts), 35 message.delivered, 20
  * message.read, one batch.completed, 2 message.received and one contact.opted_out (an inbound STOP) —
  * duplicated receipts add none, every request verifies with `standardwebhooks`, each webhook-id is

@@ -1,5 +1,5 @@
 /**
- * kill -9 of API processes under load (issue 4 item 5, second case).
+ * kill -9 of API processes under load (second case).
  *
  * PostgreSQL database of its own, two API processes and one worker; no balancer: the load generator
  * sends request i to API (i mod 2), 30 requests per second. Five times, 1 to 3 s after both processes

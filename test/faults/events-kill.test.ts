@@ -1,5 +1,5 @@
 /**
- * kill -9 and the transactional outbox of events (issue 12; receipts-and-events.md §5).
+ * kill -9 and the transactional outbox of events (docs/events.md).
  *
  * PostgreSQL database of its own; one API process and two worker processes (`cms serve --role ...`);
  * three companies whose channel is a webhook to the faults receiver and which each have an event

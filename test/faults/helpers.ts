@@ -1,5 +1,5 @@
 /**
- * Helpers of the fault tests (issue 4 item 5): real `cms serve` child processes (`bin/cms.js`), a local
+ * Helpers of the fault tests: real `cms serve` child processes (`bin/cms.js`), a local
  * webhook receiver that records every delivery by webhook-id (the shared one of test/helpers/receiver.ts), a paced load generator that records every
  * answer, and the checks that compare what was answered `accepted` with what the database and the
  * receiver hold afterwards.

@@ -1,5 +1,5 @@
 /**
- * PostgreSQL stopped with `-m immediate` and started again under load (issue 4 item 5, third case).
+ * PostgreSQL stopped with `-m immediate` and started again under load (third case).
  *
  * Runs only with FAULTS_PG_RESTART=1: it stops the whole local cluster (every database on it, other
  * people's too) for ~10 s. PostgreSQL is started again in a `finally` whatever happens. The cluster is

@@ -1,5 +1,5 @@
 /**
- * The embedded default killed with kill -9 three times under load (issue 4 item 5, fourth case).
+ * The embedded default killed with kill -9 three times under load (fourth case).
  *
  * One `cms serve --role all` process on PGlite in its own DATA_DIR, companies with a webhook channel to
  * a local receiver, paced load of 50-contact sends. Three times, a few seconds into the load, the

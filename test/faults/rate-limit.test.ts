@@ -1,5 +1,5 @@
 /**
- * Rate limits exact across processes (issue 4 item 2; acceptance: "two API processes, one company,
+ * Rate limits exact across processes (acceptance: "two API processes, one company,
  * 0 over-admissions").
  *
  * Two `cms serve --role api` processes on one PostgreSQL database of their own, one company, and 32

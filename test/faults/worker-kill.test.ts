@@ -1,5 +1,5 @@
 /**
- * kill -9 of worker processes while 10,000 messages flow (issue 4 item 5, first case).
+ * kill -9 of worker processes while 10,000 messages flow (first case).
  *
  * PostgreSQL database of its own, one API process and two worker processes (`cms serve --role ...`),
  * every company's channel a webhook to a local receiver that records each delivery by webhook-id.
@@ -12,7 +12,7 @@
  * worker had handed it over but not yet committed the result), and their number is at most one chunk
  * per kill.
  *
- * Second case (issue 11 item 5): ONE kill -9 of the only worker while it delivers 200 messages to a
+ * Second case: ONE kill -9 of the only worker while it delivers 200 messages to a
  * receiver that takes 2 s per answer, and another worker started at once (the rest of the fleet).
  * Proves, measured: the messages the dead run had claimed (its leases: LEASE_SECONDS = 15, renewed
  * every 5 s) are found by the other worker's sweep once their lease runs out and sent again; every
@@ -52,7 +52,7 @@ const h2 = new Harness('worker_resume');
 let failed2 = false;
 after(async () => { await h2.cleanup(failed2); });
 
-/** Issue 11 item 5: how long after a kill the dead run's messages may take to be sent again. */
+/** How long after a kill the dead run's messages may take to be sent again. */
 const RESUME_WITHIN_MS = 30_000;
 
 test('one kill -9 mid-send: the dead worker\'s in-flight messages are sent again and the batches complete within 30 s', { skip: SKIP, timeout: 180_000 }, async () => {

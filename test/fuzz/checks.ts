@@ -1,6 +1,7 @@
 /**
- * The answer checks of the fuzz suite: every 4xx body has one of the three error shapes of api.md
- * part 7 (exactly those keys, in decisions.md §1's key order for validation items), every answer is
+ * The answer checks of the fuzz suite: every 4xx body has one of the three error shapes of
+ * docs/api.md#error-bodies (exactly those keys, validation items in the key order of
+ * docs/decisions.md#1-request-handling-order, step 5), every answer is
  * JSON with a JSON Content-Type, and documented statuses match their OpenAPI schema.
  */
 import type { ValidateFunction } from 'ajv/dist/2020.js';

@@ -4,7 +4,7 @@
  * characters, huge integers, deep but allowed nesting, unknown extra fields), and the raw JSON text
  * of such values (big integers and number spellings Python's `json` reads, via `JSON.rawJSON`).
  *
- * "Valid" follows the service's contract (decisions.md §1-2, Pydantic semantics) where it is stricter
+ * "Valid" follows the service's contract (docs/decisions.md#1-request-handling-order, #2-request-models, Pydantic semantics) where it is stricter
  * than plain JSON Schema: a typed string never holds a lone surrogate (Pydantic answers
  * `string_unicode`), and URL text avoids the characters whose whiteness differs between ECMAScript
  * `\s` and the Rust regex `\s` Pydantic uses (U+0085, U+FEFF, U+001C..U+001F).
@@ -12,9 +12,9 @@
 import fc from 'fast-check';
 import type { Schema } from './openapi.ts';
 
-/** Deepest nesting of arrays and objects the service accepts (decisions.md §1: deeper is 400). */
+/** Deepest nesting of arrays and objects the service accepts (docs/decisions.md#1-request-handling-order: deeper is 400). */
 export const MAX_NESTING = 512;
-/** Longest integer literal the service accepts, in digits (decisions.md §1). */
+/** Longest integer literal the service accepts, in digits (docs/decisions.md#1-request-handling-order). */
 export const MAX_INT_DIGITS = 4300;
 
 /** Length in code points, as Python and Pydantic count it (a lone surrogate counts one). */
@@ -176,7 +176,7 @@ interface Place {
 }
 
 /**
- * An arbitrary of values that satisfy `schema` (as decisions.md reads it). Supports what the public
+ * An arbitrary of values that satisfy `schema` (as docs/decisions.md reads it). Supports what the public
  * request schemas use: string (length, enum, the URL pattern), integer, boolean, null, array (item
  * counts), object (properties, required, additionalProperties: true), anyOf.
  */
@@ -227,7 +227,7 @@ export function validArb(schema: Schema, hints: Hints, place: Place = { depth: 0
         required.has(name) ? fc.constant(true) : fc.boolean(),
         validArb(s, hints, { name, depth: place.depth + 1, light: place.light }),
       ));
-      // Unknown fields are ignored (decisions.md §1 step 5), so a valid body may carry some.
+      // Unknown fields are ignored (docs/decisions.md#1-request-handling-order, step 5), so a valid body may carry some.
       const known = new Set(props.map(([n]) => n));
       const extras = fc.oneof(
         { weight: 6, arbitrary: fc.constant([] as [string, unknown][]) },
@@ -244,7 +244,7 @@ export function validArb(schema: Schema, hints: Hints, place: Place = { depth: 0
   }
 }
 
-/** The URL pattern of decisions.md §2 (the only pattern the public schemas use). */
+/** The URL pattern of docs/decisions.md#2-request-models (the only pattern the public schemas use). */
 const URL_PATTERN = '^https?://\\S+$';
 
 /** Strings matching `pattern` with code point length in [min, max]. */

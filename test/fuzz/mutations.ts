@@ -2,14 +2,14 @@
  * Mutations of valid requests, guided by the request schema: wrong types, missing and extra fields,
  * lengths and item counts just over their limits, lone surrogates, huge and non-finite numbers, nesting
  * past the limit, and raw-body damage (truncation, invalid UTF-8, other encodings, wrong or missing
- * Content-Type, oversized bodies). Each mutation says, where decisions.md fixes it, which status the
+ * Content-Type, oversized bodies). Each mutation says, where docs/decisions.md fixes it, which status the
  * service must answer.
  */
 import fc from 'fast-check';
 import { cpLength, deepChain, isRaw, MAX_INT_DIGITS, MAX_NESTING, objectFrom, raw, toJsonText } from './generators.ts';
 import type { Schema } from './openapi.ts';
 
-/** Largest accepted body (decisions.md §1: over 1 MiB is 413). */
+/** Largest accepted body (docs/decisions.md#1-request-handling-order: over 1 MiB is 413). */
 export const BODY_LIMIT = 1024 * 1024;
 
 type PathPart = string | number;
@@ -87,7 +87,7 @@ function wrongValues(schema: Schema | undefined): unknown[] {
   return out;
 }
 
-/** What a mutation did to the body value, and whether decisions.md makes it a certain 422 or 400. */
+/** What a mutation did to the body value, and whether docs/decisions.md makes it a certain 422 or 400. */
 export interface MutationResult {
   value: unknown;
   label: string;
@@ -184,7 +184,7 @@ export interface RawBody {
   bytes: Buffer;
   label: string;
   /**
-   * What decisions.md fixes for these bytes under a JSON Content-Type: the status, and whether it is
+   * What docs/decisions.md fixes for these bytes under a JSON Content-Type: the status, and whether it is
    * answered while parsing (before authentication) or by validation (after it).
    */
   json?: { status: 400 | 422; stage: 'parse' | 'validation' };
@@ -232,7 +232,7 @@ export function rawBodies(text: string, choice: number, cut: number): RawBody {
 export const JSON_CONTENT_TYPES = ['application/json', 'application/json; charset=utf-8', 'Application/JSON', ' application/json ;charset=UTF-8', 'application/vnd.cms+json', 'application/merge-patch+json'];
 export const OTHER_CONTENT_TYPES: (string | null)[] = [null, '', 'text/plain', 'text/json', 'application/x-www-form-urlencoded', 'multipart/form-data; boundary=x', 'application/jsonx', 'application/json/x', 'application/', 'json', '*/*', 'application/xml', ';application/json'];
 
-/** Whether the service parses a body with this Content-Type as JSON (decisions.md §1 step 2). */
+/** Whether the service parses a body with this Content-Type as JSON (docs/decisions.md#1-request-handling-order, step 2). */
 export function isJsonType(ct: string | null): boolean {
   return ct !== null && JSON_CONTENT_TYPES.includes(ct);
 }

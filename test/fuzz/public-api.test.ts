@@ -1,5 +1,5 @@
 /**
- * Property-based fuzzing of the four public operations (issue 5 item 1), generated from the service's
+ * Property-based fuzzing of the four public operations, generated from the service's
  * own OpenAPI document (`GET /openapi.json`) with fast-check. For each operation FUZZ_RUNS requests
  * (default 2,000) go to the real server over HTTP, about 40 % valid and 60 % mutated (see
  * generators.ts and mutations.ts). Checks on every answer:
@@ -8,7 +8,7 @@
  * - every 4xx body is `{detail: string}`, `{detail: [{type, loc, msg, input?, ctx?}]}` or `{error: string}`;
  * - a valid request is never refused with 422; more precisely it gets the status the current state
  *   decides (200, or the documented 400/403/404, or 429 when the limiter was not reset);
- * - a request whose defect decisions.md fixes gets that status, in its order: 413, 400 (encoding,
+ * - a request whose defect docs/decisions.md fixes gets that status, in its order: 413, 400 (encoding,
  *   nesting, digits), 422 json_invalid, 401, 403, 422 validation, 400 bad Idempotency-Key;
  * - another company's key with this company's ids gets 404, as an unknown id does (BOLA);
  * - every answer of a documented status matches the document's schema (Ajv), and a 200 agrees with
@@ -89,7 +89,7 @@ let unsubscribed: Company; // no subscription, no connector
 let revokedKey: string;
 let segmentOwner: Company; // 4.1 only: replaced when it holds 20 segments
 const phones = ['+4915112345678', '+4915112345679', '+14155550100', '+447700900123', '4915112345670'];
-/** Every status api.md, decisions.md and issue 5 give the public operations. */
+/** Every status docs/api.md, and docs/decisions.md give the public operations. */
 const KNOWN_STATUSES = new Set([200, 400, 401, 403, 404, 409, 413, 422, 429]);
 const IDEMPOTENCY_MISMATCH = 'Idempotency-Key reused with a different request';
 /** Statuses each operation answered during the fuzz runs. */
@@ -173,7 +173,7 @@ function requestArb(op: DocumentedOperation, hints: Hints): fc.Arbitrary<Request
     ? fc.constant({})
     : fc.tuple(...op.pathParams.map((p) => fc.oneof(
       { weight: 6, arbitrary: integerArb(hints.ids[p.name] ?? []).map((v) => String(intOf(v) ?? 0n)) },
-      // Lax spellings of an integer (decisions.md §1 step 5).
+      // Lax spellings of an integer (docs/decisions.md#1-request-handling-order, step 5).
       { weight: 1, arbitrary: fc.constantFrom(...(hints.ids[p.name] ?? [1]).flatMap((id) => [` +${id} `, `0${id}`, `${id}`.replace(/^(\d)(\d+)$/, '$1_$2')])) },
     ).map((t) => [p.name, encodeURIComponent(t)] as const))).map((entries) => Object.fromEntries(entries));
   const validKey = fc.constantFrom<KeyChoice>('own', 'own', 'own', 'own', 'own', 'own', 'other', 'unsubscribed', 'padded', 'dupOwnFirst');
@@ -246,8 +246,8 @@ function keyHeaders(key: KeyChoice, company: Company | undefined): string[] {
 }
 
 /**
- * The statuses decisions.md allows for this request in the current state, or undefined when only the
- * generic checks apply. Follows the order of decisions.md §1: parsing, authentication, subscription,
+ * The statuses docs/decisions.md allows for this request in the current state, or undefined when only the
+ * generic checks apply. Follows the order of docs/decisions.md#1-request-handling-order: parsing, authentication, subscription,
  * validation, Idempotency-Key, rate limit, the operation.
  */
 function allowedStatuses(op: DocumentedOperation, spec: RequestSpec, bytes: Buffer, company: Company | undefined): Set<number> | undefined {
@@ -361,7 +361,7 @@ async function execute(op: DocumentedOperation, spec: RequestSpec, stats: Stats)
   const fail = (why: string) => assert.fail(`${why}\n${where}`);
 
   if (status >= 500) fail('5xx answer');
-  if (!KNOWN_STATUSES.has(status)) fail(`status ${status} is none that api.md or decisions.md names`);
+  if (!KNOWN_STATUSES.has(status)) fail(`status ${status} is none that docs/api.md or docs/decisions.md names`);
   let body: unknown;
   try { body = JSON.parse(text); } catch { fail('answer is not JSON'); }
   const ct = String(res.headers['content-type'] ?? '');

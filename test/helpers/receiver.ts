@@ -1,10 +1,10 @@
 /**
- * The shared webhook receiver of the tests (issue 14 item 5): a real HTTP server (node:http on
+ * The shared webhook receiver of the tests: a real HTTP server (node:http on
  * 127.0.0.1) that records every request, answers as the test scripts it, and verifies every request's
  * Standard Webhooks signature (`webhook-id`, `webhook-timestamp`, `webhook-signature`) with the official
  * `standardwebhooks` package, the way the README tells a company's receiver to (not with the service's
  * own signing code). It serves the message webhook provider (src/providers/webhook.ts) and event
- * endpoints (receipts-and-events.md §5) alike; one receiver can stand for several endpoints, each on
+ * endpoints (docs/events.md) alike; one receiver can stand for several endpoints, each on
  * its own path with its own secret (`secretFor`).
  *
  * Scripted answers: a status; `{ status, headers?, body?, delayMs? }`; `'hang'` (reads the request,

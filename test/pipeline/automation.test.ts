@@ -1,5 +1,5 @@
 /**
- * 4.3 end to end over HTTP (decisions.md §5-6, operator-api.md): an automation with 60 items
+ * 4.3 end to end over HTTP (docs/decisions.md#5-phone-numbers-and-digests, #6-contacts-personalisation-sending, docs/operator-api.md): an automation with 60 items
  * (duplicates, an invalid phone, per-contact media, a contact with `__proto__`/`constructor`
  * variables, an opted-out contact, outside delivery hours) reaches a local webhook receiver exactly as
  * rendered, signed, once per distinct valid contact; contacts are created and updated; the batch

@@ -1,5 +1,5 @@
 /**
- * One funnel everywhere (receipts-and-events.md §1; src/domain/batch-counts.ts and its SQL twin
+ * One funnel everywhere (docs/decisions.md#7-a-messages-life; src/domain/batch-counts.ts and its SQL twin
  * cms_batch_counts of migration 024): one batch with messages in every status — sent, delivered and read
  * (receipts through POST /webhooks/provider/status), failed (a 400 answer), skipped (invalid numbers) and
  * pending (a 503 answer, waiting for its retry) — gives the same counts through GET /admin/batches/{id},

@@ -1,5 +1,5 @@
 /**
- * 4.4 end to end over HTTP with an injectable clock (decisions.md §6): missing contacts are created,
+ * 4.4 end to end over HTTP with an injectable clock (docs/decisions.md#6-contacts-personalisation-sending): missing contacts are created,
  * opted-out contacts are skipped, messages outside the company's delivery hours are held as `pending`
  * with `scheduled_for` at the next opening and sent once the clock passes it; a window that crosses
  * midnight sends at once when open; the batch status adds up at every step.

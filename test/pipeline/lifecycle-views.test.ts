@@ -1,5 +1,5 @@
 /**
- * Message lifecycle views (receipts-and-events.md §1; issue 11 item 1): through the real server and
+ * Message lifecycle views (docs/decisions.md#7-a-messages-life): through the real server and
  * workers with a FakeClock, a webhook batch where one receiver answer is a transient failure. The
  * operator API shows the funnel counts (a read message counts in sent, delivered and read) and per
  * message the provider's id, times, error code and the next attempt of a waiting message; `cms batch

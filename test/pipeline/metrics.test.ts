@@ -1,5 +1,5 @@
 /**
- * Metrics (issue 3 item 6): GET /metrics in Prometheus text format with requests counted by route
+ * Metrics: GET /metrics in Prometheus text format with requests counted by route
  * pattern and status code (label `code`), Node.js's process and runtime metrics under their standard
  * names (process_*, nodejs_*, no prefix), and the pipeline's counters (messages by final status and provider, provider
  * latency, queue depth) after real batches. Each test file runs in its own process, so the registry

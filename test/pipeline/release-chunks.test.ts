@@ -1,5 +1,5 @@
 /**
- * Release and dead-lease recovery chunk as fan-out does (issue 14 item 4): `messages-deliver` jobs of
+ * Release and dead-lease recovery chunk as fan-out does: `messages-deliver` jobs of
  * at most `chunkSizeFor` the company's provider, so a held outbox campaign of 600 messages is released
  * as ONE chunk and a webhook one as chunks of at most CHUNK_SIZE. Handlers driven directly (no
  * workers), so the enqueued jobs stay in pg-boss's table to be counted; time from a FakeClock.

@@ -1,5 +1,5 @@
 /**
- * Retries that outlast an outage (receipts-and-events.md §2; issue 11 items 2 and 4), through the real
+ * Retries that outlast an outage (docs/decisions.md#8-retries), through the real
  * server and workers with a FakeClock: one attempt per claim; a transient failure leaves the message
  * `pending` with `next_attempt_at` (shown by GET /admin/batches/{id}/messages) and holds no worker; the
  * workers' sweep releases it when the clock reaches that time. Retry-After longer than the schedule is

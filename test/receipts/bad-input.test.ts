@@ -1,5 +1,5 @@
 /**
- * Bad input to POST /webhooks/whatsapp (receipts-and-events.md §3, issue 11 "Bad input"): bad or missing
+ * Bad input to POST /webhooks/whatsapp (docs/decisions.md#9-whatsapp-webhooks-in): bad or missing
  * signature, unknown phone_number_id, a payload mixing a known and an unknown number, malformed JSON and
  * wrong shapes, 10 MB (413), 10,000 statuses in one POST (applied), a status for a final message; each
  * gets its documented answer, never a 500, and nothing is written without a valid signature.

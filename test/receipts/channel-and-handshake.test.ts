@@ -1,5 +1,5 @@
 /**
- * WhatsApp channel secrets and the verification handshake (receipts-and-events.md §3): `app_secret` and
+ * WhatsApp channel secrets and the verification handshake (docs/decisions.md#9-whatsapp-webhooks-in): `app_secret` and
  * `verify_token` are stored sealed and never echoed; a phone_number_id of another company is 409;
  * GET /webhooks/whatsapp answers the challenge for a known verify token only; the CLI sets the
  * secrets, the opt keywords and shows a contact; the routes are in the OpenAPI document.

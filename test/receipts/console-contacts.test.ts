@@ -1,5 +1,5 @@
 /**
- * Console Contacts pages (issue 11 item 6): /console/contacts lists who wrote recently and searches by
+ * Console Contacts pages: /console/contacts lists who wrote recently and searches by
  * number; /console/contacts/{phone or id} shows opt-out state with source and time, inbound messages
  * (escaped) and messages sent; another company's contact is 404.
  */

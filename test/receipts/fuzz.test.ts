@@ -1,5 +1,5 @@
 /**
- * Fuzzing the webhooks in (issue 11 acceptance) with fast-check: POST /webhooks/whatsapp and
+ * Fuzzing the webhooks in with fast-check: POST /webhooks/whatsapp and
  * POST /webhooks/provider/status get malformed and hostile payloads (random JSON, mutated Meta and
  * gateway payloads, wrong types, prototype keys, U+0000 and lone surrogates, deep nesting, huge
  * strings, bytes that are not UTF-8) with missing, wrong or valid signatures. Checks:

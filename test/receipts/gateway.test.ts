@@ -1,5 +1,5 @@
 /**
- * Gateway receipts (receipts-and-events.md §4): POST /webhooks/provider/status signed as Standard
+ * Gateway receipts (docs/decisions.md#10-gateway-receipts): POST /webhooks/provider/status signed as Standard
  * Webhooks sign with the company's webhook-channel secret (signed here with the official
  * `standardwebhooks` library). Delivered / read / failed apply forward-only by message id; a bad
  * signature, a stale timestamp, message ids of two companies or unknown ids are 401 and write nothing;

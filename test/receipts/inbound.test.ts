@@ -1,6 +1,6 @@
 /**
- * Inbound WhatsApp messages and keyword opt-outs (receipts-and-events.md §3) and the contact view
- * (issue 11 item 6): an inbound STOP opts the contact out (source `keyword`, the message's time), the
+ * Inbound WhatsApp messages and keyword opt-outs (docs/decisions.md#9-whatsapp-webhooks-in) and the contact view
+ *: an inbound STOP opts the contact out (source `keyword`, the message's time), the
  * next campaign skips it (`skipped`, `opted_out`), an automation still reaches it, START opts it back
  * in; duplicates and late keywords change nothing; custom keywords and button payloads; operator changes
  * are recorded as `operator`; another company's contact is 404.
@@ -70,7 +70,7 @@ test('STOP opts out, campaigns skip, automations still reach, START opts back in
   assert.equal(first.get(p).status, 'skipped');
   assert.equal(first.get(p).reason, 'opted_out');
   assert.equal(first.get(q).status, 'sent');
-  // An automation still reaches it (api.md 4.3).
+  // An automation still reaches it (docs/api.md 4.3).
   const auto = await s.api('/api/automations/send', { key: c.key, body: { automation_id: c.automationId, contacts: [{ phone: p }] } });
   assert.equal(auto.status, 200, auto.text);
   await completedBatch(s, auto.json.batch_id);

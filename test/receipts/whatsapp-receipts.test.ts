@@ -1,5 +1,5 @@
 /**
- * WhatsApp receipts end to end (receipts-and-events.md §1, §3): the fake Graph API takes template
+ * WhatsApp receipts end to end (docs/decisions.md#7-a-messages-life, #9-whatsapp-webhooks-in): the fake Graph API takes template
  * messages and answers wamids, then posts signed status webhooks out of order, duplicated, for unknown
  * ids, and failures 131026 / 131047. Every message ends in the right state with the status's times, a
  * receipt never moves a message backwards, and the batch counts add up.

@@ -1,5 +1,5 @@
 /**
- * Leaked-key scanning (issue 5 item 3): API keys have a fixed prefix and a checksum, so a secret scanner
+ * Leaked-key scanning: API keys have a fixed prefix and a checksum, so a secret scanner
  * can find them in text and confirm them offline, and the service refuses a mistyped or forged key
  * without a database lookup.
  *

@@ -1,5 +1,5 @@
 /**
- * `__proto__`, `constructor` and `prototype` in request bodies (issue 5 item 4): they are plain data.
+ * `__proto__`, `constructor` and `prototype` in request bodies: they are plain data.
  * They never supply a missing field through a prototype, they are stored and rendered as the values
  * sent, inherited members never leak into templates, and Object.prototype of the server process (the
  * test runs the server in-process) stays untouched.

@@ -1,5 +1,5 @@
 /**
- * Revoked keys (issue 5 item 3): once an operator revokes a key, every public route refuses it with
+ * Revoked keys: once an operator revokes a key, every public route refuses it with
  * `401 {"detail":"Invalid API key"}`: at once in the process that revoked it, and within 5 seconds in
  * any other process serving the same PostgreSQL database (which may hold the key in its 2-second
  * authentication cache). The second process is a real `cms serve --role api` child process.

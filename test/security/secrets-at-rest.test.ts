@@ -1,5 +1,5 @@
 /**
- * Keys and secrets at rest (issue 5 item 3): after an operator has created an API key, set webhook and
+ * Keys and secrets at rest: after an operator has created an API key, set webhook and
  * WhatsApp channels with their secrets, invited a console user, and messages have been delivered
  * through both providers, a dump of the database holds none of: the API key, the admin token, the
  * SECRETS_KEY, the webhook secret (as text or as its decoded HMAC key), the WhatsApp access token, the

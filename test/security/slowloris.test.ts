@@ -1,5 +1,5 @@
 /**
- * Slow clients (issue 5 item 4): 500 connections that stall, half in the middle of their headers and
+ * Slow clients: 500 connections that stall, half in the middle of their headers and
  * half in the middle of a declared body, do not stop normal clients from being served; the server has
  * bounded headers and request timeouts, so such connections are eventually dropped.
  */

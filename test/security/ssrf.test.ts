@@ -1,5 +1,5 @@
 /**
- * No request can make the service fetch an address of the operator's private network (issue 5 item 4).
+ * No request can make the service fetch an address of the operator's private network.
  * The server here runs with PROVIDER_ALLOWED_HOSTS empty, as in production without exceptions.
  *
  * - Storing a webhook or WhatsApp URL that points at a private, loopback, link-local or otherwise

@@ -1,5 +1,5 @@
 /**
- * Body reading (decisions.md section 1 step 2): Content-Type rules, empty/null bodies,
+ * Body reading (docs/decisions.md#1-request-handling-order, step 2): Content-Type rules, empty/null bodies,
  * Python's byte decoding (BOM, UTF-16/32 sniffing, surrogatepass), parse failures, and the
  * order body parsing -> authentication -> validation of the request pipeline (src/http/public-operation.ts
  * `admit`, the steps the public routes run).

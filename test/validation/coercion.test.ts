@@ -2,7 +2,7 @@
  * Lax coercions of int and bool fields (Pydantic v2 Python mode) and Python float repr.
  * The corpus (test/fixtures/validation/coercions.json, tools/oracle/coercion_corpus.py)
  * holds Pydantic 2.13.5's verdict on ~3000 inputs per type; the tables below pin the
- * cases decisions.md names.
+ * cases docs/decisions.md names.
  */
 
 import assert from 'node:assert/strict';
@@ -62,7 +62,7 @@ describe('Pydantic corpus', () => {
   });
 });
 
-describe('int field (decisions.md section 1 step 5)', () => {
+describe('int field (docs/decisions.md#1-request-handling-order, step 5)', () => {
   const table: [PyValue, Verdict][] = [
     [7, { ok: '7' }], ['7', { ok: '7' }], [' +7 ', { ok: '7' }], ['1_000', { ok: '1000' }],
     [new PyFloat(7), { ok: '7' }], [new PyFloat(7.5), { error: 'int_from_float' }], [true, { ok: '1' }],
@@ -90,7 +90,7 @@ describe('int field (decisions.md section 1 step 5)', () => {
   });
 });
 
-describe('bool field (decisions.md section 1 step 5)', () => {
+describe('bool field (docs/decisions.md#1-request-handling-order, step 5)', () => {
   const table: [PyValue, Verdict][] = [
     ['yes', { ok: true }], ['off', { ok: false }], ['on', { ok: true }], ['t', { ok: true }], ['f', { ok: false }],
     ['1', { ok: true }], ['0', { ok: false }], [1, { ok: true }], [0, { ok: false }], [new PyFloat(0), { ok: false }],

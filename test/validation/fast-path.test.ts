@@ -1,6 +1,6 @@
 /**
- * The fast path for ordinary bodies (src/http/validation/fast.ts, issue 16) against the exact path
- * (json.ts decoding + validate.ts), decisions.md section 1 steps 2 and 5, section 2:
+ * The fast path for ordinary bodies (src/http/validation/fast.ts) against the exact path
+ * (json.ts decoding + validate.ts), docs/decisions.md#1-request-handling-order, steps 2 and 5, #2-request-models:
  *
  * - differential property test over generated bodies of the four request models: valid ones and
  *   near-valid mutations (wrong types, coercible strings, `7.0`, booleans, huge ints, `-0`, duplicate

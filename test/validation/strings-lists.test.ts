@@ -1,7 +1,7 @@
 /**
  * String constraints in code points (astral characters count one), lone surrogates, the URL
  * pattern with Rust-regex semantics, list length bounds and the too_long short-circuit,
- * missing fields and error order (decisions.md sections 1 step 5 and 2).
+ * missing fields and error order (docs/decisions.md#1-request-handling-order, step 5 and 2).
  */
 
 import assert from 'node:assert/strict';

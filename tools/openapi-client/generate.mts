@@ -1,5 +1,5 @@
 /**
- * Generates the typed operator/public API client types (issue 13 item 2): the OpenAPI 3.1 document the
+ * Generates the typed operator/public API client types: the OpenAPI 3.1 document the
  * service serves at `/openapi.json`, turned into TypeScript by openapi-typescript, written to
  * `src/cli/api/openapi.ts` (checked in; `src/cli/client.ts` pairs it with openapi-fetch).
  *
@@ -103,7 +103,7 @@ const COMPONENT_KINDS = /^ {4}(schemas|responses|parameters|requestBodies|header
 const NO_BODY_STATUS = /^(204|205|304|30[1-8])$/;
 
 /**
- * The weak types of generated client types (issue 13 acceptance: no `never` or `Record<string, never>` in
+ * The weak types of generated client types (a check of the generator: no `never` or `Record<string, never>` in
  * any operation's types): every line holding `never` that is not one of openapi-typescript's spellings of
  * "absent" (comments aside), e.g. `content?: never` of a 200 documented without a schema (a body the client cannot read),
  * or `Record<string, never>` from an object schema without properties. Reads openapi-typescript's layout:

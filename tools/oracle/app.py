@@ -1,4 +1,4 @@
-"""Oracle FastAPI app: the request models of shared/spec/decisions.md section 2.
+"""Oracle FastAPI app: the request models of docs/decisions.md#2-request-models.
 
 Run with the oracle venv (FastAPI 0.142.2 / Pydantic 2.13.5):
     /tmp/oracle/bin/python -m uvicorn app:app --app-dir tools/oracle --port 8765
@@ -24,7 +24,7 @@ from fastapi.responses import Response
 from fastapi.security import APIKeyHeader
 from pydantic import BaseModel, Field, StringConstraints
 
-# decisions.md section 2 writes "str | None" without "= None". In Pydantic v2 that
+# docs/decisions.md#2-request-models writes "str | None" without "= None". In Pydantic v2 that
 # would make the field required (but nullable). We read it as optional with default
 # None (what a real integration sends: a contact with only "phone"). Flip to ... to
 # get the literal reading.

@@ -13,7 +13,7 @@ test/fixtures/validation/cases.json:
                 "oracle"?: {...}, "deviation"?: "why"}]}
 
 "response" is what our service must answer. It is the oracle's answer except where
-decisions.md or the never-500 rule overrides it; then "oracle" keeps FastAPI's real
+docs/decisions.md or the never-500 rule overrides it; then "oracle" keeps FastAPI's real
 answer and "deviation" says why (see DEVIATIONS below).
 """
 
@@ -46,17 +46,17 @@ DEV_500 = (
     "escaped as \\udXXXX."
 )
 DEV_DEPTH = (
-    "decisions.md section 1 step 2: nesting deeper than 512 is 400 before authentication. "
+    "docs/decisions.md#1-request-handling-order, step 2: nesting deeper than 512 is 400 before authentication. "
     "The oracle's real limit is Python's recursion limit (about 958 levels here, "
     "depends on the stack depth of the server)."
 )
 DEV_RAW_UTF8 = (
-    "decisions.md section 1 step 2: invalid UTF-8 is 400 before authentication, whatever "
+    "docs/decisions.md#1-request-handling-order, step 2: invalid UTF-8 is 400 before authentication, whatever "
     "the Content-Type. FastAPI keeps a non-JSON body as bytes and fails later: 500 when "
     "it renders the 422 (bytes.decode()), or 401 first when the key is bad."
 )
 DEV_CESU = (
-    "A UTF-8-encoded surrogate pair (CESU-8) is invalid UTF-8 (decisions.md section 1 step 2: "
+    "A UTF-8-encoded surrogate pair (CESU-8) is invalid UTF-8 (docs/decisions.md#1-request-handling-order, step 2: "
     "400). Python's surrogatepass keeps it as two lone surrogates; a JavaScript string cannot "
     "keep them apart, so we refuse the body instead of silently joining them. Lone surrogate "
     "bytes (not a pair) are accepted like Python does."

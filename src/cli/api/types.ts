@@ -1,5 +1,5 @@
 /**
- * Named shapes of the HTTP API, all taken from the generated `./openapi.ts` (issue 13 item 2), so that they
+ * Named shapes of the HTTP API, all taken from the generated `./openapi.ts`, so that they
  * follow the schemas the server validates with and cannot drift from them. `RequestBody<P, M>` and
  * `Answer<P, M, S>` pick the JSON request body and the JSON answer of status `S` of operation `M` on path `P`.
  */
@@ -61,7 +61,7 @@ export type ContactsResult = Answer<'/admin/companies/{company_id}/contacts', 'p
 /** Body of PATCH /admin/event-endpoints/{endpoint_id}. */
 export type EventEndpointUpdate = RequestBody<'/admin/event-endpoints/{endpoint_id}', 'patch'>;
 
-/** The event types an endpoint may subscribe to (receipts-and-events.md §5). */
+/** The event types an endpoint may subscribe to (docs/events.md). */
 export type EventType = NonNullable<RequestBody<'/admin/companies/{company_id}/event-endpoints', 'post'>['events']>[number];
 
 /** Every {@link EventType}, for checking `--events` before sending. */

@@ -1,7 +1,7 @@
 /**
  * `cms automation create|update|list|show`: POST /admin/companies/{company_id}/automations,
  * PATCH /admin/automations/{automation_id}, GET /admin/companies/{company_id}/automations (newest first) and
- * GET /admin/automations/{automation_id} (operator-api.md; list and show are issue 13 item 4). Template from
+ * GET /admin/automations/{automation_id} (docs/operator-api.md). Template from
  * `--template FILE` or `--body TEXT` (see ../templates.ts); `show` prints it in that file's form.
  */
 import { Option, type Command } from 'commander';

@@ -3,7 +3,7 @@
  * POST /admin/campaigns/{id}/sends; prints the plan (sent / skipped opted out / invalid / held for
  * delivery hours) and, unless --dry-run, the new batch id.
  * `cms batch cancel BATCH_ID`: POST /admin/batches/{id}/cancel; unsent messages end skipped /
- * `cancelled` (issue 15 item 2, src/domain/campaign-sends.ts).
+ * `cancelled` (src/domain/campaign-sends.ts).
  * Registered on the existing `campaign` and `batch` groups (call after registerCampaign / registerBatch).
  */
 import { Option, type Command } from 'commander';

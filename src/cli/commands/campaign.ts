@@ -1,7 +1,7 @@
 /**
  * `cms campaign create|list|show`: POST /admin/companies/{company_id}/campaigns,
  * GET /admin/companies/{company_id}/campaigns (newest first) and GET /admin/campaigns/{campaign_id}
- * (operator-api.md; list and show are issue 13 item 4). Template from `--template FILE` or `--body TEXT`
+ * (docs/operator-api.md). Template from `--template FILE` or `--body TEXT`
  * (see ../templates.ts); `show` prints it in that file's form. `campaign send` is in campaign-send.ts.
  */
 import { Option, type Command } from 'commander';

@@ -1,5 +1,5 @@
 /**
- * `cms channel set`: PUT /admin/companies/{company_id}/channel (operator-api.md, "Providers").
+ * `cms channel set`: PUT /admin/companies/{company_id}/channel (docs/operator-api.md, "Providers").
  * outbox: `{provider}`; webhook: `{provider, url, secret?}` (without a secret the server generates a
  * `whsec_` one and returns it once: printed here); whatsapp:
  * `{provider, phone_number_id, access_token, api_base_url?, app_secret?, verify_token?, waba_id?,

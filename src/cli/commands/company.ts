@@ -1,7 +1,6 @@
 /**
  * `cms company create|update|list|show`: POST /admin/companies, PATCH /admin/companies/{company_id},
- * GET /admin/companies (newest first) and GET /admin/companies/{company_id} (operator-api.md; list and show
- * are issue 13 item 4). Prints the company the server returns.
+ * GET /admin/companies (newest first) and GET /admin/companies/{company_id} (docs/operator-api.md). Prints the company the server returns.
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import type { CompanyUpdate, DeliveryHours } from '../api/types.ts';
@@ -21,7 +20,7 @@ interface CompanyOptions {
   optInKeywords?: string[];
 }
 
-/** `--opt-out-keywords STOP,ENDE`: a comma-separated list of keywords (receipts-and-events.md §3). */
+/** `--opt-out-keywords STOP,ENDE`: a comma-separated list of keywords (docs/decisions.md#9-whatsapp-webhooks-in). */
 export function parseKeywords(value: string): string[] {
   const list = value.split(',').map((k) => k.trim()).filter(Boolean);
   if (list.length === 0) throw new InvalidArgumentError('give at least one keyword, e.g. STOP,ENDE');

@@ -1,6 +1,6 @@
 /**
  * `cms connector connect|disconnect`: PUT /admin/companies/{company_id}/connector with
- * `{connected, provider?}` (operator-api.md). Campaign sends need a connected connector.
+ * `{connected, provider?}` (docs/operator-api.md). Campaign sends need a connected connector.
  */
 import type { Command } from 'commander';
 import type { ConnectorSettings } from '../api/types.ts';

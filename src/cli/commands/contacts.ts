@@ -1,5 +1,5 @@
 /**
- * `cms contacts` (issue 11 item 6, issue 15 item 4): the operator API's contact routes.
+ * `cms contacts`: the operator API's contact routes.
  *
  * `cms contacts list --company ID [-q TEXT] [--after PHONE] [--limit N]`: GET .../contacts, a page of
  * contacts by number, or a search (digits of a number, at least 4, or name prefixes).
@@ -10,9 +10,9 @@
  *
  * `cms contacts import --company ID FILE.csv`: streams the CSV (../csv-import.ts) and sends
  * PUT /admin/companies/{company_id}/contacts in chunks of at most 10 000 contacts, one request
- * at a time; prints the summed `{created, updated, invalid}` (operator-api.md). Rows without a
+ * at a time; prints the summed `{created, updated, invalid}` (docs/operator-api.md). Rows without a
  * phone are counted as invalid without being sent. On a TTY, large files get a progress bar.
- * Invalid rows are named by their line number (issue 13 item 4): rows without a phone at once, and
+ * Invalid rows are named by their line number: rows without a phone at once, and
  * when the server counts invalid numbers in a chunk, the chunk's numbers are checked with the server's
  * rule (src/domain/phone.ts, the company's default country) to find their lines. The text output
  * lists the first INVALID_ROWS_SHOWN of them, --json all of them (up to INVALID_ROWS_KEPT) in

@@ -1,5 +1,5 @@
 /**
- * `cms events ...`: event endpoints and deliveries (receipts-and-events.md §5), a client of
+ * `cms events ...`: event endpoints and deliveries (docs/events.md), a client of
  *
  *   cms events endpoint add --company ID --url URL [--events a,b] [--description D]
  *                                                  → POST /admin/companies/{id}/event-endpoints (secret shown once)

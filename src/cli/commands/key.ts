@@ -1,6 +1,6 @@
 /**
  * `cms key create|revoke|list`: POST /admin/companies/{company_id}/api-keys, DELETE /admin/api-keys/{key_id}
- * and GET /admin/companies/{company_id}/api-keys (operator-api.md; list is issue 13 item 4). The api_key is
+ * and GET /admin/companies/{company_id}/api-keys (docs/operator-api.md). The api_key is
  * shown only once; the list shows each key's prefix, never the key.
  */
 import type { Command } from 'commander';

@@ -1,5 +1,5 @@
 /**
- * `cms overview --company ID`: GET /admin/companies/{company_id}/overview (issue 15 item 6), the
+ * `cms overview --company ID`: GET /admin/companies/{company_id}/overview, the
  * numbers of the console's Overview page: messages per local day by status over the last 30 days
  * (the company's delivery-hours time zone, UTC without), totals, the top failure reasons in plain
  * words, and the opt-out rate. `--json` prints the answer as is.

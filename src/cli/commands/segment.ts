@@ -1,12 +1,12 @@
 /**
- * `cms segment list|create|rename|delete|add|remove|members` (issue 15 item 3): the operator API's segment
+ * `cms segment list|create|rename|delete|add|remove|members`: the operator API's segment
  * routes (src/http/admin/segments.ts), with the rules of the console's Segments pages:
  *
- * - `list --company ID`, `create --company ID --name NAME` (api.md 4.1: 1 to 255 characters, at most
+ * - `list --company ID`, `create --company ID --name NAME` (docs/api.md 4.1: 1 to 255 characters, at most
  *   20 segments), `rename SEGMENT_ID --name NAME`, `delete SEGMENT_ID` (memberships go, contacts stay;
  *   campaign sends already made from it are unchanged);
  * - `add|remove SEGMENT_ID [NUMBER...] [--file CSV] [--hashed]`: members by numbers or SHA-256 digests
- *   (api.md 4.2's matching), given as arguments (several per argument separated by commas are fine) or
+ *   (docs/api.md 4.2's matching), given as arguments (several per argument separated by commas are fine) or
  *   as a CSV file read by the console's rules (src/domain/segment-lists.ts: UTF-8, comma-separated, at
  *   most 5 MiB, the `phone` / `digest` column or the first). Prints the summary: added or removed,
  *   unchanged, not found, invalid with the file line (or argument number) of each. A file of more than
@@ -106,7 +106,7 @@ function printChange(io: CliIo, c: Change, where: string): void {
 
 /** Register the `segment` command group on `program`. */
 export function registerSegment(program: Command, io: CliIo): void {
-  const group = program.command('segment').description('segments of a company: create, rename, delete, members (the rules of api.md 4.1 / 4.2)');
+  const group = program.command('segment').description('segments of a company: create, rename, delete, members (the rules of docs/api.md 4.1 / 4.2)');
 
   addCommonOptions(
     group.command('list').description("list a company's segments with member counts")

@@ -24,7 +24,7 @@ export function registerServe(program: Command): void {
         const code = (err as NodeJS.ErrnoException).code;
         if (code === 'EADDRINUSE' || code === 'EACCES') {
           // runServer has closed what it started; should anything still hold the event loop, the
-          // process must not hang (issue 13): exit shortly after the error is printed.
+          // process must not hang: exit shortly after the error is printed.
           setTimeout(() => process.exit(process.exitCode || 1), 2_000).unref();
           throw new CliError(`cannot listen: ${(err as Error).message} (set HOST/PORT)`);
         }

@@ -1,5 +1,5 @@
 /**
- * `cms user …`: the console users of a company and their roles (issue 6 item 1, issue 15 item 5),
+ * `cms user …`: the console users of a company and their roles,
  * through the operator API (src/http/admin/users.ts):
  *
  * - `invite --company ID --email E [--role owner|developer|marketer]` → POST

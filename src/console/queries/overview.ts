@@ -1,5 +1,5 @@
 /**
- * The overview of one company (issue 15 item 6), shared by the console's Overview page, the operator
+ * The overview of one company, shared by the console's Overview page, the operator
  * API's `GET /admin/companies/{id}/overview` and `cms overview`:
  *
  * - messages per day by status over the last OVERVIEW_DAYS days, today included. A message's day is the

@@ -8,7 +8,7 @@ import { selectSegments, type SegmentSummary } from '../../db/segments.ts';
 /** A segment with its member count. */
 export type SegmentRow = SegmentSummary;
 
-/** All segments of the company (at most 20, api.md part 2) with their member counts, oldest first. */
+/** All segments of the company (at most 20, docs/api.md) with their member counts, oldest first. */
 export function listCompanySegments(db: Db, companyId: number): Promise<SegmentRow[]> {
   return selectSegments(db, companyId);
 }

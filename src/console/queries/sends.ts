@@ -1,6 +1,6 @@
 /**
  * Send batches and messages of one company (Sends pages): recent batches with their funnel counts
- * (receipts-and-events.md §1: a read message counts in sent, delivered and read), and messages found
+ * (docs/decisions.md#7-a-messages-life: a read message counts in sent, delivered and read), and messages found
  * by phone number with their lifecycle times and a waiting message's next attempt. Every query is scoped to the company; a batch's own page uses
  * domain/batches.ts (getBatch / listBatchMessages) with the company id.
  */

@@ -1,5 +1,5 @@
 /**
- * The history of one console user for its page (issue 15 item 5): the company's audit entries whose
+ * The history of one console user for its page: the company's audit entries whose
  * target is `user:<id>` (joined, role changes, reset links, resets, sign-ins, password changes),
  * newest first. Scoped to the company; served by the (company_id, target) index of migration 012.
  */

@@ -1,5 +1,5 @@
 /**
- * Automations and campaigns in the console (issue 15 item 1), registered once per kind:
+ * Automations and campaigns in the console, registered once per kind:
  * - `GET /{kind}s`: the list; `GET /{kind}s/new`, `POST /{kind}s/new`: create (303 to its page);
  * - the editor's "Preview changes" (`intent=preview` on either POST): display only, the unsaved template
  *   rendered for a phone or sample data, nothing written;

@@ -1,5 +1,5 @@
 /**
- * Erasing a contact from the console (GDPR Art. 17; issue 15 item 4): GET /console/contacts/:key/erase
+ * Erasing a contact from the console (GDPR Art. 17): GET /console/contacts/:key/erase
  * shows what will be removed and asks for a confirmation (a checkbox); POST erases
  * (domain/erasure.ts: the same as `DELETE /admin/companies/{id}/contacts/{phone}`), audit-logged as
  * `contact.erase` by `console:<email>` without personal data, then 303 to the contact list with a

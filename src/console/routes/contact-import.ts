@@ -1,5 +1,5 @@
 /**
- * Contact import (issue 15 item 4): GET /console/contacts/import shows the upload form and the recent
+ * Contact import: GET /console/contacts/import shows the upload form and the recent
  * imports; POST /console/contacts/import (multipart/form-data: `_csrf`, `file`) checks the file and
  * starts the `contacts-import` job (domain/contact-imports.ts), then POST-redirect-GET to
  * /console/contacts/imports/{id}, the progress page, which asks the browser to reload it every 2 s

@@ -1,5 +1,5 @@
 /**
- * One contact (issue 11 item 6, issue 15 item 4): GET /console/contacts/:key, `key` a phone number
+ * One contact: GET /console/contacts/:key, `key` a phone number
  * (E.164 or national) or a contact id: fields, variables, segments, opt-out state with source, time and
  * history, messages sent and inbound messages. Owners and marketers may change it (permissions.ts; the
  * plugin answers 403 to other roles' POSTs):

@@ -1,5 +1,5 @@
 /**
- * Contacts (issue 11 item 6, issue 15 item 4): GET /console/contacts lists the company's contacts by
+ * Contacts: GET /console/contacts lists the company's contacts by
  * number, 50 a page; `?q=` searches (domain/contacts.ts `parseContactQuery`, the operator API's rules):
  * a full number that is a contact of the company redirects to its page (303), otherwise contacts whose
  * number contains the digits (at least 4) or whose first or last name begins with each word are listed;

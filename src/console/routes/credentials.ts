@@ -1,5 +1,5 @@
 /**
- * Settings › Integrations & developers › Credentials (api.md part 5; issue 6 item 2; issue 13):
+ * Settings › Integrations & developers › Credentials (docs/api.md "At a glance"):
  * GET lists the company's API keys (label, prefix, created, last used) and shows the subscription
  * state, whether the push-messaging connector is connected and the channel in use (its provider only,
  * never its settings or secrets). POST creates a key with an optional label, then POST-redirect-GET:

@@ -1,5 +1,5 @@
 /**
- * Accepting an invitation: GET/POST /console/invite/:token (issue 6 item 1, issue 15 item 5). The link
+ * Accepting an invitation: GET/POST /console/invite/:token. The link
  * an owner made on the users page, or the operator with `POST /admin/companies/{id}/users/invitations`
  * (`cms user invite`), shows the company and the role and a form to choose a password; submitting it
  * creates the user with that role and uses the link up. Then the person signs in. A used, revoked,

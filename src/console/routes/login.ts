@@ -1,5 +1,5 @@
 /**
- * Sign-in: GET/POST /console/login (issue 6 item 1). A successful sign-in starts a new session (a new
+ * Sign-in: GET/POST /console/login. A successful sign-in starts a new session (a new
  * cookie value: no session fixation) and redirects to `next` (console paths only) or the console
  * home. Failed attempts are throttled per email and per client address (login-throttle.ts): while
  * blocked the answer is 429 with Retry-After, before any password is checked.

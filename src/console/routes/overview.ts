@@ -1,5 +1,5 @@
 /**
- * Overview (issue 15 item 6): GET /console/overview, the console's home page. The signed-in company's
+ * Overview: GET /console/overview, the console's home page. The signed-in company's
  * messages per day by status over the last 30 days (days in the time zone of its delivery hours, UTC
  * without), the top failure reasons and the opt-out rate (queries/overview.ts), as of the service's
  * clock. Read-only: every role may see it.

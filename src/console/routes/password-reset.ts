@@ -1,5 +1,5 @@
 /**
- * Password reset by one-time link: GET/POST /console/password-reset/:token (issue 15 item 5), no session
+ * Password reset by one-time link: GET/POST /console/password-reset/:token, no session
  * needed. The link comes from an owner (Settings › Users › a user › Create reset link) or from the
  * operator (`POST /admin/users/{user_id}/password-resets`, `cms user reset-link`). The form asks for the
  * new password twice; setting it uses the link up, ends every session of the user (also the one of

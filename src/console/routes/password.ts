@@ -1,6 +1,6 @@
 /**
- * Password change: GET/POST /console/account/password (issue 6 item 1). Needs the current password;
- * other sessions of the user end, this one stays. POST-redirect-GET (issue 13): a change answers `303`
+ * Password change: GET/POST /console/account/password. Needs the current password;
+ * other sessions of the user end, this one stays. POST-redirect-GET: a change answers `303`
  * to `?done=changed`, whose GET shows the notice; a refused change shows the form again (400).
  */
 import type { FastifyInstance } from 'fastify';

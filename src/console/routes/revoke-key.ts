@@ -1,5 +1,5 @@
 /**
- * Revoking an API key with confirmation (issue 6 item 2):
+ * Revoking an API key with confirmation:
  * GET /console/settings/integrations/credentials/:keyId/revoke asks; POST there revokes (revokeApiKey
  * drops this process's authentication cache after its write, so the key is refused at once here and
  * within the cache lifetime elsewhere), and returns to the list. Unknown, revoked or another

@@ -1,6 +1,6 @@
 /**
- * Adding and removing a segment's members from the console (issue 15 item 3; src/domain/segment-admin.ts
- * `changeMembers`, the matching of api.md 4.2): `POST /segments/{id}/members` with `mode` (`add` or
+ * Adding and removing a segment's members from the console (src/domain/segment-admin.ts
+ * `changeMembers`, the matching of docs/api.md 4.2): `POST /segments/{id}/members` with `mode` (`add` or
  * `delete`), `hashed` (`on`: the items are SHA-256 digests) and either pasted `numbers` or a CSV `file`
  * (src/domain/segment-lists.ts), then 303 back to the segment's page, which shows the result once:
  * added / removed, already members / were not members, not found, invalid with their line numbers.

@@ -1,8 +1,8 @@
 /**
- * One segment (issue 15 item 3; src/domain/segment-admin.ts):
+ * One segment (src/domain/segment-admin.ts):
  * - `GET /segments/{id}[?after=CONTACT_ID]`: name, member count, members 50 per page (keyset by contact
  *   id), the result of the last members change (once), the members, rename and delete forms;
- * - `POST /segments/{id}/rename` `{name}`: the name rule of api.md 4.1 (surrounding spaces dropped),
+ * - `POST /segments/{id}/rename` `{name}`: the name rule of docs/api.md 4.1 (surrounding spaces dropped),
  *   303 back with a notice; refused: 422 with the error beside the field, the name kept;
  * - `GET /segments/{id}/delete`, `POST /segments/{id}/delete`: confirm, then delete (memberships go,
  *   contacts stay; sends already made from it are not changed) and 303 to the list;

@@ -1,7 +1,7 @@
 /**
- * Segments (issue 15 item 3; src/domain/segment-admin.ts):
+ * Segments (src/domain/segment-admin.ts):
  * - `GET /segments`: the company's segments with member counts, and the create form;
- * - `POST /segments` `{name}`: creates a segment by the rules of api.md 4.1 (name 1 to 255 characters,
+ * - `POST /segments` `{name}`: creates a segment by the rules of docs/api.md 4.1 (name 1 to 255 characters,
  *   surrounding spaces dropped first; at most 20 segments), then 303 to its page. A refused name or
  *   the 21st segment: 422 with the error beside the field and the name kept, nothing written.
  */

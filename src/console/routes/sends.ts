@@ -1,5 +1,5 @@
 /**
- * Sends (issue 6 item 3): GET /console/sends lists the company's batches, newest first, 25 a page
+ * Sends: GET /console/sends lists the company's batches, newest first, 25 a page
  * (`?page=N`), with status and counts; `?phone=` instead lists the company's messages to that number
  * across batches, each with its status and reason.
  */

@@ -1,5 +1,5 @@
 /**
- * Settings › Users (issue 15 item 5), for owners only (permissions.ts; others get the 403 page):
+ * Settings › Users, for owners only (permissions.ts; others get the 403 page):
  *
  * - `GET /console/settings/users`: users with their roles, pending invitations, the invite form.
  * - `POST /console/settings/users/invitations` `{email, role}`: invites; 303 back to the list, which

@@ -1,5 +1,5 @@
 /**
- * One webhook endpoint of the signed-in company (issue 12; receipts-and-events.md §5), under
+ * One webhook endpoint of the signed-in company (docs/events.md), under
  * /settings/integrations/webhooks/:endpointId:
  *
  * - GET            settings form, actions and the attempt log (status code, time, duration, response excerpt)

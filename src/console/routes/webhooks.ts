@@ -1,5 +1,5 @@
 /**
- * Settings › Integrations & developers › Webhooks (issue 12; receipts-and-events.md §5), list page:
+ * Settings › Integrations & developers › Webhooks (docs/events.md), list page:
  * GET shows the signed-in company's event endpoints and the add form; POST adds one (URL checked by
  * the network guard, event types among EVENT_TYPES, at most 20), then POST-redirect-GET: 303 to the new
  * endpoint's page (`?done=added`), where the signing secret can be revealed; or the form again with

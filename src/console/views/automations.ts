@@ -1,5 +1,5 @@
 /**
- * Automations and campaigns pages (routes/automations.ts; issue 15 item 1): the list, the template
+ * Automations and campaigns pages (routes/automations.ts): the list, the template
  * editor (header none / text / image / video, Liquid body, up to two URL buttons, the WhatsApp mapping:
  * for a company whose channel is WhatsApp a select of the approved templates of its catalogue with the
  * chosen one's parameters beside it, otherwise name, language and parameter counts typed in),

@@ -1,5 +1,5 @@
 /**
- * Contact import pages (routes/contact-import.ts; issue 15 item 4): the upload form (file, with the
+ * Contact import pages (routes/contact-import.ts): the upload form (file, with the
  * format explained and the error beside the field), the company's recent imports, and one import's
  * progress (a progress bar, counts, the rows not imported with their line numbers). A role that may
  * not import sees the note instead of the form, and no link to import another file.

@@ -1,5 +1,5 @@
 /**
- * One contact (routes/contact.ts; issue 11 item 6, issue 15 item 4): its fields, variables, segments,
+ * One contact (routes/contact.ts): its fields, variables, segments,
  * opt-out state with source and time and its history (changes by hand), the messages sent to it with
  * their status and its inbound messages, newest first. For roles that may change contacts: the edit
  * form (names and variables; errors beside the field, input kept), the opt-out button and the link to

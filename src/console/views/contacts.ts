@@ -1,5 +1,5 @@
 /**
- * The Contacts list and search page (routes/contacts.ts; issue 11 item 6, issue 15 item 4): a search by
+ * The Contacts list and search page (routes/contacts.ts): a search by
  * number or name, the contacts found (or every contact) paged by number, each with its opt-out state and
  * last inbound message, and the links to import and export.
  */

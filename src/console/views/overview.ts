@@ -1,5 +1,5 @@
 /**
- * The Overview page (issue 15 item 6; routes/overview.ts): key numbers of the last 30 days, messages
+ * The Overview page (routes/overview.ts): key numbers of the last 30 days, messages
  * per day by status as a server-rendered SVG stacked bar chart (d3-scale for the axes, d3-shape's
  * `stack` for the layers; no script), the same numbers in a table inside a <details>, the top failure
  * reasons with plain-words labels, and the opt-out rate.

@@ -1,6 +1,5 @@
 /**
- * Segment pages of the console (routes/segments.ts, routes/segment.ts, routes/segment-members.ts;
- * issue 15 item 3): the list with the create form, one segment's page (facts, members paged 50 at a
+ * Segment pages of the console (routes/segments.ts, routes/segment.ts, routes/segment-members.ts): the list with the create form, one segment's page (facts, members paged 50 at a
  * time, the add / remove members form with numbers, digests or a CSV file, the result of the last
  * change, the rename form, a link to delete) and the delete confirmation. Every form shows its errors
  * beside the field, with the input kept.

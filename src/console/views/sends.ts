@@ -1,6 +1,6 @@
 /**
  * The Sends list and the phone search results (routes/sends.ts): each batch's funnel (sent → delivered
- * → read, failed, skipped, pending; receipts-and-events.md §1) and each message's status, delivered
+ * → read, failed, skipped, pending; docs/decisions.md#7-a-messages-life) and each message's status, delivered
  * and read times, and the next attempt of a message waiting for a retry.
  */
 import type { BatchRow, FoundMessage } from '../queries/sends.ts';

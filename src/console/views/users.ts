@@ -1,5 +1,5 @@
 /**
- * Settings › Users (routes/users.ts; issue 15 item 5): the list of users with their roles, pending
+ * Settings › Users (routes/users.ts): the list of users with their roles, pending
  * invitations and the invite form; one user's page (role, reset link, removal, history); the removal
  * confirmation. One-time links (invitation, password reset) are shown once with a Copy button.
  */

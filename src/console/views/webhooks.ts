@@ -1,6 +1,6 @@
 /**
  * Settings › Integrations & developers › Webhooks (routes/webhooks.ts, routes/webhook.ts): the
- * company's event endpoints (receipts-and-events.md §5), the form to add one, one endpoint's page
+ * company's event endpoints (docs/events.md), the form to add one, one endpoint's page
  * (edit, enable/disable, reveal or rotate the secret, send a test event, remove) with its attempt log
  * and a resend button per attempt, and the removal confirmation.
  */

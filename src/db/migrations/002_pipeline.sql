@@ -1,4 +1,4 @@
--- 002: what the send pipeline (issue 3) needs beyond 001.
+-- 002: what the send pipeline needs beyond 001.
 --
 -- messages.lease_until: a delivery run claims a message (status still 'pending') until this time; no
 --   other run hands it to a provider while the lease holds. The holder renews it while it works, so a

@@ -1,4 +1,4 @@
--- 004: the company console (issue 6): company users, one-time invitations, sessions, sign-in throttling.
+-- 004: the company console: company users, one-time invitations, sessions, sign-in throttling.
 -- Tokens (invitation links, session cookies) are random and stored only as their SHA-256, like API keys:
 -- a copy of the database does not let anyone sign in. Sessions live here so every process sees them.
 

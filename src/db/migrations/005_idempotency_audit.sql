@@ -1,4 +1,4 @@
--- 005: idempotency keys of 4.3 / 4.4 (issue 5 item 5) and the operator audit log (issue 5 item 6).
+-- 005: idempotency keys of 4.3 / 4.4 and the operator audit log.
 
 -- One row per (company, Idempotency-Key). `request_hash` is the SHA-256 of the operation and the raw
 -- body; `locked_until` is the lease of a request still in flight (a crashed one frees its key when the

@@ -1,4 +1,4 @@
--- 006: cheaper message updates for the send pipeline (issue 3 throughput).
+-- 006: cheaper message updates for the send pipeline.
 --
 -- A message row is written once by fan-out and updated once or twice by delivery (claim, result).
 -- Those updates change no indexed column, so PostgreSQL can make them HOT (no new index entries) when

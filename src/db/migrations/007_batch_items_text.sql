@@ -1,4 +1,4 @@
--- 007: cheaper accepted sends (issue 4 item 3: the database's share of an accept).
+-- 007: cheaper accepted sends (the database's share of an accept).
 --
 -- `batches.items` (the distinct contacts of a send, 5-10 kB for 50 contacts) is written once, by the
 -- accept, as JSON text the service itself produced, and read back whole, once, by the worker. As jsonb,

@@ -1,4 +1,4 @@
--- 008: the delivery loop (receipts-and-events.md): what happens after `sent`.
+-- 008: the delivery loop (docs/decisions.md#7-a-messages-life): what happens after `sent`.
 --
 -- 1. A message's life (§1): `delivered` and `read` after `sent`, the provider's id, the four times, the
 --    provider's error code; `next_attempt_at` while a transient failure waits for its retry (§2; the

@@ -1,4 +1,4 @@
--- 012: contacts in the company console (issue 15 item 4): name search, imports with progress, erasure.
+-- 012: contacts in the company console: name search, imports with progress, erasure.
 --
 -- 1. Name search: a case-insensitive prefix of the first or last name, per company. `text_pattern_ops`
 --    lets `lower(first_name) LIKE 'ann%'` use the index whatever the database's collation (PostgreSQL and

@@ -1,4 +1,4 @@
--- 013: users and roles of the company console (issue 15 item 5).
+-- 013: users and roles of the company console.
 --
 -- 1. Every console user has a role: `owner` (everything), `developer` (credentials and webhooks; the rest
 --    read-only) or `marketer` (automations, campaigns, segments, contacts, sends; no credentials). What a

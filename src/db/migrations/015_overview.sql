@@ -1,4 +1,4 @@
--- 015: message counts for the Overview (issue 15 item 6), kept by triggers.
+-- 015: message counts for the Overview, kept by triggers.
 --
 -- The Overview shows a company's messages per local day by status over 30 days and its top failure
 -- reasons. Counting them from `messages` took 1.2-5.6 s for a company with 1,000,000 messages on

@@ -1,4 +1,4 @@
--- 024: a batch's funnel in one place for SQL (receipts-and-events.md §1; docs/architecture.md "Where
+-- 024: a batch's funnel in one place for SQL (docs/decisions.md#7-a-messages-life; docs/architecture.md "Where
 -- SQL lives"). Its TypeScript twin is batchCounts() in src/domain/batch-counts.ts, which every
 -- TypeScript caller uses over cms_batch_status_counts(); test/pipeline/batch-counts.test.ts checks on
 -- the same rows that GET /admin/batches/{id}, the batch list, the console's Sends list and the

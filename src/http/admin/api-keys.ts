@@ -1,5 +1,5 @@
 /**
- * Operator API: company API keys (operator-api.md; api.md part 5). The key itself is answered once, at
+ * Operator API: company API keys (docs/operator-api.md; docs/api.md "At a glance"). The key itself is answered once, at
  * creation; lists show its display prefix only. The worked example of the admin route pattern
  * (components.ts): components, typed params and bodies, every status with its body and example.
  *

@@ -1,5 +1,5 @@
 /**
- * Operator API: the audit log (issue 5 item 6), newest first (components.ts pattern).
+ * Operator API: the audit log, newest first (components.ts pattern).
  * GET /admin/audit?company_id&limit → 200 `{entries: AuditEntry[]}`; 401; 422 (bad query).
  */
 import type { FastifyInstance } from 'fastify';

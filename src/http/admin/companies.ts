@@ -1,5 +1,5 @@
 /**
- * Operator API: companies, connector and channel (operator-api.md), typed from TypeBox schemas
+ * Operator API: companies, connector and channel (docs/operator-api.md), typed from TypeBox schemas
  * (components.ts pattern).
  *
  * | route | answers |
@@ -281,7 +281,7 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
     if (b.provider === 'webhook') {
       const problem = b.secret === undefined ? undefined : webhookSecretProblem(b.secret);
       if (problem) throw invalidInput(['body', 'secret'], problem);
-      // Without a secret, one is generated and returned once, in this answer only (issue 13).
+      // Without a secret, one is generated and returned once, in this answer only.
       const secret = b.secret ?? (generated = generateWebhookSecret());
       stored = { provider: 'webhook', url: b.url, secret_sealed: deps.sealSecret(secret) };
       shown = { provider: 'webhook', url: b.url };
@@ -289,7 +289,7 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
       const base = b.api_base_url ?? 'https://graph.facebook.com/v21.0';
       const limits = { throughput_per_second: b.throughput_per_second ?? DEFAULT_THROUGHPUT_PER_SECOND, messaging_limit: b.messaging_limit === undefined ? DEFAULT_MESSAGING_LIMIT : b.messaging_limit };
       stored = { provider: 'whatsapp', phone_number_id: b.phone_number_id, api_base_url: base, access_token_sealed: deps.sealSecret(b.access_token!), ...(b.waba_id !== undefined ? { waba_id: b.waba_id } : {}), ...limits };
-      // Webhooks in (receipts-and-events.md §3): both sealed; the verify token's SHA-256 lets the GET
+      // Webhooks in (docs/decisions.md#9-whatsapp-webhooks-in): both sealed; the verify token's SHA-256 lets the GET
       // handshake find its channel without opening every channel's secrets.
       if (b.app_secret !== undefined) stored.app_secret_sealed = deps.sealSecret(b.app_secret);
       if (b.verify_token !== undefined) {

@@ -1,5 +1,5 @@
 /**
- * The operator API's OpenAPI building blocks (issue 13 item 1): named component schemas, typed `$ref`s,
+ * The operator API's OpenAPI building blocks: named component schemas, typed `$ref`s,
  * and the answers every admin route shares (401, 404, 409, 422), with their headers and examples.
  *
  * ## How to write an admin route (the pattern; `api-keys.ts` is the worked example)

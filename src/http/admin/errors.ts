@@ -1,6 +1,6 @@
 /**
- * Errors of the operator API. Every admin 422 is `{"detail": [{type, loc, msg, input?}]}` (issue 13
- * item 1): throw this (or components.ts `invalidInput(loc, msg)`) from a handler; the admin plugin
+ * Errors of the operator API. Every admin 422 is `{"detail": [{type, loc, msg, input?}]}`:
+ * throw this (or components.ts `invalidInput(loc, msg)`) from a handler; the admin plugin
  * also formats schema errors, malformed JSON and a domain `DomainError(422)` this way.
  */
 

@@ -1,5 +1,5 @@
 /**
- * Operator API: event endpoints, their attempt log, resend and replay (receipts-and-events.md §5).
+ * Operator API: event endpoints, their attempt log, resend and replay (docs/events.md).
  *
  * | route | answer |
  * |---|---|

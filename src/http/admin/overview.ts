@@ -1,5 +1,5 @@
 /**
- * Operator API: a company's overview (issue 15 item 6), the numbers of the console's Overview page
+ * Operator API: a company's overview, the numbers of the console's Overview page
  * (src/console/queries/overview.ts): messages per local day by status over the last 30 days (the
  * company's delivery-hours time zone, UTC without), the top failure reasons with plain-words labels,
  * and the opt-out rate. As of the service's clock. Read-only, not audit-logged.

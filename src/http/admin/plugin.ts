@@ -1,7 +1,7 @@
 /**
- * The operator API (operator-api.md): everything under /admin, bearer ADMIN_TOKEN, JSON in and out.
+ * The operator API (docs/operator-api.md): everything under /admin, bearer ADMIN_TOKEN, JSON in and out.
  * Routes are typed from TypeBox schemas (see components.ts for how to write one). Every 422 of the
- * operator API has one shape, FastAPI's list (`{"detail":[{type, loc, msg, input?}]}`, issue 13 item 1):
+ * operator API has one shape, FastAPI's list (`{"detail":[{type, loc, msg, input?}]}`):
  * schema errors, malformed JSON, handler checks (`invalidInput`) and a domain `DomainError(422, msg)`
  * (one item, `loc: ["body"]`). 401, 404 and 409 stay `{"detail": "..."}`.
  */
@@ -82,7 +82,7 @@ export async function adminPlugin(app: FastifyInstance, deps: AppDeps): Promise<
     if (request.routeOptions.schema?.body === undefined) return done(null, undefined);
     done(unsupportedMediaType(request.routeOptions.schema.consumes));
   });
-  // An empty body with `Content-Type: application/json` is no body (issue 13, first-hour traps): a DELETE
+  // An empty body with `Content-Type: application/json` is no body: a DELETE
   // or any route without a body answers as without the header; a route that needs a body says so as it
   // would without one (422). Anything else is Fastify's own JSON parsing (prototype poisoning refused).
   const parseJson = app.getDefaultJsonParser('error', 'error');

@@ -1,5 +1,5 @@
 /**
- * Schemas shared by several operator API route files (operator-api.md), as TypeBox (see components.ts
+ * Schemas shared by several operator API route files (docs/operator-api.md), as TypeBox (see components.ts
  * for how routes use them). `idParam` and `detailResponse` are the older plain forms, kept for route
  * files not yet written in the components.ts pattern; new code uses `idParams` and `notFound(...)`.
  */

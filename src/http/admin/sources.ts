@@ -1,6 +1,6 @@
 /**
- * Operator API: automations and campaigns with their templates (operator-api.md). Templates are checked
- * when saved (issue 13, src/domain/templates.ts): a problem is `422 {"detail":[{type:"template_error",
+ * Operator API: automations and campaigns with their templates (docs/operator-api.md). Templates are checked
+ * when saved (src/domain/templates.ts): a problem is `422 {"detail":[{type:"template_error",
  * loc:["body","template",...], msg}]}` (the admin error shape; the message has the line and column),
  * nothing stored. A stored template's answer (201/200) carries `warnings`: one per variable the
  * template reads that no contact of the company has (first_name, last_name and phone always exist);

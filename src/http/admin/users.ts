@@ -1,6 +1,5 @@
 /**
- * Operator API: console users, their roles, invitations and password reset links (issue 6 item 1,
- * issue 15 item 5). The rules are the console's (src/domain/users.ts): emails are unique across
+ * Operator API: console users, their roles, invitations and password reset links. The rules are the console's (src/domain/users.ts): emails are unique across
  * companies; a company keeps at least one owner (409 on demoting or removing the last); links are
  * one-time and shown only in the answer that makes them (only their SHA-256 is stored); every change
  * is audit-logged with actor `admin`. Links are built from the request's scheme and host.

@@ -1,5 +1,5 @@
 /**
- * The accept step shared by 4.3 and 4.4 (decisions.md §3): a new batch id, the answer that reports it,
+ * The accept step shared by 4.3 and 4.4 (docs/decisions.md#3-outcomes-of-the-four-operations): a new batch id, the answer that reports it,
  * and one commit of the batch, its job and (with an Idempotency-Key) that answer's record, through the
  * service's BatchAcceptor. Resolves to the answer once all of it is committed.
  */

@@ -1,5 +1,5 @@
 /**
- * 4.4 Send campaign through the connector: POST /api/connector/send (api.md 4.4; decisions.md §3, §6).
+ * 4.4 Send campaign through the connector: POST /api/connector/send (docs/api.md 4.4; docs/decisions.md#3-outcomes-of-the-four-operations, #6-contacts-personalisation-sending).
  * Checks the campaign (this company's) and that the push-messaging connector is connected, then commits
  * the batch with its job before answering `accepted`.
  */

@@ -1,4 +1,4 @@
-/** 4.1 Create segment: POST /api/segments/create (api.md 4.1; decisions.md §3: at most 20 per company). */
+/** 4.1 Create segment: POST /api/segments/create (docs/api.md 4.1; docs/decisions.md#3-outcomes-of-the-four-operations: at most 20 per company). */
 import { createSegment } from '../../domain/segments.ts';
 import type { PublicOperation } from '../public-operation.ts';
 import { RULES } from '../rate-limit.ts';

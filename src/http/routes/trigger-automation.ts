@@ -1,5 +1,5 @@
 /**
- * 4.3 Trigger automation: POST /api/automations/send (api.md 4.3; decisions.md §3, §6).
+ * 4.3 Trigger automation: POST /api/automations/send (docs/api.md 4.3; docs/decisions.md#3-outcomes-of-the-four-operations, #6-contacts-personalisation-sending).
  * Only the first 50 contacts are processed (the rest are accepted, ignored and counted on the batch);
  * duplicates among them are sent once. The batch is committed with its job before `accepted`.
  */

@@ -1,5 +1,5 @@
 /**
- * Reading the raw request body, decisions.md section 1 step 2, exactly as FastAPI 0.142 does
+ * Reading the raw request body, docs/decisions.md#1-request-handling-order, step 2, exactly as FastAPI 0.142 does
  * (strict content type):
  *
  * - an empty body is `missing` (whatever the Content-Type);
@@ -11,9 +11,9 @@
  * - malformed JSON: `invalid` (422 json_invalid, before authentication);
  * - undecodable bytes, nesting deeper than 512, an int literal over 4300 digits: `unparseable`
  *   (400, before authentication). For a non-JSON Content-Type FastAPI would only fail later
- *   (500 when echoing the bytes, or 401): we answer 400 at this step, as decisions.md says.
+ *   (500 when echoing the bytes, or 401): we answer 400 at this step, as docs/decisions.md says.
  *
- * Fast path (issue 16, fast.ts): a JSON body that native `JSON.parse` reads the way the exact
+ * Fast path (fast.ts): a JSON body that native `JSON.parse` reads the way the exact
  * parser would (see parseOrdinaryJson) is a `value` whose `json` (not enumerable) holds the
  * `JSON.parse` result and whose `value` (the exact PyValue) is parsed from the same text only when
  * first read. Its kind is the exact path's (parseOrdinaryJson declines wherever the exact parse
@@ -27,7 +27,7 @@ import { JsonDecodeError, parsePythonJson } from './json.ts';
 import type { PyValue } from './values.ts';
 
 /**
- * Result of reading the raw body per decisions.md section 1 step 2. A `value` may carry `json`,
+ * Result of reading the raw body per docs/decisions.md#1-request-handling-order, step 2. A `value` may carry `json`,
  * the same body as read by `JSON.parse` (fast path, fast.ts), for validateRequest.
  */
 export type BodyParse =

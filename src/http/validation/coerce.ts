@@ -1,6 +1,6 @@
 /**
  * Pydantic v2 (pydantic-core 2.46) lax coercions in Python mode, as FastAPI applies them to
- * `json.loads` output (decisions.md section 1 step 5):
+ * `json.loads` output (docs/decisions.md#1-request-handling-order, step 5):
  *
  * - str to int: a JSON-style integer; else trimmed (Unicode White_Space), one leading `+`,
  *   leading zeros, a `.0+` suffix and single underscores between digits are accepted;

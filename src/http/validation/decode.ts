@@ -1,6 +1,6 @@
 /**
  * Bytes to text, exactly as the original service decodes a request body
- * (decisions.md section 1 step 2):
+ * (docs/decisions.md#1-request-handling-order, step 2):
  *
  * - JSON bodies: Python's `json.loads(bytes)`: `json.detect_encoding` picks UTF-8 (one leading
  *   BOM dropped), UTF-16 or UTF-32 (BOM or NUL-byte sniffing), then decodes with

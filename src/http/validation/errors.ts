@@ -1,6 +1,6 @@
 /**
  * Validation error items with Pydantic v2's exact `type` names, `msg` templates and `ctx`,
- * and the 422 body FastAPI writes for them (decisions.md section 1 step 5, api.md part 7).
+ * and the 422 body FastAPI writes for them (docs/decisions.md#1-request-handling-order, step 5, docs/api.md#error-bodies).
  *
  * Item keys are rendered in the order `type, loc, msg, input, ctx` (ctx only when present).
  * `input` holds the offending value as parsed (a PyValue: Maps for objects, PyFloat for

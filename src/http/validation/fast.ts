@@ -1,8 +1,8 @@
 /**
- * The fast path for ordinary bodies (issue 16): native `JSON.parse` (body.ts calls
+ * The fast path for ordinary bodies: native `JSON.parse` (body.ts calls
  * {@link parseOrdinaryJson}) and a validator compiled from each model's schema ({@link compileFast}),
  * taken only where the result is provably the one of the exact path (json.ts + validate.ts,
- * decisions.md section 1 steps 2 and 5, section 2). Anything else DECLINES and the caller runs the
+ * docs/decisions.md#1-request-handling-order, steps 2 and 5, #2-request-models). Anything else DECLINES and the caller runs the
  * exact path, which also produces every error answer.
  *
  * Why `JSON.parse` reads what Python's `json.loads` reads (for the same decoded text): both

@@ -1,8 +1,8 @@
 /**
  * Request validation, the FastAPI/Pydantic-compatible heart of the service
- * (shared/spec/decisions.md sections 1 and 2).
+ * (docs/decisions.md#1-request-handling-order and 2).
  *
- * The public routes run these in the steps of decisions.md section 1 (src/http/public-operation.ts):
+ * The public routes run these in the steps of docs/decisions.md#1-request-handling-order (src/http/public-operation.ts):
  * parseBody (step 2: 400 / 422 json_invalid, before authentication), then validateRequest and
  * renderValidationError (step 5, 422).
  */

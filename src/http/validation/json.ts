@@ -1,6 +1,6 @@
 /**
  * A JSON parser that behaves like CPython 3.11's `json.JSONDecoder().decode` (the C scanner),
- * as the original service's body parsing does (decisions.md section 1 step 2):
+ * as the original service's body parsing does (docs/decisions.md#1-request-handling-order, step 2):
  *
  * - same grammar: `NaN`, `Infinity`, `-Infinity` accepted; whitespace is only space, tab,
  *   CR, LF; control characters in strings refused; duplicate keys: last value, first position;
@@ -16,7 +16,7 @@
 
 import { PyFloat, normalizeInt, type PyDict, type PyValue } from './values.ts';
 
-/** Deepest accepted nesting of arrays/objects (decisions.md section 1 step 2). */
+/** Deepest accepted nesting of arrays/objects (docs/decisions.md#1-request-handling-order, step 2). */
 export const MAX_DEPTH = 512;
 /** Python's default `sys.get_int_max_str_digits()`. */
 export const MAX_INT_DIGITS = 4300;

@@ -1,8 +1,8 @@
 /**
- * The request models of decisions.md section 2, declared with the builders of types.ts.
+ * The request models of docs/decisions.md#2-request-models, declared with the builders of types.ts.
  *
- * Interpretation: decisions.md writes the nullable fields as `str | None` without `= None`.
- * In Pydantic v2 that would make them required; we read them as optional with default None
+ * Interpretation (docs/decisions.md#2-request-models): the contract writes the nullable fields as
+ * `str | None` without `= None`. In Pydantic v2 that would make them required; we read them as optional with default None
  * (a contact with only `phone` is valid), as tools/oracle/app.py does. To get the literal
  * reading, replace `optional(x)` by `nullable(x)` below and regenerate the fixtures.
  */

@@ -1,6 +1,6 @@
 /**
  * Translates a Pydantic `pattern` (Rust `regex` crate syntax, Unicode mode) into a JS RegExp
- * with the same meaning, compiled once at model declaration (decisions.md section 2, URL).
+ * with the same meaning, compiled once at model declaration (docs/decisions.md#2-request-models, URL).
  *
  * Differences handled: `\s`/`\S` are Unicode White_Space in Rust (includes U+0085, excludes
  * U+FEFF, unlike JS); `\d` and `\w` are Unicode classes; `.` excludes only `\n`; `$` is the

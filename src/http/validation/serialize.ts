@@ -1,6 +1,6 @@
 /**
  * Python-compatible compact JSON output, as FastAPI's JSONResponse writes it:
- * `json.dumps(v, ensure_ascii=False, separators=(",", ":"))` (decisions.md section 1 step 5).
+ * `json.dumps(v, ensure_ascii=False, separators=(",", ":"))` (docs/decisions.md#1-request-handling-order, step 5).
  *
  * - strings: `"` `\` and control characters escaped like Python (`\n`, `\u001f`, lowercase
  *   hex), everything else (DEL, U+2028, emoji) written raw;

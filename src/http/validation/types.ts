@@ -1,6 +1,6 @@
 /**
  * Declarative schema builders for request models, in the spirit of Pydantic field types
- * (decisions.md section 2 is written with them). A schema is plain frozen data; its
+ * (docs/decisions.md#2-request-models is written with them). A schema is plain frozen data; its
  * semantics live in validate.ts, its JSON Schema in jsonschema.ts. The phantom `__out`
  * property carries the validated TypeScript type: `Out<typeof schema>`.
  *

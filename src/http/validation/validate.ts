@@ -1,7 +1,7 @@
 /**
  * Pydantic v2 validation semantics (Python mode, lax, `from_attributes=True`, as FastAPI
  * calls it) over parsed bodies, and the request-level entry point {@link validateRequest}
- * (decisions.md section 1 step 5, section 2).
+ * (docs/decisions.md#1-request-handling-order, step 5, #2-request-models).
  *
  * - errors are collected, never thrown; fields in declaration order; unknown keys ignored;
  * - a missing required field: `missing` with the whole object as input;
@@ -10,7 +10,7 @@
  * - a list longer than its maximum gives only `too_long` (items are not validated);
  * - path parameters are validated first (`loc: ["path", name]`), then the body (`["body", ...]`).
  *
- * Fast path (issue 16): a body read by `JSON.parse` (`json` of a parse result, body.ts) goes first
+ * Fast path: a body read by `JSON.parse` (`json` of a parse result, body.ts) goes first
  * through the model's compiled fast validator (fast.ts), which answers only where the result is the
  * one below; when it declines, the exact PyValue is parsed and validated here.
  */

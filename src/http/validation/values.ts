@@ -1,7 +1,7 @@
 /**
  * The value representation of a parsed request body: what Python's `json.loads`
  * returns, kept exactly enough to validate and echo it like FastAPI/Pydantic do
- * (decisions.md section 1 steps 2 and 5).
+ * (docs/decisions.md#1-request-handling-order, steps 2 and 5).
  *
  * - `null`, `boolean`, `string` (may hold lone surrogates, as Python's str can);
  * - Python `int`: a JS `number` when it is a safe integer, otherwise a `bigint`;
@@ -58,7 +58,7 @@ export function toPlain(v: PyValue): PlainValue {
   return obj;
 }
 
-/** Python's `len(s)` of a str: code points, a lone surrogate counting one (string lengths, decisions.md section 2). */
+/** Python's `len(s)` of a str: code points, a lone surrogate counting one (string lengths, docs/decisions.md#2-request-models). */
 export function codePoints(s: string): number {
   let n = s.length;
   for (let i = 0; i < s.length - 1; i++) {

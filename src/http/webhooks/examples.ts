@@ -1,6 +1,6 @@
 /**
- * Examples of the provider webhooks for the OpenAPI document (issue 13 item 1), by operationId:
- * Meta's payloads as Meta sends them (docs/whatsapp.md) and a gateway's receipts (receipts-and-events.md
+ * Examples of the provider webhooks for the OpenAPI document, by operationId:
+ * Meta's payloads as Meta sends them (docs/whatsapp.md) and a gateway's receipts (docs/decisions.md#7-a-messages-life
  * §4), with the answers the routes give. Applied by `completeDocument` (../openapi-schemas.ts).
  */
 import type { PublicExamples } from '../openapi-schemas.ts';

@@ -1,5 +1,5 @@
 /**
- * Provider webhooks in (receipts-and-events.md §3-4): public routes (no admin token, no API key) that
+ * Provider webhooks in (docs/decisions.md#9-whatsapp-webhooks-in, #10-gateway-receipts): public routes (no admin token, no API key) that
  * authenticate by the provider's signature instead.
  *
  * - GET  /webhooks/whatsapp          Meta's verification handshake (whatsapp-verify.ts)

@@ -1,5 +1,5 @@
 /**
- * POST /webhooks/provider/status (receipts-and-events.md §4): receipts from a gateway behind the webhook
+ * POST /webhooks/provider/status (docs/decisions.md#10-gateway-receipts): receipts from a gateway behind the webhook
  * provider, `{"statuses":[{message_id, status: delivered|read|failed, timestamp: RFC 3339, error?: {code,
  * title}}]}`, signed as Standard Webhooks sign (`webhook-id`, `webhook-timestamp`, `webhook-signature`)
  * with the company's webhook-channel secret, the same key bytes the provider signs with (webhookKey()).

@@ -1,5 +1,5 @@
 /**
- * POST /webhooks/whatsapp (receipts-and-events.md §3; docs/whatsapp.md "Webhook fields"): every field
+ * POST /webhooks/whatsapp (docs/decisions.md#9-whatsapp-webhooks-in; docs/whatsapp.md "Webhook fields"): every field
  * Meta posts — statuses and inbound messages (`messages`), template status / quality / category,
  * phone number quality and limit, account updates, and any other field.
  *
@@ -140,7 +140,7 @@ export function registerWhatsappReceive(app: FastifyInstance, deps: AppDeps): vo
       try {
         secret = owner?.app_secret_sealed ? deps.openSecret(owner.app_secret_sealed) : undefined;
       } catch {
-        // Not the sender's fault: the operator must see it (issue 13, first-hour traps).
+        // Not the sender's fault: the operator must see it.
         request.log.error({ company_id: owner?.company_id, ...naming }, 'cannot decrypt the WhatsApp app secret of this channel (was SECRETS_KEY changed?): webhook refused with 401');
         secret = undefined;
       }

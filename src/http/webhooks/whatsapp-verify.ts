@@ -1,5 +1,5 @@
 /**
- * GET /webhooks/whatsapp (receipts-and-events.md §3): Meta's verification handshake. With
+ * GET /webhooks/whatsapp (docs/decisions.md#9-whatsapp-webhooks-in): Meta's verification handshake. With
  * `hub.mode=subscribe`, `hub.verify_token=T` and `hub.challenge=C` it answers 200 text/plain `C` when T is
  * the verify token of some WhatsApp channel (found by its SHA-256, src/db/receipts.ts), else 403.
  */

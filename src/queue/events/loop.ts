@@ -1,5 +1,5 @@
 /**
- * The event delivery loop of one worker process (receipts-and-events.md §5), separate from message
+ * The event delivery loop of one worker process (docs/events.md), separate from message
  * delivery (its own claims on `event_deliveries`, its own delivery agent, bounded concurrency), so
  * event receivers never slow message delivery down. It wires four parts, each documented in its file:
  *

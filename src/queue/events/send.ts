@@ -1,5 +1,5 @@
 /**
- * One HTTP attempt to deliver an event (receipts-and-events.md §5): POST of the stored body, exactly,
+ * One HTTP attempt to deliver an event (docs/events.md): POST of the stored body, exactly,
  * through the one signed POST of outbound delivery (delivery/post.ts: signed with the `standardwebhooks`
  * library, bounded by DELIVERY_TIMEOUT and the 64 KiB answer cap, classified by delivery/failure.ts):
  *

@@ -1,5 +1,5 @@
 /**
- * The `contacts-import` job {import_id, company_id} (issue 15 item 4; domain/contact-imports.ts): reads
+ * The `contacts-import` job {import_id, company_id} (domain/contact-imports.ts): reads
  * the stored CSV, normalises each row's phone to E.164 (the company's default country) and writes the
  * contacts IMPORT_CHUNK rows at a time, each chunk in one transaction with the import's progress
  * (processed, created, updated, failed, the first invalid rows with their line numbers). Idempotent

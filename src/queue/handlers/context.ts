@@ -18,6 +18,6 @@ export interface PipelineContext {
   readonly drain: AbortSignal;
   /** Deliveries in flight at once per chunk (webhook / WhatsApp). */
   readonly deliveryConcurrency: number;
-  /** DELIVERY_RETRY_SCHEDULE (ms): the waits after the 1st, 2nd, ... failed attempt (receipts-and-events.md §2). */
+  /** DELIVERY_RETRY_SCHEDULE (ms): the waits after the 1st, 2nd, ... failed attempt (docs/decisions.md#8-retries). */
   readonly retrySchedule: readonly number[];
 }

@@ -1,5 +1,5 @@
 /**
- * Failed messages in the service's log (issue 13 item 4: failures must not be silent). Every line
+ * Failed messages in the service's log (failures must not be silent). Every line
  * carries `company_id`, `batch_id`, `message_id` and the error, so an operator can go from a log line
  * to `cms batch show <batch_id> --messages`.
  *

@@ -1,7 +1,7 @@
 /**
  * Releases held messages once their time has come, judged by the injectable clock: campaign messages
  * waiting for delivery hours (4.4) and messages waiting for a retry (`next_attempt_at`,
- * receipts-and-events.md §2). In one transaction, due messages lose their hold and `messages-deliver`
+ * docs/decisions.md#8-retries). In one transaction, due messages lose their hold and `messages-deliver`
  * chunks are enqueued for them. Two callers:
  * - the `messages-release` {batch_id} job, deferred (pg-boss, real time) to the window opening; if the
  *   clock says the batch still has messages not yet due, it defers itself again to the next one;
@@ -10,7 +10,7 @@
  * Each message is released once (row locks, SKIP LOCKED), so concurrent callers never double-enqueue.
  *
  * `recoverDead` (also run by the sweep) does the same for messages whose delivery run died: pending,
- * released messages whose lease ran out lose it and are enqueued again (issue 11 item 5).
+ * released messages whose lease ran out lose it and are enqueued again.
  */
 import { enqueueMany } from '../boss.ts';
 import { chunkSizeFor, type JobPayloads } from '../jobs.ts';

@@ -1,5 +1,5 @@
 /**
- * Job `receipts-apply` (receipts-and-events.md §1, §3, §4): what a provider posted back for one company,
+ * Job `receipts-apply` (docs/decisions.md#7-a-messages-life, #9-whatsapp-webhooks-in, #10-gateway-receipts): what a provider posted back for one company,
  * applied durably after the webhook route enqueued it.
  *
  * Payload: `{company_id, by, source, statuses, messages?, round?}`; `by` is the lookup column of the

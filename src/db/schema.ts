@@ -347,6 +347,8 @@ export interface WhatsappPairsTable {
   company_id: number;
   recipient: string;
   next_at: Timestamp;
+  /** 021: the admitted message whose request has not started yet (its claim), or NULL. */
+  claimed_by: string | null;
 }
 
 /** 017: messaging limit, people counted once per moving 24 h. */

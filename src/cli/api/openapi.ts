@@ -466,7 +466,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The messages of a send batch: status, times, provider id, next attempt */
+        /** The messages of a send batch, a page at a time (keyset `after` / `next`), filtered by status or phone: status, times, provider id, next attempt */
         get: operations["list_batch_messages"];
         put?: never;
         post?: never;
@@ -2020,6 +2020,42 @@ export interface components {
             failed_at?: string;
             /** @description the message as handed to the provider; null until rendered (and for a message that never is, e.g. an invalid number) */
             rendered: components["schemas"]["MessageRendered"] | null;
+        };
+        /**
+         * MessagePage
+         * @example {
+         *       "messages": [
+         *         {
+         *           "message_id": "5c0e2d7a-1b3f-4e8d-9a6c-7f2e1d0b9a83",
+         *           "phone": "+4915112345678",
+         *           "status": "delivered",
+         *           "attempts": 1,
+         *           "provider_message_id": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjQ2QzdCMjM0",
+         *           "sent_at": "2026-03-02T09:30:02.120Z",
+         *           "delivered_at": "2026-03-02T09:30:03.900Z",
+         *           "rendered": {
+         *             "message_id": "5c0e2d7a-1b3f-4e8d-9a6c-7f2e1d0b9a83",
+         *             "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10",
+         *             "company_id": 12,
+         *             "kind": "campaign",
+         *             "source_id": 8,
+         *             "to": "+4915112345678",
+         *             "header": {
+         *               "type": "none"
+         *             },
+         *             "body": "Hi Anna, 20 % off all shoes this week.",
+         *             "buttons": []
+         *           }
+         *         }
+         *       ],
+         *       "next": "99"
+         *     }
+         */
+        MessagePage: {
+            /** @description at most `limit` messages, in batch order */
+            messages: components["schemas"]["Message"][];
+            /** @description pass as `after` (with the same filters) for the next page; null on the last page. Opaque */
+            next: string | null;
         };
         /**
          * BatchPage
@@ -7902,7 +7938,25 @@ export interface operations {
     };
     list_batch_messages: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description the `next` of the previous page: messages after it
+                 * @example 99
+                 */
+                after?: string;
+                /**
+                 * @description at most this many messages
+                 * @example 100
+                 */
+                limit?: number;
+                /** @description only messages with this status (the message's own: a read message is `read`) */
+                status?: "pending" | "sent" | "delivered" | "read" | "failed" | "skipped";
+                /**
+                 * @description only messages to this number: E.164 (or national, in the company's default country), or 4+ of its digits
+                 * @example +4915112345678
+                 */
+                phone?: string;
+            };
             header?: never;
             path: {
                 /**
@@ -7915,7 +7969,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The messages in batch order */
+            /** @description One page of messages in batch order; `next` is the cursor of the following page (null on the last) */
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
@@ -7948,12 +8002,11 @@ export interface operations {
                      *             "buttons": []
                      *           }
                      *         }
-                     *       ]
+                     *       ],
+                     *       "next": "99"
                      *     }
                      */
-                    "application/json": {
-                        messages: components["schemas"]["Message"][];
-                    };
+                    "application/json": components["schemas"]["MessagePage"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -8001,7 +8054,7 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
-            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            /** @description A malformed id, `limit` outside 1..1000, an `after` that is not a `next`, an unknown `status`, a `phone` that is neither a number nor 4+ digits */
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
@@ -8013,12 +8066,12 @@ export interface operations {
                      * @example {
                      *       "detail": [
                      *         {
-                     *           "type": "maxLength",
+                     *           "type": "value_error",
                      *           "loc": [
-                     *             "path",
-                     *             "batch_id"
+                     *             "query",
+                     *             "after"
                      *           ],
-                     *           "msg": "must NOT have more than 64 characters"
+                     *           "msg": "not a cursor of this list (use `next` of the previous page)"
                      *         }
                      *       ]
                      *     }

@@ -11,6 +11,8 @@
  * - 4.4 only: an opted-out contact → `skipped` / `opted_out`; outside the company's delivery hours
  *   (judged at fan-out by the injectable clock) every message is held: `pending`, `scheduled_for` =
  *   `held_until` = the next opening, and one `messages-release` job is deferred to that instant;
+ * - a campaign send to a segment accepted without items (`overrides.segment_id`) takes the segment's
+ *   members as its items now, and its `total` becomes their number;
  * - a scheduled send (`overrides.send_at`, src/domain/campaign-sends.ts) is held like delivery hours
  *   until max(send_at, the next opening at send_at); a batch cancelled before its fan-out
  *   (`overrides.cancelled`) writes every valid item `skipped` / `cancelled`;
@@ -23,6 +25,7 @@
 import { sql } from 'kysely';
 import type { BatchKind, DeliveryHours } from '../../db/schema.ts';
 import type { BatchItem, BatchOverrides } from '../../domain/batches.ts';
+import { segmentItems } from '../../domain/campaign-sends.ts';
 import { upsertContacts, type ContactWrite, type StoredContact } from '../../domain/contacts.ts';
 import { nextSendTime } from '../../domain/delivery-hours.ts';
 import { compileTemplate, RenderError, renderMessage } from '../../domain/render.ts';
@@ -81,6 +84,11 @@ export async function processBatch(ctx: PipelineContext, batchId: string): Promi
       RETURNING b.company_id, b.kind, b.source_id, b.items, b.overrides, b.template, c.delivery_hours, c.channel->>'provider' AS provider`.execute(trx);
     if (!rows[0]) return null;
     const batch: BatchRow = { ...rows[0], items: JSON.parse(rows[0].items) as BatchItem[] };
+    if (batch.overrides?.segment_id !== undefined && batch.items.length === 0) {
+      // A segment send accepted without items (campaign-sends.ts startSegmentSend): its members now.
+      batch.items = await segmentItems(trx, batch.company_id, batch.overrides.segment_id);
+      await trx.updateTable('batches').set({ total: batch.items.length }).where('batch_id', '=', batchId).execute();
+    }
 
     const contacts = await writeContacts(trx, batch);
     const now = ctx.clock.now();

@@ -20,12 +20,14 @@ ALTER TABLE contacts ADD COLUMN country text;
 -- One UPDATE per statement on messages: the contacts of the changed rows that reached sent / delivered /
 -- read get the latest times. Rows still pending, skipped or failed (claims, lease renewals, holds) are
 -- filtered out before any join; a contact is written only when one of its times moves forward. Rows
--- are locked in contact order first, so concurrent statements never wait on each other in a cycle.
+-- are locked first in (company_id, phone) order, the order in which batch-process upserts a batch's
+-- contacts (src/queue/handlers/batch-process.ts sorts them by phone), so a fan-out and a delivery result
+-- touching the same contacts never wait on each other in a cycle.
 CREATE FUNCTION cms_contact_message_facts() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
   PERFORM 1 FROM contacts c
   WHERE c.contact_id IN (SELECT n.contact_id FROM new_rows n WHERE n.status IN ('sent', 'delivered', 'read') AND n.contact_id IS NOT NULL)
-  ORDER BY c.contact_id FOR NO KEY UPDATE;
+  ORDER BY c.company_id, c.phone FOR NO KEY UPDATE;
   IF NOT FOUND THEN RETURN NULL; END IF;
   UPDATE contacts c SET
     last_sent_at = greatest(c.last_sent_at, f.sent),

@@ -36,7 +36,10 @@ export interface ContactRow {
 export async function findContact(db: Db, companyId: number, by: { phone: string } | { contactId: number }): Promise<ContactRow | undefined> {
   let q = db.selectFrom('contacts')
     .select(['contact_id', 'phone', 'first_name', 'last_name', 'variables', 'opted_out', 'opt_out_source', 'opt_out_at', 'created_at', 'updated_at', 'last_inbound_at',
-      'tags', 'last_sent_at', 'last_delivered_at', 'last_read_at', 'country'])
+      'tags', 'country',
+      sql<Date | null>`(SELECT max(m.sent_at) FROM messages m WHERE m.company_id = contacts.company_id AND m.phone = contacts.phone AND m.status IN ('sent', 'delivered', 'read'))`.as('last_sent_at'),
+      sql<Date | null>`(SELECT max(m.delivered_at) FROM messages m WHERE m.company_id = contacts.company_id AND m.phone = contacts.phone AND m.status IN ('delivered', 'read'))`.as('last_delivered_at'),
+      sql<Date | null>`(SELECT max(m.read_at) FROM messages m WHERE m.company_id = contacts.company_id AND m.phone = contacts.phone AND m.status = 'read')`.as('last_read_at')])
     .where('company_id', '=', companyId).where(sql<boolean>`erased_at IS NULL`);
   q = 'phone' in by ? q.where('phone', '=', by.phone) : q.where('contact_id', '=', by.contactId);
   const row = await q.executeTakeFirst();

@@ -57,10 +57,6 @@ export interface ContactsTable {
   last_inbound_at: Timestamp | null;
   /** 026: the contact's tags, distinct and sorted. */
   tags: Generated<string[]>;
-  /** 026: the latest time a message to the contact reached sent / delivered / read (kept by triggers). */
-  last_sent_at: Timestamp | null;
-  last_delivered_at: Timestamp | null;
-  last_read_at: Timestamp | null;
   /** 026: ISO 3166 alpha-2 of the number; '' when it has none; null when not computed yet. */
   country: string | null;
 }

@@ -54,9 +54,15 @@ function compare(ctx: FilterContext, t: Expr, op: Op, values: Scalar[], isTime =
 }
 
 const TEXT_COLUMN = { first_name: sql`c.first_name`, last_name: sql`c.last_name`, phone: sql`c.phone`, country: sql`nullif(c.country, '')` };
+/**
+ * The contact's time fields. The last sent / delivered / read times are its messages' latest ones (a
+ * read message counts as delivered and sent), read through the messages' (company_id, phone) index.
+ */
 const TIME_COLUMN = {
-  created_at: sql`c.created_at`, last_inbound_at: sql`c.last_inbound_at`, last_sent_at: sql`c.last_sent_at`,
-  last_delivered_at: sql`c.last_delivered_at`, last_read_at: sql`c.last_read_at`,
+  created_at: sql`c.created_at`, last_inbound_at: sql`c.last_inbound_at`,
+  last_sent_at: sql`(SELECT max(lm.sent_at) FROM messages lm WHERE lm.company_id = c.company_id AND lm.phone = c.phone AND lm.status IN ('sent', 'delivered', 'read'))`,
+  last_delivered_at: sql`(SELECT max(lm.delivered_at) FROM messages lm WHERE lm.company_id = c.company_id AND lm.phone = c.phone AND lm.status IN ('delivered', 'read'))`,
+  last_read_at: sql`(SELECT max(lm.read_at) FROM messages lm WHERE lm.company_id = c.company_id AND lm.phone = c.phone AND lm.status = 'read')`,
 };
 const MESSAGE_TIME = { sent: sql`m.sent_at`, delivered: sql`m.delivered_at`, read: sql`m.read_at`, failed: sql`m.failed_at` };
 

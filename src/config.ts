@@ -8,7 +8,9 @@
  * LOG_LEVEL (pino level, default info), SECRETS_KEY (key that encrypts provider secrets at rest;
  * generated into DATA_DIR when unset), DB_POOL_MAX (PostgreSQL pool size, default 10),
  * WORKER_CONCURRENCY (message chunks processed at once per worker process, default 4),
- * WHATSAPP_RATE_PER_SECOND (messages per second per WhatsApp number, default 80), PROVIDER_ALLOWED_HOSTS
+ * WHATSAPP_RATE_PER_SECOND (messages per second per WhatsApp number when its channel has no
+ * throughput_per_second, default 80), WHATSAPP_PAIR_INTERVAL (least time between two sends to one
+ * recipient from one WhatsApp number, a duration, default `6s`), PROVIDER_ALLOWED_HOSTS
  * (hosts and CIDR ranges of private networks that webhook/WhatsApp URLs may point at; default none).
  *
  * The delivery loop (receipts-and-events.md §2, §5), durations as a number and a unit (`ms`, `s`, `m`,
@@ -39,6 +41,8 @@ export interface Config {
   readonly dbPoolMax: number;
   readonly workerConcurrency: number;
   readonly whatsappRatePerSecond: number;
+  /** WHATSAPP_PAIR_INTERVAL (ms): least time between two sends to one recipient from one number. */
+  readonly whatsappPairIntervalMs: number;
   /** Hosts and CIDR ranges providers may reach although private (PROVIDER_ALLOWED_HOSTS). */
   readonly providerAllowedHosts: string | undefined;
   /** Waits (ms) after the 1st, 2nd, ... failed delivery attempt of a message; after the last, failed. */
@@ -149,6 +153,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dbPoolMax: int(env, 'DB_POOL_MAX', 10, 1, 1000),
     workerConcurrency: int(env, 'WORKER_CONCURRENCY', 4, 1, 256),
     whatsappRatePerSecond: int(env, 'WHATSAPP_RATE_PER_SECOND', 80, 1, 100000),
+    whatsappPairIntervalMs: duration(env, 'WHATSAPP_PAIR_INTERVAL', '6s'),
     providerAllowedHosts: blank(env.PROVIDER_ALLOWED_HOSTS),
     deliveryRetrySchedule: schedule(env, 'DELIVERY_RETRY_SCHEDULE', '5s,30s,2m,10m,30m,1h,2h,4h,8h,8h'),
     deliveryTimeoutMs: duration(env, 'DELIVERY_TIMEOUT', '15s'),

@@ -22,12 +22,24 @@ export interface ContactRow {
   updated_at: Date;
   /** The latest time the contact wrote to the company (migration 017), or null. */
   last_inbound_at: Date | null;
+  /** Its tags, sorted (migration 026). */
+  tags: string[];
+  /** The latest time a message to it reached sent / delivered / read (migration 026), or null. */
+  last_sent_at: Date | null;
+  last_delivered_at: Date | null;
+  last_read_at: Date | null;
+  /** ISO 3166 alpha-2 of its number; '' none; null not computed yet (migration 026). */
+  country: string | null;
 }
 
 /** The company's contact with this E.164 number or contact id (when `contactId` is given), or undefined. */
 export async function findContact(db: Db, companyId: number, by: { phone: string } | { contactId: number }): Promise<ContactRow | undefined> {
   let q = db.selectFrom('contacts')
-    .select(['contact_id', 'phone', 'first_name', 'last_name', 'variables', 'opted_out', 'opt_out_source', 'opt_out_at', 'created_at', 'updated_at', 'last_inbound_at'])
+    .select(['contact_id', 'phone', 'first_name', 'last_name', 'variables', 'opted_out', 'opt_out_source', 'opt_out_at', 'created_at', 'updated_at', 'last_inbound_at',
+      'tags', 'country',
+      sql<Date | null>`(SELECT max(m.sent_at) FROM messages m WHERE m.company_id = contacts.company_id AND m.phone = contacts.phone AND m.status IN ('sent', 'delivered', 'read'))`.as('last_sent_at'),
+      sql<Date | null>`(SELECT max(m.delivered_at) FROM messages m WHERE m.company_id = contacts.company_id AND m.phone = contacts.phone AND m.status IN ('delivered', 'read'))`.as('last_delivered_at'),
+      sql<Date | null>`(SELECT max(m.read_at) FROM messages m WHERE m.company_id = contacts.company_id AND m.phone = contacts.phone AND m.status = 'read')`.as('last_read_at')])
     .where('company_id', '=', companyId).where(sql<boolean>`erased_at IS NULL`);
   q = 'phone' in by ? q.where('phone', '=', by.phone) : q.where('contact_id', '=', by.contactId);
   const row = await q.executeTakeFirst();
@@ -133,13 +145,13 @@ export async function listContactHistory(db: Db, companyId: number, contactId: n
 /** A contact as the export writes it. */
 export interface ExportRow {
   phone: string; first_name: string | null; last_name: string | null; opted_out: boolean;
-  opt_out_source: string | null; opt_out_at: Date | null; variables: Record<string, unknown>;
+  opt_out_source: string | null; opt_out_at: Date | null; variables: Record<string, unknown>; tags: string[];
 }
 
 /** One keyset page of the export: the company's contacts after the phone `after`, by phone. */
 export async function exportPage(db: Db, companyId: number, after: string, limit: number): Promise<ExportRow[]> {
   const { rows } = await sql<ExportRow>`
-    SELECT phone, first_name, last_name, opted_out, opt_out_source, opt_out_at, variables FROM contacts
+    SELECT phone, first_name, last_name, opted_out, opt_out_source, opt_out_at, variables, tags FROM contacts
     WHERE company_id = ${companyId} AND erased_at IS NULL AND phone > ${after}
     ORDER BY phone LIMIT ${limit}`.execute(db);
   return rows;
@@ -151,4 +163,54 @@ export async function variableNames(db: Db, companyId: number): Promise<string[]
     SELECT DISTINCT jsonb_object_keys(variables) AS k FROM contacts
     WHERE company_id = ${companyId} AND erased_at IS NULL AND variables <> '{}'::jsonb ORDER BY 1`.execute(db);
   return rows.map((r) => r.k);
+}
+
+/**
+ * Replaces the tags of the company's contacts with these E.164 numbers: `tags[i]` (stored distinct and
+ * sorted by code point) for `phones[i]`. Numbers that name no contact are skipped.
+ */
+export async function replaceContactTags(db: Db, companyId: number, phones: string[], tags: string[][]): Promise<void> {
+  const docs = tags.map((t) => JSON.stringify(t));
+  await sql`
+    UPDATE contacts c SET tags = ARRAY(SELECT DISTINCT x COLLATE "C" FROM jsonb_array_elements_text(t.tags) AS x ORDER BY 1), updated_at = now()
+    FROM unnest(${phones}::text[], ${docs}::jsonb[]) AS t(phone, tags)
+    WHERE c.company_id = ${companyId} AND c.phone = t.phone`.execute(db);
+}
+
+/**
+ * Adds `add` to and removes `remove` from the tags of the company's live contacts with these E.164
+ * numbers, except where the result would hold more than `max` tags. `matched`: contacts found;
+ * `over`: of them, those whose result would exceed `max` (left unchanged).
+ */
+export async function changeContactTags(
+  db: Db, companyId: number, phones: string[], add: string[], remove: string[], max: number,
+): Promise<{ matched: number; over: number }> {
+  const { rows } = await sql<{ matched: number; over: number }>`
+    WITH hit AS (
+      SELECT c.contact_id, c.tags AS before,
+             ARRAY(SELECT DISTINCT x COLLATE "C" FROM unnest(c.tags || ${add}::text[]) AS x WHERE x <> ALL(${remove}::text[]) ORDER BY 1) AS after
+      FROM contacts c WHERE c.company_id = ${companyId} AND c.erased_at IS NULL AND c.phone = ANY(${phones}::text[])),
+    upd AS (
+      UPDATE contacts c SET tags = hit.after, updated_at = now() FROM hit
+      WHERE c.contact_id = hit.contact_id AND hit.after <> hit.before AND cardinality(hit.after) <= ${max}
+      RETURNING 1)
+    SELECT (SELECT count(*) FROM hit)::int AS matched,
+           (SELECT count(*) FROM hit WHERE cardinality(hit.after) > ${max})::int AS over,
+           (SELECT count(*) FROM upd)::int AS changed`.execute(db);
+  return rows[0];
+}
+
+/** At most `limit` of the company's live contacts whose country is not computed yet (migration 026). */
+export async function selectCountryless(db: Db, companyId: number, limit: number): Promise<{ contact_id: number; phone: string }[]> {
+  const { rows } = await sql<{ contact_id: number; phone: string }>`
+    SELECT contact_id, phone FROM contacts WHERE company_id = ${companyId} AND country IS NULL AND erased_at IS NULL
+    ORDER BY contact_id LIMIT ${limit}`.execute(db);
+  return rows.map((r) => ({ ...r, contact_id: Number(r.contact_id) }));
+}
+
+/** Stores computed countries (`countries[i]` for `ids[i]`; '' for none) where none is stored yet. */
+export async function fillContactCountries(db: Db, ids: number[], countries: string[]): Promise<void> {
+  await sql`
+    UPDATE contacts c SET country = t.country FROM unnest(${ids}::int8[], ${countries}::text[]) AS t(id, country)
+    WHERE c.contact_id = t.id AND c.country IS NULL`.execute(db);
 }

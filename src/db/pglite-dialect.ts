@@ -25,6 +25,9 @@ import {
   type TransactionSettings,
 } from 'kysely';
 
+/** Command tags whose statements report the rows they changed. */
+const DML_COMMANDS: ReadonlySet<string> = new Set(['INSERT', 'UPDATE', 'DELETE', 'MERGE']);
+
 class PGliteConnection implements DatabaseConnection {
   readonly pglite: PGlite;
   readonly statements: PgliteStatements;
@@ -40,9 +43,10 @@ class PGliteConnection implements DatabaseConnection {
     const result = this.tx
       ? await this.statements.inTransaction<R>(this.tx, compiled.sql, compiled.parameters)
       : await this.statements.query<R>(compiled.sql, compiled.parameters);
-    const kind = compiled.query.kind;
+    // As Kysely's PostgreSQL driver does: the rows a statement changed, judged by its command tag
+    // (so raw `sql` statements report them too, as node-postgres's rowCount does on PostgreSQL).
     const affected = result.affectedRows;
-    const counts = kind === 'InsertQueryNode' || kind === 'UpdateQueryNode' || kind === 'DeleteQueryNode' || kind === 'MergeQueryNode';
+    const counts = DML_COMMANDS.has((result as { command?: string }).command ?? '');
     return {
       rows: result.rows,
       ...(counts && affected !== undefined ? { numAffectedRows: BigInt(affected) } : {}),

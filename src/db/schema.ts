@@ -55,6 +55,10 @@ export interface ContactsTable {
   opt_out_at: Timestamp | null;
   /** 017: the last inbound message's time (the customer-service window is open 24 h after it). */
   last_inbound_at: Timestamp | null;
+  /** 026: the contact's tags, distinct and sorted. */
+  tags: Generated<string[]>;
+  /** 026: ISO 3166 alpha-2 of the number; '' when it has none; null when not computed yet. */
+  country: string | null;
 }
 
 export interface SegmentsTable {
@@ -62,6 +66,8 @@ export interface SegmentsTable {
   company_id: number;
   name: string;
   created_at: Generated<Timestamp>;
+  /** 026: a dynamic segment's filter (docs/segments.md); null for a static segment. */
+  filter: ColumnType<unknown, string | null | undefined, string | null>;
 }
 
 export interface SegmentMembersTable {
@@ -339,6 +345,8 @@ export interface WhatsappPairsTable {
   company_id: number;
   recipient: string;
   next_at: Timestamp;
+  /** 021: the admitted message whose request has not started yet (its claim), or NULL. */
+  claimed_by: string | null;
 }
 
 /** 017: messaging limit, people counted once per moving 24 h. */

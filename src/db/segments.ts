@@ -8,12 +8,12 @@ import { sql } from 'kysely';
 import type { Db } from './database.ts';
 
 /** A segment as administration shows it; `members` is its member count. */
-export interface SegmentSummary { segment_id: number; name: string; created_at: Date; members: number }
+export interface SegmentSummary { segment_id: number; name: string; created_at: Date; members: number; filter: unknown }
 
 /** The company's segments (at most 20) with member counts, oldest first. */
 export async function selectSegments(db: Db, companyId: number): Promise<SegmentSummary[]> {
   const { rows } = await sql<SegmentSummary>`
-    SELECT s.segment_id, s.name, s.created_at,
+    SELECT s.segment_id, s.name, s.created_at, s.filter,
            (SELECT count(*) FROM segment_members m WHERE m.segment_id = s.segment_id)::int AS members
     FROM segments s WHERE s.company_id = ${companyId} ORDER BY s.segment_id`.execute(db);
   return rows;
@@ -22,7 +22,7 @@ export async function selectSegments(db: Db, companyId: number): Promise<Segment
 /** One segment of the company with its member count, or undefined. */
 export async function selectSegment(db: Db, companyId: number, segmentId: number): Promise<SegmentSummary | undefined> {
   const { rows } = await sql<SegmentSummary & { company_id: number }>`
-    SELECT s.segment_id, s.name, s.created_at,
+    SELECT s.segment_id, s.name, s.created_at, s.filter,
            (SELECT count(*) FROM segment_members m WHERE m.segment_id = s.segment_id)::int AS members
     FROM segments s WHERE s.segment_id = ${segmentId} AND s.company_id = ${companyId}`.execute(db);
   return rows[0];
@@ -40,7 +40,7 @@ export async function selectSegmentCompany(db: Db, segmentId: number): Promise<{
 export async function updateSegmentName(db: Db, companyId: number, segmentId: number, name: string): Promise<SegmentSummary | undefined> {
   const { rows } = await sql<SegmentSummary>`
     UPDATE segments s SET name = ${name} WHERE s.segment_id = ${segmentId} AND s.company_id = ${companyId}
-    RETURNING s.segment_id, s.name, s.created_at,
+    RETURNING s.segment_id, s.name, s.created_at, s.filter,
               (SELECT count(*) FROM segment_members m WHERE m.segment_id = s.segment_id)::int AS members`.execute(db);
   return rows[0];
 }
@@ -54,18 +54,18 @@ export async function deleteSegmentRow(db: Db, companyId: number, segmentId: num
   const { rows } = await sql<SegmentSummary>`
     WITH gone AS (
       DELETE FROM segments s WHERE s.segment_id = ${segmentId} AND s.company_id = ${companyId}
-      RETURNING s.segment_id, s.name, s.created_at, s.company_id),
+      RETURNING s.segment_id, s.name, s.created_at, s.company_id, s.filter),
     slot AS (
       UPDATE companies c SET segment_count = greatest(c.segment_count - 1, 0)
       FROM gone WHERE c.company_id = gone.company_id RETURNING c.company_id)
-    SELECT gone.segment_id, gone.name, gone.created_at,
+    SELECT gone.segment_id, gone.name, gone.created_at, gone.filter,
            (SELECT count(*) FROM segment_members m WHERE m.segment_id = gone.segment_id)::int AS members
     FROM gone, slot`.execute(db);
   return rows[0];
 }
 
 /** One member of a segment; `contact_id` is also the page cursor. */
-export interface MemberEntry { contact_id: number; phone: string; first_name: string | null; last_name: string | null; added_at: Date }
+export interface MemberEntry { contact_id: number; phone: string; first_name: string | null; last_name: string | null; added_at: Date | null }
 
 /**
  * At most `limit` members of a segment (the caller has checked it is the company's) with contact id
@@ -101,13 +101,13 @@ export async function countDigestContacts(db: Db, companyId: number, digests: st
  * Api 4.1's statement: takes one of the company's `max` segment slots (`companies.segment_count`) and
  * inserts the segment in it; its id, or undefined when every slot is taken (or no such company).
  */
-export async function insertSegmentInSlot(db: Db, companyId: number, name: string, max: number): Promise<number | undefined> {
+export async function insertSegmentInSlot(db: Db, companyId: number, name: string, max: number, filter: unknown = null): Promise<number | undefined> {
   const { rows } = await sql<{ segment_id: number }>`
     WITH slot AS (
       UPDATE companies SET segment_count = segment_count + 1
       WHERE company_id = ${companyId} AND segment_count < ${max}
       RETURNING company_id)
-    INSERT INTO segments (company_id, name) SELECT company_id, ${name} FROM slot
+    INSERT INTO segments (company_id, name, filter) SELECT company_id, ${name}, ${filter === null ? null : JSON.stringify(filter)}::jsonb FROM slot
     RETURNING segment_id`.execute(db);
   return rows[0]?.segment_id;
 }
@@ -115,12 +115,13 @@ export async function insertSegmentInSlot(db: Db, companyId: number, name: strin
 /**
  * Api 4.2's statement: adds (`add`) or removes (`delete`) the company's existing contacts named by E.164
  * `phones`, or by hex SHA-256 `digests` (of the number with or without `+`), to or from its segment.
- * `segment`: 1 when the segment is the company's, else 0 (then nothing changed); `found`: the distinct
+ * `segment`: 1 when the segment is the company's and static, else 0 (then nothing changed); `dynamic`: 1
+ * when it is the company's dynamic segment (docs/segments.md, nothing changed); `found`: the distinct
  * request items that name a contact; `processed`: memberships added or removed.
  */
 export async function changeSegmentMembers(
   db: Db, companyId: number, segmentId: number, mode: 'add' | 'delete', by: { phones: string[] } | { digests: string[] },
-): Promise<{ segment: number; found: number; processed: number }> {
+): Promise<{ segment: number; dynamic: number; found: number; processed: number }> {
   // `matched` holds the request items that name an existing contact (an item counts once even when a
   // digest with and one without `+` name the same contact); `found` the distinct contacts.
   const matched = 'digests' in by
@@ -135,12 +136,29 @@ export async function changeSegmentMembers(
     : sql`DELETE FROM segment_members m USING seg
           WHERE m.segment_id = seg.segment_id AND m.contact_id IN (SELECT contact_id FROM matched)
           RETURNING 1`;
-  const { rows } = await sql<{ segment: number; found: number; processed: number }>`
-    WITH seg AS (SELECT segment_id FROM segments WHERE segment_id = ${segmentId} AND company_id = ${companyId}),
+  const { rows } = await sql<{ segment: number; dynamic: number; found: number; processed: number }>`
+    WITH seg AS (SELECT segment_id FROM segments WHERE segment_id = ${segmentId} AND company_id = ${companyId} AND filter IS NULL),
          matched AS (${matched}),
          changed AS (${change})
     SELECT (SELECT count(*) FROM seg)::int AS segment,
+           (SELECT count(*) FROM segments WHERE segment_id = ${segmentId} AND company_id = ${companyId} AND filter IS NOT NULL)::int AS dynamic,
            (SELECT count(DISTINCT item) FROM matched)::int AS found,
            (SELECT count(*) FROM changed)::int AS processed`.execute(db);
   return rows[0];
+}
+
+/** Sets the filter of the company's dynamic segment; the segment, or undefined when it is not the company's dynamic one. */
+export async function updateSegmentFilter(db: Db, companyId: number, segmentId: number, filter: unknown): Promise<SegmentSummary | undefined> {
+  const { rows } = await sql<SegmentSummary>`
+    UPDATE segments s SET filter = ${JSON.stringify(filter)}::jsonb
+    WHERE s.segment_id = ${segmentId} AND s.company_id = ${companyId} AND s.filter IS NOT NULL
+    RETURNING s.segment_id, s.name, s.created_at, s.filter, 0 AS members`.execute(db);
+  return rows[0];
+}
+
+/** Of `segmentIds`, those that are static segments of the company. */
+export async function selectStaticSegmentIds(db: Db, companyId: number, segmentIds: number[]): Promise<number[]> {
+  const { rows } = await sql<{ segment_id: number }>`
+    SELECT segment_id FROM segments WHERE company_id = ${companyId} AND filter IS NULL AND segment_id = ANY(${segmentIds}::int[])`.execute(db);
+  return rows.map((r) => r.segment_id);
 }

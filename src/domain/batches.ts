@@ -6,9 +6,10 @@
  * commit does the caller answer `accepted`: a crash after the answer loses nothing.
  */
 import { randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
+import { MESSAGE_COLUMNS } from '../db/batch-messages.ts';
 import type { Db } from '../db/database.ts';
-import type { BatchKind, BatchStatus, MessageStatus } from '../db/schema.ts';
+import type { BatchKind, BatchStatus, MessagesTable, MessageStatus } from '../db/schema.ts';
 import { batchesAccepted } from '../metrics.ts';
 import type { AnswerRecord, BatchAcceptor } from './accept-writer.ts';
 import { batchCounts } from './batch-counts.ts';
@@ -36,6 +37,8 @@ export interface BatchOverrides {
   expire_at?: string | null;
   /** Set by a cancel before fan-out: every message is written skipped / `cancelled`. */
   cancelled?: boolean;
+  /** A campaign send to a segment accepted without items: batch-process resolves its members (campaign-sends.ts). */
+  segment_id?: number;
 }
 
 /** Items that 4.3 processes: only the first 50; the rest are accepted and ignored. */
@@ -71,6 +74,8 @@ export interface AcceptInput {
   sourceId: number;
   template: unknown;
   items: BatchItem[];
+  /** The batch's total when not `items.length` (a segment send whose members batch-process resolves). */
+  total?: number;
   ignored: number;
   overrides: BatchOverrides;
 }
@@ -91,7 +96,7 @@ export async function acceptBatch(acceptor: BatchAcceptor, input: AcceptInput, o
     company_id: input.companyId,
     kind: input.kind,
     source_id: input.sourceId,
-    total: input.items.length,
+    total: input.total ?? input.items.length,
     ignored_contacts: input.ignored,
     items: toJsonText(input.items),
     overrides: JSON.stringify(input.overrides),
@@ -216,10 +221,14 @@ export interface MessageView {
 export async function listBatchMessages(db: Db, batchId: string, companyId?: number): Promise<MessageView[]> {
   await getBatch(db, batchId, companyId);
   const rows = await db.selectFrom('messages')
-    .select(['message_id', 'phone', 'status', 'reason', 'error', 'error_code', 'attempts', 'scheduled_for', 'next_attempt_at',
-      'provider_message_id', 'sent_at', 'delivered_at', 'read_at', 'failed_at', 'provider_error', 'expires_at', 'rendered'])
+    .select([...MESSAGE_COLUMNS])
     .where('batch_id', '=', batchId.toLowerCase()).orderBy('seq').execute();
-  return rows.map((r) => ({
+  return rows.map(messageView);
+}
+
+/** A stored message row (the MESSAGE_COLUMNS) as a MessageView: optional fields only when set. */
+export function messageView(r: Pick<Selectable<MessagesTable>, (typeof MESSAGE_COLUMNS)[number]>): MessageView {
+  return {
     message_id: r.message_id,
     phone: r.phone,
     status: r.status,
@@ -237,5 +246,5 @@ export async function listBatchMessages(db: Db, batchId: string, companyId?: num
     ...(r.provider_error ? { provider_error: r.provider_error as unknown as ProviderError } : {}),
     ...(r.expires_at ? { expires_at: r.expires_at } : {}),
     rendered: r.rendered,
-  }));
+  };
 }

@@ -21,9 +21,10 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import type { DeliveryHours } from '../db/schema.ts';
-import type { BatchAcceptor } from './accept-writer.ts';
+import type { AnswerRecord, BatchAcceptor } from './accept-writer.ts';
 import { acceptBatch, distinctItems, getBatch, newBatchId, type BatchItem } from './batches.ts';
 import { instantOf, nextSendTime } from './delivery-hours.ts';
+import { matchingPhones } from './dynamic-segments.ts';
 import { DomainError, isRowId, notFound } from './errors.ts';
 import type { SourceRow } from './source-tools.ts';
 
@@ -64,16 +65,25 @@ export function localToInstant(text: string, timeZone: string): number | null {
   return instantOf(y, mo, d, h * 60 + mi, timeZone);
 }
 
-/** The numbers of an audience (segment members in contact order); 404 `Segment not found`, 422 when too many. */
-export async function audiencePhones(db: Db, companyId: number, audience: Audience): Promise<string[]> {
+/**
+ * The numbers of an audience (segment members in contact order; a dynamic segment's filter is
+ * evaluated once, here, at `now` ms, and the send keeps the numbers); 404 `Segment not found`, 422
+ * when too many.
+ */
+export async function audiencePhones(db: Db, companyId: number, audience: Audience, now = Date.now()): Promise<string[]> {
   if ('contacts' in audience) {
     if (audience.contacts.length > MAX_SEND_CONTACTS) throw new DomainError(422, `at most ${MAX_SEND_CONTACTS} numbers per send`);
     return audience.contacts;
   }
   if (!isRowId(audience.segment_id)) throw notFound('Segment not found');
-  const seg = await db.selectFrom('segments').select('segment_id')
+  const seg = await db.selectFrom('segments').select(['segment_id', 'filter'])
     .where('segment_id', '=', audience.segment_id).where('company_id', '=', companyId).executeTakeFirst();
   if (!seg) throw notFound('Segment not found');
+  if (seg.filter != null) {
+    const phones = await matchingPhones(db, companyId, seg.filter, now, MAX_SEND_CONTACTS);
+    if (phones.length > MAX_SEND_CONTACTS) throw new DomainError(422, `at most ${MAX_SEND_CONTACTS} numbers per send`);
+    return phones;
+  }
   const rows = await db.selectFrom('segment_members as m').innerJoin('contacts as c', 'c.contact_id', 'm.contact_id')
     .select('c.phone').where('m.segment_id', '=', audience.segment_id).where('c.company_id', '=', companyId)
     .orderBy('c.contact_id').limit(MAX_SEND_CONTACTS + 1).execute();
@@ -165,4 +175,74 @@ export async function cancelBatch(db: Db, batchId: string, companyId: number | n
         AND NOT EXISTS (SELECT 1 FROM messages WHERE batch_id = ${id}::uuid AND status = 'pending')`.execute(trx);
     return { batch_id: id, cancelled: rows[0]?.n ?? 0, before_fan_out: flagged.rows.length > 0 };
   });
+}
+
+/**
+ * The plan of a send to segment `segmentId` at `sendAt` (ms), counted in SQL without loading its
+ * members (a segment of 100,000 answers in milliseconds): members are contacts, so every number is a
+ * valid E.164 one and distinct. 404 `Segment not found`; 422 when it has more than MAX_SEND_CONTACTS.
+ */
+export async function planSegmentSend(db: Db, company: SendCompany, segmentId: number, sendAt: number): Promise<SendPlan> {
+  if (!isRowId(segmentId)) throw notFound('Segment not found');
+  const { rows } = await sql<{ found: boolean; total: number; opted_out: number }>`
+    SELECT EXISTS (SELECT 1 FROM segments WHERE segment_id = ${segmentId} AND company_id = ${company.company_id}) AS found,
+           count(c.contact_id)::int AS total, count(c.contact_id) FILTER (WHERE c.opted_out)::int AS opted_out
+    FROM segment_members m JOIN contacts c ON c.contact_id = m.contact_id AND c.company_id = ${company.company_id}
+    WHERE m.segment_id = ${segmentId}`.execute(db);
+  const row = rows[0];
+  if (!row?.found) throw notFound('Segment not found');
+  if (row.total > MAX_SEND_CONTACTS) throw new DomainError(422, `at most ${MAX_SEND_CONTACTS} numbers per send`);
+  const send = row.total - row.opted_out;
+  const opensAt = nextSendTime(company.delivery_hours, sendAt);
+  return {
+    total: row.total, send, skipped_opted_out: row.opted_out, skipped_invalid: 0,
+    held_for_delivery_hours: opensAt > sendAt ? send : 0, send_at: sendAt, opens_at: opensAt,
+  };
+}
+
+/**
+ * Starts a send of `campaign` to segment `segmentId` whose plan counted `total` members: commits the
+ * batch (without items, `overrides.segment_id`) and its job, with `idempotency` (the request's answer)
+ * when given; batch-process resolves the members at fan-out and sets the batch's total to their number
+ * then. Resolves to the batch id. 422 when `total` is 0.
+ */
+export async function startSegmentSend(
+  acceptor: BatchAcceptor, campaign: SourceRow, segmentId: number, total: number, sendAt: number | null,
+  opts: { batchId?: string; idempotency?: (batchId: string) => AnswerRecord } = {},
+): Promise<string> {
+  if (total === 0) throw new DomainError(422, 'the audience has no numbers');
+  const batchId = opts.batchId ?? newBatchId();
+  await acceptBatch(acceptor, {
+    batchId, companyId: campaign.company_id, kind: 'campaign', sourceId: campaign.id, template: campaign.template,
+    items: [], total, ignored: 0, overrides: { segment_id: segmentId, ...(sendAt === null ? {} : { send_at: new Date(sendAt).toISOString() }) },
+  }, opts.idempotency ? { idempotency: opts.idempotency(batchId) } : {});
+  return batchId;
+}
+
+/**
+ * The items of a segment send at fan-out (batch-process): its members' numbers in contact order, at
+ * most MAX_SEND_CONTACTS (each a contact's E.164 number, so valid and distinct).
+ */
+export async function segmentItems(db: Db, companyId: number, segmentId: number): Promise<BatchItem[]> {
+  const rows = await db.selectFrom('segment_members as m').innerJoin('contacts as c', 'c.contact_id', 'm.contact_id')
+    .select('c.phone').where('m.segment_id', '=', segmentId).where('c.company_id', '=', companyId)
+    .orderBy('c.contact_id').limit(MAX_SEND_CONTACTS).execute();
+  return rows.map((r) => ({ phone: r.phone, e164: r.phone }));
+}
+
+/**
+ * Starts a send of `campaign` to `items` (pasted numbers, planned by planSend) like startCampaignSend,
+ * with the request's answer `idempotency(batchId)` committed together with the batch; `batchId` when
+ * the caller chose it ({@link newBatchId}).
+ */
+export async function startListSend(
+  acceptor: BatchAcceptor, campaign: SourceRow, items: BatchItem[], sendAt: number | null, idempotency: (batchId: string) => AnswerRecord,
+  batchId: string = newBatchId(),
+): Promise<string> {
+  if (items.length === 0) throw new DomainError(422, 'the audience has no numbers');
+  await acceptBatch(acceptor, {
+    batchId, companyId: campaign.company_id, kind: 'campaign', sourceId: campaign.id, template: campaign.template,
+    items, ignored: 0, overrides: sendAt === null ? {} : { send_at: new Date(sendAt).toISOString() },
+  }, { idempotency: idempotency(batchId) });
+  return batchId;
 }

@@ -28,9 +28,29 @@ export interface CsvContact {
   last_name?: string;
   variables?: Record<string, string>;
   opted_out?: boolean;
+  /** The `tags` column: replaces the contact's tags (splitTags). */
+  tags?: string[];
 }
 
-const RESERVED = new Set(['phone', 'first_name', 'last_name', 'opted_out']);
+const RESERVED = new Set(['phone', 'first_name', 'last_name', 'opted_out', 'tags']);
+
+/** Tags in one CSV cell: separated by `|`; a `|` or `\` inside a tag is written `\|` / `\\` (joinTags). */
+export function joinTags(tags: string[]): string {
+  return tags.map((t) => t.replace(/[\\|]/g, (c) => `\\${c}`)).join('|');
+}
+
+/** The tags of a CSV cell written by joinTags (empty parts dropped). */
+export function splitTags(cell: string): string[] {
+  const out: string[] = [];
+  let cur = '';
+  for (let i = 0; i < cell.length; i++) {
+    const ch = cell[i];
+    if (ch === '\\' && i + 1 < cell.length) cur += cell[++i];
+    else if (ch === '|') { out.push(cur); cur = ''; } else cur += ch;
+  }
+  out.push(cur);
+  return out.filter((t) => t !== '');
+}
 /** Columns the export writes for information; not imported. */
 export const EXPORT_ONLY_COLUMNS = ['opt_out_source', 'opt_out_at'] as const;
 const IGNORED = new Set<string>(EXPORT_ONLY_COLUMNS);
@@ -100,6 +120,10 @@ export function recordToContact(record: Record<string, string>, line: number): C
       if (b !== undefined) contact.opted_out = b;
     } else if (value === '') {
       continue;
+    } else if (key === 'tags') {
+      const tags = splitTags(value);
+      if (tags.length > 100 || tags.some((t) => [...t].length > 64)) throw new CsvFormatError('tags: at most 100, each at most 64 characters', line);
+      contact.tags = tags;
     } else if (key === 'first_name') contact.first_name = value;
     else if (key === 'last_name') contact.last_name = value;
     else variables[key] = value;

@@ -9,12 +9,12 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import {
-  findContact, listContactHistory, listContactSegments, listInbound, listSentTo,
+  changeContactTags, fillContactCountries, findContact, replaceContactTags, selectCountryless, listContactHistory, listContactSegments, listInbound, listSentTo,
   type ContactFilter, type ContactHistoryEntry, type ContactRow, type ContactSegment, type InboundView, type SentView,
 } from '../db/contacts.ts';
 import { recordAudit } from './audit.ts';
 import { DomainError } from './errors.ts';
-import { phoneDigests, toE164 } from './phone.ts';
+import { countryOf, phoneDigests, toE164 } from './phone.ts';
 
 /** One contact to write. Absent (undefined/null) fields keep what is stored; variables are merged. */
 export interface ContactWrite {
@@ -23,6 +23,8 @@ export interface ContactWrite {
   last_name?: string | null;
   variables?: Record<string, unknown> | null;
   opted_out?: boolean | null;
+  /** Replaces the contact's tags when given (distinct, sorted when stored); absent/null keeps them. */
+  tags?: string[] | null;
 }
 
 export interface StoredContact {
@@ -47,6 +49,7 @@ export function mergeWrites(writes: ContactWrite[]): ContactWrite[] {
     if (w.first_name != null) prev.first_name = w.first_name;
     if (w.last_name != null) prev.last_name = w.last_name;
     if (w.opted_out != null) prev.opted_out = w.opted_out;
+    if (w.tags != null) prev.tags = w.tags;
     if (w.variables) prev.variables = Object.assign(Object.create(null), prev.variables ?? {}, w.variables);
   }
   return [...byPhone.values()];
@@ -69,6 +72,7 @@ export async function upsertContacts(db: Db, companyId: number, writes: ContactW
   const last: (string | null)[] = [];
   const vars: string[] = [];
   const opted: (boolean | null)[] = [];
+  const countries: string[] = [];
   for (const r of rows) {
     const d = phoneDigests(r.phone);
     phones.push(r.phone);
@@ -78,17 +82,19 @@ export async function upsertContacts(db: Db, companyId: number, writes: ContactW
     last.push(r.last_name ?? null);
     vars.push(JSON.stringify(r.variables ?? {}));
     opted.push(r.opted_out ?? null);
+    countries.push(countryOf(r.phone));
   }
   const { rows: out } = await sql<StoredContact>`
-    INSERT INTO contacts AS c (company_id, phone, sha256_plus, sha256_bare, first_name, last_name, variables, opted_out, opt_out_source, opt_out_at)
+    INSERT INTO contacts AS c (company_id, phone, sha256_plus, sha256_bare, first_name, last_name, variables, opted_out, opt_out_source, opt_out_at, country)
     SELECT ${companyId}, t.phone, decode(t.plus, 'hex'), decode(t.bare, 'hex'), t.first_name, t.last_name, t.variables, coalesce(t.opted_out, false),
-      CASE WHEN t.opted_out THEN ${source}::text END, CASE WHEN t.opted_out THEN now() END
-    FROM unnest(${phones}::text[], ${plus}::text[], ${bare}::text[], ${first}::text[], ${last}::text[], ${vars}::jsonb[], ${opted}::bool[])
-      AS t(phone, plus, bare, first_name, last_name, variables, opted_out)
+      CASE WHEN t.opted_out THEN ${source}::text END, CASE WHEN t.opted_out THEN now() END, t.country
+    FROM unnest(${phones}::text[], ${plus}::text[], ${bare}::text[], ${first}::text[], ${last}::text[], ${vars}::jsonb[], ${opted}::bool[], ${countries}::text[])
+      AS t(phone, plus, bare, first_name, last_name, variables, opted_out, country)
     ON CONFLICT (company_id, phone) DO UPDATE SET
       first_name = coalesce(EXCLUDED.first_name, c.first_name),
       last_name  = coalesce(EXCLUDED.last_name, c.last_name),
       variables  = c.variables || EXCLUDED.variables,
+      country    = coalesce(c.country, EXCLUDED.country),
       updated_at = now()
     RETURNING contact_id, phone, first_name, last_name, variables, opted_out, (xmax = 0) AS created`.execute(db);
   // An existing contact's opt-out changes only where the write gives one (the insert above cannot tell
@@ -102,6 +108,8 @@ export async function upsertContacts(db: Db, companyId: number, writes: ContactW
     const byId = new Map(changed.rows.map((r) => [r.contact_id, r.opted_out]));
     for (const c of out) if (byId.has(c.contact_id)) c.opted_out = byId.get(c.contact_id)!;
   }
+  const tagged = rows.filter((r) => r.tags != null);
+  if (tagged.length) await replaceContactTags(db, companyId, tagged.map((r) => r.phone), tagged.map((r) => r.tags!));
   return out;
 }
 
@@ -111,6 +119,7 @@ export interface ImportRow {
   last_name?: string | null;
   variables?: Record<string, unknown> | null;
   opted_out?: boolean | null;
+  tags?: string[] | null;
 }
 
 /** Operator import: normalises phones (company default country), upserts, counts the outcome. */
@@ -130,6 +139,51 @@ export async function importContacts(
   const stored = await upsertContacts(db, companyId, writes);
   const created = stored.filter((c) => c.created).length;
   return { created, updated: stored.length - created, invalid };
+}
+
+/** Longest tag (characters) and most tags per contact. */
+export const TAG_MAX_LENGTH = 64;
+export const TAGS_MAX = 100;
+/** Most numbers one change of tags takes. */
+export const TAG_CHANGE_MAX = 100_000;
+
+/**
+ * Adds `add` to and removes `remove` from the tags of the company's contacts named by `phones` (any
+ * form the default country parses), in one transaction. A tag both added and removed is removed.
+ * `matched`: contacts found; `not_found`: distinct items that name no contact (invalid numbers
+ * included). 422 when a contact would hold more than TAGS_MAX tags (nothing changes).
+ */
+export async function changeTags(
+  db: Db, companyId: number, defaultCountry: string, phones: string[], add: string[], remove: string[],
+): Promise<{ matched: number; not_found: number }> {
+  const keys = new Set<string>();
+  for (const p of phones) keys.add(toE164(p, defaultCountry) ?? `invalid:${p}`);
+  const valid = [...keys].filter((k) => !k.startsWith('invalid:'));
+  if (valid.length === 0) return { matched: 0, not_found: keys.size };
+  return db.transaction().execute(async (trx) => {
+    const r = await changeContactTags(trx, companyId, valid, add, remove, TAGS_MAX);
+    if (r.over > 0) throw new DomainError(422, `${r.over} contact(s) would have more than ${TAGS_MAX} tags: nothing changed`);
+    return { matched: r.matched, not_found: keys.size - r.matched };
+  });
+}
+
+/** Contacts whose country one call of fillCountries computes at most. */
+export const COUNTRY_FILL_CHUNK = 5_000;
+
+/**
+ * Computes the country of the company's contacts written before migration 026 (their `country` is
+ * null), at most `max` of them, COUNTRY_FILL_CHUNK per statement; the number computed. Contacts
+ * written since get theirs at upsert. Filters on `country` call it first (src/domain/segment-filter.ts).
+ */
+export async function fillCountries(db: Db, companyId: number, max = 50_000): Promise<number> {
+  let done = 0;
+  while (done < max) {
+    const rows = await selectCountryless(db, companyId, Math.min(COUNTRY_FILL_CHUNK, max - done));
+    if (rows.length === 0) break;
+    await fillContactCountries(db, rows.map((r) => r.contact_id), rows.map((r) => countryOf(r.phone)));
+    done += rows.length;
+  }
+  return done;
 }
 
 /** Inbound and sent messages shown per contact (newest first). */

@@ -46,6 +46,23 @@ export function toE164(raw: string, defaultCountry: string): string | null {
   return e164;
 }
 
+const countries = new Map<string, string>();
+
+/**
+ * The ISO 3166 alpha-2 country of an E.164 number (libphonenumber-js), or '' when the number belongs to
+ * no country (+800, +882, ...) or is not valid. Memoised like toE164 (at most MEMO_SIZE numbers, then
+ * the memo starts again).
+ */
+export function countryOf(e164: string): string {
+  const known = countries.get(e164);
+  if (known !== undefined) return known;
+  const parsed = e164.length <= 64 ? parsePhoneNumberFromString(e164, { extract: false }) : undefined;
+  const country = parsed && parsed.isValid() ? parsed.country ?? '' : '';
+  if (countries.size >= MEMO_SIZE) countries.clear();
+  countries.set(e164, country);
+  return country;
+}
+
 /** SHA-256 of a string's UTF-8 bytes. */
 export function sha256(text: string): Buffer {
   return createHash('sha256').update(text).digest();

@@ -17,9 +17,13 @@
  *   with their positions, and the rest are de-duplicated; at most `MAX_MEMBER_ITEMS` per change, all of
  *   it in one transaction (chunks of `CHUNK` items per statement).
  * - **Members paged**: keyset pagination by contact id (`after`), `MEMBERS_PAGE_SIZE` per page.
+ * - **Dynamic segments** (a `filter`, src/domain/dynamic-segments.ts): created and re-filtered here;
+ *   their `members` count and member pages are the contacts matching the filter at `now` (ms of the
+ *   caller's clock); members cannot be added or removed by hand (409).
  */
 import type { Db } from '../db/database.ts';
-import { countDigestContacts, deleteSegmentRow, selectMembersPage, selectSegment, selectSegments, updateSegmentName, type MemberEntry, type SegmentSummary } from '../db/segments.ts';
+import { countDigestContacts, deleteSegmentRow, selectMembersPage, selectSegment, selectSegments, updateSegmentFilter, updateSegmentName, type MemberEntry, type SegmentSummary } from '../db/segments.ts';
+import { checkFilter, countMembers, matchingPage } from './dynamic-segments.ts';
 import { DomainError, isRowId, notFound } from './errors.ts';
 import { isDigest, toE164 } from './phone.ts';
 import { storableText } from './storable.ts';
@@ -57,22 +61,48 @@ function checkedName(name: string): string {
   return storableText(name);
 }
 
-/** The company's segments with member counts, oldest first. */
-export function listSegments(db: Db, companyId: number): Promise<SegmentSummary[]> {
-  return selectSegments(db, companyId);
+/** A dynamic segment's `members`: its matching contacts at `now`. */
+async function counted(db: Db, companyId: number, row: SegmentSummary, now: number): Promise<SegmentSummary> {
+  return row.filter == null ? { ...row, filter: null } : { ...row, members: await countMembers(db, companyId, row.filter, now) };
+}
+
+/** The company's segments with member counts (dynamic ones: matching contacts at `now`), oldest first. */
+export async function listSegments(db: Db, companyId: number, now = Date.now()): Promise<SegmentSummary[]> {
+  const rows = await selectSegments(db, companyId);
+  const out: SegmentSummary[] = [];
+  for (const row of rows) out.push(await counted(db, companyId, row, now));
+  return out;
 }
 
 /** One segment of the company; 404 `Segment not found` (also for another company's). */
-export async function getSegment(db: Db, companyId: number, segmentId: number): Promise<SegmentSummary> {
+export async function getSegment(db: Db, companyId: number, segmentId: number, now = Date.now()): Promise<SegmentSummary> {
   const row = isRowId(segmentId) ? await selectSegment(db, companyId, segmentId) : undefined;
   if (!row) throw notFound('Segment not found');
-  return row;
+  return counted(db, companyId, row, now);
 }
 
-/** Creates an empty segment; 422 for a bad name, 400 when the company holds 20 already (4.1's answer). */
-export async function newSegment(db: Db, companyId: number, name: string): Promise<SegmentSummary> {
-  const created = await createSegment(db, companyId, checkedName(name));
-  return getSegment(db, companyId, created.segment_id);
+/**
+ * Creates an empty static segment, or a dynamic one with `filter`; 422 for a bad name, FilterError
+ * (422 with `loc`) for a bad filter, 400 when the company holds 20 already (4.1's answer).
+ */
+export async function newSegment(db: Db, companyId: number, name: string, filter?: unknown, now = Date.now()): Promise<SegmentSummary> {
+  const stored = checkedName(name);
+  if (filter !== undefined && filter !== null) await checkFilter(db, companyId, filter);
+  const created = await createSegment(db, companyId, stored, filter ?? null);
+  return getSegment(db, companyId, created.segment_id, now);
+}
+
+/**
+ * Replaces the filter of a dynamic segment of the company; FilterError (422) for a bad filter, 404
+ * `Segment not found`, 409 for a static segment (its members are kept by hand).
+ */
+export async function setSegmentFilter(db: Db, companyId: number, segmentId: number, filter: unknown, now = Date.now()): Promise<SegmentSummary> {
+  const before = await getSegment(db, companyId, segmentId, now);
+  if (before.filter == null) throw new DomainError(409, 'Segment is static: its members are kept by hand, it has no filter');
+  await checkFilter(db, companyId, filter);
+  const row = await updateSegmentFilter(db, companyId, before.segment_id, filter);
+  if (!row) throw notFound('Segment not found');
+  return getSegment(db, companyId, row.segment_id, now);
 }
 
 /** Renames a segment of the company; 422 for a bad name, 404 `Segment not found`. */
@@ -94,8 +124,13 @@ export async function deleteSegment(db: Db, companyId: number, segmentId: number
 export interface MembersPage { segment: SegmentSummary; members: MemberEntry[]; next: number | null }
 
 /** Members of a segment of the company after contact id `after` (0: from the start); 404 `Segment not found`. */
-export async function membersPage(db: Db, companyId: number, segmentId: number, after = 0, limit = MEMBERS_PAGE_SIZE): Promise<MembersPage> {
-  const segment = await getSegment(db, companyId, segmentId);
+export async function membersPage(db: Db, companyId: number, segmentId: number, after = 0, limit = MEMBERS_PAGE_SIZE, now = Date.now()): Promise<MembersPage> {
+  const segment = await getSegment(db, companyId, segmentId, now);
+  if (segment.filter != null) {
+    const rows = await matchingPage(db, companyId, segment.filter, now, Math.max(0, Math.trunc(after) || 0), limit + 1);
+    const members = rows.slice(0, limit).map((r) => ({ ...r, added_at: null }));
+    return { segment, members, next: rows.length > limit ? members[members.length - 1].contact_id : null };
+  }
   const page = await selectMembersPage(db, companyId, segment.segment_id, Math.max(0, Math.trunc(after) || 0), limit);
   return { segment, ...page };
 }
@@ -131,6 +166,7 @@ export async function changeMembers(
   if (items.length === 0) throw new DomainError(422, hashed ? 'Give at least one digest.' : 'Give at least one phone number.');
   if (items.length > MAX_MEMBER_ITEMS) throw new DomainError(422, `At most ${MAX_MEMBER_ITEMS.toLocaleString('en')} numbers per change (got ${items.length.toLocaleString('en')}): split the list.`);
   const segment = await getSegment(db, company.company_id, segmentId);
+  if (segment.filter != null) throw new DomainError(409, 'Segment is dynamic: its members follow its filter');
   const keys = new Set<string>();
   const invalid = new Map<string, number>();
   for (const { value, position } of items) {

@@ -12,9 +12,12 @@ import { isDigest, toE164 } from './phone.ts';
 
 export const MAX_SEGMENTS_PER_COMPANY = 20;
 
-/** Creates an empty static segment; 400 when the company already holds 20. */
-export async function createSegment(db: Db, companyId: number, name: string): Promise<{ name: string; segment_id: number }> {
-  const segmentId = await insertSegmentInSlot(db, companyId, name, MAX_SEGMENTS_PER_COMPANY);
+/**
+ * Creates an empty static segment, or a dynamic one when `filter` (checked by the caller,
+ * src/domain/segment-filter.ts) is given; 400 when the company already holds 20 (both kinds count).
+ */
+export async function createSegment(db: Db, companyId: number, name: string, filter: unknown = null): Promise<{ name: string; segment_id: number }> {
+  const segmentId = await insertSegmentInSlot(db, companyId, name, MAX_SEGMENTS_PER_COMPANY, filter);
   if (segmentId === undefined) throw new DomainError(400, `Segment limit reached: a company can hold at most ${MAX_SEGMENTS_PER_COMPANY} segments`);
   // The name as given: no need to decode what was just sent.
   return { name, segment_id: segmentId };
@@ -59,7 +62,9 @@ export function normaliseItems(items: string[], hashed: boolean, defaultCountry:
 
 /**
  * Adds or removes existing contacts (by phone or digest) to or from a segment of the company.
- * 404 `Segment not found` for an unknown segment or another company's.
+ * 404 `Segment not found` for an unknown segment or another company's; 409 for a dynamic segment
+ * (its members follow its filter), checked in the same statement, after the public operation's own
+ * checks, so every other answer of 4.2 is unchanged.
  */
 export async function manageSegmentContacts(
   db: Db, companyId: number, defaultCountry: string, segmentId: number | bigint, req: ManageRequest,
@@ -67,6 +72,7 @@ export async function manageSegmentContacts(
   if (!isRowId(segmentId)) throw notFound('Segment not found');
   const { provided, phones, digests } = normaliseItems(req.contacts, req.use_hashed_phone, defaultCountry);
   const row = await changeSegmentMembers(db, companyId, segmentId, req.mode, req.use_hashed_phone ? { digests } : { phones });
+  if (row?.dynamic) throw new DomainError(409, 'Segment is dynamic: its members follow its filter');
   if (!row || row.segment === 0) throw notFound('Segment not found');
   return {
     segment_id: segmentId,

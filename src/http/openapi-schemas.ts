@@ -209,6 +209,7 @@ export const PUBLIC_EXAMPLES: Readonly<Record<string, PublicExamples>> = {
       400: { unparseable },
       403: { no_subscription: { summary: 'The company has no active subscription', value: { detail: 'An active subscription is required' } } },
       404: { not_found: { summary: 'No such segment, or another company\'s', value: { detail: 'Segment not found' } } },
+      409: { dynamic: { summary: 'A dynamic segment: its members follow its filter (docs/segments.md)', value: { detail: 'Segment is dynamic: its members follow its filter' } } },
       422: {
         invalid: {
           summary: 'Path and body errors, all in one answer',

@@ -5,7 +5,9 @@
  *
  * Sealed secrets are opened here, once per distinct channel value (an LRU keyed by the stored JSON,
  * so a changed channel takes effect on the next chunk), and live only inside the provider closures.
- * One keep-alive HTTP agent and one WhatsApp pacer serve every company of the process. The agent
+ * One keep-alive HTTP agent and one WhatsappPacing (whatsapp/pacing.ts: throughput slots, pair rate and
+ * messaging limit, shared with the other processes through the database) serve every company of the
+ * process; a WhatsApp channel's `throughput_per_second` is its rate (WHATSAPP_RATE_PER_SECOND when unset). The agent
  * connects only to addresses the network guard allows (checked per connection, after DNS); a URL
  * with a literal private address fails its messages without a request.
  */
@@ -17,10 +19,11 @@ import type { SecretBox } from '../domain/secrets.ts';
 import { outboxProvider } from './outbox.ts';
 import type { Provider, ProviderName } from './types.ts';
 import { WEBHOOK_CONNECTIONS_PER_ORIGIN, webhookProvider } from './webhook.ts';
-import { Pacer, whatsappProvider } from './whatsapp.ts';
-import { messagingLimitOf, type PacingPort, type TemplateAvailability, type WhatsappRoom } from './whatsapp/room.ts';
+import { whatsappProvider } from './whatsapp.ts';
+import { WhatsappPacing } from './whatsapp/pacing.ts';
 import type { Clock } from '../clock.ts';
 import type { Db } from '../db/database.ts';
+import { messagingLimitOf, type PacingPort, type TemplateAvailability, type WhatsappRoom } from './whatsapp/room.ts';
 import { templateAvailability } from '../domain/whatsapp-templates.ts';
 
 export type { Provider, ProviderName, SendResult } from './types.ts';
@@ -33,27 +36,27 @@ function brokenProvider(name: ProviderName, error: string): Provider {
 export interface ProviderRegistry {
   /** The provider for a stored channel value. Never throws: an unusable channel fails its messages. */
   forChannel(channel: Record<string, unknown> | null | undefined): Provider;
+  /** The process's WhatsApp pacing (admit() for the pair rate and messaging limit; prune() for the sweep). */
+  readonly whatsappPacing: WhatsappPacing;
   close(): Promise<void>;
 }
 
 export interface ProviderRegistryOptions {
   secrets: SecretBox;
-  /** WhatsApp throughput cap per phone number (messages per second). */
+  /** WhatsApp throughput per phone number (messages per second) when the channel has no throughput_per_second. */
   whatsappRatePerSecond: number;
+  /** WHATSAPP_PAIR_INTERVAL (ms). */
+  whatsappPairIntervalMs: number;
+  /** The database and clock of the WhatsApp pacing and send-time rules (providers/whatsapp/room.ts). */
+  db: Db;
+  clock: Clock;
   /** Which addresses deliveries may connect to (domain/network-guard.ts). */
   addressPolicy: AddressPolicy;
   /** One delivery attempt's bound, connect to last byte (ms; DELIVERY_TIMEOUT, receipts-and-events.md §2). */
   deliveryTimeoutMs: number;
   /**
-   * The database and clock of the WhatsApp send-time rules (providers/whatsapp/room.ts: channel
-   * pause, template catalogue, pacing, refusals' side effects); without them WhatsApp messages are only
-   * classified.
-   */
-  db?: Db;
-  clock?: Clock;
-  /**
    * The catalogue's send-time answer (default: the catalogue's templateAvailability; null: every
-   * template counts as approved) and the pacing module (default: everything admitted).
+   * template counts as approved) and the pacing (default: the registry's WhatsappPacing; null: everything admitted).
    */
   whatsapp?: { templateAvailability?: TemplateAvailability | null; pacing?: PacingPort | null };
 }
@@ -75,15 +78,13 @@ function literalAddressProblem(url: string, policy: AddressPolicy): string | nul
 /** Creates the process's provider registry. */
 export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderRegistry {
   const agent = createDeliveryAgent(opts.addressPolicy, { timeoutMs: opts.deliveryTimeoutMs, connections: WEBHOOK_CONNECTIONS_PER_ORIGIN });
-  const pacer = new Pacer(opts.whatsappRatePerSecond);
+  const whatsappPacing = new WhatsappPacing(opts.db, opts.clock, { pairIntervalMs: opts.whatsappPairIntervalMs });
   const cache = new LRUCache<string, Provider>({ max: 1_000 });
-  const room: WhatsappRoom | undefined = opts.db && opts.clock
-    ? {
-      db: opts.db, clock: opts.clock,
-      templateAvailability: opts.whatsapp?.templateAvailability === undefined ? templateAvailability : opts.whatsapp.templateAvailability,
-      pacing: opts.whatsapp?.pacing ?? null,
-    }
-    : undefined;
+  const room: WhatsappRoom = {
+    db: opts.db, clock: opts.clock,
+    templateAvailability: opts.whatsapp?.templateAvailability === undefined ? templateAvailability : opts.whatsapp.templateAvailability,
+    pacing: opts.whatsapp?.pacing === undefined ? whatsappPacing : opts.whatsapp.pacing,
+  };
 
   function build(channel: Record<string, unknown>): Provider {
     const str = (key: string) => (typeof channel[key] === 'string' ? (channel[key] as string) : '');
@@ -114,7 +115,9 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
           phoneNumberId: str('phone_number_id'),
           accessToken,
           agent,
-          pacer,
+          pacing: whatsappPacing,
+          ratePerSecond: typeof channel.throughput_per_second === 'number' && channel.throughput_per_second > 0
+            ? channel.throughput_per_second : opts.whatsappRatePerSecond,
           timeoutMs: opts.deliveryTimeoutMs,
           room,
           messagingLimit: messagingLimitOf(channel),
@@ -126,6 +129,7 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
   }
 
   return {
+    whatsappPacing,
     forChannel(channel) {
       if (!channel || channel.provider === 'outbox' || channel.provider === undefined) return outboxProvider;
       const key = JSON.stringify(channel);
@@ -138,6 +142,7 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
     },
     async close() {
       cache.clear();
+      await whatsappPacing.flush();
       await agent.close();
     },
   };

@@ -26,11 +26,13 @@
  * templates' status in the catalogue and pacing's admission, so that paused channels and templates,
  * unavailable templates and messages over the pair rate or messaging limit do not reach Meta.
  *
- * Throughput: requests per phone number are paced to `ratePerSecond` (Cloud API default 80 msg/s)
- * by a pacer shared by every chunk in this process, retries included.
+ * Throughput: each request waits for a slot of the company's number from the process's
+ * WhatsappPacing (whatsapp/pacing.ts): at most `ratePerSecond` requests in any 1-s window across every
+ * worker process, retries included.
  */
 import { Agent, request } from 'undici';
 import type { Rendered } from '../domain/render.ts';
+import type { WhatsappPacing } from './whatsapp/pacing.ts';
 import { attemptSignal, networkFailure } from '../delivery/failure.ts';
 import type { PrepareItem, PrepareRun, Provider, SendResult } from './types.ts';
 import { classifyAnswer, ERROR_CODES } from './whatsapp/errors.ts';
@@ -38,53 +40,6 @@ import { afterRefusal, prepareWhatsapp, type WhatsappRoom } from './whatsapp/roo
 
 /** Graph / Cloud API error codes retried on the schedule (whatsapp/errors.ts has the whole table). */
 export const RETRYABLE_CODES: ReadonlySet<number> = new Set([...ERROR_CODES].filter(([, r]) => r.action === 'retry' || r.action === 'slow_down' || r.action === 'pair').map(([c]) => c));
-
-/**
- * Where a {@link Pacer} reads the time and waits: `now()` in milliseconds (any origin, monotonic) and
- * `wait(ms, signal)`, which resolves after `ms` or as soon as `signal` aborts. The default is real time
- * (performance.now and setTimeout); tests pass their own to check the pacer's decisions without waiting.
- */
-export interface PacerTimer {
-  now(): number;
-  wait(ms: number, signal?: AbortSignal): Promise<void>;
-}
-
-/** Real time: performance.now() and setTimeout (a wait ends early when its signal aborts). */
-export const realPacerTimer: PacerTimer = {
-  now: () => performance.now(),
-  wait: (ms, signal) => new Promise<void>((resolve) => {
-    if (signal?.aborted) return resolve();
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => { clearTimeout(timer); resolve(); }, { once: true });
-  }),
-};
-
-/**
- * Spaces requests per key (phone number id) at most `ratePerSecond` apart, process-wide: the k-th
- * request of a burst on an idle key gets the slot `first + k * 1000 / ratePerSecond` (ms), so any
- * `ratePerSecond + 1` consecutive slots of a key span at least one second.
- */
-export class Pacer {
-  readonly #next = new Map<string, number>();
-  readonly ratePerSecond: number;
-  readonly #timer: PacerTimer;
-  constructor(ratePerSecond: number, timer: PacerTimer = realPacerTimer) {
-    this.ratePerSecond = ratePerSecond;
-    this.#timer = timer;
-  }
-  /** Resolves when the next slot for `key` has come (at once when the key is idle, early on abort). */
-  async take(key: string, signal?: AbortSignal): Promise<void> {
-    const now = this.#timer.now();
-    const slot = Math.max(now, this.#next.get(key) ?? 0);
-    this.#next.set(key, slot + 1000 / this.ratePerSecond);
-    if (this.#next.size > 10_000) {
-      for (const [k, t] of this.#next) if (t < now) this.#next.delete(k);
-    }
-    const wait = slot - now;
-    if (wait <= 0) return;
-    await this.#timer.wait(wait, signal);
-  }
-}
 
 /** The Cloud API request body for a rendered message (see the module comment); null without a mapping. */
 export function templateMessage(rendered: Rendered): Record<string, unknown> | null {
@@ -136,7 +91,9 @@ export interface WhatsAppOptions {
   /** The access token, already opened; kept only inside this closure. */
   accessToken: string;
   agent: Agent;
-  pacer: Pacer;
+  /** The process's pacing; requests wait for a slot of `ratePerSecond` (the channel's throughput_per_second). */
+  pacing: WhatsappPacing;
+  ratePerSecond: number;
   /** One attempt's bound, connect to last byte (ms; DELIVERY_TIMEOUT). */
   timeoutMs: number;
   /** The send-time rules' dependencies (whatsapp/room.ts); absent: no look before sending, no side effects of refusals. */
@@ -158,8 +115,9 @@ export function whatsappProvider(opts: WhatsAppOptions): Provider {
     async send(rendered: Rendered, signal?: AbortSignal): Promise<SendResult> {
       const message = templateMessage(rendered);
       if (!message) return { status: 'failed', retryable: false, error: 'the template has no whatsapp mapping' };
-      await opts.pacer.take(opts.phoneNumberId, signal);
-      if (signal?.aborted) return { status: 'failed', retryable: true, error: 'delivery interrupted' };
+      if (!(await opts.pacing.slot(rendered.company_id, opts.ratePerSecond, signal, rendered.to)) || signal?.aborted) {
+        return { status: 'failed', retryable: true, error: 'delivery interrupted' };
+      }
       const attempt = attemptSignal(timeoutMs, signal);
       try {
         const res = await request(url, {

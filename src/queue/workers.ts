@@ -72,6 +72,12 @@ export const RECOVERY_EVERY_SWEEPS = 5;
  */
 export const TEMPLATE_SYNC_EVERY_SWEEPS = 30;
 
+/**
+ * Every how many sweeps the WhatsApp pacing rows that hold nothing back any more are pruned (pairs
+ * whose time has passed, limit counts older than 24 h; bounded steps, whatsapp/pacing.ts prune()).
+ */
+export const PACING_PRUNE_EVERY_SWEEPS = 300;
+
 /** Provider requests in flight per chunk. */
 export const DELIVERY_CONCURRENCY = 32;
 
@@ -93,10 +99,11 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const providers = createProviderRegistry({
     secrets: deps.secrets,
     whatsappRatePerSecond: config.whatsappRatePerSecond,
-    addressPolicy: parseAddressPolicy(config.providerAllowedHosts),
-    deliveryTimeoutMs: config.deliveryTimeoutMs,
+    whatsappPairIntervalMs: config.whatsappPairIntervalMs,
     db: database.db,
     clock,
+    addressPolicy: parseAddressPolicy(config.providerAllowedHosts),
+    deliveryTimeoutMs: config.deliveryTimeoutMs,
   });
   const ctx: PipelineContext = {
     db: database.db, boss, clock, logger: log, providers, drain: drain.signal, deliveryConcurrency: DELIVERY_CONCURRENCY,
@@ -139,19 +146,21 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
 
   let sweeping = false;
   let sweeps = 0;
-  const runSweep = (recover = true, templates = true) => releaseDue(ctx)
+  const runSweep = (recover = true, templates = true, prune = false) => releaseDue(ctx)
     .then((n) => { if (n) log.info({ released: n }, 'held messages released'); })
     .catch((err) => log.warn({ err: (err as Error).message }, 'release sweep failed'))
     .then(() => (recover ? recoverDead(ctx) : 0))
     .then((n) => { if (n) log.warn({ recovered: n }, 'messages of dead delivery runs enqueued again'); })
     .catch((err) => log.warn({ err: (err as Error).message }, 'lease recovery sweep failed'))
     .then(() => (templates && !drain.signal.aborted ? syncTemplates() : undefined))
+    .then(() => (prune ? providers.whatsappPacing.prune() : 0))
+    .catch((err) => log.warn({ err: (err as Error).message }, 'whatsapp pacing prune failed'))
     .finally(() => { sweeping = false; });
   const sweep = setInterval(() => {
     if (sweeping || drain.signal.aborted) return;
     sweeping = true;
     ++sweeps;
-    void runSweep(sweeps % RECOVERY_EVERY_SWEEPS === 0, sweeps % TEMPLATE_SYNC_EVERY_SWEEPS === 0);
+    void runSweep(sweeps % RECOVERY_EVERY_SWEEPS === 0, sweeps % TEMPLATE_SYNC_EVERY_SWEEPS === 0, sweeps % PACING_PRUNE_EVERY_SWEEPS === 0);
   }, SWEEP_INTERVAL_MS);
 
   setQueueDepthSource({

@@ -107,7 +107,7 @@ describe('happy paths', () => {
     await s.admin('PUT', `/admin/companies/${id}/contacts`, { contacts: ['+4915112340001', '+4915112340002', '+4915112340003', '+4915112340004'].map((phone) => ({ phone, first_name: 'P' })) });
     const created = await call('post', '/admin/companies/{company_id}/segments', `/admin/companies/${id}/segments`, { name: 'Newsletter' });
     assert.equal(created.status, 201);
-    assert.deepEqual({ ...created.body, segment_id: 0, created_at: '' }, { segment_id: 0, company_id: id, name: 'Newsletter', members: 0, created_at: '' });
+    assert.deepEqual({ ...created.body, segment_id: 0, created_at: '' }, { segment_id: 0, company_id: id, name: 'Newsletter', kind: 'static', filter: null, members: 0, created_at: '' });
     const segmentId = created.body.segment_id;
 
     const added = await call('post', ...seg(segmentId, '/members'), { mode: 'add', contacts: ['+4915112340001', '015112340002', '0151 1234 0002', 'call me', '+4915199999999', 'call me', 'x'.repeat(65)] });

@@ -144,3 +144,13 @@ test('a statement dropped or outdated behind its back fails once, then is prepar
   await assert.rejects(statements.query(all), (e: { code?: string }) => e.code === '0A000');
   assert.deepEqual((await statements.query(all)).rows, [{ id: 1, label: 'y' }]);
 });
+
+test('raw SQL statements report the rows they changed, as on PostgreSQL (Kysely numAffectedRows)', { skip }, async () => {
+  await database.pglite!.exec('CREATE TABLE r (id int PRIMARY KEY, n int NOT NULL DEFAULT 0)');
+  const changed = async (q: ReturnType<typeof sql>) => (await q.execute(database.db)).numAffectedRows;
+  assert.equal(await changed(sql`INSERT INTO r (id) VALUES (1), (2), (3)`), 3n);
+  assert.equal(await changed(sql`UPDATE r SET n = n + 1 WHERE id < 3`), 2n);
+  assert.equal(await changed(sql`DELETE FROM r WHERE id = 3`), 1n);
+  assert.equal(await changed(sql`SELECT * FROM r`), undefined, 'a SELECT changes nothing and reports nothing');
+  assert.equal(await changed(sql`UPDATE r SET n = n + 1 WHERE id = 99`), 0n);
+});

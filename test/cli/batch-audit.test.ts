@@ -38,6 +38,33 @@ describe('cms batch / audit', () => {
     assert.deepEqual(out.messages[0].rendered, { body: 'Hi Ada' });
   });
 
+  it('batch show --messages follows the next cursor to the last page; --limit stops early', async () => {
+    const all = Array.from({ length: 2500 }, (_, i) => ({ message_id: `m-${i}`, phone: `+49151${String(i).padStart(8, '0')}`, status: 'sent', attempts: 1, rendered: null }));
+    api.on('GET', /^\/admin\/batches\/big\/messages$/, (req) => {
+      const from = req.query.after === undefined ? 0 : Number(req.query.after) + 1;
+      const limit = Number(req.query.limit ?? 100);
+      const page = all.slice(from, from + limit);
+      return { status: 200, body: { messages: page, next: from + limit < all.length ? String(from + limit - 1) : null } };
+    });
+    const j = await cli(api, ['batch', 'show', 'big', '--messages', '--json']);
+    assert.equal(j.code, 0, j.stderr);
+    const ids = JSON.parse(j.stdout).messages.map((m: any) => m.message_id);
+    assert.deepEqual(ids, all.map((m) => m.message_id), 'every message once, in order');
+    const pages = api.requests.filter((q) => q.path.endsWith('/messages'));
+    assert.deepEqual(pages.map((q) => q.query.after ?? null), [null, '999', '1999']);
+
+    api.reset();
+    api.on('GET', /^\/admin\/batches\/big\/messages$/, (req) => {
+      const from = req.query.after === undefined ? 0 : Number(req.query.after) + 1;
+      const page = all.slice(from, from + Number(req.query.limit));
+      return { status: 200, body: { messages: page, next: String(from + page.length - 1) } };
+    });
+    const t = await cli(api, ['batch', 'show', 'big', '--messages', '--limit', '150']);
+    assert.equal(t.code, 0, t.stderr);
+    assert.match(t.stdout, /Messages \(150\)/);
+    assert.deepEqual(api.requests.filter((q) => q.path.endsWith('/messages')).map((q) => q.query.limit), ['150']);
+  });
+
   it('batch show of an unknown batch reports the detail', async () => {
     api.on('GET', /^\/admin\/batches\/nope$/, { status: 404, body: { detail: 'Batch not found' } });
     const r = await cli(api, ['batch', 'show', 'nope']);

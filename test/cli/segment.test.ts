@@ -111,3 +111,21 @@ test('refusals: bad name, the 21st segment, a semicolon CSV, unknown segment (ex
   assert.equal((await cms('segment', 'delete', 'abc')).code, 2);
   assert.equal((await cms('segment', 'members', segId, '--limit', '0')).code, 2);
 });
+
+test('create --filter makes a dynamic segment; preview counts and samples; a bad filter exits 1 with loc, bad JSON exits 2', async () => {
+  const company = (await s.admin('POST', '/admin/companies', { name: 'CLI Dyn', default_country: 'DE' }, 201)).company_id;
+  await s.admin('PUT', `/admin/companies/${company}/contacts`, { contacts: [{ phone: '+4915112390101', tags: ['vip'] }, { phone: '+4915112390102' }] });
+  const seg = await json('segment', 'create', '--company', String(company), '--name', 'VIP', '--filter', '{"tag":"vip"}');
+  assert.deepEqual([seg.kind, seg.filter, seg.members], ['dynamic', { tag: 'vip' }, 1]);
+  const preview = await json('segment', 'preview', '--company', String(company), '--filter', '{"not":{"tag":"vip"}}');
+  assert.equal(preview.count, 1);
+  assert.equal(preview.sample[0].phone, '+4915112390102');
+  const text = await cms('segment', 'preview', '--company', String(company), '--filter', '{"tag":"vip"}');
+  assert.equal(text.code, 0, text.stderr);
+  assert.match(text.stdout, /\+4915112390101/);
+  assert.match(text.stdout, /1 contact match/);
+  const bad = await cms('segment', 'preview', '--company', String(company), '--filter', '{"all":[{"field":"shoe","op":"eq","value":"x"}]}');
+  assert.equal(bad.code, 1);
+  assert.match(bad.stderr, /filter.*all.*0.*field|unknown field/);
+  assert.equal((await cms('segment', 'preview', '--company', String(company), '--filter', '{tag')).code, 2);
+});

@@ -8,7 +8,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { eventually, FakeClock, startTestServer, type TestServer } from '../helpers/server.ts';
-import { newCompany, signedInClient } from './helpers.ts';
+import { confirmFrom, newCompany, signedInClient } from './helpers.ts';
 
 let s: TestServer;
 const clock = new FakeClock(Date.parse('2026-06-01T10:00:00Z')); // 12:00 in Berlin (CEST)
@@ -48,7 +48,7 @@ test('send to a segment: counts shown before confirming, the opted-out contact e
   const batchesOf = async () => (await db.selectFrom('batches').select('batch_id').where('company_id', '=', companyId).execute()).length;
   assert.equal(await batchesOf(), 0, 'review writes nothing');
 
-  const confirm = await cl.submit(page, `${page}/confirm`, { audience: 'segment', segment_id: String(segmentId), numbers: '', when: 'now', send_at: '' });
+  const confirm = await confirmFrom(cl, review, `${page}/confirm`, { audience: 'segment', segment_id: String(segmentId), numbers: '', when: 'now', send_at: '' });
   assert.equal(confirm.status, 303);
   const batchId = /^\/console\/sends\/([0-9a-f-]{36})$/.exec(confirm.location!)![1];
   const done = await eventually(async () => {
@@ -80,7 +80,7 @@ test('pasted numbers scheduled in the company time zone: held, then cancelled; a
   assert.equal(review.status, 200);
   assert.deepEqual(['send', 'skipped_opted_out', 'skipped_invalid', 'held_for_delivery_hours'].map((k) => count(review.text, k)), [2, 0, 1, 0]);
   assert.match(review.text, /at 2026-06-01 14:30 \(Europe\/Berlin\)/);
-  const confirm = await cl.submit(page, `${page}/confirm`, form);
+  const confirm = await confirmFrom(cl, review, `${page}/confirm`, form);
   assert.equal(confirm.status, 303);
   const batchId = /^\/console\/sends\/([0-9a-f-]{36})$/.exec(confirm.location!)![1];
   const msgs = await eventually(async () => {

@@ -77,6 +77,12 @@ export class ConsoleClient {
   }
 }
 
+/** Submits the review page's confirm form (its CSRF token, choices and one-time confirm token). */
+export function confirmFrom(cl: ConsoleClient, review: Answer, action: string, form: Record<string, string>): Promise<Answer> {
+  const token = /name="confirm_token" value="([^"]+)"/.exec(review.text)?.[1] ?? '';
+  return cl.request('POST', action, { _csrf: csrfToken(review.text), ...form, confirm_token: token.replace(/&amp;/g, '&') });
+}
+
 /** The CSRF token of the first form in an HTML page. */
 export function csrfToken(htmlText: string): string {
   const m = /name="_csrf" value="([^"]+)"/.exec(htmlText);

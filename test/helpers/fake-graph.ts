@@ -4,7 +4,9 @@
  * - Accepts `POST /<version>/<phone_number_id>/messages` (template messages, any body) and answers as
  *   Meta does: `{"messaging_product":"whatsapp","contacts":[{"input","wa_id"}],"messages":[{"id":"wamid.…"}]}`
  *   with a fresh `wamid` per request, or whatever `script` answers (errors, hangs).
- * - Records every request (`requests`) and every wamid it handed out (`sent`: wamid → request).
+ * - Records every request (`requests`) and every wamid it handed out (`sent`: wamid → request);
+ *   each request has its arrival time `at`, and `maxPerWindow` gives the most requests per phone
+ *   number id in any sliding 1-s window (the throughput checks).
  * - Posts webhooks to the service the way Meta does: `postStatuses` / `postInbound` / `postPayload`
  *   build Meta's exact payload (`object: "whatsapp_business_account"`, `entry[].changes[].value` with
  *   `messaging_product`, `metadata {display_phone_number, phone_number_id}`, `statuses[]` / `messages[]`
@@ -40,6 +42,8 @@ export interface GraphRequest {
   kind: 'messages' | 'templates' | 'other';
   /** The WABA id of a templates request (`/v21.0/<waba_id>/message_templates`). */
   wabaId?: string;
+  /** When the request arrived (ms, performance.now() of the process running the fake; headers read). */
+  at: number;
 }
 
 /** A message template as Meta's template endpoints answer it. */
@@ -160,6 +164,7 @@ export async function startFakeGraph(): Promise<FakeGraph> {
     },
   };
   const server = createServer((req, res) => {
+    const at = performance.now();
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', async () => {
@@ -167,7 +172,7 @@ export async function startFakeGraph(): Promise<FakeGraph> {
       try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { body = undefined; }
       const m = /^\/[^/]+\/([^/]+)\/messages$/.exec(req.url ?? '');
       const t = /^\/[^/]+\/([^/?]+)\/message_templates(?:\?.*)?$/.exec(req.url ?? '');
-      const r: GraphRequest = { method: req.method ?? '', path: req.url ?? '', phoneNumberId: m?.[1] ?? '', headers: req.headers, body, kind: m ? 'messages' : t ? 'templates' : 'other', ...(t ? { wabaId: t[1] } : {}) };
+      const r: GraphRequest = { method: req.method ?? '', path: req.url ?? '', phoneNumberId: m?.[1] ?? '', headers: req.headers, body, kind: m ? 'messages' : t ? 'templates' : 'other', ...(t ? { wabaId: t[1] } : {}), at };
       requests.push(r);
       if (t) {
         const a = (await graph.script(r, 0)) ?? templatesAnswer(graph, r, t[1]);
@@ -229,6 +234,28 @@ function templatesAnswer(graph: FakeGraph, r: GraphRequest, wabaId: string): { s
     return { status: 200, body: { id: created.id, status: 'PENDING', category: b.category } };
   }
   return graphError(400, 100, 'Unsupported request');
+}
+
+/** The highest number of `times` (ms) in any window of `windowMs` (a window is [t, t + windowMs)). */
+export function maxInWindow(times: number[], windowMs = 1000): number {
+  const t = [...times].sort((a, b) => a - b);
+  let best = 0;
+  for (let i = 0, j = 0; j < t.length; j++) {
+    while (t[j] - t[i] >= windowMs) i++;
+    best = Math.max(best, j - i + 1);
+  }
+  return best;
+}
+
+/** Per phone number id, the highest number of requests that arrived in any sliding 1-s window (`windowMs`). */
+export function maxPerWindow(requests: readonly GraphRequest[], windowMs = 1000): Map<string, number> {
+  const byNumber = new Map<string, number[]>();
+  for (const r of requests) {
+    const list = byNumber.get(r.phoneNumberId) ?? [];
+    list.push(r.at);
+    byNumber.set(r.phoneNumberId, list);
+  }
+  return new Map([...byNumber].map(([id, times]) => [id, maxInWindow(times, windowMs)]));
 }
 
 /** `sha256=<hex HMAC-SHA256 of body with secret>`: Meta's X-Hub-Signature-256 value. */

@@ -94,7 +94,7 @@ export function directContext(s: TestServer, clock: Clock): PipelineContext {
     boss: s.service.deps.boss,
     clock,
     logger: pino({ level: 'silent' }),
-    providers: createProviderRegistry({ secrets: s.service.secrets, whatsappRatePerSecond: 80, addressPolicy: parseAddressPolicy('127.0.0.1'), deliveryTimeoutMs: 5_000 }),
+    providers: createProviderRegistry({ secrets: s.service.secrets, whatsappRatePerSecond: 80, whatsappPairIntervalMs: 6_000, db: s.service.deps.database.db, clock, addressPolicy: parseAddressPolicy('127.0.0.1'), deliveryTimeoutMs: 5_000 }),
     drain: new AbortController().signal,
     deliveryConcurrency: 4,
     retrySchedule: [5_000],

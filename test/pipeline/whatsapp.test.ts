@@ -8,8 +8,7 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Pacer } from '../../src/providers/whatsapp.ts';
-import { FakeClock, type TestServer } from '../helpers/server.ts';
+import type { TestServer } from '../helpers/server.ts';
 import { approveTemplates } from '../helpers/whatsapp.ts';
 import { completed, messagesOf, phone, startPipelineServer } from './helpers.ts';
 
@@ -52,7 +51,7 @@ const ok = (to: string) => ({ status: 200, body: JSON.stringify({ messaging_prod
 const graphError = (status: number, code: number, message: string) => ({ status, body: JSON.stringify({ error: { message, type: 'OAuthException', code, fbtrace_id: 'Axyz' } }) });
 
 before(async () => {
-  s = await startPipelineServer('whatsapp', { env: { WHATSAPP_RATE_PER_SECOND: '20', DELIVERY_RETRY_SCHEDULE: '1ms,1ms,1ms,1ms' } });
+  s = await startPipelineServer('whatsapp', { env: { DELIVERY_RETRY_SCHEDULE: '1ms,1ms,1ms,1ms' } });
   graph = await startGraph();
 });
 after(async () => {
@@ -69,7 +68,7 @@ const TEMPLATE = {
 
 async function whatsappCompany(phoneNumberId: string) {
   const { companyId, key } = await s.company();
-  await s.admin('PUT', `/admin/companies/${companyId}/channel`, { provider: 'whatsapp', phone_number_id: phoneNumberId, access_token: TOKEN, api_base_url: graph.url });
+  await s.admin('PUT', `/admin/companies/${companyId}/channel`, { provider: 'whatsapp', phone_number_id: phoneNumberId, access_token: TOKEN, api_base_url: graph.url, throughput_per_second: 20 });
   await approveTemplates(s, companyId);
   const a = await s.admin('POST', `/admin/companies/${companyId}/automations`, { name: 'wa', type: 'api', active: true, template: TEMPLATE }, 201);
   return { companyId, key, automationId: a.automation_id as number };
@@ -142,7 +141,7 @@ test('template messages in the Cloud API shape; error codes mapped to retry or f
   assert.ok(!everything.includes(TOKEN), 'the access token is never shown');
 });
 
-test('requests per phone number stay under WHATSAPP_RATE_PER_SECOND (20/s here), through the real server', async () => {
+test('requests per phone number stay under the channel\'s throughput_per_second (20/s here), through the real server', async () => {
   const run = Math.floor(Math.random() * 1000);
   const numberId = '555' + String(100000000 + Math.floor(Math.random() * 899999999));
   const { key, automationId } = await whatsappCompany(numberId);
@@ -157,71 +156,8 @@ test('requests per phone number stay under WHATSAPP_RATE_PER_SECOND (20/s here),
   // Deterministic whatever the machine's load: a request reaches the Graph API only after its slot, and
   // the k-th slot of this (fresh) phone number id is at least k * 50 ms after the send was asked for.
   // So by any moment, at most 20 per second since the start have arrived (2 ms for timer rounding).
-  // The spacing of the slots themselves (any 21 consecutive span a second) is checked on the pacer below.
+  // The slots across processes are checked in test/whatsapp/pacing*.test.ts.
   for (let k = 0; k < times.length; k++) {
     assert.ok(times[k] - asked >= k * 50 - 2, `request ${k} arrived ${(times[k] - asked).toFixed(1)} ms after the send, before its slot at ${k * 50} ms`);
   }
-});
-
-/** A pacer on a FakeClock whose waits do not wait: `grant(key)` resolves to the slot the pacer gave (ms). */
-function pacerOnFakeClock(rate: number) {
-  const clock = new FakeClock();
-  let asked = 0;
-  const pacer = new Pacer(rate, { now: () => clock.now(), wait: async (ms) => { asked = ms; } });
-  /** One take at a time (the recorded wait is the last one asked for). */
-  async function grant(key: string): Promise<number> {
-    const at = clock.now();
-    asked = 0;
-    await pacer.take(key);
-    return at + asked;
-  }
-  return { clock, grant };
-}
-
-/** Asserts that any `rate + 1` consecutive slots span at least one second. */
-function underRate(slots: number[], rate: number): void {
-  for (let i = 0; i + rate < slots.length; i++) {
-    assert.ok(slots[i + rate] - slots[i] >= 1000, `slots ${i}..${i + rate} within ${slots[i + rate] - slots[i]} ms`);
-  }
-}
-
-test('pacer: a burst of 45 on one phone number gets slots 50 ms apart (20/s), any 21 consecutive span a second', async () => {
-  const { clock, grant } = pacerOnFakeClock(20);
-  const t0 = clock.now();
-  const slots: number[] = [];
-  for (let i = 0; i < 45; i++) slots.push(await grant('555000001')); // all at the same moment: time does not move
-
-  assert.deepEqual(slots.map((t) => t - t0), Array.from({ length: 45 }, (_, k) => k * 50), 'no faster, and no slower than needed');
-  underRate(slots, 20);
-});
-
-test('pacer: requests that come slower than the rate go at once; faster ones are spaced; phone numbers are independent', async () => {
-  const { clock, grant } = pacerOnFakeClock(20);
-  const t0 = clock.now();
-  // Every 30 ms (faster than 50 ms): spaced to 50 ms, however they come.
-  const fast: number[] = [];
-  for (let i = 0; i < 30; i++) {
-    fast.push(await grant('555000002'));
-    clock.advance(30);
-  }
-  assert.deepEqual(fast.map((t) => t - t0), Array.from({ length: 30 }, (_, k) => k * 50));
-  underRate(fast, 20);
-  // Another phone number is not held back by the first one's queue.
-  assert.equal(await grant('555000003'), clock.now());
-  // After the queue has drained and the number was idle, the next request goes at once.
-  clock.set(fast.at(-1)! + 2_000);
-  assert.equal(await grant('555000002'), clock.now());
-  // Every 70 ms (slower than the rate): each at once.
-  const slow: number[] = [];
-  for (let i = 0; i < 10; i++) {
-    clock.advance(70);
-    slow.push((await grant('555000004')) - clock.now());
-  }
-  assert.deepEqual(slow, Array(10).fill(0));
-});
-
-test('pacer: a take whose signal is already aborted does not wait for its slot', { timeout: 10_000 }, async () => {
-  const pacer = new Pacer(0.001); // one per 1,000 s, on real time
-  await pacer.take('555000005');
-  await pacer.take('555000005', AbortSignal.abort());
 });

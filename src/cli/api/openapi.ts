@@ -306,6 +306,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/companies/{company_id}/contacts/tags": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add and remove tags of many contacts at once
+         * @description Numbers in any form the company's default country parses (at most 100,000); a tag both added and removed is removed; one transaction. A contact that would hold more than 100 tags refuses the whole change (422).
+         */
+        post: operations["change_contact_tags"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/companies/{company_id}/contacts/export": {
         parameters: {
             query?: never;
@@ -446,7 +466,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The messages of a send batch: status, times, provider id, next attempt */
+        /** The messages of a send batch, a page at a time (keyset `after` / `next`), filtered by status or phone: status, times, provider id, next attempt */
         get: operations["list_batch_messages"];
         put?: never;
         post?: never;
@@ -868,7 +888,7 @@ export interface paths {
         /** List the segments of a company with member counts (oldest first) */
         get: operations["list_company_segments"];
         put?: never;
-        /** Create an empty segment (api.md 4.1's rules: at most 20 per company) */
+        /** Create an empty segment, or a dynamic one with a filter (api.md 4.1's rules: at most 20 per company, both kinds) */
         post: operations["create_company_segment"];
         delete?: never;
         options?: never;
@@ -883,7 +903,8 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /** One segment: its kind, filter and member count */
+        get: operations["get_segment"];
         put?: never;
         post?: never;
         /**
@@ -893,8 +914,25 @@ export interface paths {
         delete: operations["delete_segment"];
         options?: never;
         head?: never;
-        /** Rename a segment */
+        /** Rename a segment, or change the filter of a dynamic one */
         patch: operations["rename_segment"];
+        trace?: never;
+    };
+    "/admin/companies/{company_id}/segments/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** How many contacts a filter matches now, with the first 10 (nothing is stored) */
+        post: operations["preview_segment_filter"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
         trace?: never;
     };
     "/admin/segments/{segment_id}/members": {
@@ -904,7 +942,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Members of a segment, paged by keyset (contact id order) */
+        /** Members of a segment (dynamic: the contacts matching its filter now), paged by keyset (contact id order) */
         get: operations["list_segment_members"];
         put?: never;
         /**
@@ -1442,6 +1480,14 @@ export interface components {
          *       "opt_out_source": "operator",
          *       "opt_out_at": "2026-03-02T09:30:00.000Z",
          *       "last_inbound_at": "2026-03-02T09:30:00.000Z",
+         *       "tags": [
+         *         "berlin",
+         *         "vip"
+         *       ],
+         *       "last_sent_at": "2026-03-02T09:30:00.000Z",
+         *       "last_delivered_at": "2026-03-02T09:30:00.000Z",
+         *       "last_read_at": "2026-03-02T09:30:00.000Z",
+         *       "country": "DE",
          *       "window_open_until": "2026-03-03T09:30:00.000Z",
          *       "created_at": "2026-03-02T09:30:00.000Z",
          *       "updated_at": "2026-03-02T09:30:00.000Z",
@@ -1510,6 +1556,16 @@ export interface components {
             opt_out_at: string | null;
             /** @description the last message the contact sent */
             last_inbound_at: string | null;
+            /** @description its tags, sorted */
+            tags: string[];
+            /** @description when a message to it last reached `sent` */
+            last_sent_at: string | null;
+            /** @description when a message to it last reached `delivered` */
+            last_delivered_at: string | null;
+            /** @description when a message to it last reached `read` */
+            last_read_at: string | null;
+            /** @description ISO 3166 alpha-2 country of the number; null when it has none (or not computed yet) */
+            country: string | null;
             /** @description when its WhatsApp customer-service window closes: 24 h after its last inbound message (a past time: closed), or null */
             window_open_until: string | null;
             /** Format: date-time */
@@ -1604,6 +1660,19 @@ export interface components {
             updated: number;
             /** @description numbers that are no valid phone number (not written) */
             invalid: number;
+        };
+        /**
+         * ContactTagsChange
+         * @example {
+         *       "matched": 2,
+         *       "not_found": 1
+         *     }
+         */
+        ContactTagsChange: {
+            /** @description contacts found (their tags now have `add` and not `remove`) */
+            matched: number;
+            /** @description distinct numbers that name no contact, invalid ones included */
+            not_found: number;
         };
         /**
          * ContactImportJob
@@ -1971,6 +2040,42 @@ export interface components {
             expires_at?: string;
             /** @description the message as handed to the provider; null until rendered (and for a message that never is, e.g. an invalid number) */
             rendered: components["schemas"]["MessageRendered"] | null;
+        };
+        /**
+         * MessagePage
+         * @example {
+         *       "messages": [
+         *         {
+         *           "message_id": "5c0e2d7a-1b3f-4e8d-9a6c-7f2e1d0b9a83",
+         *           "phone": "+4915112345678",
+         *           "status": "delivered",
+         *           "attempts": 1,
+         *           "provider_message_id": "wamid.HBgNNDkxNTExMjM0NTY3OBUCABEYEjQ2QzdCMjM0",
+         *           "sent_at": "2026-03-02T09:30:02.120Z",
+         *           "delivered_at": "2026-03-02T09:30:03.900Z",
+         *           "rendered": {
+         *             "message_id": "5c0e2d7a-1b3f-4e8d-9a6c-7f2e1d0b9a83",
+         *             "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10",
+         *             "company_id": 12,
+         *             "kind": "campaign",
+         *             "source_id": 8,
+         *             "to": "+4915112345678",
+         *             "header": {
+         *               "type": "none"
+         *             },
+         *             "body": "Hi Anna, 20 % off all shoes this week.",
+         *             "buttons": []
+         *           }
+         *         }
+         *       ],
+         *       "next": "99"
+         *     }
+         */
+        MessagePage: {
+            /** @description at most `limit` messages, in batch order */
+            messages: components["schemas"]["Message"][];
+            /** @description pass as `after` (with the same filters) for the next page; null on the last page. Opaque */
+            next: string | null;
         };
         /**
          * BatchPage
@@ -2444,6 +2549,8 @@ export interface components {
          *       "segment_id": 31,
          *       "company_id": 12,
          *       "name": "Newsletter",
+         *       "kind": "static",
+         *       "filter": null,
          *       "members": 1250,
          *       "created_at": "2026-03-02T09:30:00.000Z"
          *     }
@@ -2452,10 +2559,97 @@ export interface components {
             segment_id: number;
             company_id: number;
             name: string;
-            /** @description member count */
+            /** @description `dynamic`: its members are the contacts matching `filter` now; `static`: kept by hand */
+            kind: "static" | "dynamic";
+            filter: {
+                [key: string]: unknown;
+            } | null;
+            /** @description member count (dynamic: contacts matching the filter now) */
             members: number;
             /** Format: date-time */
             created_at: string;
+        };
+        /**
+         * SegmentDetail
+         * @example {
+         *       "segment_id": 32,
+         *       "company_id": 12,
+         *       "name": "Berlin readers",
+         *       "kind": "dynamic",
+         *       "filter": {
+         *         "all": [
+         *           {
+         *             "attribute": "city",
+         *             "op": "eq",
+         *             "value": "Berlin"
+         *           },
+         *           {
+         *             "message": "read",
+         *             "within": "30d"
+         *           },
+         *           {
+         *             "field": "opted_out",
+         *             "op": "eq",
+         *             "value": false
+         *           }
+         *         ]
+         *       },
+         *       "members": 310,
+         *       "members_total": 310,
+         *       "created_at": "2026-03-02T09:30:00.000Z"
+         *     }
+         */
+        SegmentDetail: {
+            segment_id: number;
+            company_id: number;
+            name: string;
+            /** @description `dynamic`: its members are the contacts matching `filter` now; `static`: kept by hand */
+            kind: "static" | "dynamic";
+            filter: {
+                [key: string]: unknown;
+            } | null;
+            /** @description member count (dynamic: contacts matching the filter now) */
+            members: number;
+            /** Format: date-time */
+            created_at: string;
+            /** @description members (dynamic: contacts matching the filter now) */
+            members_total: number;
+        };
+        /**
+         * SegmentPreviewContact
+         * @example {
+         *       "contact_id": 5012,
+         *       "phone": "+4915112345678",
+         *       "first_name": "Ada",
+         *       "last_name": "Lovelace"
+         *     }
+         */
+        SegmentPreviewContact: {
+            contact_id: number;
+            /** @description E.164 */
+            phone: string;
+            first_name: string | null;
+            last_name: string | null;
+        };
+        /**
+         * SegmentPreview
+         * @example {
+         *       "count": 310,
+         *       "sample": [
+         *         {
+         *           "contact_id": 5012,
+         *           "phone": "+4915112345678",
+         *           "first_name": "Ada",
+         *           "last_name": "Lovelace"
+         *         }
+         *       ]
+         *     }
+         */
+        SegmentPreview: {
+            /** @description contacts matching the filter now */
+            count: number;
+            /** @description the first 10 in contact id order */
+            sample: components["schemas"]["SegmentPreviewContact"][];
         };
         /**
          * SegmentMembersChange
@@ -2512,8 +2706,8 @@ export interface components {
             phone: string;
             first_name: string | null;
             last_name: string | null;
-            /** Format: date-time */
-            added_at: string;
+            /** @description when it was added; null in a dynamic segment */
+            added_at: string | null;
         };
         /**
          * SegmentMembersPage
@@ -3392,6 +3586,21 @@ export interface operations {
             };
             /** @description Segment not found */
             404: {
+                headers: {
+                    /** @description The company's limit of this operation (IETF RateLimit headers): `"<policy>";q=<requests>;w=<window seconds>`. */
+                    "RateLimit-Policy"?: string;
+                    /** @description What is left of the limit: `"<policy>";r=<remaining>;t=<seconds until a slot frees>`. */
+                    RateLimit?: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Segment is dynamic: its members follow its filter */
+            409: {
                 headers: {
                     /** @description The company's limit of this operation (IETF RateLimit headers): `"<policy>";q=<requests>;w=<window seconds>`. */
                     "RateLimit-Policy"?: string;
@@ -5579,7 +5788,11 @@ export interface operations {
                  *           "first_name": "Ada",
                  *           "variables": {
                  *             "tier": "gold"
-                 *           }
+                 *           },
+                 *           "tags": [
+                 *             "vip",
+                 *             "berlin"
+                 *           ]
                  *         },
                  *         {
                  *           "phone": "015112345679",
@@ -5597,6 +5810,7 @@ export interface operations {
                             [key: string]: unknown;
                         } | null;
                         opted_out?: boolean | null;
+                        tags?: string[] | null;
                     }[];
                 };
             };
@@ -5705,6 +5919,170 @@ export interface operations {
                      *             "contacts",
                      *             3,
                      *             "phone"
+                     *           ],
+                     *           "msg": "must NOT have more than 64 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminValidationError"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    change_contact_tags: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the company
+                 * @example 12
+                 */
+                company_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "contacts": [
+                 *         "+4915112345678",
+                 *         "015112345679"
+                 *       ],
+                 *       "add": [
+                 *         "vip"
+                 *       ],
+                 *       "remove": [
+                 *         "trial"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    contacts: string[];
+                    /** @description tags to add: each 1 to 64 characters, at most 100 */
+                    add?: string[];
+                    /** @description tags to remove: each 1 to 64 characters, at most 100 */
+                    remove?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description What changed */
+            200: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "matched": 2,
+                     *       "not_found": 1
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ContactTagsChange"];
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Not found: `Company not found` */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Company not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Request body larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "maxLength",
+                     *           "loc": [
+                     *             "body",
+                     *             "add",
+                     *             0
                      *           ],
                      *           "msg": "must NOT have more than 64 characters"
                      *         }
@@ -5889,6 +6267,14 @@ export interface operations {
                      *       "opt_out_source": "operator",
                      *       "opt_out_at": "2026-03-02T09:30:00.000Z",
                      *       "last_inbound_at": "2026-03-02T09:30:00.000Z",
+                     *       "tags": [
+                     *         "berlin",
+                     *         "vip"
+                     *       ],
+                     *       "last_sent_at": "2026-03-02T09:30:00.000Z",
+                     *       "last_delivered_at": "2026-03-02T09:30:00.000Z",
+                     *       "last_read_at": "2026-03-02T09:30:00.000Z",
+                     *       "country": "DE",
                      *       "window_open_until": "2026-03-03T09:30:00.000Z",
                      *       "created_at": "2026-03-02T09:30:00.000Z",
                      *       "updated_at": "2026-03-02T09:30:00.000Z",
@@ -6216,6 +6602,14 @@ export interface operations {
                      *       "opt_out_source": "operator",
                      *       "opt_out_at": "2026-03-02T09:30:00.000Z",
                      *       "last_inbound_at": "2026-03-02T09:30:00.000Z",
+                     *       "tags": [
+                     *         "berlin",
+                     *         "vip"
+                     *       ],
+                     *       "last_sent_at": "2026-03-02T09:30:00.000Z",
+                     *       "last_delivered_at": "2026-03-02T09:30:00.000Z",
+                     *       "last_read_at": "2026-03-02T09:30:00.000Z",
+                     *       "country": "DE",
                      *       "window_open_until": "2026-03-03T09:30:00.000Z",
                      *       "created_at": "2026-03-02T09:30:00.000Z",
                      *       "updated_at": "2026-03-02T09:30:00.000Z",
@@ -7572,7 +7966,25 @@ export interface operations {
     };
     list_batch_messages: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description the `next` of the previous page: messages after it
+                 * @example 99
+                 */
+                after?: string;
+                /**
+                 * @description at most this many messages
+                 * @example 100
+                 */
+                limit?: number;
+                /** @description only messages with this status (the message's own: a read message is `read`) */
+                status?: "pending" | "sent" | "delivered" | "read" | "failed" | "skipped";
+                /**
+                 * @description only messages to this number: E.164 (or national, in the company's default country), or 4+ of its digits
+                 * @example +4915112345678
+                 */
+                phone?: string;
+            };
             header?: never;
             path: {
                 /**
@@ -7585,7 +7997,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The messages in batch order */
+            /** @description One page of messages in batch order; `next` is the cursor of the following page (null on the last) */
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
@@ -7618,12 +8030,11 @@ export interface operations {
                      *             "buttons": []
                      *           }
                      *         }
-                     *       ]
+                     *       ],
+                     *       "next": "99"
                      *     }
                      */
-                    "application/json": {
-                        messages: components["schemas"]["Message"][];
-                    };
+                    "application/json": components["schemas"]["MessagePage"];
                 };
             };
             /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
@@ -7671,7 +8082,7 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
-            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            /** @description A malformed id, `limit` outside 1..1000, an `after` that is not a `next`, an unknown `status`, a `phone` that is neither a number nor 4+ digits */
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
@@ -7683,12 +8094,12 @@ export interface operations {
                      * @example {
                      *       "detail": [
                      *         {
-                     *           "type": "maxLength",
+                     *           "type": "value_error",
                      *           "loc": [
-                     *             "path",
-                     *             "batch_id"
+                     *             "query",
+                     *             "after"
                      *           ],
-                     *           "msg": "must NOT have more than 64 characters"
+                     *           "msg": "not a cursor of this list (use `next` of the previous page)"
                      *         }
                      *       ]
                      *     }
@@ -11786,6 +12197,8 @@ export interface operations {
                      *           "segment_id": 31,
                      *           "company_id": 12,
                      *           "name": "Newsletter",
+                     *           "kind": "static",
+                     *           "filter": null,
                      *           "members": 1250,
                      *           "created_at": "2026-03-02T09:30:00.000Z"
                      *         }
@@ -11897,14 +12310,12 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "name": "Newsletter"
-                 *     }
-                 */
                 "application/json": {
                     /** @description 1 to 255 characters, as api.md 4.1; names need not be unique */
                     name: string;
+                    filter?: {
+                        [key: string]: unknown;
+                    } | null;
                 };
             };
         };
@@ -11922,6 +12333,8 @@ export interface operations {
                      *       "segment_id": 31,
                      *       "company_id": 12,
                      *       "name": "Newsletter",
+                     *       "kind": "static",
+                     *       "filter": null,
                      *       "members": 0,
                      *       "created_at": "2026-03-02T09:30:00.000Z"
                      *     }
@@ -12052,6 +12465,146 @@ export interface operations {
             };
         };
     };
+    get_segment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the segment
+                 * @example 31
+                 */
+                segment_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The segment */
+            200: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "segment_id": 32,
+                     *       "company_id": 12,
+                     *       "name": "Berlin readers",
+                     *       "kind": "dynamic",
+                     *       "filter": {
+                     *         "all": [
+                     *           {
+                     *             "attribute": "city",
+                     *             "op": "eq",
+                     *             "value": "Berlin"
+                     *           },
+                     *           {
+                     *             "message": "read",
+                     *             "within": "30d"
+                     *           },
+                     *           {
+                     *             "field": "opted_out",
+                     *             "op": "eq",
+                     *             "value": false
+                     *           }
+                     *         ]
+                     *       },
+                     *       "members": 310,
+                     *       "members_total": 310,
+                     *       "created_at": "2026-03-02T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SegmentDetail"];
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Not found: `Segment not found` */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Segment not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "type",
+                     *           "loc": [
+                     *             "path",
+                     *             "segment_id"
+                     *           ],
+                     *           "msg": "must be integer"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminValidationError"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
     delete_segment: {
         parameters: {
             query?: never;
@@ -12080,6 +12633,8 @@ export interface operations {
                      *       "segment_id": 31,
                      *       "company_id": 12,
                      *       "name": "Newsletter",
+                     *       "kind": "static",
+                     *       "filter": null,
                      *       "members": 1250,
                      *       "created_at": "2026-03-02T09:30:00.000Z"
                      *     }
@@ -12187,19 +12742,38 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "name": "Weekly newsletter"
-                 *     }
-                 */
                 "application/json": {
                     /** @description 1 to 255 characters, as api.md 4.1; names need not be unique */
-                    name: string;
+                    name?: string;
+                    /**
+                     * @description A filter (docs/segments.md "The filter language"): {"all": [filter, ...]}, {"any": [filter, ...]}, {"not": filter}, or a condition: {"attribute": NAME, "op": OP, "value"?: V} (a variable), {"field": FIELD, "op": OP, "value"?: V} (first_name, last_name, phone, country, created_at, opted_out, last_inbound_at, last_sent_at, last_delivered_at, last_read_at), {"tag": TAG}, {"segment": SEGMENT_ID} (a static segment), {"message": "sent"|"delivered"|"read"|"failed", "within": DURATION, "campaign_id"?: ID, "automation_id"?: ID}, {"replied_within": DURATION}. OP: eq, ne, in, not_in, contains, starts_with, exists, not_exists, gt, gte, lt, lte. At most 50 conditions and depth 5; a bad filter is 422 with `loc` pointing inside it.
+                     * @example {
+                     *       "all": [
+                     *         {
+                     *           "attribute": "city",
+                     *           "op": "eq",
+                     *           "value": "Berlin"
+                     *         },
+                     *         {
+                     *           "message": "read",
+                     *           "within": "30d"
+                     *         },
+                     *         {
+                     *           "field": "opted_out",
+                     *           "op": "eq",
+                     *           "value": false
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    filter?: {
+                        [key: string]: unknown;
+                    };
                 };
             };
         };
         responses: {
-            /** @description The renamed segment */
+            /** @description The changed segment */
             200: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
@@ -12212,6 +12786,8 @@ export interface operations {
                      *       "segment_id": 31,
                      *       "company_id": 12,
                      *       "name": "Weekly newsletter",
+                     *       "kind": "static",
+                     *       "filter": null,
                      *       "members": 1250,
                      *       "created_at": "2026-03-02T09:30:00.000Z"
                      *     }
@@ -12264,6 +12840,22 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
+            /** @description A filter for a static segment (its members are kept by hand); nothing changed */
+            409: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Segment is static: its members are kept by hand, it has no filter"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
             /** @description Request body larger than 1 MiB. */
             413: {
                 headers: {
@@ -12298,12 +12890,215 @@ export interface operations {
                      * @example {
                      *       "detail": [
                      *         {
-                     *           "type": "maxLength",
+                     *           "type": "value_error",
                      *           "loc": [
                      *             "body",
-                     *             "name"
+                     *             "filter",
+                     *             "all",
+                     *             1,
+                     *             "op"
                      *           ],
-                     *           "msg": "must NOT have more than 255 characters"
+                     *           "msg": "unknown op \"equals\" (one of eq, ne, in, not_in, contains, starts_with, exists, not_exists, gt, gte, lt, lte)"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminValidationError"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    preview_segment_filter: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the company
+                 * @example 12
+                 */
+                company_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "filter": {
+                 *         "all": [
+                 *           {
+                 *             "attribute": "city",
+                 *             "op": "eq",
+                 *             "value": "Berlin"
+                 *           },
+                 *           {
+                 *             "message": "read",
+                 *             "within": "30d"
+                 *           },
+                 *           {
+                 *             "field": "opted_out",
+                 *             "op": "eq",
+                 *             "value": false
+                 *           }
+                 *         ]
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description A filter (docs/segments.md "The filter language"): {"all": [filter, ...]}, {"any": [filter, ...]}, {"not": filter}, or a condition: {"attribute": NAME, "op": OP, "value"?: V} (a variable), {"field": FIELD, "op": OP, "value"?: V} (first_name, last_name, phone, country, created_at, opted_out, last_inbound_at, last_sent_at, last_delivered_at, last_read_at), {"tag": TAG}, {"segment": SEGMENT_ID} (a static segment), {"message": "sent"|"delivered"|"read"|"failed", "within": DURATION, "campaign_id"?: ID, "automation_id"?: ID}, {"replied_within": DURATION}. OP: eq, ne, in, not_in, contains, starts_with, exists, not_exists, gt, gte, lt, lte. At most 50 conditions and depth 5; a bad filter is 422 with `loc` pointing inside it.
+                     * @example {
+                     *       "all": [
+                     *         {
+                     *           "attribute": "city",
+                     *           "op": "eq",
+                     *           "value": "Berlin"
+                     *         },
+                     *         {
+                     *           "message": "read",
+                     *           "within": "30d"
+                     *         },
+                     *         {
+                     *           "field": "opted_out",
+                     *           "op": "eq",
+                     *           "value": false
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    filter: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description What the filter matches now */
+            200: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "count": 310,
+                     *       "sample": [
+                     *         {
+                     *           "contact_id": 5012,
+                     *           "phone": "+4915112345678",
+                     *           "first_name": "Ada",
+                     *           "last_name": "Lovelace"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SegmentPreview"];
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Not found: `Company not found` */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Company not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Request body larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "value_error",
+                     *           "loc": [
+                     *             "body",
+                     *             "filter",
+                     *             "any",
+                     *             0,
+                     *             "within"
+                     *           ],
+                     *           "msg": "bad duration: a positive integer and m, h or d, like \"30d\""
                      *         }
                      *       ]
                      *     }
@@ -12562,6 +13357,22 @@ export interface operations {
                     /**
                      * @example {
                      *       "detail": "Segment not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The segment is dynamic: members follow its filter; nothing changed */
+            409: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Segment is dynamic: its members follow its filter"
                      *     }
                      */
                     "application/json": components["schemas"]["Detail"];

@@ -1,7 +1,8 @@
 /**
- * `cms batch show BATCH_ID [--messages]`: GET /admin/batches/{batch_id} and, with --messages,
- * GET /admin/batches/{batch_id}/messages (operator-api.md). With --json and --messages the
- * output is the batch object with an added `messages` array.
+ * `cms batch show BATCH_ID [--messages [--limit N]]`: GET /admin/batches/{batch_id} and, with --messages,
+ * GET /admin/batches/{batch_id}/messages (operator-api.md) page after page, following its `next` cursor
+ * to the last page or until --limit messages. With --json and --messages the output is the batch object
+ * with an added `messages` array.
  *
  * `cms batch list --company ID [--limit N] [--before BATCH_ID]` (issue 13 item 4): GET
  * /admin/companies/{company_id}/batches, newest first, one page; the text output ends with the command
@@ -91,14 +92,25 @@ export function registerBatch(program: Command, io: CliIo): void {
       .command('show')
       .description('show a batch: status and counts; --messages lists every message')
       .argument('<batch-id>', 'batch id (returned by the automation trigger)', parseNonEmpty)
-      .option('--messages', 'also list the batch\'s messages'),
-  ).action(async (batchId: string, opts: { messages?: boolean }, cmd: Command) => {
+      .option('--messages', 'also list the batch\'s messages (every page)')
+      .option('--limit <n>', 'with --messages: at most this many messages', parsePositiveInt),
+  ).action(async (batchId: string, opts: { messages?: boolean; limit?: number }, cmd: Command) => {
     const ctx = await contextFor(cmd, io);
     const params = { path: { batch_id: batchId } };
     const batch = await data(ctx.api.GET('/admin/batches/{batch_id}', { params }));
-    const messages: BatchMessage[] | undefined = opts.messages
-      ? ((await data(ctx.api.GET('/admin/batches/{batch_id}/messages', { params }))).messages ?? [])
-      : undefined;
+    let messages: BatchMessage[] | undefined;
+    if (opts.messages) {
+      // Follow the `next` cursor page by page (1000 a page) until the last page or --limit.
+      messages = [];
+      let after: string | undefined;
+      for (;;) {
+        const want = opts.limit === undefined ? 1000 : Math.min(1000, opts.limit - messages.length);
+        const page = await data(ctx.api.GET('/admin/batches/{batch_id}/messages', { params: { path: params.path, query: { limit: want, ...(after ? { after } : {}) } } }));
+        messages.push(...(page.messages ?? []));
+        if (!page.next || (opts.limit !== undefined && messages.length >= opts.limit)) break;
+        after = page.next;
+      }
+    }
     if (ctx.json) {
       printJson(io, messages ? { ...batch, messages } : batch);
       return;

@@ -2,8 +2,9 @@
  * `cms segment list|create|rename|delete|add|remove|members`: the operator API's segment
  * routes (src/http/admin/segments.ts), with the rules of the console's Segments pages:
  *
- * - `list --company ID`, `create --company ID --name NAME` (docs/api.md 4.1: 1 to 255 characters, at most
- *   20 segments), `rename SEGMENT_ID --name NAME`, `delete SEGMENT_ID` (memberships go, contacts stay;
+ * - `list --company ID`, `create --company ID --name NAME [--filter JSON]` (docs/api.md 4.1: 1 to 255
+ *   characters, at most 20 segments; with `--filter` a dynamic segment, docs/segments.md),
+ *   `preview --company ID --filter JSON` (the count and first 10 contacts a filter matches now), `rename SEGMENT_ID --name NAME`, `delete SEGMENT_ID` (memberships go, contacts stay;
  *   campaign sends already made from it are unchanged);
  * - `add|remove SEGMENT_ID [NUMBER...] [--file CSV] [--hashed]`: members by numbers or SHA-256 digests
  *   (docs/api.md 4.2's matching), given as arguments (several per argument separated by commas are fine) or
@@ -15,7 +16,7 @@
  *   of members; the next page's `--after` is printed.
  */
 import { readFile } from 'node:fs/promises';
-import type { Command } from 'commander';
+import { InvalidArgumentError, type Command } from 'commander';
 import { itemsFromCsv, itemsFromText, ListError, type ListItem } from '../../domain/segment-lists.ts';
 import { data, integerId } from '../client.ts';
 import { addCommonOptions, contextFor, type CommandContext } from '../context.ts';
@@ -24,11 +25,23 @@ import { printJson, printLine, printRecord, printTable } from '../output.ts';
 import { parseNonEmpty, parsePositiveInt } from '../parse.ts';
 import { inCwd, type CliIo } from '../io.ts';
 
+/** A `--filter` argument: a JSON object (usage error otherwise). */
+function parseFilterJson(text: string): Record<string, unknown> {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new InvalidArgumentError('must be JSON, e.g. \'{"tag":"vip"}\'.');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new InvalidArgumentError('must be a JSON object, e.g. \'{"tag":"vip"}\'.');
+  return value as Record<string, unknown>;
+}
+
 /** Items per request of `add` / `remove` (the operator API's limit). */
 const ITEMS_PER_REQUEST = 100_000;
 
 /** One page of members as the API answers it. */
-interface SegmentMember { contact_id: number; phone: string; first_name: string | null; last_name: string | null; added_at: string }
+interface SegmentMember { contact_id: number; phone: string; first_name: string | null; last_name: string | null; added_at: string | null }
 interface SegmentMembersPage { segment_id: number; members_total: number; members: SegmentMember[]; next_after: number | null }
 
 /** A change of members as the API answers it (and as `add` / `remove` print it, summed over requests). */
@@ -120,15 +133,33 @@ export function registerSegment(program: Command, io: CliIo): void {
   });
 
   addCommonOptions(
-    group.command('create').description('create an empty segment (1 to 255 characters; at most 20 per company)')
+    group.command('create').description('create an empty segment, or a dynamic one with --filter (1 to 255 characters; at most 20 per company)')
       .requiredOption('--company <id>', 'company id', parseNonEmpty)
-      .requiredOption('--name <name>', 'segment name', parseNonEmpty),
-  ).action(async (opts: { company: string; name: string }, cmd: Command) => {
+      .requiredOption('--name <name>', 'segment name', parseNonEmpty)
+      .option('--filter <json>', 'a filter (docs/segments.md "The filter language"): the segment is dynamic', parseFilterJson),
+  ).action(async (opts: { company: string; name: string; filter?: Record<string, unknown> }, cmd: Command) => {
     const companyId = integerId(opts.company, 'company id');
     const ctx = await contextFor(cmd, io);
-    const seg = await data(ctx.api.POST('/admin/companies/{company_id}/segments', { params: { path: { company_id: companyId } }, body: { name: opts.name } }));
+    const body = opts.filter === undefined ? { name: opts.name } : { name: opts.name, filter: opts.filter };
+    const seg = await data(ctx.api.POST('/admin/companies/{company_id}/segments', { params: { path: { company_id: companyId } }, body }));
     if (ctx.json) printJson(io, seg);
-    else printRecord(io, seg, 'Segment created:');
+    else printRecord(io, { ...seg, filter: seg.filter === null ? null : JSON.stringify(seg.filter) }, 'Segment created:');
+  });
+
+  addCommonOptions(
+    group.command('preview').description('how many contacts a filter matches now, and the first 10')
+      .requiredOption('--company <id>', 'company id', parseNonEmpty)
+      .requiredOption('--filter <json>', 'a filter (docs/segments.md "The filter language")', parseFilterJson),
+  ).action(async (opts: { company: string; filter: Record<string, unknown> }, cmd: Command) => {
+    const companyId = integerId(opts.company, 'company id');
+    const ctx = await contextFor(cmd, io);
+    const preview = await data(ctx.api.POST('/admin/companies/{company_id}/segments/preview', { params: { path: { company_id: companyId } }, body: { filter: opts.filter } }));
+    if (ctx.json) {
+      printJson(io, preview);
+      return;
+    }
+    printTable(io, preview.sample, [{ key: 'contact_id' }, { key: 'phone' }, { key: 'first_name' }, { key: 'last_name' }], '(no contacts)');
+    printLine(io, `${preview.count} contact${preview.count === 1 ? '' : 's'} match`);
   });
 
   addCommonOptions(

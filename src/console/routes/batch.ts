@@ -1,29 +1,63 @@
 /**
- * One batch (issue 6 item 3): GET /console/sends/:batchId shows its status and counts and each
- * message with its final status and reason (or provider error); `?phone=` narrows the messages to
- * numbers containing those digits. Unknown or another company's batch ids answer 404 (getBatch and
- * listBatchMessages are always called with the session's company id).
+ * One batch (issue 6 item 3): GET /console/sends/:batchId shows its status, its counts by status (each
+ * a link that filters the messages by it) and its messages a page at a time (MESSAGE_PAGE_DEFAULT, keyset
+ * pages of src/domain/batch-messages.ts: `?after=` is the cursor of the next page), so the page of a
+ * 1,000,000-message send is as small and as quick as that of a 100-message one. `?status=` narrows the
+ * messages to one status, `?phone=` to a number (any form of it) or to numbers containing 4+ digits.
+ * While the batch is processing the page shows the delivery rate (messages per minute over the last
+ * minutes) and the time left at that rate, and reloads itself every REFRESH_SECONDS (an HTTP `Refresh`
+ * header: no script, and a "Stop refreshing" link, `?refresh=0`). Unknown or another company's batch
+ * ids answer 404 (every lookup is scoped to the session's company id).
  */
 import type { FastifyInstance } from 'fastify';
-import { getBatch, listBatchMessages } from '../../domain/batches.ts';
+import { getBatch } from '../../domain/batches.ts';
+import { batchProgress, countPhoneMatches, listMessagePage, MESSAGE_STATUSES, parseCursor, type Progress } from '../../domain/batch-messages.ts';
+import { DomainError } from '../../domain/errors.ts';
+import type { MessageStatus } from '../../db/schema.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { can, sendPage, sessionOf } from '../context.ts';
 import { BASE } from '../views/layout.ts';
 import { batchView } from '../views/batch.ts';
 
-/** Registers GET /sends/:batchId[?phone=P] (signed-in scope). */
+/** Seconds between reloads of a processing batch's page. */
+export const REFRESH_SECONDS = 10;
+
+type Query = { phone?: string; status?: string; after?: string; refresh?: string };
+
+/** Registers GET /sends/:batchId[?status=S][&phone=P][&after=CURSOR][&refresh=0] (signed-in scope). */
 export function registerBatchPage(scope: FastifyInstance, deps: AppDeps): void {
   const db = deps.database.db;
-  scope.get<{ Params: { batchId: string }; Querystring: { phone?: string } }>('/sends/:batchId', async (request, reply) => {
+  scope.get<{ Params: { batchId: string }; Querystring: Query }>('/sends/:batchId', async (request, reply) => {
     const companyId = sessionOf(request).company_id;
+    const q = request.query;
     const batch = await getBatch(db, request.params.batchId, companyId);
-    const all = await listBatchMessages(db, batch.batch_id, companyId);
-    const phone = typeof request.query.phone === 'string' ? request.query.phone.trim().slice(0, 64) : '';
-    const digits = phone.replace(/\D/g, '');
-    const messages = digits ? all.filter((m) => m.phone.replace(/\D/g, '').includes(digits)) : all;
+    const phone = typeof q.phone === 'string' ? q.phone.trim().slice(0, 64) : '';
+    const status = MESSAGE_STATUSES.find((st) => st === q.status) as MessageStatus | undefined;
+    let after: string | undefined;
+    if (typeof q.after === 'string' && q.after !== '') {
+      try { parseCursor(q.after); after = q.after; } catch { after = undefined; } // a stale or edited cursor: the first page
+    }
+    let page: Awaited<ReturnType<typeof listMessagePage>> = { messages: [], next: null };
+    let phoneError = '';
+    let matches: number | undefined;
+    try {
+      page = await listMessagePage(db, batch.batch_id, companyId, { after, status, ...(phone ? { phone } : {}) });
+      if (phone && !status) matches = await countPhoneMatches(db, batch.batch_id, companyId, phone);
+    } catch (err) {
+      if (!(err instanceof DomainError) || err.status !== 422) throw err;
+      phoneError = 'Enter a phone number, or at least 4 of its digits.';
+    }
+    const processing = batch.status !== 'completed';
+    let progress: Progress | undefined;
+    if (batch.status === 'processing') progress = await batchProgress(db, batch.batch_id, batch.counts.pending, deps.clock.now());
+    const refreshing = processing && q.refresh !== '0';
+    if (refreshing) reply.header('refresh', String(REFRESH_SECONDS));
     return sendPage(request, reply, 200, {
       title: `Batch ${batch.batch_id}`, section: 'sends', crumbs: [['Sends', `${BASE}/sends`], [`Batch ${batch.batch_id.slice(0, 8)}`]],
-      body: () => batchView({ batch, messages, phone, total: all.length, canCancel: can(request, 'POST', `${BASE}/sends/:batchId/cancel`) }),
+      body: () => batchView({
+        batch, messages: page.messages, next: page.next, paged: after !== undefined, phone, phoneError, status, matches, progress,
+        refreshing: refreshing ? REFRESH_SECONDS : 0, canCancel: can(request, 'POST', `${BASE}/sends/:batchId/cancel`),
+      }),
     });
   });
 }

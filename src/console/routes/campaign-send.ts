@@ -4,16 +4,22 @@
  *   date-time in the company's time zone: that of its delivery hours, else UTC) form;
  * - `POST /campaigns/{id}/send`: review, display only (nothing written): how many will be sent, skipped
  *   as opted out or invalid, held for delivery hours; errors beside their fields with the input kept;
- * - `POST /campaigns/{id}/send/confirm`: the same checks again, then the send through the accept step,
- *   303 to its page in Sends;
+ * - `POST /campaigns/{id}/send/confirm`: the review's one-time token first (src/domain/send-confirmations.ts:
+ *   bound to the company, user, campaign and reviewed choices; a changed or foreign token, or other
+ *   choices, answer a 400 error page and create nothing), then the same checks again and the send
+ *   through the accept step, 303 to its page in Sends; the same confirm submitted again (double click,
+ *   reload) 303s to the FIRST batch. A segment's members are counted here and resolved by batch-process;
  * - `GET /sends/{batch_id}/cancel`, `POST /sends/{batch_id}/cancel`: confirm, then cancel (303 back to
  *   the send): messages not yet handed to a provider end skipped / `cancelled`.
  * Another company's campaign, segment or batch is 404.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAudit } from '../../domain/audit.ts';
-import { getBatch } from '../../domain/batches.ts';
-import { audiencePhones, cancelBatch, companyTimeZone, localToInstant, MAX_SEND_CONTACTS, planSend, sendCompany, startCampaignSend, type Audience } from '../../domain/campaign-sends.ts';
+import { getBatch, newBatchId } from '../../domain/batches.ts';
+import { audiencePhones, cancelBatch, companyTimeZone, localToInstant, MAX_SEND_CONTACTS, planSegmentSend, planSend, sendCompany, startListSend, startSegmentSend, type Audience } from '../../domain/campaign-sends.ts';
+import { claimKey, releaseKey } from '../../domain/idempotency.ts';
+import { checkConfirmToken, issueConfirmToken, type ConfirmBinding } from '../../domain/send-confirmations.ts';
+import { sendErrorPage } from '../errors.ts';
 import { localParts } from '../../domain/delivery-hours.ts';
 import { findSource, type SourceRow } from '../../domain/source-tools.ts';
 import type { AppDeps } from '../../http/deps.ts';
@@ -73,11 +79,31 @@ export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps)
       else if (sendAt <= now) errors.send_at = `That time has passed: choose a time after ${localTime(now, tz)} (${tz}).`;
     }
     if (!audience || Object.keys(errors).length) return { errors };
+    if ('segment_id' in audience) {
+      // Counted in SQL; the members are resolved by the batch-process job (a segment of 100,000 stays quick).
+      const plan = await planSegmentSend(db, company, audience.segment_id, sendAt ?? now);
+      if (plan.total === 0) return { errors: { segment_id: 'This segment has no members.' } };
+      return { errors, items: undefined, plan, sendAt, label, tz, audience };
+    }
     const phones = await audiencePhones(db, company.company_id, audience);
     const { items, plan } = await planSend(db, company, phones, sendAt ?? now);
-    if (items.length === 0) return { errors: audience && 'segment_id' in audience ? { segment_id: 'This segment has no members.' } : { numbers: 'Paste at least one phone number.' } };
+    if (items.length === 0) return { errors: { numbers: 'Paste at least one phone number.' } };
     return { errors, items, plan, sendAt, label, tz, audience };
   }
+
+  /** What a review's confirm token is bound to: the company, the user, the campaign and the choices. */
+  const bindingOf = (request: FastifyRequest, campaign: SourceRow, form: SendForm): ConfirmBinding => {
+    const session = sessionOf(request);
+    return { company_id: session.company_id, user_id: session.user_id, campaign_id: campaign.id, params: { ...form } };
+  };
+
+  /** 400: the confirm form was not one this review made for these choices; nothing is created. */
+  const badConfirm = (request: FastifyRequest, reply: FastifyReply, why: 'invalid' | 'other_parameters' | 'expired') =>
+    sendErrorPage(request, reply, 400, 'Send not confirmed', why === 'expired'
+      ? 'This review is too old to confirm. Nothing was sent: review the send again.'
+      : why === 'other_parameters'
+        ? 'These choices are not the ones you reviewed. Nothing was sent: review the send again.'
+        : 'This confirmation is not valid (it was changed, or made for another campaign or user). Nothing was sent: review the send again.');
 
   const campaignOf = (request: FastifyRequest<{ Params: { id: string } }>) => findSource(db, 'campaign', parseId(request.params.id), sessionOf(request).company_id);
 
@@ -91,7 +117,10 @@ export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps)
     if (!c.plan) return showForm(request, reply, 422, campaign, form, c.errors);
     return sendPage(request, reply, 200, {
       title: `Review: send ${campaign.name}`, section: 'campaigns', crumbs: [['Campaigns', `${BASE}/campaigns`], [campaign.name, `${BASE}/campaigns/${campaign.id}`], ['Review']],
-      body: (csrf) => sendReviewView({ csrf, campaign, form, plan: c.plan, audienceLabel: c.label, timeZone: c.tz, localTime: (ms) => localTime(ms, c.tz) }),
+      body: (csrf) => sendReviewView({
+        csrf, campaign, form, plan: c.plan, audienceLabel: c.label, timeZone: c.tz, localTime: (ms) => localTime(ms, c.tz),
+        confirmToken: issueConfirmToken(deps.sealSecret, bindingOf(request, campaign, form), deps.clock.now()),
+      }),
     });
   });
 
@@ -99,10 +128,45 @@ export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps)
     const session = sessionOf(request);
     const campaign = await campaignOf(request);
     const form = sendForm(request.body);
-    const c = await check(campaign, form);
-    if (!c.plan) return showForm(request, reply, 422, campaign, form, c.errors);
-    const batchId = await startCampaignSend(db, deps.acceptor, campaign, c.items, c.sendAt);
-    await recordAudit(db, { actor: `console:${session.email}`, action: 'campaign.send', target: `batch:${batchId}`, company_id: session.company_id, details: { campaign_id: campaign.id, audience: c.label, scheduled_for: c.sendAt === null ? null : new Date(c.sendAt).toISOString() } });
+    const token = field(request.body, 'confirm_token');
+    if (token === '') {
+      // Not from a review page: its choices' errors beside their fields, else the error page.
+      const c = await check(campaign, form);
+      if (!c.plan) return showForm(request, reply, 422, campaign, form, c.errors);
+      return badConfirm(request, reply, 'invalid');
+    }
+    const t = checkConfirmToken(deps.openSecret, token, bindingOf(request, campaign, form), deps.clock.now());
+    if (!t.ok) return badConfirm(request, reply, t.why);
+    const hash = Buffer.from(t.digest, 'base64url');
+    // One batch per confirm: the token's nonce is an idempotency key whose answer (the batch id) is
+    // committed with the batch; a second submit waits for the first and shows its batch.
+    for (let tries = 0; ; tries++) {
+      const claim = await claimKey(db, session.company_id, t.key, hash, deps.clock.now());
+      if (claim.kind === 'replay') return reply.header('cache-control', 'no-store').redirect(`${BASE}/sends/${claim.body}`, 303);
+      if (claim.kind === 'mismatch') return badConfirm(request, reply, 'other_parameters');
+      if (claim.kind === 'claimed') break;
+      if (tries >= 40) return sendErrorPage(request, reply, 409, 'Send being confirmed', 'This send is still being confirmed. Reload the page in a moment to see it.');
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    let batchId: string;
+    let c: Awaited<ReturnType<typeof check>>;
+    try {
+      c = await check(campaign, form);
+      if (!c.plan) {
+        await releaseKey(db, session.company_id, t.key);
+        return showForm(request, reply, 422, campaign, form, c.errors);
+      }
+      batchId = newBatchId();
+      // Audited before the accept: once the batch commits, its fan-out may hold the embedded database's
+      // one connection (PGlite) for a while, and the answer must not wait for it.
+      await recordAudit(db, { actor: `console:${session.email}`, action: 'campaign.send', target: `batch:${batchId}`, company_id: session.company_id, details: { campaign_id: campaign.id, audience: c.label, scheduled_for: c.sendAt === null ? null : new Date(c.sendAt).toISOString() } });
+      const answer = (id: string) => ({ key: t.key, status: 303, body: id });
+      if (c.audience && 'segment_id' in c.audience) await startSegmentSend(deps.acceptor, campaign, c.audience.segment_id, c.plan.total, c.sendAt, { batchId, idempotency: answer });
+      else await startListSend(deps.acceptor, campaign, c.items ?? [], c.sendAt, answer, batchId);
+    } catch (err) {
+      await releaseKey(db, session.company_id, t.key);
+      throw err;
+    }
     return reply.header('cache-control', 'no-store').redirect(`${BASE}/sends/${batchId}`, 303);
   });
 

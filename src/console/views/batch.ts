@@ -1,9 +1,12 @@
 /**
- * One batch with its messages (routes/batch.ts): the funnel (receipts-and-events.md §1) and per
- * message its status, reason or error, attempts, sent / delivered / read times and the next attempt of
- * a message waiting for a retry or for delivery hours.
+ * One batch with its messages (routes/batch.ts): the funnel (receipts-and-events.md §1), the counts by
+ * status as filter links, the delivery progress while it processes, and one page of its messages with
+ * per message its status, reason or error, attempts, sent / delivered / read times and the next attempt
+ * of a message waiting for a retry or for delivery hours; a pager (first page, next page) below.
  */
+import type { MessageStatus } from '../../db/schema.ts';
 import type { BatchView, MessageView } from '../../domain/batches.ts';
+import type { Progress } from '../../domain/batch-messages.ts';
 import { badge, time } from './format.ts';
 import { BASE } from './layout.ts';
 import { html, type SafeHtml } from './html.ts';
@@ -11,15 +14,51 @@ import { kindLabel, nextAttempt, reasonOf } from './sends.ts';
 import { dataTable } from './table.ts';
 
 export interface BatchViewModel {
-  batch: BatchView; messages: MessageView[]; phone: string; total: number;
+  batch: BatchView;
+  /** One page of messages (batch order), and the cursor of the next page (null: the last). */
+  messages: MessageView[]; next: string | null;
+  /** Whether this is a page after the first. */
+  paged: boolean;
+  phone: string;
+  /** Why the phone filter could not be used ('' when it could). */
+  phoneError: string;
+  status: MessageStatus | undefined;
+  /** Messages matching the phone filter (without a status filter). */
+  matches: number | undefined;
+  progress: Progress | undefined;
+  /** Seconds between reloads (0: the page does not reload). */
+  refreshing: number;
   /** Whether the role may cancel the batch (the Cancel link is left out otherwise). */
   canCancel: boolean;
 }
 
-/** Facts and counts of the batch, a filter by phone, and the messages table. */
+/** `~ 3 h 20 min` / `~ 4 min` / `under a minute` for a duration in ms. */
+export function durationText(ms: number): string {
+  const min = Math.ceil(ms / 60_000);
+  if (ms < 60_000) return 'under a minute';
+  if (min < 60) return `about ${min} min`;
+  const h = Math.floor(min / 60);
+  return h >= 48 ? `about ${Math.round(h / 24)} days` : `about ${h} h ${min % 60} min`;
+}
+
+/** The messages of each own status, from the funnel counts. */
+function byStatus(c: BatchView['counts']): [MessageStatus, number][] {
+  return [['pending', c.pending], ['sent', c.sent - c.delivered], ['delivered', c.delivered - c.read], ['read', c.read], ['failed', c.failed], ['skipped', c.skipped]];
+}
+
+/** Facts, counts and progress of the batch, the filters, one page of messages and the pager. */
 export function batchView(m: BatchViewModel): SafeHtml {
   const b = m.batch;
   const c = b.counts;
+  const self = `${BASE}/sends/${b.batch_id}`;
+  const query = (extra: Record<string, string | undefined>) => {
+    const p = new URLSearchParams();
+    for (const [k, v] of Object.entries({ status: m.status, phone: m.phone || undefined, ...extra })) if (v) p.set(k, v);
+    const s = p.toString();
+    return s ? `${self}?${s}` : self;
+  };
+  const counts = byStatus(c);
+  const filtered = m.status !== undefined || m.phone !== '';
   return html`<h1>Batch <code class="batch-id">${b.batch_id}</code></h1>
 <dl class="facts">
   <dt>Source</dt><dd>${kindLabel(b.kind, b.source_id)}</dd>
@@ -29,18 +68,28 @@ export function batchView(m: BatchViewModel): SafeHtml {
   <dt>Contacts</dt><dd>${c.total} total: ${c.sent} sent, ${c.failed} failed, ${c.skipped} skipped, ${c.pending} pending</dd>
   <dt>Funnel</dt><dd class="funnel">${c.sent} sent → ${c.delivered} delivered → ${c.read} read</dd>
   ${b.ignored_contacts ? html`<dt>Ignored</dt><dd>${b.ignored_contacts} contacts beyond the first 50 of the request</dd>` : ''}
+  ${m.progress ? html`<dt>Rate</dt><dd data-rate>${m.progress.per_minute.toFixed(m.progress.per_minute < 10 ? 1 : 0)} messages per minute (last 5 minutes)</dd>
+  <dt>Time left</dt><dd data-eta>${c.pending === 0 ? 'none' : m.progress.remaining_ms === null ? 'unknown (nothing delivered in the last 5 minutes)' : durationText(m.progress.remaining_ms)}</dd>` : ''}
 </dl>
-${b.status === 'completed' ? '' : m.canCancel ? html`<p><a href="${BASE}/sends/${b.batch_id}/cancel" data-cancel>Cancel what has not been sent yet</a></p>` : ''}
+${m.refreshing ? html`<p class="refresh-note">This page reloads every ${m.refreshing} seconds while the batch is being delivered. <a href="${query({ refresh: '0' })}">Stop refreshing</a></p>` : ''}
+${b.status === 'completed' ? '' : m.canCancel ? html`<p><a href="${self}/cancel" data-cancel>Cancel what has not been sent yet</a></p>` : ''}
 <h2>Messages</h2>
-<search><form method="get" action="${BASE}/sends/${b.batch_id}" class="search">
+<nav aria-label="Messages by status" class="status-filter"><ul>
+  <li><a href="${m.phone ? `${self}?phone=${encodeURIComponent(m.phone)}` : self}"${m.status === undefined ? html` aria-current="page"` : ''}>All (${c.total})</a></li>
+  ${counts.map(([st, n]) => html`<li><a href="${query({ status: st })}" data-status-count="${st}"${m.status === st ? html` aria-current="page"` : ''}>${st} (${n})</a></li>`)}
+</ul></nav>
+<search><form method="get" action="${self}" class="search">
+  ${m.status ? html`<input type="hidden" name="status" value="${m.status}">` : ''}
   <label for="phone">Filter by phone number</label>
   <div role="group">
-    <input id="phone" name="phone" type="search" inputmode="tel" autocomplete="off" maxlength="64" value="${m.phone}">
+    <input id="phone" name="phone" type="search" inputmode="tel" autocomplete="off" maxlength="64" value="${m.phone}" aria-describedby="phone-hint">
     <button type="submit">Filter</button>
   </div>
+  <small id="phone-hint">A full number, or at least 4 of its digits.</small>
 </form></search>
-${m.phone ? html`<p role="status">${m.messages.length} of ${m.total} messages match “${m.phone}”. <a href="${BASE}/sends/${b.batch_id}">Show all</a></p>` : ''}
-${m.messages.length === 0 ? html`<p>${m.total === 0 ? 'No messages yet: the batch is still being prepared.' : 'No message matches.'}</p>` : dataTable({
+${m.phoneError ? html`<p class="error" role="alert">${m.phoneError}</p>` : ''}
+${m.phone && m.matches !== undefined ? html`<p role="status">${m.matches} of ${c.total} messages match “${m.phone}”. <a href="${self}">Show all</a></p>` : ''}
+${m.messages.length === 0 ? html`<p>${!filtered && (c.total === 0 || b.status === 'accepted') ? 'No messages yet: the batch is still being prepared.' : 'No message matches.'}</p>` : dataTable({
     label: 'Messages',
     columns: [{ head: 'Phone' }, { head: 'Status' }, { head: 'Reason' }, { head: 'Attempts', num: true }, { head: 'Sent' },
       { head: 'Delivered' }, { head: 'Read' }, { head: 'Next attempt' }],
@@ -49,5 +98,6 @@ ${m.messages.length === 0 ? html`<p>${m.total === 0 ? 'No messages yet: the batc
       cells: [msg.phone, badge(msg.status), reasonOf(msg), msg.attempts, time(msg.sent_at ?? null),
         time(msg.delivered_at ?? null), time(msg.read_at ?? null), nextAttempt(msg)],
     })),
-  })}`;
+  })}
+${m.paged || m.next ? html`<nav class="pager" aria-label="Message pages">${m.paged ? html`<a href="${query({})}">First page</a>` : ''}${m.next ? html`<a href="${query({ after: m.next })}" rel="next">Next page</a>` : ''}</nav>` : ''}`;
 }

@@ -62,8 +62,8 @@ ${readOnlyNote('campaigns')}
 </form>`;
 }
 
-/** The review page: the plan, and a confirm form carrying the same choices. */
-export function sendReviewView(m: { csrf: string; campaign: SourceRow; form: SendForm; plan: SendPlan; audienceLabel: string; timeZone: string; localTime: (ms: number) => string }): SafeHtml {
+/** The review page: the plan, and a confirm form carrying the same choices and the review's one-time token. */
+export function sendReviewView(m: { csrf: string; campaign: SourceRow; form: SendForm; plan: SendPlan; audienceLabel: string; timeZone: string; localTime: (ms: number) => string; confirmToken: string }): SafeHtml {
   const p = m.plan;
   const action = `${BASE}/campaigns/${m.campaign.id}/send`;
   return html`<h1>Review: send ${m.campaign.name}</h1>
@@ -77,6 +77,7 @@ export function sendReviewView(m: { csrf: string; campaign: SourceRow; form: Sen
 ${p.send + p.skipped_opted_out + p.skipped_invalid === 0 ? html`<p class="error" role="alert">Nobody to send to.</p>` : html`<form method="post" action="${action}/confirm">
 <input type="hidden" name="_csrf" value="${m.csrf}">
 ${hiddenFields(m.form)}
+<input type="hidden" name="confirm_token" value="${m.confirmToken}">
 <button type="submit">Confirm send</button>
 </form>`}
 <p><a href="${action}">Change</a></p>`;

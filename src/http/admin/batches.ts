@@ -6,7 +6,7 @@
  * | route | answers |
  * |---|---|
  * | GET /admin/batches/{batch_id} | 200 `Batch`; 401; 404 `Batch not found` (unknown or malformed id); 422 (id over 64 characters) |
- * | GET /admin/batches/{batch_id}/messages | 200 `{messages: Message[]}` in batch order; 401; 404; 422 |
+ * | GET /admin/batches/{batch_id}/messages?after=&limit=&status=&phone= | 200 `MessagePage` `{messages: Message[], next}` in batch order, keyset pages (domain/batch-messages.ts); 401; 404; 422 |
  * | GET /admin/companies/{company_id}/batches?limit=&before= | 200 `BatchPage` newest first (keyset pages, db/batch-list.ts); 401; 404 `Company not found`; 422 (bad id, limit or before) |
  *
  * The list serves `cms batch list` (issue 13 item 4).
@@ -14,11 +14,13 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { getBatch, listBatchMessages, type MessageView } from '../../domain/batches.ts';
+import { getBatch, type MessageView } from '../../domain/batches.ts';
+import { listMessagePage, MESSAGE_PAGE_DEFAULT, MESSAGE_PAGE_MAX, MESSAGE_STATUSES } from '../../domain/batch-messages.ts';
+import { DomainError } from '../../domain/errors.ts';
 import { listCompanyBatches } from '../../db/batch-list.ts';
 import { getCompany } from '../../domain/companies.ts';
 import type { AppDeps } from '../deps.ts';
-import { addComponents, adminErrors, component, exampleOf, idParams, invalid, iso, notFound, ok, ref, TIME_EXAMPLE } from './components.ts';
+import { addComponents, adminErrors, component, exampleOf, idParams, invalid, invalidInput, iso, notFound, ok, ref, TIME_EXAMPLE } from './components.ts';
 
 const time = (description?: string) => Type.String({ format: 'date-time', ...(description ? { description } : {}) });
 const count = Type.Integer({ minimum: 0 });
@@ -110,6 +112,20 @@ export const BatchPage = component('BatchPage', Type.Object({
   next_before: Type.Union([Type.String({ format: 'uuid' }), Type.Null()], { description: 'pass as `before` for the next (older) page; null on the last page' }),
 }), { batches: [exampleOf(Batch)], next_before: BATCH_ID_EXAMPLE });
 
+/** One page of a batch's messages (GET /admin/batches/{id}/messages). */
+export const MessagePage = component('MessagePage', Type.Object({
+  messages: Type.Array(ref(Message), { description: 'at most `limit` messages, in batch order' }),
+  next: Type.Union([Type.String(), Type.Null()], { description: 'pass as `after` (with the same filters) for the next page; null on the last page. Opaque' }),
+}), { messages: [exampleOf(Message)], next: '99' });
+
+/** The query of GET /admin/batches/{id}/messages. */
+const MessagePageQuery = Type.Object({
+  after: Type.Optional(Type.String({ maxLength: 32, description: 'the `next` of the previous page: messages after it', examples: ['99'] })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: MESSAGE_PAGE_MAX, default: MESSAGE_PAGE_DEFAULT, description: 'at most this many messages', examples: [MESSAGE_PAGE_DEFAULT] })),
+  status: Type.Optional(Type.Union(MESSAGE_STATUSES.map((st) => Type.Literal(st)), { description: "only messages with this status (the message's own: a read message is `read`)" })),
+  phone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "only messages to this number: E.164 (or national, in the company's default country), or 4+ of its digits", examples: ['+4915112345678'] })),
+});
+
 /** A batch as answered (times as RFC 3339). */
 function batchJson(b: Awaited<ReturnType<typeof getBatch>>) {
   return {
@@ -133,7 +149,7 @@ function messageJson(m: MessageView) {
 export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps): void {
   const db = deps.database.db;
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  addComponents(app, [BatchCounts, Batch, MessageRendered, Message, BatchPage]);
+  addComponents(app, [BatchCounts, Batch, MessageRendered, Message, MessagePage, BatchPage]);
   const params = Type.Object({ batch_id: Type.String({ maxLength: 64, description: 'the batch id (a UUID) answered by the send', examples: [BATCH_ID_EXAMPLE] }) });
   const tags = ['operator: batches'];
   const errors = {
@@ -151,10 +167,28 @@ export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps): void {
 
   r.get('/admin/batches/:batch_id/messages', {
     schema: {
-      tags, operationId: 'list_batch_messages', summary: 'The messages of a send batch: status, times, provider id, next attempt', params,
-      response: { 200: ok('The messages in batch order', Type.Object({ messages: Type.Array(ref(Message)) }), { messages: [exampleOf(Message)] }), ...errors },
+      tags, operationId: 'list_batch_messages', params,
+      summary: 'The messages of a send batch, a page at a time (keyset `after` / `next`), filtered by status or phone: status, times, provider id, next attempt',
+      querystring: MessagePageQuery,
+      response: {
+        200: ok('One page of messages in batch order; `next` is the cursor of the following page (null on the last)', ref(MessagePage), exampleOf(MessagePage)),
+        ...errors,
+        422: invalid({ type: 'value_error', loc: ['query', 'after'], msg: 'not a cursor of this list (use `next` of the previous page)' }, 'A malformed id, `limit` outside 1..1000, an `after` that is not a `next`, an unknown `status`, a `phone` that is neither a number nor 4+ digits'),
+      },
     },
-  }, async (request) => ({ messages: (await listBatchMessages(db, request.params.batch_id)).map(messageJson) }));
+  }, async (request) => {
+    const q = request.query;
+    try {
+      const page = await listMessagePage(db, request.params.batch_id, undefined, { after: q.after, limit: q.limit, status: q.status, phone: q.phone });
+      return { messages: page.messages.map(messageJson), next: page.next };
+    } catch (err) {
+      if (err instanceof DomainError && err.status === 422) {
+        const field = err.detail.split(':')[0];
+        throw invalidInput(['query', field], err.detail.slice(field.length + 2), 'value_error', q[field as keyof typeof q]);
+      }
+      throw err;
+    }
+  });
 
   r.get('/admin/companies/:company_id/batches', {
     schema: {

@@ -5,7 +5,8 @@
  *
  * | route | answers |
  * |---|---|
- * | PUT /admin/companies/{company_id}/contacts `{contacts}` (at most 10,000) | 200 `ContactImportResult`; 401; 404 company; 422 |
+ * | PUT /admin/companies/{company_id}/contacts `{contacts}` (at most 10,000; `tags?` replaces a contact's tags) | 200 `ContactImportResult`; 401; 404 company; 422 |
+ * | POST /admin/companies/{company_id}/contacts/tags `{contacts, add?, remove?}` (at most 100,000) | 200 `ContactTagsChange`; 401; 404 company; 422 |
  * | GET /admin/companies/{company_id}/contacts?q=&after=&limit= | 200 `ContactList`; 401; 404 company; 422 (q: fewer than 4 digits) |
  * | GET /admin/companies/{company_id}/contacts/export | 200 text/csv, streamed; 401; 404 company; 422 |
  * | GET /admin/companies/{company_id}/contacts/{phone} | 200 `Contact`; 401; 404 company / contact; 422 |
@@ -24,7 +25,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { getCompany } from '../../domain/companies.ts';
 import { createImport, getImport, MAX_IMPORT_BYTES, type ContactImport } from '../../domain/contact-imports.ts';
 import {
-  CONTACT_VIEW_LIMIT, getContactView, importContacts, MIN_SEARCH_DIGITS, parseContactQuery, resolveContact, updateContact,
+  changeTags, CONTACT_VIEW_LIMIT, getContactView, TAG_CHANGE_MAX, TAG_MAX_LENGTH, TAGS_MAX, importContacts, MIN_SEARCH_DIGITS, parseContactQuery, resolveContact, updateContact,
   VARIABLE_VALUE_MAX, VARIABLES_MAX, type ContactView,
 } from '../../domain/contacts.ts';
 import { contactsCsvStream, exportFileName } from '../../domain/contacts-export.ts';
@@ -41,6 +42,8 @@ const time = Type.String({ format: 'date-time' });
 const nullableTime = (description?: string) => Type.Union([time, Type.Null()], description ? { description } : {});
 const nullableString = (description?: string) => Type.Union([Type.String(), Type.Null()], description ? { description } : {});
 const PHONE = '+4915112345678';
+const tagList = (max: number, description: string) =>
+  Type.Array(Type.String({ minLength: 1, maxLength: TAG_MAX_LENGTH }), { maxItems: max, description: `${description}: each 1 to ${TAG_MAX_LENGTH} characters, at most ${max}` });
 
 /** A contact in a list. */
 export const ContactListItem = component('ContactListItem', Type.Object({
@@ -83,6 +86,11 @@ export const Contact = component('Contact', Type.Object({
   opt_out_source: nullableString("where the opt-out state came from: 'keyword', 'operator', 'import', 'console'"),
   opt_out_at: nullableTime('when the opt-out state last changed'),
   last_inbound_at: nullableTime('the last message the contact sent'),
+  tags: Type.Array(Type.String(), { description: 'its tags, sorted' }),
+  last_sent_at: nullableTime('when a message to it last reached `sent`'),
+  last_delivered_at: nullableTime('when a message to it last reached `delivered`'),
+  last_read_at: nullableTime('when a message to it last reached `read`'),
+  country: nullableString('ISO 3166 alpha-2 country of the number; null when it has none (or not computed yet)'),
   window_open_until: nullableTime('when its WhatsApp customer-service window closes: 24 h after its last inbound message (a past time: closed), or null'),
   created_at: time,
   updated_at: time,
@@ -96,7 +104,8 @@ export const Contact = component('Contact', Type.Object({
   messages: Type.Array(sentItem, { description: `messages sent to the contact, newest first (at most ${CONTACT_VIEW_LIMIT})` }),
 }), {
   contact_id: 311, phone: PHONE, first_name: 'Ada', last_name: 'Lovelace', variables: { tier: 'gold' }, opted_out: true,
-  opt_out_source: 'operator', opt_out_at: TIME_EXAMPLE, last_inbound_at: '2026-03-02T09:30:00.000Z', window_open_until: '2026-03-03T09:30:00.000Z',
+  opt_out_source: 'operator', opt_out_at: TIME_EXAMPLE, last_inbound_at: '2026-03-02T09:30:00.000Z', tags: ['berlin', 'vip'],
+  last_sent_at: TIME_EXAMPLE, last_delivered_at: TIME_EXAMPLE, last_read_at: TIME_EXAMPLE, country: 'DE', window_open_until: '2026-03-03T09:30:00.000Z',
   created_at: TIME_EXAMPLE, updated_at: TIME_EXAMPLE,
   segments: [{ segment_id: 4, name: 'Newsletter', added_at: TIME_EXAMPLE }],
   history: [{ at: TIME_EXAMPLE, actor: 'admin', action: 'contact.update', details: { changed: ['opted_out'], opted_out: true } }],
@@ -123,6 +132,12 @@ export const ContactImportResult = component('ContactImportResult', Type.Object(
   created: Type.Integer({ minimum: 0 }), updated: Type.Integer({ minimum: 0 }),
   invalid: Type.Integer({ minimum: 0, description: 'numbers that are no valid phone number (not written)' }),
 }), { created: 2, updated: 1, invalid: 0 });
+
+/** What a change of tags did. */
+export const ContactTagsChange = component('ContactTagsChange', Type.Object({
+  matched: Type.Integer({ minimum: 0, description: 'contacts found (their tags now have `add` and not `remove`)' }),
+  not_found: Type.Integer({ minimum: 0, description: 'distinct numbers that name no contact, invalid ones included' }),
+}), { matched: 2, not_found: 1 });
 
 /** A CSV import running as a background job. */
 export const ContactImportJob = component('ContactImportJob', Type.Object({
@@ -161,6 +176,8 @@ function viewOut(c: ContactView) {
     })),
     opt_out_at: c.opt_out_at ? iso(new Date(c.opt_out_at)) : null,
     last_inbound_at: isoOrNull(c.last_inbound_at), window_open_until: isoOrNull(c.window_open_until),
+    last_sent_at: isoOrNull(c.last_sent_at), last_delivered_at: isoOrNull(c.last_delivered_at), last_read_at: isoOrNull(c.last_read_at),
+    country: c.country || null,
     created_at: iso(new Date(c.created_at)), updated_at: iso(new Date(c.updated_at)),
     segments: c.segments.map((s) => ({ ...s, segment_id: Number(s.segment_id), added_at: iso(new Date(s.added_at)) })),
     history: c.history.map((h) => ({ ...h, at: iso(new Date(h.at)) })),
@@ -178,7 +195,7 @@ const csvBody = Type.Unsafe<string | Readable>({ type: 'string' });
 export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void {
   const db = deps.database.db;
   const tags = ['operator: contacts'];
-  addComponents(app, [ContactListItem, ContactList, Contact, ContactErasure, ContactImportResult, ContactImportJob]);
+  addComponents(app, [ContactListItem, ContactList, Contact, ContactErasure, ContactImportResult, ContactTagsChange, ContactImportJob]);
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
   r.put('/admin/companies/:company_id/contacts', {
@@ -194,8 +211,9 @@ export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void
           last_name: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
           variables: Type.Optional(Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()])),
           opted_out: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
+          tags: Type.Optional(Type.Union([tagList(TAGS_MAX, 'replaces the contact\'s tags (absent or null: kept)'), Type.Null()])),
         }), { maxItems: 10_000 }),
-      }, { examples: [{ contacts: [{ phone: PHONE, first_name: 'Ada', variables: { tier: 'gold' } }, { phone: '015112345679', opted_out: true }] }] }),
+      }, { examples: [{ contacts: [{ phone: PHONE, first_name: 'Ada', variables: { tier: 'gold' }, tags: ['vip', 'berlin'] }, { phone: '015112345679', opted_out: true }] }] }),
       response: {
         200: ok('What was written', ref(ContactImportResult), exampleOf(ContactImportResult)),
         ...adminErrors,
@@ -207,6 +225,38 @@ export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void
     const company = await getCompany(db, request.params.company_id);
     const result = await db.transaction().execute((trx) => importContacts(trx, company.company_id, company.default_country, request.body.contacts));
     await recordAudit(db, { actor: 'admin', action: 'contacts.import', target: `company:${company.company_id}`, company_id: company.company_id, details: result });
+    return result;
+  });
+
+  r.post('/admin/companies/:company_id/contacts/tags', {
+    bodyLimit: 16 * 1024 * 1024,
+    schema: {
+      tags, operationId: 'change_contact_tags', summary: 'Add and remove tags of many contacts at once',
+      description: `Numbers in any form the company's default country parses (at most ${TAG_CHANGE_MAX.toLocaleString('en')}); a tag both added and removed is removed; one transaction. A contact that would hold more than ${TAGS_MAX} tags refuses the whole change (422).`,
+      params: companyParams,
+      body: Type.Object({
+        contacts: Type.Array(Type.String({ maxLength: 64 }), { minItems: 1, maxItems: TAG_CHANGE_MAX }),
+        add: Type.Optional(tagList(TAGS_MAX, 'tags to add')),
+        remove: Type.Optional(tagList(TAGS_MAX, 'tags to remove')),
+      }, { examples: [{ contacts: [PHONE, '015112345679'], add: ['vip'], remove: ['trial'] }] }),
+      response: {
+        200: ok('What changed', ref(ContactTagsChange), exampleOf(ContactTagsChange)),
+        ...adminErrors,
+        404: notFound('Company not found'),
+        422: invalid({ type: 'maxLength', loc: ['body', 'add', 0], msg: `must NOT have more than ${TAG_MAX_LENGTH} characters` }),
+      },
+    },
+  }, async (request) => {
+    const company = await getCompany(db, request.params.company_id);
+    const b = request.body;
+    let result;
+    try {
+      result = await changeTags(db, company.company_id, company.default_country, b.contacts, b.add ?? [], b.remove ?? []);
+    } catch (err) {
+      if (err instanceof DomainError && err.status === 422) throw invalidInput(['body', 'add'], err.detail);
+      throw err;
+    }
+    await recordAudit(db, { actor: 'admin', action: 'contacts.tags', target: `company:${company.company_id}`, company_id: company.company_id, details: { ...result, add: b.add ?? [], remove: b.remove ?? [] } });
     return result;
   });
 

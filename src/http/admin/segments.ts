@@ -5,15 +5,18 @@
  * slot is freed; campaign sends already made from the segment, scheduled ones included, are unchanged:
  * they hold the numbers the segment had when they were made), add or remove members with 4.2's matching
  * plus a summary that sets invalid items apart with their positions, and members paged by keyset.
- * Every change is audit-logged with actor `admin`.
+ * Every change is audit-logged with actor `admin`. A segment with a `filter` is dynamic
+ * (src/domain/dynamic-segments.ts): its members are the contacts matching the filter when asked.
  *
  * | route | answers |
  * |---|---|
  * | GET /admin/companies/{company_id}/segments | 200 `{segments: Segment[]}`; 401; 404 company; 422 |
- * | POST /admin/companies/{company_id}/segments `{name}` | 201 `Segment`; 400 limit; 401; 404 company; 422 |
- * | PATCH /admin/segments/{segment_id} `{name}` | 200 `Segment`; 401; 404; 422 |
+ * | POST /admin/companies/{company_id}/segments `{name, filter?}` | 201 `Segment`; 400 limit; 401; 404 company; 422 (a bad filter: `loc` inside it) |
+ * | POST /admin/companies/{company_id}/segments/preview `{filter}` | 200 `SegmentPreview`; 401; 404 company; 422 |
+ * | GET /admin/segments/{segment_id} | 200 `SegmentDetail`; 401; 404; 422 |
+ * | PATCH /admin/segments/{segment_id} `{name?, filter?}` | 200 `Segment`; 401; 404; 409 (filter of a static segment); 422 |
  * | DELETE /admin/segments/{segment_id} | 200 `Segment` (as it was); 401; 404; 422 |
- * | POST /admin/segments/{segment_id}/members `{mode, contacts, use_hashed_phone?}` (body ≤ 16 MiB) | 200 `SegmentMembersChange`; 401; 404; 413; 422 |
+ * | POST /admin/segments/{segment_id}/members `{mode, contacts, use_hashed_phone?}` (body ≤ 16 MiB) | 200 `SegmentMembersChange`; 401; 404; 409 (dynamic segment); 413; 422 |
  * | GET /admin/segments/{segment_id}/members?after=&limit= | 200 `SegmentMembersPage`; 401; 404; 422 |
  */
 import type { FastifyInstance } from 'fastify';
@@ -22,13 +25,15 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { recordAudit } from '../../domain/audit.ts';
 import { getCompany } from '../../domain/companies.ts';
 import { notFound } from '../../domain/errors.ts';
+import { PREVIEW_SAMPLE, previewFilter } from '../../domain/dynamic-segments.ts';
+import { FilterError, MAX_CONDITIONS, MAX_DEPTH } from '../../domain/segment-filter.ts';
 import {
   changeMembers, deleteSegment, getSegment, INVALID_LISTED, listSegments, MAX_MEMBER_ITEMS, MAX_SEGMENTS_PER_COMPANY, MEMBERS_PAGE_MAX,
-  MEMBERS_PAGE_SIZE, membersPage, newSegment, renameSegment, SEGMENT_NAME_MAX, type SegmentSummary,
+  MEMBERS_PAGE_SIZE, membersPage, newSegment, renameSegment, SEGMENT_NAME_MAX, setSegmentFilter, type SegmentSummary,
 } from '../../domain/segment-admin.ts';
 import { selectSegmentCompany } from '../../db/segments.ts';
 import type { AppDeps } from '../deps.ts';
-import { addComponents, adminErrors, component, Detail, exampleOf, idParams, invalid, iso, notFound as notFoundAnswer, ok, ref, TIME_EXAMPLE } from './components.ts';
+import { addComponents, adminErrors, component, Detail, exampleOf, freeObject, idParams, invalid, invalidInput, iso, notFound as notFoundAnswer, ok, ref, TIME_EXAMPLE } from './components.ts';
 
 /** Largest body of a members change: 100,000 items of up to 64 characters fit with room to spare. */
 const MEMBERS_BODY_LIMIT = 16 * 1024 * 1024;
@@ -36,14 +41,38 @@ const MEMBERS_BODY_LIMIT = 16 * 1024 * 1024;
 const count = (description: string) => Type.Integer({ minimum: 0, description });
 const name = Type.String({ minLength: 1, maxLength: SEGMENT_NAME_MAX, description: `1 to ${SEGMENT_NAME_MAX} characters, as api.md 4.1; names need not be unique` });
 
-/** A segment with its member count. */
-export const Segment = component('Segment', Type.Object({
+const FILTER_EXAMPLE = { all: [{ attribute: 'city', op: 'eq', value: 'Berlin' }, { message: 'read', within: '30d' }, { field: 'opted_out', op: 'eq', value: false }] };
+const FILTER_DOC = `A filter (docs/segments.md "The filter language"): {"all": [filter, ...]}, {"any": [filter, ...]}, {"not": filter}, or a condition: {"attribute": NAME, "op": OP, "value"?: V} (a variable), {"field": FIELD, "op": OP, "value"?: V} (first_name, last_name, phone, country, created_at, opted_out, last_inbound_at, last_sent_at, last_delivered_at, last_read_at), {"tag": TAG}, {"segment": SEGMENT_ID} (a static segment), {"message": "sent"|"delivered"|"read"|"failed", "within": DURATION, "campaign_id"?: ID, "automation_id"?: ID}, {"replied_within": DURATION}. OP: eq, ne, in, not_in, contains, starts_with, exists, not_exists, gt, gte, lt, lte. At most ${MAX_CONDITIONS} conditions and depth ${MAX_DEPTH}; a bad filter is 422 with \`loc\` pointing inside it.`;
+const filterSchema = freeObject({ description: FILTER_DOC, examples: [FILTER_EXAMPLE] });
+const segmentFields = {
   segment_id: Type.Integer(),
   company_id: Type.Integer(),
   name: Type.String(),
-  members: count('member count'),
+  kind: Type.Union([Type.Literal('static'), Type.Literal('dynamic')], { description: '`dynamic`: its members are the contacts matching `filter` now; `static`: kept by hand' }),
+  filter: Type.Union([freeObject({ description: 'the filter of a dynamic segment, as given' }), Type.Null()]),
+  members: count('member count (dynamic: contacts matching the filter now)'),
   created_at: Type.String({ format: 'date-time' }),
-}), { segment_id: 31, company_id: 12, name: 'Newsletter', members: 1250, created_at: TIME_EXAMPLE });
+};
+
+/** A segment with its member count. */
+export const Segment = component('Segment', Type.Object(segmentFields),
+  { segment_id: 31, company_id: 12, name: 'Newsletter', kind: 'static', filter: null, members: 1250, created_at: TIME_EXAMPLE });
+
+/** One segment as GET shows it. */
+export const SegmentDetail = component('SegmentDetail', Type.Object({ ...segmentFields, members_total: count('members (dynamic: contacts matching the filter now)') }),
+  { segment_id: 32, company_id: 12, name: 'Berlin readers', kind: 'dynamic', filter: FILTER_EXAMPLE, members: 310, members_total: 310, created_at: TIME_EXAMPLE });
+
+/** A contact a preview shows. */
+export const SegmentPreviewContact = component('SegmentPreviewContact', Type.Object({
+  contact_id: Type.Integer(), phone: Type.String({ description: 'E.164' }),
+  first_name: Type.Union([Type.String(), Type.Null()]), last_name: Type.Union([Type.String(), Type.Null()]),
+}), { contact_id: 5012, phone: '+4915112345678', first_name: 'Ada', last_name: 'Lovelace' });
+
+/** What a filter matches now. */
+export const SegmentPreview = component('SegmentPreview', Type.Object({
+  count: count('contacts matching the filter now'),
+  sample: Type.Array(ref(SegmentPreviewContact), { maxItems: PREVIEW_SAMPLE, description: `the first ${PREVIEW_SAMPLE} in contact id order` }),
+}), { count: 310, sample: [exampleOf(SegmentPreviewContact)] });
 
 /** What a change of members did. */
 export const SegmentMembersChange = component('SegmentMembersChange', Type.Object({
@@ -69,7 +98,7 @@ export const SegmentMember = component('SegmentMember', Type.Object({
   phone: Type.String({ description: 'E.164' }),
   first_name: Type.Union([Type.String(), Type.Null()]),
   last_name: Type.Union([Type.String(), Type.Null()]),
-  added_at: Type.String({ format: 'date-time' }),
+  added_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'when it was added; null in a dynamic segment' }),
 }), { contact_id: 5012, phone: '+4915112345678', first_name: 'Ada', last_name: 'Lovelace', added_at: TIME_EXAMPLE });
 
 /** One page of members. */
@@ -80,7 +109,23 @@ export const SegmentMembersPage = component('SegmentMembersPage', Type.Object({
   next_after: Type.Union([Type.Integer(), Type.Null()], { description: 'pass as `after` for the next page; null on the last page' }),
 }), { segment_id: 31, members_total: 1250, members: [exampleOf(SegmentMember)], next_after: 5012 });
 
-const segmentOut = (s: SegmentSummary, companyId: number) => ({ segment_id: s.segment_id, company_id: companyId, name: s.name, members: s.members, created_at: iso(s.created_at) });
+const segmentOut = (s: SegmentSummary, companyId: number) => ({
+  segment_id: s.segment_id, company_id: companyId, name: s.name, kind: s.filter == null ? 'static' as const : 'dynamic' as const,
+  filter: (s.filter ?? null) as Record<string, unknown> | null, members: s.members, created_at: iso(s.created_at),
+});
+
+/** Runs `fn`; a bad filter becomes the operator API's 422 with `loc` under `body.filter`. */
+async function withFilterLoc<T>(fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (err instanceof FilterError) throw invalidInput(['body', 'filter', ...err.loc], err.detail, 'value_error');
+    throw err;
+  }
+}
+
+const conflict = (description: string, detail: string) => ok(description, ref(Detail), { detail });
+const DYNAMIC_CONFLICT = 'Segment is dynamic: its members follow its filter';
 
 /** The company of a segment, for routes that name the segment alone; 404 `Segment not found`. */
 async function companyOfSegment(deps: AppDeps, segmentId: number) {
@@ -94,7 +139,8 @@ export function registerSegmentRoutes(app: FastifyInstance, deps: AppDeps): void
   const db = deps.database.db;
   const tags = ['operator: segments'];
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  addComponents(app, [Segment, SegmentMembersChange, SegmentMember, SegmentMembersPage]);
+  addComponents(app, [Segment, SegmentDetail, SegmentPreviewContact, SegmentPreview, SegmentMembersChange, SegmentMember, SegmentMembersPage]);
+  const now = () => deps.clock.now();
   const companyParams = idParams('company_id', 'the company', 12);
   const segmentParams = idParams('segment_id', 'the segment', 31);
 
@@ -111,14 +157,14 @@ export function registerSegmentRoutes(app: FastifyInstance, deps: AppDeps): void
     },
   }, async (request) => {
     const company = await getCompany(db, request.params.company_id);
-    return { segments: (await listSegments(db, company.company_id)).map((s) => segmentOut(s, company.company_id)) };
+    return { segments: (await listSegments(db, company.company_id, now())).map((s) => segmentOut(s, company.company_id)) };
   });
 
   r.post('/admin/companies/:company_id/segments', {
     schema: {
-      tags, operationId: 'create_company_segment', summary: `Create an empty segment (api.md 4.1's rules: at most ${MAX_SEGMENTS_PER_COMPANY} per company)`,
+      tags, operationId: 'create_company_segment', summary: `Create an empty segment, or a dynamic one with a filter (api.md 4.1's rules: at most ${MAX_SEGMENTS_PER_COMPANY} per company, both kinds)`,
       params: companyParams,
-      body: Type.Object({ name }, { examples: [{ name: 'Newsletter' }] }),
+      body: Type.Object({ name, filter: Type.Optional(Type.Union([filterSchema, Type.Null()])) }, { examples: [{ name: 'Newsletter' }, { name: 'Berlin readers', filter: FILTER_EXAMPLE }] }),
       response: {
         201: ok('The new segment', ref(Segment), { ...exampleOf(Segment), members: 0 }),
         400: ok(`The company already holds ${MAX_SEGMENTS_PER_COMPANY} segments (nothing created)`, ref(Detail), { detail: `Segment limit reached: a company can hold at most ${MAX_SEGMENTS_PER_COMPANY} segments` }),
@@ -129,29 +175,73 @@ export function registerSegmentRoutes(app: FastifyInstance, deps: AppDeps): void
     },
   }, async (request, reply) => {
     const company = await getCompany(db, request.params.company_id);
-    const created = await newSegment(db, company.company_id, request.body.name);
-    await recordAudit(db, { actor: 'admin', action: 'segment.create', target: `segment:${created.segment_id}`, company_id: company.company_id, details: { name: created.name } });
+    const created = await withFilterLoc(() => newSegment(db, company.company_id, request.body.name, request.body.filter ?? undefined, now()));
+    await recordAudit(db, { actor: 'admin', action: 'segment.create', target: `segment:${created.segment_id}`, company_id: company.company_id, details: { name: created.name, kind: created.filter == null ? 'static' : 'dynamic' } });
     return reply.code(201).send(segmentOut(created, company.company_id));
   });
 
   r.patch('/admin/segments/:segment_id', {
     schema: {
-      tags, operationId: 'rename_segment', summary: 'Rename a segment',
+      tags, operationId: 'rename_segment', summary: 'Rename a segment, or change the filter of a dynamic one',
       params: segmentParams,
-      body: Type.Object({ name }, { examples: [{ name: 'Weekly newsletter' }] }),
+      body: Type.Object({ name: Type.Optional(name), filter: Type.Optional(filterSchema) }, { minProperties: 1, examples: [{ name: 'Weekly newsletter' }, { filter: FILTER_EXAMPLE }] }),
       response: {
-        200: ok('The renamed segment', ref(Segment), { ...exampleOf(Segment), name: 'Weekly newsletter' }),
+        200: ok('The changed segment', ref(Segment), { ...exampleOf(Segment), name: 'Weekly newsletter' }),
         ...adminErrors,
         404: notFoundAnswer('Segment not found'),
-        422: invalid({ type: 'maxLength', loc: ['body', 'name'], msg: `must NOT have more than ${SEGMENT_NAME_MAX} characters` }),
+        409: conflict('A filter for a static segment (its members are kept by hand); nothing changed', 'Segment is static: its members are kept by hand, it has no filter'),
+        422: invalid({ type: 'value_error', loc: ['body', 'filter', 'all', 1, 'op'], msg: 'unknown op "equals" (one of eq, ne, in, not_in, contains, starts_with, exists, not_exists, gt, gte, lt, lte)' }),
       },
     },
   }, async (request) => {
     const c = await companyOfSegment(deps, request.params.segment_id);
-    const before = await getSegment(db, c.company_id, request.params.segment_id);
-    const renamed = await renameSegment(db, c.company_id, before.segment_id, request.body.name);
-    await recordAudit(db, { actor: 'admin', action: 'segment.rename', target: `segment:${renamed.segment_id}`, company_id: c.company_id, details: { from: before.name, to: renamed.name } });
-    return segmentOut(renamed, c.company_id);
+    const before = await getSegment(db, c.company_id, request.params.segment_id, now());
+    let after = before;
+    await db.transaction().execute(async (trx) => {
+      if (request.body.filter !== undefined) {
+        after = await withFilterLoc(() => setSegmentFilter(trx, c.company_id, before.segment_id, request.body.filter, now()));
+        await recordAudit(trx, { actor: 'admin', action: 'segment.filter', target: `segment:${before.segment_id}`, company_id: c.company_id, details: { filter: request.body.filter } });
+      }
+      if (request.body.name !== undefined) {
+        after = { ...(await renameSegment(trx, c.company_id, before.segment_id, request.body.name)), members: after.members, filter: after.filter };
+        await recordAudit(trx, { actor: 'admin', action: 'segment.rename', target: `segment:${before.segment_id}`, company_id: c.company_id, details: { from: before.name, to: after.name } });
+      }
+    });
+    return segmentOut(after, c.company_id);
+  });
+
+  r.get('/admin/segments/:segment_id', {
+    schema: {
+      tags, operationId: 'get_segment', summary: 'One segment: its kind, filter and member count',
+      params: segmentParams,
+      response: {
+        200: ok('The segment', ref(SegmentDetail), exampleOf(SegmentDetail)),
+        ...adminErrors,
+        404: notFoundAnswer('Segment not found'),
+        422: invalid({ type: 'type', loc: ['path', 'segment_id'], msg: 'must be integer' }),
+      },
+    },
+  }, async (request) => {
+    const c = await companyOfSegment(deps, request.params.segment_id);
+    const seg = await getSegment(db, c.company_id, request.params.segment_id, now());
+    return { ...segmentOut(seg, c.company_id), members_total: seg.members };
+  });
+
+  r.post('/admin/companies/:company_id/segments/preview', {
+    schema: {
+      tags, operationId: 'preview_segment_filter', summary: `How many contacts a filter matches now, with the first ${PREVIEW_SAMPLE} (nothing is stored)`,
+      params: companyParams,
+      body: Type.Object({ filter: filterSchema }, { examples: [{ filter: FILTER_EXAMPLE }] }),
+      response: {
+        200: ok('What the filter matches now', ref(SegmentPreview), exampleOf(SegmentPreview)),
+        ...adminErrors,
+        404: notFoundAnswer('Company not found'),
+        422: invalid({ type: 'value_error', loc: ['body', 'filter', 'any', 0, 'within'], msg: 'bad duration: a positive integer and m, h or d, like "30d"' }),
+      },
+    },
+  }, async (request) => {
+    const company = await getCompany(db, request.params.company_id);
+    return withFilterLoc(() => previewFilter(db, company.company_id, request.body.filter, now()));
   });
 
   r.delete('/admin/segments/:segment_id', {
@@ -189,6 +279,7 @@ export function registerSegmentRoutes(app: FastifyInstance, deps: AppDeps): void
         200: ok('What changed', ref(SegmentMembersChange), exampleOf(SegmentMembersChange)),
         ...adminErrors,
         404: notFoundAnswer('Segment not found'),
+        409: conflict('The segment is dynamic: members follow its filter; nothing changed', DYNAMIC_CONFLICT),
         413: ok(`The body is larger than ${MEMBERS_BODY_LIMIT / 1024 / 1024} MiB; nothing changed`, ref(Detail), { detail: 'Request body too large' }),
         422: invalid({ type: 'minItems', loc: ['body', 'contacts'], msg: 'must NOT have fewer than 1 items' }),
       },
@@ -205,7 +296,7 @@ export function registerSegmentRoutes(app: FastifyInstance, deps: AppDeps): void
 
   r.get('/admin/segments/:segment_id/members', {
     schema: {
-      tags, operationId: 'list_segment_members', summary: 'Members of a segment, paged by keyset (contact id order)',
+      tags, operationId: 'list_segment_members', summary: 'Members of a segment (dynamic: the contacts matching its filter now), paged by keyset (contact id order)',
       params: segmentParams,
       querystring: Type.Object({
         after: Type.Optional(Type.Integer({ minimum: 0, maximum: Number.MAX_SAFE_INTEGER, default: 0, description: 'the `next_after` of the previous page (0 or absent: the first page)' })),
@@ -220,10 +311,10 @@ export function registerSegmentRoutes(app: FastifyInstance, deps: AppDeps): void
     },
   }, async (request) => {
     const c = await companyOfSegment(deps, request.params.segment_id);
-    const page = await membersPage(db, c.company_id, request.params.segment_id, request.query.after ?? 0, request.query.limit ?? MEMBERS_PAGE_SIZE);
+    const page = await membersPage(db, c.company_id, request.params.segment_id, request.query.after ?? 0, request.query.limit ?? MEMBERS_PAGE_SIZE, now());
     return {
       segment_id: page.segment.segment_id, members_total: page.segment.members,
-      members: page.members.map((m) => ({ ...m, added_at: iso(m.added_at) })), next_after: page.next,
+      members: page.members.map((m) => ({ ...m, added_at: m.added_at ? iso(m.added_at) : null })), next_after: page.next,
     };
   });
 }

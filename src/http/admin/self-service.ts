@@ -257,7 +257,7 @@ export function registerSelfServiceRoutes(app: FastifyInstance, deps: AppDeps): 
     }
     const company = await sendCompany(db, campaign.company_id);
     const audience: Audience = b.segment_id !== undefined ? { segment_id: b.segment_id } : { contacts: b.contacts! };
-    const phones = await audiencePhones(db, company.company_id, audience);
+    const phones = await audiencePhones(db, company.company_id, audience, now);
     const { items, plan } = await planSend(db, company, phones, sendAt ?? now);
     if (b.dry_run) return { plan: planJson(plan) };
     if (items.length === 0) throw invalidInput(['body', 'segment_id' in audience ? 'segment_id' : 'contacts'], 'the audience has no numbers');

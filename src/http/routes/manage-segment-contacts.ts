@@ -18,7 +18,7 @@ export const manageSegmentContactsOperation: PublicOperation<ManageSegmentContac
   model: ManageSegmentContacts,
   rule: RULES.manageSegmentContacts,
   requiresSubscription: true,
-  errors: { 403: 'The company has no active subscription', 404: 'Segment not found' },
+  errors: { 403: 'The company has no active subscription', 404: 'Segment not found', 409: 'Segment is dynamic: its members follow its filter' },
   successSchema: {
     content: { 'application/json': { schema: {
       type: 'object',

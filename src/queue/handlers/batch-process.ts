@@ -14,6 +14,8 @@
  * - expiry (docs/whatsapp.md "Messages that expire", {@link expiryOf}): each pending message gets
  *   `expires_at`; a hold ends at the latest then (released, the claim skips it as `expired`); a batch
  *   fanned out after its expiry writes its messages `skipped` / `expired`;
+ * - a campaign send to a segment accepted without items (`overrides.segment_id`) takes the segment's
+ *   members as its items now, and its `total` becomes their number;
  * - a scheduled send (`overrides.send_at`, src/domain/campaign-sends.ts) is held like delivery hours
  *   until max(send_at, the next opening at send_at); a batch cancelled before its fan-out
  *   (`overrides.cancelled`) writes every valid item `skipped` / `cancelled`;
@@ -27,6 +29,7 @@ import { sql } from 'kysely';
 import { expireAfterMs } from '../../domain/expiry.ts';
 import type { BatchKind, DeliveryHours } from '../../db/schema.ts';
 import type { BatchItem, BatchOverrides } from '../../domain/batches.ts';
+import { segmentItems } from '../../domain/campaign-sends.ts';
 import { upsertContacts, type ContactWrite, type StoredContact } from '../../domain/contacts.ts';
 import { nextSendTime } from '../../domain/delivery-hours.ts';
 import { compileTemplate, RenderError, renderMessage } from '../../domain/render.ts';
@@ -106,6 +109,11 @@ export async function processBatch(ctx: PipelineContext, batchId: string): Promi
           ELSE (SELECT k.expire_after FROM campaigns k WHERE k.campaign_id = b.source_id) END AS expire_after`.execute(trx);
     if (!rows[0]) return null;
     const batch: BatchRow = { ...rows[0], items: JSON.parse(rows[0].items) as BatchItem[] };
+    if (batch.overrides?.segment_id !== undefined && batch.items.length === 0) {
+      // A segment send accepted without items (campaign-sends.ts startSegmentSend): its members now.
+      batch.items = await segmentItems(trx, batch.company_id, batch.overrides.segment_id);
+      await trx.updateTable('batches').set({ total: batch.items.length }).where('batch_id', '=', batchId).execute();
+    }
 
     const contacts = await writeContacts(trx, batch);
     const now = ctx.clock.now();

@@ -209,8 +209,9 @@ test('131048 / 131031 / 368 / 190 pause the channel: the run\'s other messages w
   assert.deepEqual([waiting.status, waiting.reason, waiting.attempts], ['pending', 'channel_paused', 0]);
   assert.equal(requestsTo(later), 0);
 
-  // Resume: everything goes out.
+  // A minute later (past the pair interval of the first admissions), resume: everything goes out.
   graph.script = () => undefined;
+  clock.advance(60_000);
   const resume = await fetch(`${s.url}/admin/companies/${c.companyId}/channel/resume`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}` } });
   if (resume.status === 404) await resumeChannel(db(), c.companyId, 'resumed by the operator', clock.now());
   else assert.equal(resume.status, 200);
@@ -304,4 +305,21 @@ test('templates the catalogue does not approve: PAUSED waits until approved agai
   assert.deepEqual([g.status, g.error_code, g.attempts], ['failed', 'template_unavailable', 0]);
   assert.match(g.error, /hello \(en\)/);
   assert.equal(requestsTo(gone), 0);
+});
+
+test("pacing's admission before sending: a second message to a recipient within the pair interval waits pair_rate, then goes", async () => {
+  const c = await whatsappCompany(s, graph);
+  const [to] = phones(1);
+  graph.script = () => undefined;
+  const first = await send(c, [to]);
+  await eventually(async () => (await byPhone(first)).get(to)?.status === 'sent');
+  const second = await send(c, [to]);
+  const m = (await settled(second, 1)).get(to);
+  assert.deepEqual([m.status, m.reason, m.attempts], ['pending', 'pair_rate', 0]);
+  assert.equal(requestsTo(to), 1);
+  assert.deepEqual((await s.admin('GET', `/admin/batches/${second}`)).waiting, { pair_rate: 1 });
+  clock.set(Date.parse(m.next_attempt_at));
+  await sweep();
+  await eventually(async () => (await byPhone(second)).get(to).status === 'sent');
+  assert.equal(requestsTo(to), 2);
 });

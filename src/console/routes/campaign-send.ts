@@ -81,7 +81,7 @@ export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps)
     if (!audience || Object.keys(errors).length) return { errors };
     if ('segment_id' in audience) {
       // Counted in SQL; the members are resolved by the batch-process job (a segment of 100,000 stays quick).
-      const plan = await planSegmentSend(db, company, audience.segment_id, sendAt ?? now);
+      const plan = await planSegmentSend(db, company, audience.segment_id, sendAt ?? now, now);
       if (plan.total === 0) return { errors: { segment_id: 'This segment has no members.' } };
       return { errors, items: undefined, plan, sendAt, label, tz, audience };
     }

@@ -1,5 +1,5 @@
 /**
- * Campaign sends from the console (issue 15 item 2; src/domain/campaign-sends.ts):
+ * Campaign sends from the console (src/domain/campaign-sends.ts):
  * - `GET /campaigns/{id}/send`: the audience (segment or pasted numbers) and time (now, or a local
  *   date-time in the company's time zone: that of its delivery hours, else UTC) form;
  * - `POST /campaigns/{id}/send`: review, display only (nothing written): how many will be sent, skipped

@@ -1,7 +1,7 @@
 /**
  * Configuration: the only module that reads `process.env`. Parsed once, returned frozen.
  *
- * Variables (issue 2, item 1): PORT (default 8000), HOST (default 127.0.0.1), DATA_DIR (default ./data,
+ * Variables: PORT (default 8000), HOST (default 127.0.0.1), DATA_DIR (default ./data,
  * the embedded PGlite database and the generated admin token), DATABASE_URL (PostgreSQL; when set,
  * PGlite is not used), ADMIN_TOKEN (operator bearer token; generated into DATA_DIR when unset; a weak
  * value is refused, see checkSecretStrength),
@@ -13,7 +13,7 @@
  * recipient from one WhatsApp number, a duration, default `6s`), PROVIDER_ALLOWED_HOSTS
  * (hosts and CIDR ranges of private networks that webhook/WhatsApp URLs may point at; default none).
  *
- * The delivery loop (receipts-and-events.md §2, §5), durations as a number and a unit (`ms`, `s`, `m`,
+ * The delivery loop (docs/decisions.md#8-retries, docs/events.md), durations as a number and a unit (`ms`, `s`, `m`,
  * `h`, `d`), parsed by the `ms` library: DELIVERY_RETRY_SCHEDULE (waits after the 1st, 2nd, ... failed
  * attempt of a message, default `5s,30s,2m,10m,30m,1h,2h,4h,8h,8h`), DELIVERY_TIMEOUT (one attempt's
  * limit, default `15s`, also for event deliveries), EVENT_RETRY_SCHEDULE (default
@@ -111,7 +111,7 @@ const PLACEHOLDERS = ['changeme', 'changethis', 'replaceme', 'placeholder', 'you
 export const GENERATE_SECRET_COMMAND = 'openssl rand -base64 32';
 
 /**
- * Refuses a weak ADMIN_TOKEN or SECRETS_KEY (issue 13 item 4): fewer than 32 characters (what
+ * Refuses a weak ADMIN_TOKEN or SECRETS_KEY: fewer than 32 characters (what
  * `openssl rand -base64 32` prints has 44; a 32-byte key in hex has 64), fewer than 8 different
  * characters (`aaaa...`, `abab...`), or a placeholder from an example (`changeme`, `your-secret`,
  * `password`, `xxxxxxxx` ...). A heuristic against the usual mistakes, not an entropy measurement: a

@@ -1,5 +1,5 @@
 /**
- * SQL of the contacts (issue 11 item 6, issue 15 item 4; receipts-and-events.md §3): one contact with
+ * SQL of the contacts (docs/decisions.md#9-whatsapp-webhooks-in): one contact with
  * its opt-out state, segments and history, its inbound messages and the messages sent to it; the paged
  * list and search (by number digits or a name prefix, keyset on the phone); the export's pages. One
  * statement per function, each scoped to the company, so another company's contact is never found.

@@ -1,6 +1,6 @@
 /**
- * SQL of segments, one statement per function: administration (issue 15 item 3: list, rename, delete,
- * members paged by keyset) and the statements of api.md 4.1 / 4.2 (src/domain/segments.ts decides what
+ * SQL of segments, one statement per function: administration (list, rename, delete,
+ * members paged by keyset) and the statements of docs/api.md 4.1 / 4.2 (src/domain/segments.ts decides what
  * they answer). Every statement is scoped to the company, so another company's segment is never found
  * (callers answer 404 exactly as for an unknown id).
  */
@@ -86,7 +86,7 @@ export async function selectMembersPage(
 
 /**
  * How many distinct contacts of the company the digests (lowercase hex) name: a contact named by the
- * digest of its number with `+` and by the one without counts once (api.md 4.2 counts such items twice
+ * digest of its number with `+` and by the one without counts once (docs/api.md 4.2 counts such items twice
  * as found; administration reports contacts).
  */
 export async function countDigestContacts(db: Db, companyId: number, digests: string[]): Promise<number> {

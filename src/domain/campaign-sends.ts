@@ -24,7 +24,7 @@ import type { DeliveryHours } from '../db/schema.ts';
 import type { AnswerRecord, BatchAcceptor } from './accept-writer.ts';
 import { acceptBatch, distinctItems, getBatch, newBatchId, type BatchItem } from './batches.ts';
 import { instantOf, nextSendTime } from './delivery-hours.ts';
-import { matchingPhones } from './dynamic-segments.ts';
+import { countMembers, matchingPhones } from './dynamic-segments.ts';
 import { DomainError, isRowId, notFound } from './errors.ts';
 import type { SourceRow } from './source-tools.ts';
 
@@ -182,8 +182,15 @@ export async function cancelBatch(db: Db, batchId: string, companyId: number | n
  * members (a segment of 100,000 answers in milliseconds): members are contacts, so every number is a
  * valid E.164 one and distinct. 404 `Segment not found`; 422 when it has more than MAX_SEND_CONTACTS.
  */
-export async function planSegmentSend(db: Db, company: SendCompany, segmentId: number, sendAt: number): Promise<SendPlan> {
+export async function planSegmentSend(db: Db, company: SendCompany, segmentId: number, sendAt: number, now: number): Promise<SendPlan> {
   if (!isRowId(segmentId)) throw notFound('Segment not found');
+  const filter = await segmentFilter(db, company.company_id, segmentId);
+  if (filter !== undefined && filter !== null) {
+    // A dynamic segment: its members are the contacts its filter matches now.
+    const total = await countMembers(db, company.company_id, filter, now);
+    const optedOut = await countMembers(db, company.company_id, { all: [filter, { field: 'opted_out', op: 'eq', value: true }] }, now);
+    return segmentPlan(company, total, optedOut, sendAt);
+  }
   const { rows } = await sql<{ found: boolean; total: number; opted_out: number }>`
     SELECT EXISTS (SELECT 1 FROM segments WHERE segment_id = ${segmentId} AND company_id = ${company.company_id}) AS found,
            count(c.contact_id)::int AS total, count(c.contact_id) FILTER (WHERE c.opted_out)::int AS opted_out
@@ -191,13 +198,24 @@ export async function planSegmentSend(db: Db, company: SendCompany, segmentId: n
     WHERE m.segment_id = ${segmentId}`.execute(db);
   const row = rows[0];
   if (!row?.found) throw notFound('Segment not found');
-  if (row.total > MAX_SEND_CONTACTS) throw new DomainError(422, `at most ${MAX_SEND_CONTACTS} numbers per send`);
-  const send = row.total - row.opted_out;
+  return segmentPlan(company, row.total, row.opted_out, sendAt);
+}
+
+/** The plan of a segment send from its member counts; 422 beyond MAX_SEND_CONTACTS. */
+function segmentPlan(company: SendCompany, total: number, optedOut: number, sendAt: number): SendPlan {
+  if (total > MAX_SEND_CONTACTS) throw new DomainError(422, `at most ${MAX_SEND_CONTACTS} numbers per send`);
+  const send = total - optedOut;
   const opensAt = nextSendTime(company.delivery_hours, sendAt);
   return {
-    total: row.total, send, skipped_opted_out: row.opted_out, skipped_invalid: 0,
+    total, send, skipped_opted_out: optedOut, skipped_invalid: 0,
     held_for_delivery_hours: opensAt > sendAt ? send : 0, send_at: sendAt, opens_at: opensAt,
   };
+}
+
+/** The filter of the company's segment `segmentId`: null for a static one, undefined when there is none. */
+async function segmentFilter(db: Db, companyId: number, segmentId: number): Promise<unknown> {
+  const row = await db.selectFrom('segments').select('filter').where('segment_id', '=', segmentId).where('company_id', '=', companyId).executeTakeFirst();
+  return row ? row.filter ?? null : undefined;
 }
 
 /**
@@ -221,9 +239,15 @@ export async function startSegmentSend(
 
 /**
  * The items of a segment send at fan-out (batch-process): its members' numbers in contact order, at
- * most MAX_SEND_CONTACTS (each a contact's E.164 number, so valid and distinct).
+ * most MAX_SEND_CONTACTS (each a contact's E.164 number, so valid and distinct); a dynamic segment's
+ * are the contacts its filter matches at `now` (ms), evaluated this once.
  */
-export async function segmentItems(db: Db, companyId: number, segmentId: number): Promise<BatchItem[]> {
+export async function segmentItems(db: Db, companyId: number, segmentId: number, now: number): Promise<BatchItem[]> {
+  const filter = await segmentFilter(db, companyId, segmentId);
+  if (filter !== undefined && filter !== null) {
+    const phones = await matchingPhones(db, companyId, filter, now, MAX_SEND_CONTACTS);
+    return phones.slice(0, MAX_SEND_CONTACTS).map((phone) => ({ phone, e164: phone }));
+  }
   const rows = await db.selectFrom('segment_members as m').innerJoin('contacts as c', 'c.contact_id', 'm.contact_id')
     .select('c.phone').where('m.segment_id', '=', segmentId).where('c.company_id', '=', companyId)
     .orderBy('c.contact_id').limit(MAX_SEND_CONTACTS).execute();

@@ -1,6 +1,6 @@
 /**
  * The contacts CSV format, shared by `cms contacts import` (src/cli/csv-import.ts), the console's
- * upload and the `contacts-import` job (issue 15 item 4), and written back by the export
+ * upload and the `contacts-import` job, and written back by the export
  * (contacts-export.ts), so an export imports again unchanged.
  *
  * - A header row names the columns: `phone` (required), `first_name`, `last_name`, `opted_out`

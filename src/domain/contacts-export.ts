@@ -1,5 +1,5 @@
 /**
- * Export of all of a company's contacts as CSV (issue 15 item 4), streamed in constant memory whatever
+ * Export of all of a company's contacts as CSV, streamed in constant memory whatever
  * their number: keyset pages of EXPORT_PAGE_SIZE contacts (by phone) are read one at a time, only when
  * the reader has taken the previous page (backpressure through `Readable.from` and csv-stringify).
  *

@@ -1,8 +1,8 @@
 /**
- * Contacts (decisions.md §5-6): a contact is the pair (company, E.164 number). Bulk upsert serves the
+ * Contacts (docs/decisions.md#5-phone-numbers-and-digests, #6-contacts-personalisation-sending): a contact is the pair (company, E.164 number). Bulk upsert serves the
  * operator import (PUT /admin/companies/{id}/contacts), the CSV import job and the send pipeline (4.3
  * creates contacts, replaces given names and merges variables; 4.4 creates contacts by phone only).
- * Issue 15 item 4: the contact's page (fields, variables, segments, opt-out state and history, messages,
+ * The console and the operator API: the contact's page (fields, variables, segments, opt-out state and history, messages,
  * inbound), the list and search rules, and the edit of names, variables and opt-out by hand (source
  * `console` or `operator`, audit-logged). Erasure is in erasure.ts, the export in contacts-export.ts.
  */
@@ -60,7 +60,7 @@ export function mergeWrites(writes: ContactWrite[]): ContactWrite[] {
  * given); returns every written contact as stored afterwards. Phones must already be E.164; duplicates
  * are merged first. Run it inside a transaction when both statements must commit together.
  * An opt-out state that is set or changed records `opt_out_source` (`source`, default 'operator') and
- * `opt_out_at` = now (receipts-and-events.md §3); an unchanged one keeps both.
+ * `opt_out_at` = now (docs/decisions.md#9-whatsapp-webhooks-in); an unchanged one keeps both.
  */
 export async function upsertContacts(db: Db, companyId: number, writes: ContactWrite[], source = 'operator'): Promise<StoredContact[]> {
   const rows = mergeWrites(writes);
@@ -190,7 +190,7 @@ export async function fillCountries(db: Db, companyId: number, max = 50_000): Pr
 export const CONTACT_VIEW_LIMIT = 100;
 
 /**
- * One contact as the operator API and console show it (issue 11 item 6, issue 15 item 4): its segments,
+ * One contact as the operator API and console show it: its segments,
  * its history (audit entries naming it, newest first, at most CONTACT_VIEW_LIMIT), inbound and sent.
  */
 export interface ContactView extends ContactRow {

@@ -1,5 +1,5 @@
 /**
- * Phone numbers and digests (decisions.md §5): numbers are normalised to E.164 with libphonenumber-js,
+ * Phone numbers and digests (docs/decisions.md#5-phone-numbers-and-digests): numbers are normalised to E.164 with libphonenumber-js,
  * a number without a country code taking the company's default country; a digest is the lowercase hex
  * SHA-256 of the E.164 form with or without its leading `+`.
  */

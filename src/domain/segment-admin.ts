@@ -1,8 +1,8 @@
 /**
- * Segment administration by a company's people and the operator (issue 15 item 3): the same rules in
+ * Segment administration by a company's people and the operator: the same rules in
  * the console (`/console/segments…`), the operator API (`/admin/…/segments…`) and `cms segment`.
  *
- * - **Create**: the name rule of api.md 4.1 (1 to 255 characters, counted as code points; names need
+ * - **Create**: the name rule of docs/api.md 4.1 (1 to 255 characters, counted as code points; names need
  *   not be unique) and its limit of `MAX_SEGMENTS_PER_COMPANY` (20), through 4.1's own `createSegment`.
  * - **Rename**: the same name rule.
  * - **Delete**: removes the segment and its memberships (never the contacts) and frees its slot of the
@@ -10,7 +10,7 @@
  *   send resolved the segment to its members' numbers when it was accepted (src/domain/campaign-sends.ts
  *   `audiencePhones`; the batch stores those numbers), so it goes out as planned to the members of that
  *   moment. To stop it, cancel the send.
- * - **Members**: add or remove by phone numbers or SHA-256 digests with the matching of api.md 4.2
+ * - **Members**: add or remove by phone numbers or SHA-256 digests with the matching of docs/api.md 4.2
  *   (through 4.2's own `manageSegmentContacts`: E.164 in the company's default country; a digest of the
  *   E.164 form with or without `+`, any case; only existing contacts, none created). Before matching,
  *   items that are not a phone number (or, with digests, not 64 hex digits) are set aside as **invalid**
@@ -33,7 +33,7 @@ import type { ListItem } from './segment-lists.ts';
 export { MAX_SEGMENTS_PER_COMPANY };
 export type { MemberEntry, SegmentSummary };
 
-/** Longest segment name (api.md 4.1), in code points. */
+/** Longest segment name (docs/api.md 4.1), in code points. */
 export const SEGMENT_NAME_MAX = 255;
 /** Members per page in the console; the operator API's default `limit`. */
 export const MEMBERS_PAGE_SIZE = 50;

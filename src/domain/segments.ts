@@ -1,5 +1,5 @@
 /**
- * Segments (api.md 4.1, 4.2; decisions.md §3, §5): static segments of a company's contacts.
+ * Segments (docs/api.md 4.1, 4.2; docs/decisions.md#3-outcomes-of-the-four-operations, #5-phone-numbers-and-digests): static segments of a company's contacts.
  *
  * Creation takes a slot from `companies.segment_count` and inserts the segment in one statement, so the
  * limit of 20 holds under concurrent requests. Managing members matches every item of a request with

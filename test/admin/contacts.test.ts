@@ -1,5 +1,5 @@
 /**
- * Operator API contact routes (issue 15 item 4): list and search (number digits, name prefixes) paged;
+ * Operator API contact routes: list and search (number digits, name prefixes) paged;
  * one contact with segments and history; edit of variables and opt-out (source `operator`); CSV import
  * as a background job with progress and line-numbered row errors; the streamed CSV export (5,000
  * contacts equal what was imported); GDPR erasure (personal data gone, batch counts kept, a later

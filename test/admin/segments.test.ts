@@ -1,5 +1,5 @@
 /**
- * Operator API segment routes (issue 15 item 3; src/http/admin/segments.ts), against the real server:
+ * Operator API segment routes (src/http/admin/segments.ts), against the real server:
  *
  * - happy: create, list, rename, members added / removed by numbers and by digests (4.2's matching,
  *   invalid items set apart with positions), members paged by keyset, delete (frees a slot), audit;

@@ -1,5 +1,5 @@
 /**
- * Campaign sends from the console (issue 15 item 2), over HTTP with a signed-in user: a segment with an
+ * Campaign sends from the console, over HTTP with a signed-in user: a segment with an
  * opted-out contact (the review shows the counts before confirming; the result skips it as opted_out),
  * a schedule in the company's time zone held until its time and then cancelled (FakeClock; messages end
  * skipped / cancelled), a schedule in the past refused beside its field, and another company's campaign,

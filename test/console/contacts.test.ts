@@ -1,5 +1,5 @@
 /**
- * Console Contacts (issue 15 item 4) over HTTP and in Chromium: search by number and name (paged),
+ * Console Contacts over HTTP and in Chromium: search by number and name (paged),
  * the profile with segments, variables and history, edit (errors beside the field, input kept,
  * nothing written), opt-out by hand (source `console`), CSV import with progress to completion
  * (multipart upload with the CSRF token in the form; bad files reported beside the field), streamed

@@ -1,5 +1,5 @@
 /**
- * Helpers of the console tests (issue 6): a cookie-keeping HTTP client that fills forms the way a
+ * Helpers of the console tests: a cookie-keeping HTTP client that fills forms the way a
  * browser does (CSRF token from the page), set-up shortcuts through the operator API, and a Chromium
  * launcher for Playwright (`playwright-core` + the machine's Chromium, see {@link CHROMIUM}) that reports
  * when the browser is missing so browser tests can skip instead of failing.

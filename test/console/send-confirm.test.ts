@@ -85,3 +85,25 @@ test('a tampered token, a token for other choices and another user\'s token answ
   assert.equal(good.status, 303, 'the untouched confirm still works');
   assert.equal((await batches()).length, 1);
 });
+
+test('a send to a dynamic segment: the review counts the contacts its filter matches, the fan-out sends to them', async () => {
+  const { companyId, page, batches } = await setUp();
+  const [a, b, c] = [phone(), phone(), phone()];
+  await s.admin('PUT', `/admin/companies/${companyId}/contacts`, { contacts: [
+    { phone: a, variables: { city: 'Berlin' } }, { phone: b, variables: { city: 'Berlin' }, opted_out: true }, { phone: c, variables: { city: 'Paris' } }] });
+  const seg = await s.admin('POST', `/admin/companies/${companyId}/segments`, { name: 'Berlin', filter: { attribute: 'city', op: 'eq', value: 'Berlin' } }, 201);
+  const cl = await signedInClient(s, companyId);
+  const form = { audience: 'segment', segment_id: String(seg.segment_id), numbers: '', when: 'now', send_at: '' };
+  const review = await cl.submit(page, page, form);
+  assert.equal(review.status, 200);
+  const confirmed = await confirmFrom(cl, review, `${page}/confirm`, form);
+  assert.equal(confirmed.status, 303, confirmed.text);
+  const [id] = await batches();
+  const done = await eventually(async () => {
+    const bt = await s.admin('GET', `/admin/batches/${id}`);
+    return bt.status === 'completed' ? bt : undefined;
+  });
+  assert.deepEqual(done.counts, { total: 2, sent: 1, delivered: 0, read: 0, failed: 0, skipped: 1, pending: 0 });
+  const msgs = (await s.admin('GET', `/admin/batches/${id}/messages`)).messages;
+  assert.deepEqual(msgs.map((m: { phone: string }) => m.phone).sort(), [a, b].sort());
+});

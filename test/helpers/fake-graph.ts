@@ -1,5 +1,5 @@
 /**
- * A fake WhatsApp Cloud (Graph) API for tests, on node:http at 127.0.0.1 (receipts-and-events.md §3).
+ * A fake WhatsApp Cloud (Graph) API for tests, on node:http at 127.0.0.1 (docs/decisions.md#9-whatsapp-webhooks-in).
  *
  * - Accepts `POST /<version>/<phone_number_id>/messages` (template messages, any body) and answers as
  *   Meta does: `{"messaging_product":"whatsapp","contacts":[{"input","wa_id"}],"messages":[{"id":"wamid.…"}]}`

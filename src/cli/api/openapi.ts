@@ -888,7 +888,7 @@ export interface paths {
         /** List the segments of a company with member counts (oldest first) */
         get: operations["list_company_segments"];
         put?: never;
-        /** Create an empty segment, or a dynamic one with a filter (api.md 4.1's rules: at most 20 per company, both kinds) */
+        /** Create an empty segment, or a dynamic one with a filter (docs/api.md 4.1's rules: at most 20 per company, both kinds) */
         post: operations["create_company_segment"];
         delete?: never;
         options?: never;
@@ -946,7 +946,7 @@ export interface paths {
         get: operations["list_segment_members"];
         put?: never;
         /**
-         * Add or remove members by phone numbers or SHA-256 digests (the matching of api.md 4.2)
+         * Add or remove members by phone numbers or SHA-256 digests (the matching of docs/api.md 4.2)
          * @description Items are matched against existing contacts only: numbers in E.164 form (without a country code: the company's default country), digests of the E.164 number with or without `+` (any case). Items that are not a number (or, with `use_hashed_phone`, not 64 hex digits) are counted and listed as invalid, not matched. At most 100,000 items, applied in one transaction.
          */
         post: operations["change_segment_members"];
@@ -1060,7 +1060,7 @@ export interface paths {
         put?: never;
         /**
          * Receipts from a gateway behind the webhook provider (Standard Webhooks signature)
-         * @description See receipts-and-events.md §4 and docs/whatsapp.md. At most 4 MiB (413 beyond).
+         * @description See docs/decisions.md#10-gateway-receipts and docs/whatsapp.md. At most 4 MiB (413 beyond).
          */
         post: operations["provider_status_receive"];
         delete?: never;
@@ -12311,7 +12311,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description 1 to 255 characters, as api.md 4.1; names need not be unique */
+                    /** @description 1 to 255 characters, as docs/api.md 4.1; names need not be unique */
                     name: string;
                     filter?: {
                         [key: string]: unknown;
@@ -12743,7 +12743,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description 1 to 255 characters, as api.md 4.1; names need not be unique */
+                    /** @description 1 to 255 characters, as docs/api.md 4.1; names need not be unique */
                     name?: string;
                     /**
                      * @description A filter (docs/segments.md "The filter language"): {"all": [filter, ...]}, {"any": [filter, ...]}, {"not": filter}, or a condition: {"attribute": NAME, "op": OP, "value"?: V} (a variable), {"field": FIELD, "op": OP, "value"?: V} (first_name, last_name, phone, country, created_at, opted_out, last_inbound_at, last_sent_at, last_delivered_at, last_read_at), {"tag": TAG}, {"segment": SEGMENT_ID} (a static segment), {"message": "sent"|"delivered"|"read"|"failed", "within": DURATION, "campaign_id"?: ID, "automation_id"?: ID}, {"replied_within": DURATION}. OP: eq, ne, in, not_in, contains, starts_with, exists, not_exists, gt, gte, lt, lte. At most 50 conditions and depth 5; a bad filter is 422 with `loc` pointing inside it.

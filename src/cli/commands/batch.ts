@@ -4,14 +4,14 @@
  * to the last page or until --limit messages. With --json and --messages the output is the batch object
  * with an added `messages` array.
  *
- * `cms batch list --company ID [--limit N] [--before BATCH_ID]` (issue 13 item 4): GET
+ * `cms batch list --company ID [--limit N] [--before BATCH_ID]`: GET
  * /admin/companies/{company_id}/batches, newest first, one page; the text output ends with the command
  * for the next page when there is one. --json prints the page as answered (`batches`, `next_before`).
  *
- * The text output shows the batch's funnel (receipts-and-events.md §1) as one line,
+ * The text output shows the batch's funnel (docs/decisions.md#7-a-messages-life) as one line,
  * `funnel: sent N → delivered N → read N · failed N · skipped N · pending N (of TOTAL)`, and per
  * message its status, error code, times and, for a message waiting for a retry, its next attempt; then the
- * text each message was rendered to (header text, body, buttons; issue 13 item 4), as the provider got it.
+ * text each message was rendered to (header text, body, buttons), as the provider got it.
  */
 import type { Command } from 'commander';
 import type { Batch, BatchMessage } from '../api/types.ts';

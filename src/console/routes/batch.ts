@@ -1,5 +1,5 @@
 /**
- * One batch (issue 6 item 3): GET /console/sends/:batchId shows its status, its counts by status (each
+ * One batch: GET /console/sends/:batchId shows its status, its counts by status (each
  * a link that filters the messages by it) and its messages a page at a time (MESSAGE_PAGE_DEFAULT, keyset
  * pages of src/domain/batch-messages.ts: `?after=` is the cursor of the next page), so the page of a
  * 1,000,000-message send is as small and as quick as that of a 100-message one. `?status=` narrows the

@@ -1,5 +1,5 @@
 /**
- * Campaign sends from the console (issue 15 item 2; src/domain/campaign-sends.ts):
+ * Campaign sends from the console (src/domain/campaign-sends.ts):
  * - `GET /campaigns/{id}/send`: the audience (segment or pasted numbers) and time (now, or a local
  *   date-time in the company's time zone: that of its delivery hours, else UTC) form;
  * - `POST /campaigns/{id}/send`: review, display only (nothing written): how many will be sent, skipped
@@ -81,7 +81,7 @@ export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps)
     if (!audience || Object.keys(errors).length) return { errors };
     if ('segment_id' in audience) {
       // Counted in SQL; the members are resolved by the batch-process job (a segment of 100,000 stays quick).
-      const plan = await planSegmentSend(db, company, audience.segment_id, sendAt ?? now);
+      const plan = await planSegmentSend(db, company, audience.segment_id, sendAt ?? now, now);
       if (plan.total === 0) return { errors: { segment_id: 'This segment has no members.' } };
       return { errors, items: undefined, plan, sendAt, label, tz, audience };
     }

@@ -1,5 +1,5 @@
 /**
- * One batch with its messages (routes/batch.ts): the funnel (receipts-and-events.md §1), the counts by
+ * One batch with its messages (routes/batch.ts): the funnel (docs/decisions.md#7-a-messages-life), the counts by
  * status as filter links, the delivery progress while it processes, and one page of its messages with
  * per message its status, reason or error, attempts, sent / delivered / read times and the next attempt
  * of a message waiting for a retry or for delivery hours; a pager (first page, next page) below.

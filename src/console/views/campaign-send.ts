@@ -1,5 +1,5 @@
 /**
- * Campaign send pages (routes/campaign-send.ts; issue 15 item 2): choose an audience (a segment, or
+ * Campaign send pages (routes/campaign-send.ts): choose an audience (a segment, or
  * pasted numbers) and a time (now, or a date and time in the company's time zone), review what will
  * happen (sent, skipped as opted out or invalid, held for delivery hours) and confirm; and the cancel
  * confirmation of a send. A role that may not send or cancel sees a note instead of those forms.

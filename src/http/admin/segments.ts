@@ -1,6 +1,6 @@
 /**
- * Operator API: segments (issue 15 item 3), with the rules of the console's Segments pages and of
- * `cms segment` (src/domain/segment-admin.ts): create by api.md 4.1's name rule (1 to 255 characters)
+ * Operator API: segments, with the rules of the console's Segments pages and of
+ * `cms segment` (src/domain/segment-admin.ts): create by docs/api.md 4.1's name rule (1 to 255 characters)
  * and limit (20 per company, the same `400` as 4.1), rename, delete (memberships go, contacts stay, the
  * slot is freed; campaign sends already made from the segment, scheduled ones included, are unchanged:
  * they hold the numbers the segment had when they were made), add or remove members with 4.2's matching
@@ -39,7 +39,7 @@ import { addComponents, adminErrors, component, Detail, exampleOf, freeObject, i
 const MEMBERS_BODY_LIMIT = 16 * 1024 * 1024;
 
 const count = (description: string) => Type.Integer({ minimum: 0, description });
-const name = Type.String({ minLength: 1, maxLength: SEGMENT_NAME_MAX, description: `1 to ${SEGMENT_NAME_MAX} characters, as api.md 4.1; names need not be unique` });
+const name = Type.String({ minLength: 1, maxLength: SEGMENT_NAME_MAX, description: `1 to ${SEGMENT_NAME_MAX} characters, as docs/api.md 4.1; names need not be unique` });
 
 const FILTER_EXAMPLE = { all: [{ attribute: 'city', op: 'eq', value: 'Berlin' }, { message: 'read', within: '30d' }, { field: 'opted_out', op: 'eq', value: false }] };
 const FILTER_DOC = `A filter (docs/segments.md "The filter language"): {"all": [filter, ...]}, {"any": [filter, ...]}, {"not": filter}, or a condition: {"attribute": NAME, "op": OP, "value"?: V} (a variable), {"field": FIELD, "op": OP, "value"?: V} (first_name, last_name, phone, country, created_at, opted_out, last_inbound_at, last_sent_at, last_delivered_at, last_read_at), {"tag": TAG}, {"segment": SEGMENT_ID} (a static segment), {"message": "sent"|"delivered"|"read"|"failed", "within": DURATION, "campaign_id"?: ID, "automation_id"?: ID}, {"replied_within": DURATION}. OP: eq, ne, in, not_in, contains, starts_with, exists, not_exists, gt, gte, lt, lte. At most ${MAX_CONDITIONS} conditions and depth ${MAX_DEPTH}; a bad filter is 422 with \`loc\` pointing inside it.`;
@@ -162,7 +162,7 @@ export function registerSegmentRoutes(app: FastifyInstance, deps: AppDeps): void
 
   r.post('/admin/companies/:company_id/segments', {
     schema: {
-      tags, operationId: 'create_company_segment', summary: `Create an empty segment, or a dynamic one with a filter (api.md 4.1's rules: at most ${MAX_SEGMENTS_PER_COMPANY} per company, both kinds)`,
+      tags, operationId: 'create_company_segment', summary: `Create an empty segment, or a dynamic one with a filter (docs/api.md 4.1's rules: at most ${MAX_SEGMENTS_PER_COMPANY} per company, both kinds)`,
       params: companyParams,
       body: Type.Object({ name, filter: Type.Optional(Type.Union([filterSchema, Type.Null()])) }, { examples: [{ name: 'Newsletter' }, { name: 'Berlin readers', filter: FILTER_EXAMPLE }] }),
       response: {
@@ -267,7 +267,7 @@ export function registerSegmentRoutes(app: FastifyInstance, deps: AppDeps): void
   r.post('/admin/segments/:segment_id/members', {
     bodyLimit: MEMBERS_BODY_LIMIT,
     schema: {
-      tags, operationId: 'change_segment_members', summary: 'Add or remove members by phone numbers or SHA-256 digests (the matching of api.md 4.2)',
+      tags, operationId: 'change_segment_members', summary: 'Add or remove members by phone numbers or SHA-256 digests (the matching of docs/api.md 4.2)',
       description: `Items are matched against existing contacts only: numbers in E.164 form (without a country code: the company's default country), digests of the E.164 number with or without \`+\` (any case). Items that are not a number (or, with \`use_hashed_phone\`, not 64 hex digits) are counted and listed as invalid, not matched. At most ${MAX_MEMBER_ITEMS.toLocaleString('en')} items, applied in one transaction.`,
       params: segmentParams,
       body: Type.Object({

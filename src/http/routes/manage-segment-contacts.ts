@@ -1,6 +1,6 @@
 /**
- * 4.2 Manage segment contacts: POST /api/segments/{segment_id}/contacts (api.md 4.2, version 2.0.0;
- * decisions.md §3, §5). Needs an active subscription.
+ * 4.2 Manage segment contacts: POST /api/segments/{segment_id}/contacts (docs/api.md 4.2, version 2.0.0;
+ * docs/decisions.md#3-outcomes-of-the-four-operations, #5-phone-numbers-and-digests). Needs an active subscription.
  */
 import { manageSegmentContacts } from '../../domain/segments.ts';
 import type { PublicOperation } from '../public-operation.ts';

@@ -61,7 +61,7 @@ export function registerProviderStatus(app: FastifyInstance, deps: AppDeps): voi
     schema: {
       tags: ['webhooks'], operationId: 'provider_status_receive',
       summary: 'Receipts from a gateway behind the webhook provider (Standard Webhooks signature)',
-      description: 'See receipts-and-events.md §4 and docs/whatsapp.md. At most 4 MiB (413 beyond).',
+      description: 'See docs/decisions.md#10-gateway-receipts and docs/whatsapp.md. At most 4 MiB (413 beyond).',
       headers: {
         type: 'object',
         properties: {

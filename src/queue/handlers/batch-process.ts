@@ -111,7 +111,7 @@ export async function processBatch(ctx: PipelineContext, batchId: string): Promi
     const batch: BatchRow = { ...rows[0], items: JSON.parse(rows[0].items) as BatchItem[] };
     if (batch.overrides?.segment_id !== undefined && batch.items.length === 0) {
       // A segment send accepted without items (campaign-sends.ts startSegmentSend): its members now.
-      batch.items = await segmentItems(trx, batch.company_id, batch.overrides.segment_id);
+      batch.items = await segmentItems(trx, batch.company_id, batch.overrides.segment_id, ctx.clock.now());
       await trx.updateTable('batches').set({ total: batch.items.length }).where('batch_id', '=', batchId).execute();
     }
 

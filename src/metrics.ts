@@ -1,5 +1,5 @@
 /**
- * Prometheus metrics (issue 3 item 6): one prom-client registry for the process, served as text at
+ * Prometheus metrics: one prom-client registry for the process, served as text at
  * GET /metrics (see http/metrics-route.ts). Metric objects are module singletons; labels stay
  * low-cardinality (route patterns, never raw paths; no company ids).
  *
@@ -26,7 +26,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 export const registry = new Registry();
 // No prefix: the process and runtime metrics keep the names every Node.js exporter gives them.
 collectDefaultMetrics({ register: registry });
-// Prometheus naming (promtool check metrics, issue 13 item 4): `_total` is for counters only. prom-client's
+// Prometheus naming (promtool check metrics): `_total` is for counters only. prom-client's
 // defaults include three gauges named like counters, nodejs_active_{handles,requests,resources}_total;
 // each is the sum of its labelled gauge (nodejs_active_handles{type} ...), so they are dropped:
 // `sum(nodejs_active_handles)` gives the same number.
@@ -92,7 +92,7 @@ export const providerLatency = new Histogram({
 });
 
 /**
- * Receipts and inbound messages taken from providers' webhooks (receipts-and-events.md §3-4), by source
+ * Receipts and inbound messages taken from providers' webhooks (docs/decisions.md#9-whatsapp-webhooks-in, #10-gateway-receipts), by source
  * (`whatsapp` | `gateway`) and outcome: `applied` (a message moved forward), `ignored` (known message,
  * nothing to change: duplicate, late or final), `retried` (id not known yet, tried again shortly),
  * `unknown` (id never known: ignored), `inbound` (an inbound message stored).
@@ -117,7 +117,7 @@ export const whatsappWebhookChanges = new Counter({
 });
 
 /**
- * Event delivery attempts to companies' endpoints (receipts-and-events.md §5), by outcome:
+ * Event delivery attempts to companies' endpoints (docs/events.md), by outcome:
  * `delivered` (2xx), `retry` (failed, due again later), `failed` (schedule run out or 410).
  */
 export const eventAttempts = new Counter({

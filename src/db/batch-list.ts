@@ -1,6 +1,6 @@
 /**
  * A company's send batches, newest first, one page at a time (operator API
- * `GET /admin/companies/{company_id}/batches`, `cms batch list`; issue 13 item 4). Keyset pages:
+ * `GET /admin/companies/{company_id}/batches`, `cms batch list`). Keyset pages:
  * ordered by (created_at, batch_id) descending; `before` is the batch_id of the last batch of the
  * previous page, so a page never repeats or skips a batch while new batches are accepted. A `before`
  * that is not a batch of this company (unknown, malformed, another company's) gives an empty page,

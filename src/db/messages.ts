@@ -102,7 +102,7 @@ export async function renewLeases(db: Db, messageIds: string[], leaseSeconds: nu
 }
 
 /**
- * The outcome of one message's delivery run (receipts-and-events.md §1-2). Times in ms of the
+ * The outcome of one message's delivery run (docs/decisions.md#7-a-messages-life, #8-retries). Times in ms of the
  * injectable clock.
  * - `sent`: `sent_at`, and the provider's id when it gave one;
  * - `failed`: `failed_at`, `error` and the provider's `error_code` (or null);
@@ -243,7 +243,7 @@ export async function releaseHeld(db: Db, now: number, batchId: string | null, l
 }
 
 /**
- * Recovery of dead delivery runs (issue 11 item 5): pending, released messages whose lease ran out
+ * Recovery of dead delivery runs: pending, released messages whose lease ran out
  * (`lease_until < now()`, database time; a live run renews its leases well before) lose the lease, at
  * most `limit` of them; rows locked by a concurrent recovery are skipped, so each is recovered once.
  * Only batches still `processing` are looked at (partial index `batches_processing`, migration 011:

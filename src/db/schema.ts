@@ -7,7 +7,7 @@ import type { ColumnType, Generated } from 'kysely';
 type Timestamp = Date;
 type Json<T = unknown> = ColumnType<T, string, string>;
 
-/** Delivery window of a company, times as HH:MM in an IANA timezone (operator-api.md). */
+/** Delivery window of a company, times as HH:MM in an IANA timezone (docs/operator-api.md). */
 export interface DeliveryHours { start: string; end: string; timezone: string }
 
 export interface CompaniesTable {
@@ -21,7 +21,7 @@ export interface CompaniesTable {
   channel: ColumnType<Record<string, unknown>, string | undefined, string>;
   segment_count: Generated<number>;
   created_at: Generated<Timestamp>;
-  /** 008: inbound texts that opt a contact out of / back into campaigns (receipts-and-events.md §3). */
+  /** 008: inbound texts that opt a contact out of / back into campaigns (docs/decisions.md#9-whatsapp-webhooks-in). */
   opt_out_keywords: Generated<string[]>;
   opt_in_keywords: Generated<string[]>;
 }
@@ -156,7 +156,7 @@ export interface MessagesTable {
   uncounted_attempts: Generated<number>;
 }
 
-/** 008: a message a contact sent to the company (receipts-and-events.md §3). */
+/** 008: a message a contact sent to the company (docs/decisions.md#9-whatsapp-webhooks-in). */
 export interface InboundMessagesTable {
   inbound_id: Generated<number>;
   company_id: number;
@@ -177,7 +177,7 @@ export interface InboundMessagesTable {
   location: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
 }
 
-/** 008: a company's event endpoint (receipts-and-events.md §5). */
+/** 008: a company's event endpoint (docs/events.md). */
 export interface EventEndpointsTable {
   endpoint_id: Generated<number>;
   company_id: number;
@@ -230,7 +230,7 @@ export interface EventAttemptsTable {
   at: Timestamp;
 }
 
-/** 004: a person of one company who signs in to the console (issue 6 item 1). */
+/** 004: a person of one company who signs in to the console. */
 export interface ConsoleUsersTable {
   user_id: Generated<number>;
   company_id: number;

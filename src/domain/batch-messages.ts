@@ -1,5 +1,5 @@
 /**
- * A batch's messages a page at a time, and its delivery progress (operator-api.md
+ * A batch's messages a page at a time, and its delivery progress (docs/operator-api.md
  * `GET /admin/batches/{id}/messages`; the console's send page).
  *
  * Pages are keyset pages in batch order (`seq`): a page is at most `limit` messages after the cursor,

@@ -1,5 +1,5 @@
 /**
- * Send batches (api.md 4.3, 4.4; decisions.md §3): acceptance and inspection.
+ * Send batches (docs/api.md 4.3, 4.4; docs/decisions.md#3-outcomes-of-the-four-operations): acceptance and inspection.
  *
  * Acceptance normalises the contacts, drops duplicates, and in ONE transaction writes the batch (its
  * items, overrides, template snapshot, ignored count) and enqueues its processing job. Only after the
@@ -106,7 +106,7 @@ export async function acceptBatch(acceptor: BatchAcceptor, input: AcceptInput, o
 }
 
 /**
- * A batch's funnel (receipts-and-events.md §1): `sent` counts every message the provider took (status
+ * A batch's funnel (docs/decisions.md#7-a-messages-life): `sent` counts every message the provider took (status
  * sent, delivered or read), `delivered` those delivered or read, `read` those read; `total` =
  * sent + failed + skipped + pending.
  */
@@ -155,8 +155,8 @@ export const WAITING_BY_REASON = sql<Record<string, number> | null>`(
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * A batch with its counts (operator-api.md GET /admin/batches/{id}; the funnel of
- * receipts-and-events.md §1, see BatchCounts); `companyId` scopes the lookup when given. Messages not
+ * A batch with its counts (docs/operator-api.md GET /admin/batches/{id}; the funnel of
+ * docs/decisions.md#7-a-messages-life, see BatchCounts); `companyId` scopes the lookup when given. Messages not
  * yet written, and messages waiting for delivery hours or a retry, count as pending, so the counts
  * always add up to the total; `waiting` counts the pending ones that wait for something by reason.
  * Throws notFound for an unknown or malformed id.
@@ -214,8 +214,8 @@ export interface MessageView {
 }
 
 /**
- * The messages of a batch in batch order (operator-api.md GET /admin/batches/{id}/messages;
- * receipts-and-events.md §1): optional fields appear only when set; `next_attempt_at` only while the
+ * The messages of a batch in batch order (docs/operator-api.md GET /admin/batches/{id}/messages;
+ * docs/decisions.md#7-a-messages-life): optional fields appear only when set; `next_attempt_at` only while the
  * message is pending (waiting for a retry).
  */
 export async function listBatchMessages(db: Db, batchId: string, companyId?: number): Promise<MessageView[]> {

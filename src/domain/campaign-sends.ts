@@ -1,5 +1,5 @@
 /**
- * Campaign sends started by a company (issue 15 item 2; operator-api.md `POST /admin/campaigns/{id}/sends`,
+ * Campaign sends started by a company (docs/operator-api.md `POST /admin/campaigns/{id}/sends`,
  * `POST /admin/batches/{id}/cancel`).
  *
  * - **Audience**: a segment of the company (its members' numbers) or a list of numbers, normalised and

@@ -1,5 +1,5 @@
 /**
- * Chooses a company's provider from `companies.channel` (operator-api.md PUT .../channel):
+ * Chooses a company's provider from `companies.channel` (docs/operator-api.md PUT .../channel):
  * `{provider:'outbox'}` | `{provider:'webhook', url, secret_sealed}` |
  * `{provider:'whatsapp', phone_number_id, api_base_url, access_token_sealed}`.
  *
@@ -52,7 +52,7 @@ export interface ProviderRegistryOptions {
   clock: Clock;
   /** Which addresses deliveries may connect to (domain/network-guard.ts). */
   addressPolicy: AddressPolicy;
-  /** One delivery attempt's bound, connect to last byte (ms; DELIVERY_TIMEOUT, receipts-and-events.md §2). */
+  /** One delivery attempt's bound, connect to last byte (ms; DELIVERY_TIMEOUT, docs/decisions.md#8-retries). */
   deliveryTimeoutMs: number;
   /**
    * The catalogue's send-time answer (default: the catalogue's templateAvailability; null: every

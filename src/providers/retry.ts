@@ -1,5 +1,5 @@
 /**
- * Retries of messages on a schedule (receipts-and-events.md §2). A delivery run makes ONE attempt per
+ * Retries of messages on a schedule (docs/decisions.md#8-retries). A delivery run makes ONE attempt per
  * message it claims (`attemptOnce`); `nextStep` then decides, from the attempt's result and the
  * message's attempt count, what the message becomes (the schedule step itself is the one of every
  * outbound delivery, delivery/schedule.ts `retryAt`):

@@ -1,8 +1,8 @@
 /**
- * The provider interface (issue 3 item 4; operator-api.md "Providers"): ONE delivery attempt of a
+ * The provider interface (docs/operator-api.md "Providers"): ONE delivery attempt of a
  * rendered message, and optionally a look at a claimed chunk before any of it is sent. A provider only
  * classifies; what happens next (a retry on the schedule, a wait, a final failure) is decided by
- * `retry.ts` (receipts-and-events.md §2) and carried out by the delivery run, which applies the
+ * `retry.ts` (docs/decisions.md#8-retries) and carried out by the delivery run, which applies the
  * outcome's effects generically. Providers never log or return their secrets.
  *
  * The vocabulary is generic: provider-specific rules (WhatsApp's error codes, its channel pause, its

@@ -1,5 +1,5 @@
 /**
- * The `whatsapp` provider (operator-api.md): a WhatsApp Cloud API template message,
+ * The `whatsapp` provider (docs/operator-api.md): a WhatsApp Cloud API template message,
  * `POST {api_base_url}/{phone_number_id}/messages` with `Authorization: Bearer <access token>` and
  *
  *   {"messaging_product":"whatsapp","recipient_type":"individual","to":"4915112345678","type":"template",
@@ -19,7 +19,7 @@
  * pause the channel, mark the catalogue entry; Meta's code, title, message and details are kept.
  * Answers without a known code: 408, 429 and 5xx, timeouts and connection errors are retryable (the
  * shared classifier in delivery/failure.ts), anything else fails at once. A retryable answer's
- * Retry-After is passed on (receipts-and-events.md §2). One attempt is bounded by `timeoutMs`
+ * Retry-After is passed on (docs/decisions.md#8-retries). One attempt is bounded by `timeoutMs`
  * (DELIVERY_TIMEOUT, connect to last byte). The access token never appears in an error.
  *
  * Before a claimed chunk is sent, `prepare` (whatsapp/room.ts) looks at the channel's state, the

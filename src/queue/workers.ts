@@ -1,5 +1,5 @@
 /**
- * Background workers (issue 3 item 1): consume the job registry's queues (jobs.ts) in this process,
+ * Background workers: consume the job registry's queues (jobs.ts) in this process,
  * run the held-message sweep, and feed the queue-depth metrics.
  *
  * - `batch-process` → handlers/batch-process.ts (fan-out), `messages-deliver` → handlers/messages-deliver.ts,

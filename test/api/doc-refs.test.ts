@@ -3,10 +3,6 @@
  * in it (`decisions.md §3` meaning a file elsewhere, a bare `api.md` in code, a path into a shared spec
  * directory) and no issue numbers, in src/, test/, bench/, tools/, docs/ and README.md. And every
  * `docs/NAME.md#anchor` (or, inside docs/, `](NAME.md#anchor)`) names a heading that exists.
- *
- * Files still being changed on other branches keep old references until they are merged, so the first
- * check is a `todo` for now (it runs and lists what remains, but does not fail the suite); drop the
- * `todo` option once the list is empty.
  */
 
 import { describe, test } from 'node:test';
@@ -78,9 +74,7 @@ function anchors(doc: string): Set<string> {
 }
 
 describe('references in comments and docs', () => {
-  test('no specification files outside the repository and no issue numbers', {
-    todo: 'files of branches in flight keep old references until they are merged; remove this todo when the list is empty',
-  }, () => {
+  test('no specification files outside the repository and no issue numbers', () => {
     const found: string[] = [];
     for (const f of files()) {
       fs.readFileSync(path.join(root, f), 'utf8').split('\n').forEach((line, i) => {

@@ -1,5 +1,5 @@
 /**
- * Faults (issue 3 "Bad input and faults"): a receiver that refuses, answers garbage and hangs once;
+ * Faults: a receiver that refuses, answers garbage and hangs once;
  * permanent refusals and a template that does not render for one contact; a delivery run that died
  * holding its claims. Every message ends in exactly one final status with its attempts counted, and
  * none is delivered twice once its result is committed.

@@ -132,7 +132,7 @@ describe('webhook signatures', () => {
     const signer = createSigner('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw');
     assert.equal(signer.sign('msg_p5jXN8AQM9LWM0D4loKWxJek', new Date(1614265330 * 1000), '{"test": 2432232314}'), 'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
   });
-  test('secrets without the prefix are used as their UTF-8 bytes, even when they look like base64 (issue 13)', () => {
+  test('secrets without the prefix are used as their UTF-8 bytes, even when they look like base64', () => {
     assert.deepEqual(webhookKey('MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'), Buffer.from('MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw'));
     assert.deepEqual(webhookKey('not base64: a plain secret!'), Buffer.from('not base64: a plain secret!'));
   });

@@ -1,6 +1,6 @@
 /**
  * `cms batch show BATCH_ID [--messages [--limit N]]`: GET /admin/batches/{batch_id} and, with --messages,
- * GET /admin/batches/{batch_id}/messages (operator-api.md) page after page, following its `next` cursor
+ * GET /admin/batches/{batch_id}/messages (docs/operator-api.md) page after page, following its `next` cursor
  * to the last page or until --limit messages. With --json and --messages the output is the batch object
  * with an added `messages` array.
  *

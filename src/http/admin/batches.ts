@@ -1,6 +1,6 @@
 /**
- * Operator API: batch status and messages (operator-api.md GET /admin/batches/{id}[/messages];
- * receipts-and-events.md §1: the funnel counts sent / delivered / read and each message's lifecycle
+ * Operator API: batch status and messages (docs/operator-api.md GET /admin/batches/{id}[/messages];
+ * docs/decisions.md#7-a-messages-life: the funnel counts sent / delivered / read and each message's lifecycle
  * fields), typed from TypeBox schemas (components.ts pattern).
  *
  * | route | answers |
@@ -9,7 +9,7 @@
  * | GET /admin/batches/{batch_id}/messages?after=&limit=&status=&phone= | 200 `MessagePage` `{messages: Message[], next}` in batch order, keyset pages (domain/batch-messages.ts); 401; 404; 422 |
  * | GET /admin/companies/{company_id}/batches?limit=&before= | 200 `BatchPage` newest first (keyset pages, db/batch-list.ts); 401; 404 `Company not found`; 422 (bad id, limit or before) |
  *
- * The list serves `cms batch list` (issue 13 item 4).
+ * The list serves `cms batch list`.
  */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';

@@ -1,5 +1,5 @@
 /**
- * Operator API: a company's contacts (operator-api.md), with the same
+ * Operator API: a company's contacts (docs/operator-api.md), with the same
  * rules as the console's Contacts pages and `cms contacts`. Another company's contact answers 404 like
  * an unknown one; an erased contact is unknown. Changes are audit-logged with actor `admin`.
  *

@@ -1,5 +1,5 @@
 /**
- * Operator API for the company self-service console (issue 15 items 1-2; operator-api.md): the routes
+ * Operator API for the company self-service console (docs/operator-api.md): the routes
  * the console's automation, campaign and send pages stand on, with the same rules.
  *
  * - `GET /admin/companies/{id}/automations`, `.../campaigns`: lists (newest first);

@@ -1,5 +1,5 @@
 /**
- * `batch-process`: fans an accepted batch out into messages (decisions.md §5-6, api.md 4.3 / 4.4), in
+ * `batch-process`: fans an accepted batch out into messages (docs/decisions.md#5-phone-numbers-and-digests, #6-contacts-personalisation-sending, docs/api.md 4.3 / 4.4), in
  * ONE transaction that also moves the batch from `accepted` to `processing` (or straight to `completed`
  * when nothing is left to send) and enqueues the follow-up jobs. A second run finds the batch no longer
  * `accepted` and does nothing.
@@ -96,7 +96,7 @@ export function expiryOf(batch: Pick<BatchRow, 'overrides' | 'expire_after' | 'c
 /** Fans out batch `batchId`; null when it was not `accepted` (already done, or unknown). */
 export async function processBatch(ctx: PipelineContext, batchId: string): Promise<FanOut | null> {
   const finals: Record<string, number> = {};
-  // Messages failed by a template error, logged once the fan-out committed (issue 13 item 4).
+  // Messages failed by a template error, logged once the fan-out committed.
   let templateFailures: { company_id: number; failed: { message_id: string; error: string }[] } | undefined;
   const outcome = await ctx.db.transaction().execute(async (trx) => {
     const { rows } = await sql<StoredBatchRow>`

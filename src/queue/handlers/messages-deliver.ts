@@ -8,7 +8,7 @@
  *   `deliveryConcurrency` in flight, and their results committed set-based every FLUSH_ROWS results or
  *   FLUSH_MS, whichever comes first, so a crash loses at most the results of the last moments. After a
  *   transient failure the message waits `pending` with `next_attempt_at` (a hold, released by the
- *   workers' sweep) on DELIVERY_RETRY_SCHEDULE (receipts-and-events.md §2, providers/retry.ts); the
+ *   workers' sweep) on DELIVERY_RETRY_SCHEDULE (docs/decisions.md#8-retries, providers/retry.ts); the
  *   chunk does not wait for it. When the workers stop, no new message starts; claimed messages not
  *   started get their lease back.
  *
@@ -21,7 +21,7 @@
  * (`skipped` / `expired`), and no hold outlasts a message's expiry (db/messages.ts).
  *
  * The lease is short (15 s) so that messages of a run whose process died are found by the workers'
- * sweep (`recoverDead`) within seconds of the lease running out and enqueued again (issue 11 item 5).
+ * sweep (`recoverDead`) within seconds of the lease running out and enqueued again.
  *
  * Afterwards the batch is completed if nothing is pending. If released pending messages are left in
  * the range (another run holds them, or this run was interrupted), the job fails with ChunkBusyError
@@ -199,7 +199,7 @@ async function deliverClaimed(ctx: PipelineContext, provider: Provider, data: Jo
     renewLeases(ctx.db, [...held], LEASE_SECONDS).catch((err) => ctx.logger.warn({ err: (err as Error).message, batch_id: data.batch_id }, 'lease renewal failed'));
   }, RENEW_MS);
 
-  // Failed attempts reach the log (issue 13 item 4): `error` when the message ends failed, `warn`
+  // Failed attempts reach the log: `error` when the message ends failed, `warn`
   // when it waits for another attempt; bounded per run (failure-log.ts).
   const failures = new FailureLog(ctx.logger, { company_id: data.company_id, batch_id: data.batch_id }, 'message delivery failed');
   const stopped = () => ctx.drain.aborted || !!abort?.aborted || flushError !== undefined;

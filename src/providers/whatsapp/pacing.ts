@@ -12,8 +12,8 @@
  * a late request never bunches with the on-time ones. Every request therefore starts within
  * [slot, slot + D] with D = toleranceMs + the conversion and transit allowance `marginMs`; any 1-s
  * window then holds at most floor((1000 + D) / spacing) + 1 slots, and the spacing is chosen just
- * above (1000 + D) / rate, so that is at most `rate`, at a mean of rate * 1000 / (1000 + D) (0.90 x rate
- * with the defaults, D = 30 + 80 = 110 ms; docs/benchmarks.md has the measured way to the receiver). A number slowed down (Meta's 130429, {@link WhatsappPacing.slowDown})
+ * above (1000 + D) / rate, so that is at most `rate`, at a mean of rate * 1000 / (1000 + D) (0.94 x rate
+ * with the defaults, D = 20 + 40 = 60 ms; docs/benchmarks.md has the measured way to the receiver). A number slowed down (Meta's 130429, {@link WhatsappPacing.slowDown})
  * gets twice the spacing until `slowed_until`.
  *
  * Pair rate and messaging limit ({@link WhatsappPacing.admit}): one transaction per call that locks
@@ -39,9 +39,9 @@ export interface WhatsappPacingOptions {
   pairIntervalMs: number;
   /** Most of the number's time one reservation covers (ms, default 100). */
   blockMs?: number;
-  /** A lane later than this at its slot gives the slot up and takes another (ms, default 30). */
+  /** A lane later than this at its slot gives the slot up and takes another (ms, default 20). */
   toleranceMs?: number;
-  /** Allowance for the conversion to local time and the way to Meta (ms, default 80). */
+  /** Allowance for the conversion to local time and the way to Meta (ms, default 40). */
   marginMs?: number;
   /** This process's monotonic clock (ms, default performance.now); only for tests. */
   monotonicNow?: () => number;
@@ -113,8 +113,8 @@ export class WhatsappPacing {
     this.#clock = clock;
     this.pairIntervalMs = opts.pairIntervalMs;
     this.blockMs = opts.blockMs ?? 100;
-    this.toleranceMs = opts.toleranceMs ?? 30;
-    this.marginMs = opts.marginMs ?? 80;
+    this.toleranceMs = opts.toleranceMs ?? 20;
+    this.marginMs = opts.marginMs ?? 40;
     this.#mono = opts.monotonicNow ?? (() => performance.now());
     this.#onError = opts.onError ?? (() => {});
   }

@@ -2487,9 +2487,11 @@ export interface components {
             /** @description E.164 */
             to: string;
             header: {
-                /** @description none, text, image or video */
+                /** @description `none`, `text`, `image` or `video` */
                 type: string;
+                /** @description text: the header text */
                 text?: string;
+                /** @description image / video: the media URL */
                 url?: string;
             };
             body: string;

@@ -20,7 +20,7 @@ import { DomainError } from '../../domain/errors.ts';
 import { listCompanyBatches } from '../../db/batch-list.ts';
 import { getCompany } from '../../domain/companies.ts';
 import type { AppDeps } from '../deps.ts';
-import { addComponents, adminErrors, component, exampleOf, idParams, invalid, invalidInput, iso, notFound, ok, ref, TIME_EXAMPLE } from './components.ts';
+import { addComponents, adminErrors, component, exampleOf, idParams, invalid, invalidInput, iso, notFound, ok, ref, renderedContent, TIME_EXAMPLE } from './components.ts';
 
 const time = (description?: string) => Type.String({ format: 'date-time', ...(description ? { description } : {}) });
 const count = Type.Integer({ minimum: 0 });
@@ -58,19 +58,7 @@ export const MessageRendered = component('MessageRendered', Type.Object({
   company_id: Type.Integer(),
   kind: Type.Union([Type.Literal('automation'), Type.Literal('campaign')]),
   source_id: Type.Integer({ description: 'the automation or campaign id' }),
-  to: Type.String({ description: 'E.164' }),
-  header: Type.Object({
-    type: Type.String({ description: '`none`, `text`, `image` or `video`' }),
-    text: Type.Optional(Type.String({ description: 'text: the header text' })),
-    url: Type.Optional(Type.String({ description: 'image / video: the media URL' })),
-  }),
-  body: Type.String(),
-  buttons: Type.Array(Type.Object({ text: Type.String(), url: Type.String() })),
-  whatsapp: Type.Optional(Type.Object({
-    name: Type.String(), language: Type.String(),
-    header_parameters: Type.Array(Type.String()), body_parameters: Type.Array(Type.String()),
-    button_parameters: Type.Array(Type.Union([Type.String(), Type.Null()])),
-  }, { description: 'templates with a WhatsApp mapping: the Cloud API template parameters' })),
+  ...renderedContent,
 }, { additionalProperties: true, description: 'The message as handed to the provider (the body of a webhook delivery)' }), {
   message_id: '5c0e2d7a-1b3f-4e8d-9a6c-7f2e1d0b9a83', batch_id: BATCH_ID_EXAMPLE, company_id: 12, kind: 'campaign', source_id: 8,
   to: '+4915112345678', header: { type: 'none' }, body: 'Hi Anna, 20 % off all shoes this week.', buttons: [],

@@ -186,4 +186,24 @@ export function idParams<K extends string>(name: K, description = `${name.replac
 }
 
 /** The example instant of answers and requests (a `date-time`). */
+/**
+ * The content of a rendered message as a provider gets it (docs/operator-api.md, `rendered`), without
+ * its ids: shared by the rendered message of a batch and the answer of a preview.
+ */
+export const renderedContent = {
+  to: Type.String({ description: 'E.164' }),
+  header: Type.Object({
+    type: Type.String({ description: '`none`, `text`, `image` or `video`' }),
+    text: Type.Optional(Type.String({ description: 'text: the header text' })),
+    url: Type.Optional(Type.String({ description: 'image / video: the media URL' })),
+  }),
+  body: Type.String(),
+  buttons: Type.Array(Type.Object({ text: Type.String(), url: Type.String() })),
+  whatsapp: Type.Optional(Type.Object({
+    name: Type.String(), language: Type.String(),
+    header_parameters: Type.Array(Type.String()), body_parameters: Type.Array(Type.String()),
+    button_parameters: Type.Array(Type.Union([Type.String(), Type.Null()])),
+  }, { description: 'templates with a WhatsApp mapping: the Cloud API template parameters' })),
+};
+
 export const TIME_EXAMPLE = '2026-03-02T09:30:00.000Z';

@@ -27,7 +27,7 @@ import { DomainError } from '../../domain/errors.ts';
 import { findSource, listAutomations, listCampaigns, previewSource, testSend, updateCampaign, type SourceKind, type SourceRow } from '../../domain/source-tools.ts';
 import type { AppDeps } from '../deps.ts';
 import {
-  addComponents, adminErrors, component, exampleOf, freeObject, idParams, invalid, invalidInput, iso, notFound, ok, ref, TIME_EXAMPLE,
+  addComponents, adminErrors, component, exampleOf, freeObject, idParams, invalid, invalidInput, iso, notFound, ok, ref, renderedContent, TIME_EXAMPLE,
 } from './components.ts';
 import { checkWhatsappMapping, expireAfter, expireAfterInput, template, templateProblem, TemplateComponent, variableWarnings } from './sources.ts';
 
@@ -66,15 +66,7 @@ export const SendPlanSchema = component('SendPlan', Type.Object({
 
 /** The content a message would be delivered with (as the provider receives it, without ids). */
 export const RenderedMessage = component('RenderedMessage', Type.Object({
-  to: Type.String({ description: 'E.164' }),
-  header: Type.Object({ type: Type.String({ description: 'none, text, image or video' }), text: Type.Optional(Type.String()), url: Type.Optional(Type.String()) }),
-  body: Type.String(),
-  buttons: Type.Array(Type.Object({ text: Type.String(), url: Type.String() })),
-  whatsapp: Type.Optional(Type.Object({
-    name: Type.String(), language: Type.String(),
-    header_parameters: Type.Array(Type.String()), body_parameters: Type.Array(Type.String()),
-    button_parameters: Type.Array(Type.Union([Type.String(), Type.Null()])),
-  }, { description: 'templates with a WhatsApp mapping: the Cloud API template parameters' })),
+  ...renderedContent,
 }, { additionalProperties: true }), { to: '+4915112345678', header: { type: 'none' }, body: 'Hi Anna, 20 % off all shoes this week.', buttons: [] });
 
 /** The answer of a preview. */

@@ -123,7 +123,7 @@ export function graphTemplate(name: string, language: string, opts: { status?: s
     components.push({ type: 'BUTTONS', buttons: opts.buttons.map((p, i) => ({ type: 'URL', text: `Link ${i + 1}`, url: `https://shop.example/b${i}/${p ? '{{1}}' : ''}` })) });
   }
   return {
-    id: opts.id ?? String(900000000000000 + ++templateIds * 7919 + Math.floor(Math.random() * 1e6)),
+    id: opts.id ?? String(900000000000000 + ++templateIds * 1_000_000 + Math.floor(Math.random() * 1e6)),
     name, language, status: opts.status ?? 'APPROVED', category: opts.category ?? 'UTILITY',
     ...(opts.quality !== undefined ? { quality_score: { score: opts.quality, date: 1767600000 } } : { quality_score: { score: 'UNKNOWN', date: 1767600000 } }),
     ...(opts.rejected_reason !== undefined ? { rejected_reason: opts.rejected_reason } : { rejected_reason: 'NONE' }),

@@ -26,7 +26,7 @@ import { acceptBatch, distinctItems, getBatch, newBatchId, type BatchItem } from
 import { instantOf, nextSendTime } from './delivery-hours.ts';
 import { countMembers, matchingPhones } from './dynamic-segments.ts';
 import { DomainError, isRowId, notFound } from './errors.ts';
-import type { SourceRow } from './source-tools.ts';
+import type { SourceRow } from './automations.ts';
 
 /** Most numbers one send takes (a pasted list or a segment). */
 export const MAX_SEND_CONTACTS = 100_000;

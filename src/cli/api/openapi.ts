@@ -2204,7 +2204,8 @@ export interface components {
          *       "role": "developer",
          *       "company_id": 12,
          *       "invite_url": "https://cms.example.com/console/invite/Q2hhbmdlIG1lOiB0aGlzIGlzIGFuIGV4YW1wbGUgdG9r",
-         *       "expires_at": "2026-03-09T09:30:00.000Z"
+         *       "expires_at": "2026-03-09T09:30:00.000Z",
+         *       "email_sent": true
          *     }
          */
         CreatedInvitation: {
@@ -2220,6 +2221,8 @@ export interface components {
             invite_url: string;
             /** Format: date-time */
             expires_at: string;
+            /** @description true when the link was also emailed to the person (SMTP_URL set and the mail server took it); false otherwise: hand the link over yourself */
+            email_sent: boolean;
         };
         /**
          * PasswordResetLink
@@ -2228,7 +2231,8 @@ export interface components {
          *       "company_id": 12,
          *       "email": "ada@shop.example",
          *       "reset_url": "https://cms.example.com/console/password-reset/UmVzZXQgbGluayBleGFtcGxlIHRva2VuIG9ubHkgaGVyZQ",
-         *       "expires_at": "2026-03-02T10:30:00.000Z"
+         *       "expires_at": "2026-03-02T10:30:00.000Z",
+         *       "email_sent": true
          *     }
          */
         PasswordResetLink: {
@@ -2239,6 +2243,8 @@ export interface components {
             reset_url: string;
             /** Format: date-time */
             expires_at: string;
+            /** @description true when the link was also emailed to the user (SMTP_URL set and the mail server took it); false otherwise: hand the link over yourself */
+            email_sent: boolean;
         };
         /**
          * EventEndpoint
@@ -8444,7 +8450,8 @@ export interface operations {
                      *       "role": "developer",
                      *       "company_id": 12,
                      *       "invite_url": "https://cms.example.com/console/invite/Q2hhbmdlIG1lOiB0aGlzIGlzIGFuIGV4YW1wbGUgdG9r",
-                     *       "expires_at": "2026-03-09T09:30:00.000Z"
+                     *       "expires_at": "2026-03-09T09:30:00.000Z",
+                     *       "email_sent": true
                      *     }
                      */
                     "application/json": components["schemas"]["CreatedInvitation"];
@@ -9148,7 +9155,8 @@ export interface operations {
                      *       "company_id": 12,
                      *       "email": "ada@shop.example",
                      *       "reset_url": "https://cms.example.com/console/password-reset/UmVzZXQgbGluayBleGFtcGxlIHRva2VuIG9ubHkgaGVyZQ",
-                     *       "expires_at": "2026-03-02T10:30:00.000Z"
+                     *       "expires_at": "2026-03-02T10:30:00.000Z",
+                     *       "email_sent": true
                      *     }
                      */
                     "application/json": components["schemas"]["PasswordResetLink"];

@@ -2379,7 +2379,8 @@ export interface components {
          *       "role": "developer",
          *       "company_id": 12,
          *       "invite_url": "https://cms.example.com/console/invite/Q2hhbmdlIG1lOiB0aGlzIGlzIGFuIGV4YW1wbGUgdG9r",
-         *       "expires_at": "2026-03-09T09:30:00.000Z"
+         *       "expires_at": "2026-03-09T09:30:00.000Z",
+         *       "email_sent": true
          *     }
          */
         CreatedInvitation: {
@@ -2395,6 +2396,8 @@ export interface components {
             invite_url: string;
             /** Format: date-time */
             expires_at: string;
+            /** @description true when the link was also emailed to the person (SMTP_URL set and the mail server took it); false otherwise: hand the link over yourself */
+            email_sent: boolean;
         };
         /**
          * PasswordResetLink
@@ -2403,7 +2406,8 @@ export interface components {
          *       "company_id": 12,
          *       "email": "ada@shop.example",
          *       "reset_url": "https://cms.example.com/console/password-reset/UmVzZXQgbGluayBleGFtcGxlIHRva2VuIG9ubHkgaGVyZQ",
-         *       "expires_at": "2026-03-02T10:30:00.000Z"
+         *       "expires_at": "2026-03-02T10:30:00.000Z",
+         *       "email_sent": true
          *     }
          */
         PasswordResetLink: {
@@ -2414,6 +2418,8 @@ export interface components {
             reset_url: string;
             /** Format: date-time */
             expires_at: string;
+            /** @description true when the link was also emailed to the user (SMTP_URL set and the mail server took it); false otherwise: hand the link over yourself */
+            email_sent: boolean;
         };
         /**
          * EventEndpoint
@@ -9703,7 +9709,8 @@ export interface operations {
                      *       "role": "developer",
                      *       "company_id": 12,
                      *       "invite_url": "https://cms.example.com/console/invite/Q2hhbmdlIG1lOiB0aGlzIGlzIGFuIGV4YW1wbGUgdG9r",
-                     *       "expires_at": "2026-03-09T09:30:00.000Z"
+                     *       "expires_at": "2026-03-09T09:30:00.000Z",
+                     *       "email_sent": true
                      *     }
                      */
                     "application/json": components["schemas"]["CreatedInvitation"];
@@ -10407,7 +10414,8 @@ export interface operations {
                      *       "company_id": 12,
                      *       "email": "ada@shop.example",
                      *       "reset_url": "https://cms.example.com/console/password-reset/UmVzZXQgbGluayBleGFtcGxlIHRva2VuIG9ubHkgaGVyZQ",
-                     *       "expires_at": "2026-03-02T10:30:00.000Z"
+                     *       "expires_at": "2026-03-02T10:30:00.000Z",
+                     *       "email_sent": true
                      *     }
                      */
                     "application/json": components["schemas"]["PasswordResetLink"];

@@ -17,7 +17,12 @@ export interface Automation {
   created_at: Date; updated_at: Date;
 }
 
-export interface Campaign { campaign_id: number; company_id: number; name: string; template: Template; expire_after: string | null; created_at: Date }
+export interface Campaign {
+  campaign_id: number; company_id: number; name: string; template: Template; expire_after: string | null;
+  /** Its messages are not held to the company's frequency cap (docs/audience.md "Frequency caps"). */
+  ignore_frequency_cap: boolean;
+  created_at: Date;
+}
 
 /**
  * Trigger lookups (4.3, the hot path), cached for at most 2 s, like API keys: a change made through this
@@ -98,12 +103,15 @@ export async function updateAutomation(
   return row as unknown as Automation;
 }
 
-/** Creates a campaign for the company (expire_after `24h` unless given); 404 when the company does not exist. */
-export async function createCampaign(db: Db, companyId: number, input: { name: string; template: Template; expire_after?: string | null }): Promise<Campaign> {
+/** Creates a campaign for the company (expire_after `24h`, ignore_frequency_cap false unless given); 404 when the company does not exist. */
+export async function createCampaign(
+  db: Db, companyId: number, input: { name: string; template: Template; expire_after?: string | null; ignore_frequency_cap?: boolean },
+): Promise<Campaign> {
   if (!isRowId(companyId)) throw new DomainError(404, 'Company not found');
   const row = await insertCampaign(db, companyId, {
     name: input.name, template: JSON.stringify(input.template),
     expire_after: input.expire_after === undefined ? DEFAULT_CAMPAIGN_EXPIRE_AFTER : input.expire_after,
+    ignore_frequency_cap: input.ignore_frequency_cap ?? false,
   });
   if (!row) throw new DomainError(404, 'Company not found');
   return row as unknown as Campaign;

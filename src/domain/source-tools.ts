@@ -39,6 +39,8 @@ export interface SourceRow {
   template: Template;
   /** How long its messages stay worth sending (a duration such as `24h`), or null. */
   expire_after: string | null;
+  /** Campaigns only: not held to the company's frequency cap (docs/audience.md). */
+  ignore_frequency_cap?: boolean;
   created_at: Date;
 }
 
@@ -55,7 +57,7 @@ export async function listAutomations(db: Db, companyId: number): Promise<Source
 export async function listCampaigns(db: Db, companyId: number): Promise<SourceRow[]> {
   if (!isRowId(companyId)) return [];
   const rows = await selectCampaigns(db, companyId);
-  return rows.map((r) => ({ kind: 'campaign', id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, created_at: r.created_at as Date }));
+  return rows.map((r) => ({ kind: 'campaign', id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, ignore_frequency_cap: r.ignore_frequency_cap, created_at: r.created_at as Date }));
 }
 
 /**
@@ -71,20 +73,23 @@ export async function findSource(db: Db, kind: SourceKind, id: number, companyId
   }
   const r = await selectCampaignScoped(db, id, companyId);
   if (!r) throw notFoundOf(kind);
-  return { kind, id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, created_at: r.created_at as Date };
+  return { kind, id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, ignore_frequency_cap: r.ignore_frequency_cap, created_at: r.created_at as Date };
 }
 
-/** Changes a campaign's name, template and/or expire_after (already checked by the caller); 404 `Campaign not found`. */
-export async function updateCampaign(db: Db, campaignId: number, input: { name?: string; template?: Template; expire_after?: string | null }): Promise<SourceRow> {
+/** Changes a campaign's name, template, expire_after and/or ignore_frequency_cap (already checked by the caller); 404 `Campaign not found`. */
+export async function updateCampaign(
+  db: Db, campaignId: number, input: { name?: string; template?: Template; expire_after?: string | null; ignore_frequency_cap?: boolean },
+): Promise<SourceRow> {
   if (!isRowId(campaignId)) throw notFoundOf('campaign');
   const set: Record<string, unknown> = {};
   if (input.name !== undefined) set.name = input.name;
   if (input.template !== undefined) set.template = JSON.stringify(input.template);
   if (input.expire_after !== undefined) set.expire_after = input.expire_after;
+  if (input.ignore_frequency_cap !== undefined) set.ignore_frequency_cap = input.ignore_frequency_cap;
   if (Object.keys(set).length === 0) return findSource(db, 'campaign', campaignId, null);
   const r = await updateCampaignRow(db, campaignId, set);
   if (!r) throw notFoundOf('campaign');
-  return { kind: 'campaign', id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, created_at: r.created_at as Date };
+  return { kind: 'campaign', id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, ignore_frequency_cap: r.ignore_frequency_cap, created_at: r.created_at as Date };
 }
 
 /** Who a preview is for: a contact of the company by phone, or sample data (names and variables). */

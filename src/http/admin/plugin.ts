@@ -18,6 +18,7 @@ import { AdminValidationError } from './errors.ts';
 import { registerBatchRoutes } from './batches.ts';
 import { registerCompanyRoutes } from './companies.ts';
 import { registerContactRoutes } from './contacts.ts';
+import { registerConsentRoutes } from './consent.ts';
 import { registerEventEndpointRoutes } from './event-endpoints.ts';
 import { registerKeyRoutes } from './api-keys.ts';
 import { registerSelfServiceRoutes } from './self-service.ts';
@@ -114,4 +115,5 @@ export async function adminPlugin(app: FastifyInstance, deps: AppDeps): Promise<
   registerSegmentRoutes(app, deps);
   registerOverviewRoutes(app, deps);
   registerWhatsappTemplateRoutes(app, deps);
+  registerConsentRoutes(app, deps);
 }

@@ -4,7 +4,7 @@
  *
  * - `GET /admin/companies/{id}/automations`, `.../campaigns`: lists (newest first);
  *   `GET /admin/automations/{id}`, `GET /admin/campaigns/{id}`: one.
- * - `PATCH /admin/campaigns/{id}` `{name?, template?}`: the template checked as at create (422
+ * - `PATCH /admin/campaigns/{id}` `{name?, template?, expire_after?, ignore_frequency_cap?}`: the template checked as at create (422
  *   `template_error`, nothing stored), answer with `warnings`.
  * - `POST /admin/automations/{id}/preview`, `/admin/campaigns/{id}/preview` `{phone? | first_name?,
  *   last_name?, variables?}` → 200 `{contact_found, rendered}` (the pipeline's own render, see
@@ -43,8 +43,9 @@ export const Source = component('Source', Type.Object({
   active: Type.Optional(Type.Boolean({ description: 'automations only' })),
   template: ref(TemplateComponent),
   expire_after: Type.Union([Type.String(), Type.Null()], { description: 'how long its messages stay worth sending (a duration such as `24h`); null: forever' }),
+  ignore_frequency_cap: Type.Optional(Type.Boolean({ description: "campaigns only: true when its messages are not held to the company's frequency cap" })),
   created_at: time,
-}), { id: 8, company_id: 12, name: 'Spring sale', template: { header: { type: 'none' }, body: 'Hi {{ first_name }}, 20 % off all shoes this week.', buttons: [] }, expire_after: '24h', created_at: TIME_EXAMPLE });
+}), { id: 8, company_id: 12, name: 'Spring sale', template: { header: { type: 'none' }, body: 'Hi {{ first_name }}, 20 % off all shoes this week.', buttons: [] }, expire_after: '24h', ignore_frequency_cap: false, created_at: TIME_EXAMPLE });
 
 /** The answer of PATCH /admin/campaigns/{id}: the campaign, its id under both names, and the template's warnings. */
 export const CampaignUpdate = component('CampaignUpdate', Type.Object({
@@ -57,12 +58,13 @@ export const CampaignUpdate = component('CampaignUpdate', Type.Object({
 export const SendPlanSchema = component('SendPlan', Type.Object({
   total: Type.Integer({ description: 'distinct numbers of the audience' }),
   send: Type.Integer({ description: 'messages that will be sent' }),
-  skipped_opted_out: Type.Integer(),
+  skipped_opted_out: Type.Integer({ description: 'opted out of campaigns (a number whose erased contact had opted out included)' }),
+  skipped_frequency_cap: Type.Integer({ description: "not opted out, but at the company's frequency cap (skipped, reason `frequency_cap`)" }),
   skipped_invalid: Type.Integer({ description: 'texts that are not phone numbers' }),
   held_for_delivery_hours: Type.Integer({ description: 'of `send`: held because the delivery hours are closed at the send time' }),
   send_at: Type.String({ format: 'date-time', description: 'the send time (now, or scheduled_for)' }),
   opens_at: Type.String({ format: 'date-time', description: 'when the first message may leave: send_at or the next opening of the delivery hours' }),
-}), { total: 3, send: 2, skipped_opted_out: 1, skipped_invalid: 0, held_for_delivery_hours: 0, send_at: TIME_EXAMPLE, opens_at: TIME_EXAMPLE });
+}), { total: 4, send: 2, skipped_opted_out: 1, skipped_frequency_cap: 1, skipped_invalid: 0, held_for_delivery_hours: 0, send_at: TIME_EXAMPLE, opens_at: TIME_EXAMPLE });
 
 /** The content a message would be delivered with (as the provider receives it, without ids). */
 export const RenderedMessage = component('RenderedMessage', Type.Object({
@@ -86,7 +88,7 @@ const planJson = (p: SendPlan): Static<typeof SendPlanSchema> => ({ ...p, send_a
 
 const sourceJson = (s: SourceRow): Static<typeof Source> => ({
   id: s.id, company_id: s.company_id, name: s.name, ...(s.kind === 'automation' ? { type: s.type, active: s.active } : {}),
-  template: s.template, expire_after: s.expire_after, created_at: iso(s.created_at),
+  template: s.template, expire_after: s.expire_after, ...(s.kind === 'campaign' ? { ignore_frequency_cap: s.ignore_frequency_cap ?? false } : {}), created_at: iso(s.created_at),
 });
 
 /** A 422 `invalid phone number` of a domain function, at the body's `phone`. */
@@ -192,6 +194,7 @@ export function registerSelfServiceRoutes(app: FastifyInstance, deps: AppDeps): 
         name: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
         template: Type.Optional(ref(TemplateComponent)),
         expire_after: expireAfterInput('unchanged'),
+        ignore_frequency_cap: Type.Optional(Type.Boolean({ description: "true: its messages are not held to the company's frequency cap (they still count toward it)" })),
       }, { additionalProperties: false, examples: [{ name: 'Spring sale (week 2)' }] }),
       response: {
         200: ok('The campaign as changed, with `warnings`', ref(CampaignUpdate), exampleOf(CampaignUpdate)),
@@ -203,8 +206,8 @@ export function registerSelfServiceRoutes(app: FastifyInstance, deps: AppDeps): 
     const checked = b.template === undefined ? undefined : template(b.template);
     const expire = expireAfter(b.expire_after);
     if (checked) await checkWhatsappMapping(db, (await findSource(db, 'campaign', request.params.campaign_id, null)).company_id, checked.template);
-    const campaign = await updateCampaign(db, request.params.campaign_id, { name: b.name, template: checked?.template, expire_after: expire });
-    await recordAudit(db, { actor: 'admin', action: 'campaign.update', target: `campaign:${campaign.id}`, company_id: campaign.company_id, details: { name: b.name, template_changed: b.template !== undefined } });
+    const campaign = await updateCampaign(db, request.params.campaign_id, { name: b.name, template: checked?.template, expire_after: expire, ignore_frequency_cap: b.ignore_frequency_cap });
+    await recordAudit(db, { actor: 'admin', action: 'campaign.update', target: `campaign:${campaign.id}`, company_id: campaign.company_id, details: { name: b.name, template_changed: b.template !== undefined, ...(b.ignore_frequency_cap === undefined ? {} : { ignore_frequency_cap: b.ignore_frequency_cap }) } });
     return { ...sourceJson(campaign), campaign_id: campaign.id, warnings: checked ? await variableWarnings(db, campaign.company_id, checked.reads) : [] };
   });
 
@@ -217,7 +220,7 @@ export function registerSelfServiceRoutes(app: FastifyInstance, deps: AppDeps): 
         contacts: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 100000, description: 'phone numbers (E.164 or national); one of segment_id and contacts' })),
         scheduled_for: Type.Optional(Type.String({ format: 'date-time', description: 'an instant in the future (RFC 3339 with offset)' })),
         expire_at: Type.Optional(Type.String({ format: 'date-time', description: "an instant in the future (RFC 3339 with offset), after scheduled_for: a message not handed to the provider by then ends skipped, reason `expired` (instead of the campaign's expire_after)" })),
-        dry_run: Type.Optional(Type.Boolean({ description: 'answer the plan only (200), send nothing' })),
+        dry_run: Type.Optional(Type.Boolean({ description: 'answer the plan only (200): how many would be sent, skipped as opted out, at the frequency cap or invalid; nothing is written' })),
       }, { additionalProperties: false, examples: [{ segment_id: 5, scheduled_for: '2026-03-03T08:00:00+01:00' }] }),
       response: {
         200: ok('dry_run: what the send would do; nothing was sent', Type.Object({ plan: ref(SendPlanSchema) }), { plan: exampleOf(SendPlanSchema) }),
@@ -250,7 +253,7 @@ export function registerSelfServiceRoutes(app: FastifyInstance, deps: AppDeps): 
     const company = await sendCompany(db, campaign.company_id);
     const audience: Audience = b.segment_id !== undefined ? { segment_id: b.segment_id } : { contacts: b.contacts! };
     const phones = await audiencePhones(db, company.company_id, audience, now);
-    const { items, plan } = await planSend(db, company, phones, sendAt ?? now);
+    const { items, plan } = await planSend(db, company, phones, sendAt ?? now, { campaignId: campaign.id, now });
     if (b.dry_run) return { plan: planJson(plan) };
     if (items.length === 0) throw invalidInput(['body', 'segment_id' in audience ? 'segment_id' : 'contacts'], 'the audience has no numbers');
     const batchId = await startCampaignSend(db, deps.acceptor, campaign, items, sendAt, expireAt);

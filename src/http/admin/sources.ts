@@ -98,9 +98,10 @@ export const Campaign = component('Campaign', Type.Object({
   name: Type.String(),
   template: ref(TemplateComponent),
   expire_after: expireAfterShown,
+  ignore_frequency_cap: Type.Boolean({ description: "true: this campaign's messages are not held to the company's frequency cap (they still count toward it)" }),
   created_at: Type.String({ format: 'date-time' }),
   warnings,
-}), { campaign_id: 8, company_id: 12, name: 'Spring sale', template: { header: { type: 'none' }, body: 'Hi {{ first_name }}, 20 % off all shoes this week.', buttons: [] }, expire_after: '24h', created_at: TIME_EXAMPLE, warnings: [] });
+}), { campaign_id: 8, company_id: 12, name: 'Spring sale', template: { header: { type: 'none' }, body: 'Hi {{ first_name }}, 20 % off all shoes this week.', buttons: [] }, expire_after: '24h', ignore_frequency_cap: false, created_at: TIME_EXAMPLE, warnings: [] });
 
 /** The 422 example of a template that does not parse. */
 export const templateProblem: Parameters<typeof invalid>[0] = {
@@ -195,7 +196,7 @@ export function registerSourceRoutes(app: FastifyInstance, deps: AppDeps): void 
     schema: {
       tags: ['operator: campaigns'], operationId: 'create_campaign', summary: 'Create a campaign (the template is checked: 422 with line and column)',
       params: companyParams,
-      body: Type.Object({ name, template: ref(TemplateComponent), expire_after: expireAfterInput(DEFAULT_CAMPAIGN_EXPIRE_AFTER) }, {
+      body: Type.Object({ name, template: ref(TemplateComponent), expire_after: expireAfterInput(DEFAULT_CAMPAIGN_EXPIRE_AFTER), ignore_frequency_cap: Type.Optional(Type.Boolean({ description: "(default false) true: this campaign's messages are not held to the company's frequency cap (they still count toward it)" })) }, {
         examples: [{ name: 'Spring sale', template: { body: 'Hi {{ first_name }}, 20 % off all shoes this week.' }, expire_after: '2d' }],
       }),
       response: {
@@ -207,11 +208,11 @@ export function registerSourceRoutes(app: FastifyInstance, deps: AppDeps): void 
     const checked = template(request.body.template);
     const expire = expireAfter(request.body.expire_after);
     await checkWhatsappMapping(db, request.params.company_id, checked.template);
-    const campaign = await createCampaign(db, request.params.company_id, { name: request.body.name, template: checked.template, expire_after: expire });
-    await recordAudit(db, { actor: 'admin', action: 'campaign.create', target: `campaign:${campaign.campaign_id}`, company_id: campaign.company_id, details: { name: campaign.name } });
+    const campaign = await createCampaign(db, request.params.company_id, { name: request.body.name, template: checked.template, expire_after: expire, ignore_frequency_cap: request.body.ignore_frequency_cap });
+    await recordAudit(db, { actor: 'admin', action: 'campaign.create', target: `campaign:${campaign.campaign_id}`, company_id: campaign.company_id, details: { name: campaign.name, ...(campaign.ignore_frequency_cap ? { ignore_frequency_cap: true } : {}) } });
     return reply.code(201).send({
       campaign_id: campaign.campaign_id, company_id: campaign.company_id, name: campaign.name, template: campaign.template,
-      expire_after: campaign.expire_after ?? null, created_at: iso(campaign.created_at),
+      expire_after: campaign.expire_after ?? null, ignore_frequency_cap: campaign.ignore_frequency_cap, created_at: iso(campaign.created_at),
       warnings: await variableWarnings(db, campaign.company_id, checked.reads),
     });
   });

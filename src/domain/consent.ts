@@ -29,13 +29,22 @@ export type ConsentSource = typeof CONSENT_SOURCES[number];
 /** Most entries one answer lists (a number changes its mind far fewer times). */
 export const CONSENT_ENTRIES_MAX = 10_000;
 
+/** The order evidence fields are given in (who, what, then the proof; others after them, as stored). */
+const EVIDENCE_ORDER = ['user', 'actor', 'operation', 'wording', 'note', 'import_id', 'line', 'inbound_message_id', 'text', 'error_code', 'message_id', 'provider_message_id'];
+const rank = (k: string) => (EVIDENCE_ORDER.includes(k) ? EVIDENCE_ORDER.indexOf(k) : EVIDENCE_ORDER.length);
+
+/** Evidence with its fields in EVIDENCE_ORDER (the database keeps a JSON object's keys in its own order). */
+export function orderedEvidence(e: Record<string, unknown> | null): Record<string, unknown> | null {
+  return e === null ? null : Object.fromEntries(Object.entries(e).sort(([a], [b]) => rank(a) - rank(b)));
+}
+
 /** One change of a number's opt-out state. */
 export interface ConsentEntry { at: Date; opted_out: boolean; source: string; category: string; evidence: Record<string, unknown> | null }
 
 /**
  * The ledger of the company's number `key` (any form its default country parses), oldest first (in
  * the order recorded), at most CONSENT_ENTRIES_MAX: the entries of its live contact and of every
- * erased contact that had the number. 404 `Contact not found` when `key` is no valid number, or the
+ * erased contact that had the number; evidence fields in a fixed order ({@link orderedEvidence}). 404 `Contact not found` when `key` is no valid number, or the
  * company has neither a contact with the number nor entries for it.
  */
 export async function consentHistory(db: Db, companyId: number, defaultCountry: string, key: string): Promise<ConsentEntry[]> {
@@ -43,5 +52,5 @@ export async function consentHistory(db: Db, companyId: number, defaultCountry: 
   if (!e164) throw new DomainError(404, 'Contact not found');
   const entries = await selectConsentEntries(db, companyId, phoneDigests(e164).plus, CONSENT_ENTRIES_MAX);
   if (entries.length === 0 && !(await findContact(db, companyId, { phone: e164 }))) throw new DomainError(404, 'Contact not found');
-  return entries;
+  return entries.map((e) => ({ ...e, evidence: orderedEvidence(e.evidence) }));
 }

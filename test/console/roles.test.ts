@@ -71,6 +71,8 @@ const EXPECTED: Record<string, readonly Role[] | typeof PUBLIC> = {
   'POST /console/settings/users/:userId/reset-link': OWNER,
   'GET /console/settings/users/:userId/remove': OWNER,
   'POST /console/settings/users/:userId/remove': OWNER,
+  'GET /console/settings/messaging': OWNER,
+  'POST /console/settings/messaging': OWNER,
 
   // Credentials and webhooks: owners and developers, reading too.
   'GET /console/settings/integrations/credentials': OWNER_DEVELOPER,

@@ -44,15 +44,10 @@ export interface ContactPageModel { contact: ContactView; consent: ConsentEntry[
 export const OPT_OUT_WORDING = 'Opt out of campaigns';
 export const OPT_IN_WORDING = 'Opt back in to campaigns';
 
-/** The order evidence fields are shown in (others after them, as stored). */
-const EVIDENCE_ORDER = ['user', 'actor', 'operation', 'wording', 'note', 'import_id', 'line', 'inbound_message_id', 'text', 'error_code', 'message_id', 'provider_message_id'];
-const rank = (k: string) => (EVIDENCE_ORDER.includes(k) ? EVIDENCE_ORDER.indexOf(k) : EVIDENCE_ORDER.length);
-
-/** A ledger entry's evidence as text: its fields as `name: value` (who, what, then the proof). */
+/** A ledger entry's evidence as text: its fields as `name: value`, in the order given (src/domain/consent.ts). */
 export function evidenceText(e: Record<string, unknown> | null): string {
   if (!e) return '—';
-  const parts = Object.entries(e).sort(([a], [b]) => rank(a) - rank(b))
-    .map(([k, v]) => `${k.replace(/_/g, ' ')}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
+  const parts = Object.entries(e).map(([k, v]) => `${k.replace(/_/g, ' ')}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
   return parts.length ? parts.join('; ') : '—';
 }
 

@@ -1651,7 +1651,7 @@ export interface components {
                 kind: string;
                 /** @description `pending`, `sent`, `delivered`, `read`, `failed` or `skipped` */
                 status: string;
-                /** @description why it was skipped (`opted_out`, `invalid_phone`, `cancelled`, `erased`) */
+                /** @description why it was skipped (`opted_out`, `frequency_cap`, `invalid_phone`, `cancelled`, `erased`) */
                 reason: string | null;
                 error: string | null;
                 error_code: string | null;
@@ -2050,7 +2050,7 @@ export interface components {
             /** @description E.164, or the text given when it is not a number (then skipped, reason invalid_phone) */
             phone: string;
             status: "pending" | "sent" | "delivered" | "read" | "failed" | "skipped";
-            /** @description why skipped (invalid_phone, opted_out, cancelled, expired ...), or what a pending message waits for (channel_paused, template_paused, messaging_limit, pair_rate, marketing_held) */
+            /** @description why skipped (invalid_phone, opted_out, frequency_cap, cancelled, expired ...), or what a pending message waits for (channel_paused, template_paused, messaging_limit, pair_rate, marketing_held) */
             reason?: string;
             /** @description why it failed (the last error while pending for a retry) */
             error?: string;

@@ -72,7 +72,7 @@ const inboundItem = Type.Object({
 const sentItem = Type.Object({
   message_id: Type.String(), batch_id: Type.String(), kind: Type.String({ description: '`automation` or `campaign`' }),
   status: Type.String({ description: '`pending`, `sent`, `delivered`, `read`, `failed` or `skipped`' }),
-  reason: nullableString('why it was skipped (`opted_out`, `invalid_phone`, `cancelled`, `erased`)'),
+  reason: nullableString('why it was skipped (`opted_out`, `frequency_cap`, `invalid_phone`, `cancelled`, `erased`)'),
   error: nullableString(), error_code: nullableString(), provider_message_id: nullableString(),
   sent_at: nullableTime(), delivered_at: nullableTime(), read_at: nullableTime(), failed_at: nullableTime(), created_at: time,
 });

@@ -5,6 +5,7 @@
  * - Settings › Messaging: owners see and change the frequency cap (errors beside their fields, input
  *   kept, nothing changed; 303 and a notice when saved; "No cap" clears it); other roles get 403 and
  *   no navigation entry;
+ * - a campaign's page turns `ignore_frequency_cap` on and off;
  * - the send review counts recipients at the cap, and the confirmed send skips exactly those
  *   (`frequency_cap`); a segment review counts them too;
  * - erasing an opted-out contact: the confirmation page says the number stays opted out, the notice
@@ -105,6 +106,23 @@ test('the send review counts recipients at the cap; the confirmed send skips exa
   const segReview = await cl.submit(page, page, { audience: 'segment', segment_id: String(seg), numbers: '', when: 'now', send_at: '' });
   assert.equal(segReview.status, 200);
   assert.deepEqual(['send', 'skipped_opted_out', 'skipped_frequency_cap'].map((k) => count(segReview.text, k)), [0, 1, 2]);
+});
+
+test('a campaign page turns ignoring the frequency cap on and off (owners and marketers)', async () => {
+  const companyId = await newCompany(s);
+  const camp = await s.admin('POST', `/admin/companies/${companyId}/campaigns`, { name: 'Loud', template: { body: 'Offer' } }, 201);
+  const cl = await signedInClient(s, companyId, 'marketer');
+  const page = `/console/campaigns/${camp.campaign_id}`;
+  assert.match((await cl.get(page)).text, /data-frequency-cap="applies"/);
+  const on = await cl.submit(page, `${page}/frequency-cap`, { ignore: 'true' });
+  assert.equal(on.status, 303);
+  assert.equal(on.location, `${page}?done=cap_ignored`);
+  assert.equal((await s.admin('GET', `/admin/campaigns/${camp.campaign_id}`)).ignore_frequency_cap, true);
+  assert.match((await cl.get(on.location!)).text, /data-frequency-cap="ignored"[\s\S]*Apply the frequency cap/);
+  assert.equal((await cl.submit(page, `${page}/frequency-cap`, { ignore: 'false' })).status, 303);
+  assert.equal((await s.admin('GET', `/admin/campaigns/${camp.campaign_id}`)).ignore_frequency_cap, false);
+  const dev = await signedInClient(s, companyId, 'developer');
+  assert.doesNotMatch((await dev.get(page)).text, /Ignore the frequency cap/);
 });
 
 test('erasing an opted-out contact says the number stays opted out; the consent history is on the contact page', async () => {

@@ -105,6 +105,7 @@ const EXPECTED: Record<string, readonly Role[] | typeof PUBLIC> = {
   'GET /console/campaigns/:id': ALL,
   'POST /console/campaigns/:id': OWNER_MARKETER,
   'POST /console/campaigns/:id/test-send': OWNER_MARKETER,
+  'POST /console/campaigns/:id/frequency-cap': OWNER_MARKETER,
   'GET /console/campaigns/:id/send': ALL,
   'POST /console/campaigns/:id/send': OWNER_MARKETER,
   'POST /console/campaigns/:id/send/confirm': OWNER_MARKETER,

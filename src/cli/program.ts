@@ -21,6 +21,7 @@ import { registerOverview } from './commands/overview.ts';
 import { registerServe } from './commands/serve.ts';
 import { registerUser } from './commands/user.ts';
 import { registerWhatsapp } from './commands/whatsapp.ts';
+import { registerAudience } from './commands/audience.ts';
 import { addCommonOptions, commonOptions } from './context.ts';
 import { EXIT, describeError } from './errors.ts';
 import type { CliIo } from './io.ts';
@@ -79,6 +80,7 @@ export function buildProgram(io: CliIo, onAction?: (cmd: Command) => void): Comm
   registerEvents(program, io);
   registerUser(program, io);
   registerWhatsapp(program, io);
+  registerAudience(program, io);
   registerServe(program);
   return program;
 }

@@ -43,6 +43,7 @@ import { registerCredentialsPage } from './routes/credentials.ts';
 import { registerInvitePage } from './routes/invite.ts';
 import { registerLoginPage } from './routes/login.ts';
 import { registerLogout } from './routes/logout.ts';
+import { registerMessagingPage } from './routes/messaging.ts';
 import { registerPasswordPage } from './routes/password.ts';
 import { registerRevokeKeyPage } from './routes/revoke-key.ts';
 import { registerSegmentPage } from './routes/segment.ts';
@@ -164,6 +165,7 @@ export async function registerConsole(app: FastifyInstance, deps: AppDeps): Prom
       registerWebhooksPage(authed, deps);
       registerWebhookPage(authed, deps);
       registerSegmentsPage(authed, deps);
+      registerMessagingPage(authed, deps);
       registerSegmentPage(authed, deps);
       registerSendsPage(authed, deps);
       registerBatchPage(authed, deps);

@@ -33,14 +33,15 @@ export async function updateAutomationRow(db: Db, automationId: number, set: Rec
 }
 
 /** A new campaign's values (template as JSON text). */
-export interface NewCampaign { name: string; template: string; expire_after: string | null }
+export interface NewCampaign { name: string; template: string; expire_after: string | null; ignore_frequency_cap: boolean }
 
 /** Inserts a campaign for company `companyId` if that company exists; its row, or undefined. */
 export async function insertCampaign(db: Db, companyId: number, v: NewCampaign) {
   return db.insertInto('campaigns')
-    .columns(['company_id', 'name', 'template', 'expire_after'])
+    .columns(['company_id', 'name', 'template', 'expire_after', 'ignore_frequency_cap'])
     .expression((eb) => eb.selectFrom('companies').select([
       'company_id', eb.val(v.name).as('name'), eb.val(v.template).as('template'), eb.val(v.expire_after).as('expire_after'),
+      eb.val(v.ignore_frequency_cap).as('ignore_frequency_cap'),
     ]).where('company_id', '=', companyId))
     .returningAll().executeTakeFirst();
 }

@@ -4,22 +4,24 @@
  * COMPANY_COLUMNS (undefined when no company has the id).
  */
 import type { Db } from './database.ts';
-import type { DeliveryHours } from './schema.ts';
+import type { DeliveryHours, FrequencyCap } from './schema.ts';
 
 /** The columns a company is read with. */
-export const COMPANY_COLUMNS = ['company_id', 'name', 'subscription_active', 'default_country', 'delivery_hours', 'connector_connected', 'connector_provider', 'channel', 'opt_out_keywords', 'opt_in_keywords', 'created_at'] as const;
+export const COMPANY_COLUMNS = ['company_id', 'name', 'subscription_active', 'default_country', 'delivery_hours', 'connector_connected', 'connector_provider', 'channel', 'opt_out_keywords', 'opt_in_keywords', 'created_at', 'frequency_cap'] as const;
 
 /** A company as stored (COMPANY_COLUMNS). */
 export interface CompanyRow {
   company_id: number; name: string; subscription_active: boolean; default_country: string;
   delivery_hours: DeliveryHours | null; connector_connected: boolean; connector_provider: string | null;
   channel: Record<string, unknown>; opt_out_keywords: string[]; opt_in_keywords: string[]; created_at: Date;
+  frequency_cap: FrequencyCap | null;
 }
 
 /** Values of a new company (defaults of the table for the keyword lists when absent); JSON as text. */
 export interface NewCompany {
   name: string; subscription_active: boolean; default_country: string; delivery_hours: string | null;
   opt_out_keywords?: string[]; opt_in_keywords?: string[];
+  frequency_cap?: string | null;
 }
 
 /** Inserts a company; its row. */

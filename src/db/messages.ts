@@ -166,13 +166,16 @@ export async function commitResults(db: Db, results: MessageResult[]): Promise<M
 
 /**
  * Opts out the contacts of messages `messageIds` (a provider said the person stopped such messages):
- * `opt_out_source` = `source`, at `at` (ms); only contacts not opted out already. The contacts trigger
- * (migration 008) writes each `contact.opted_out` event. Returns how many changed.
+ * `opt_out_source` = `source`, at `at` (ms), evidence `evidence` with the message's id; only contacts
+ * not opted out already. The contacts trigger (migrations 008, 029) writes each `contact.opted_out`
+ * event and consent ledger entry. Returns how many changed.
  */
-export async function optOutContactsOf(db: Db, messageIds: string[], source: string, at: number): Promise<number> {
+export async function optOutContactsOf(db: Db, messageIds: string[], source: string, at: number, evidence: Record<string, unknown> = {}): Promise<number> {
   if (messageIds.length === 0) return 0;
   const result = await sql`
-    UPDATE contacts c SET opted_out = true, opt_out_source = ${source}, opt_out_at = ${iso(at)}::timestamptz, updated_at = now()
+    UPDATE contacts c SET opted_out = true, opt_out_source = ${source}, opt_out_at = ${iso(at)}::timestamptz,
+      opt_out_evidence = ${JSON.stringify(evidence)}::jsonb || jsonb_strip_nulls(jsonb_build_object('message_id', m.message_id::text, 'provider_message_id', m.provider_message_id)),
+      updated_at = now()
     FROM messages m
     WHERE m.message_id = ANY(${messageIds}::uuid[]) AND c.contact_id = m.contact_id AND c.company_id = m.company_id AND NOT c.opted_out`.execute(db);
   return Number(result.numAffectedRows ?? 0);

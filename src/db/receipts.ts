@@ -161,20 +161,22 @@ export async function touchInboundSenders(db: Db, companyId: number, senders: In
     WHERE c.company_id = ${companyId} AND c.contact_id = t.contact_id`.execute(db);
 }
 
-/** One keyword opt-out / opt-in: the contact's new state and when its message was sent (ms). */
-export interface OptChange { contact_id: number; opted_out: boolean; at: number }
+/** One keyword opt-out / opt-in: the contact's new state, when its message was sent (ms), and what proves it. */
+export interface OptChange { contact_id: number; opted_out: boolean; at: number; evidence?: Record<string, unknown> }
 
 /**
- * Sets contacts' opt-out state from keywords (`opt_out_source = 'keyword'`), only where it changes and
+ * Sets contacts' opt-out state from keywords (`opt_out_source = 'keyword'`, `opt_out_evidence` the
+ * change's evidence, copied into the consent ledger by the contacts trigger), only where it changes and
  * only when the keyword is not older than the state's last change (an old STOP delivered late does not
  * undo a newer START). Returns the contact ids changed.
  */
 export async function applyOptChanges(db: Db, companyId: number, changes: OptChange[]): Promise<number[]> {
   if (changes.length === 0) return [];
   const { rows } = await sql<{ contact_id: number }>`
-    UPDATE contacts c SET opted_out = t.opted_out, opt_out_source = 'keyword', opt_out_at = t.at, updated_at = now()
+    UPDATE contacts c SET opted_out = t.opted_out, opt_out_source = 'keyword', opt_out_at = t.at, opt_out_evidence = t.evidence, updated_at = now()
     FROM unnest(${changes.map((c) => c.contact_id)}::bigint[], ${changes.map((c) => c.opted_out)}::bool[],
-                ${changes.map((c) => new Date(c.at).toISOString())}::timestamptz[]) AS t(contact_id, opted_out, at)
+                ${changes.map((c) => new Date(c.at).toISOString())}::timestamptz[],
+                ${changes.map((c) => (c.evidence ? JSON.stringify(c.evidence) : null))}::jsonb[]) AS t(contact_id, opted_out, at, evidence)
     WHERE c.company_id = ${companyId} AND c.contact_id = t.contact_id AND c.opted_out <> t.opted_out
       AND (c.opt_out_at IS NULL OR c.opt_out_at <= t.at)
     RETURNING c.contact_id`.execute(db);

@@ -10,6 +10,9 @@ type Json<T = unknown> = ColumnType<T, string, string>;
 /** Delivery window of a company, times as HH:MM in an IANA timezone (docs/operator-api.md). */
 export interface DeliveryHours { start: string; end: string; timezone: string }
 
+/** 029: a company's frequency cap: at most `messages` campaign messages per contact within `per` (`7d`; docs/audience.md). */
+export interface FrequencyCap { messages: number; per: string }
+
 export interface CompaniesTable {
   company_id: Generated<number>;
   name: string;
@@ -24,6 +27,8 @@ export interface CompaniesTable {
   /** 008: inbound texts that opt a contact out of / back into campaigns (docs/decisions.md#9-whatsapp-webhooks-in). */
   opt_out_keywords: Generated<string[]>;
   opt_in_keywords: Generated<string[]>;
+  /** 029: the frequency cap of campaign messages, or null (none). */
+  frequency_cap: Json<FrequencyCap | null> | null;
 }
 
 export interface ApiKeysTable {
@@ -59,6 +64,8 @@ export interface ContactsTable {
   tags: Generated<string[]>;
   /** 026: ISO 3166 alpha-2 of the number; '' when it has none; null when not computed yet. */
   country: string | null;
+  /** 029: what proves the current opt-out state (copied into the consent ledger with each change). */
+  opt_out_evidence: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
 }
 
 export interface SegmentsTable {
@@ -97,6 +104,8 @@ export interface CampaignsTable {
   created_at: Generated<Timestamp>;
   /** 017: a duration (default `24h`) after which a message of this campaign is no longer sent, or null. */
   expire_after: Generated<string | null>;
+  /** 029: this campaign's messages are not held to the company's frequency cap. */
+  ignore_frequency_cap: Generated<boolean>;
 }
 
 export type BatchKind = 'automation' | 'campaign';
@@ -276,11 +285,26 @@ export interface ConsoleSecretsTable {
   value: string;
 }
 
+/** 029: one change of a number's opt-out state, kept under the SHA-256 of its E.164 form (docs/audience.md). */
+export interface ConsentLedgerTable {
+  entry_id: Generated<number>;
+  company_id: number;
+  phone_sha256: Uint8Array;
+  at: Timestamp;
+  opted_out: boolean;
+  source: string;
+  category: Generated<string>;
+  evidence: ColumnType<Record<string, unknown> | null, string | null | undefined, string | null>;
+  /** The number's contact was erased (the entry stays, without personal data). */
+  erased: Generated<boolean>;
+}
+
 /** The whole database, as Kysely sees it. */
 export interface DB {
   companies: CompaniesTable;
   api_keys: ApiKeysTable;
   contacts: ContactsTable;
+  consent_ledger: ConsentLedgerTable;
   segments: SegmentsTable;
   segment_members: SegmentMembersTable;
   automations: AutomationsTable;

@@ -23,7 +23,12 @@ export interface Automation {
   created_at: Date; updated_at: Date;
 }
 
-export interface Campaign { campaign_id: number; company_id: number; name: string; template: Template; expire_after: string | null; created_at: Date }
+export interface Campaign {
+  campaign_id: number; company_id: number; name: string; template: Template; expire_after: string | null;
+  /** Its messages are not held to the company's frequency cap (docs/audience.md "Frequency caps"). */
+  ignore_frequency_cap: boolean;
+  created_at: Date;
+}
 
 /**
  * Trigger lookups (4.3, the hot path), cached for at most 2 s, like API keys: a change made through this
@@ -104,12 +109,15 @@ export async function updateAutomation(
   return row as unknown as Automation;
 }
 
-/** Creates a campaign for the company (expire_after `24h` unless given); 404 when the company does not exist. */
-export async function createCampaign(db: Db, companyId: number, input: { name: string; template: Template; expire_after?: string | null }): Promise<Campaign> {
+/** Creates a campaign for the company (expire_after `24h`, ignore_frequency_cap false unless given); 404 when the company does not exist. */
+export async function createCampaign(
+  db: Db, companyId: number, input: { name: string; template: Template; expire_after?: string | null; ignore_frequency_cap?: boolean },
+): Promise<Campaign> {
   if (!isRowId(companyId)) throw new DomainError(404, 'Company not found');
   const row = await insertCampaign(db, companyId, {
     name: input.name, template: JSON.stringify(input.template),
     expire_after: input.expire_after === undefined ? DEFAULT_CAMPAIGN_EXPIRE_AFTER : input.expire_after,
+    ignore_frequency_cap: input.ignore_frequency_cap ?? false,
   });
   if (!row) throw new DomainError(404, 'Company not found');
   return row as unknown as Campaign;
@@ -138,6 +146,8 @@ export interface SourceRow {
   template: Template;
   /** How long its messages stay worth sending (a duration such as `24h`), or null. */
   expire_after: string | null;
+  /** Campaigns only: not held to the company's frequency cap (docs/audience.md). */
+  ignore_frequency_cap?: boolean;
   created_at: Date;
 }
 
@@ -154,7 +164,7 @@ export async function listAutomations(db: Db, companyId: number): Promise<Source
 export async function listCampaigns(db: Db, companyId: number): Promise<SourceRow[]> {
   if (!isRowId(companyId)) return [];
   const rows = await selectCampaigns(db, companyId);
-  return rows.map((r) => ({ kind: 'campaign', id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, created_at: r.created_at as Date }));
+  return rows.map((r) => ({ kind: 'campaign', id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, ignore_frequency_cap: r.ignore_frequency_cap, created_at: r.created_at as Date }));
 }
 
 /**
@@ -170,18 +180,21 @@ export async function findSource(db: Db, kind: SourceKind, id: number, companyId
   }
   const r = await selectCampaignScoped(db, id, companyId);
   if (!r) throw notFoundOf(kind);
-  return { kind, id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, created_at: r.created_at as Date };
+  return { kind, id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, ignore_frequency_cap: r.ignore_frequency_cap, created_at: r.created_at as Date };
 }
 
-/** Changes a campaign's name, template and/or expire_after (already checked by the caller); 404 `Campaign not found`. */
-export async function updateCampaign(db: Db, campaignId: number, input: { name?: string; template?: Template; expire_after?: string | null }): Promise<SourceRow> {
+/** Changes a campaign's name, template, expire_after and/or ignore_frequency_cap (already checked by the caller); 404 `Campaign not found`. */
+export async function updateCampaign(
+  db: Db, campaignId: number, input: { name?: string; template?: Template; expire_after?: string | null; ignore_frequency_cap?: boolean },
+): Promise<SourceRow> {
   if (!isRowId(campaignId)) throw notFoundOf('campaign');
   const set: Record<string, unknown> = {};
   if (input.name !== undefined) set.name = input.name;
   if (input.template !== undefined) set.template = JSON.stringify(input.template);
   if (input.expire_after !== undefined) set.expire_after = input.expire_after;
+  if (input.ignore_frequency_cap !== undefined) set.ignore_frequency_cap = input.ignore_frequency_cap;
   if (Object.keys(set).length === 0) return findSource(db, 'campaign', campaignId, null);
   const r = await updateCampaignRow(db, campaignId, set);
   if (!r) throw notFoundOf('campaign');
-  return { kind: 'campaign', id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, created_at: r.created_at as Date };
+  return { kind: 'campaign', id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, ignore_frequency_cap: r.ignore_frequency_cap, created_at: r.created_at as Date };
 }

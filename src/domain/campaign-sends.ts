@@ -4,8 +4,11 @@
  *
  * - **Audience**: a segment of the company (its members' numbers) or a list of numbers, normalised and
  *   de-duplicated exactly as 4.4 does (`distinctItems`).
- * - **Plan** (shown before confirming): how many messages will be sent, skipped as opted out, skipped
- *   as invalid numbers, and held for the company's delivery hours at the send time.
+ * - **Plan** (shown before confirming, and the answer of a dry run): how many messages will be sent,
+ *   skipped as opted out (a number whose erased contact had opted out included: the ledger keeps it
+ *   opted out), skipped at the company's frequency cap (src/domain/frequency-caps.ts, the check the
+ *   fan-out makes, judged now), skipped as invalid numbers, and held for the company's delivery hours
+ *   at the send time. Nothing is written.
  * - **Send** now or at `send_at` (ms): a `campaign` batch through the accept step of 4.3 / 4.4
  *   (`acceptBatch`), its send time in `overrides.send_at`; `batch-process` fans it out at once and holds
  *   every message until max(send_at, next delivery-hours opening) (`held_until`, released by the
@@ -24,7 +27,9 @@ import type { DeliveryHours } from '../db/schema.ts';
 import type { AnswerRecord, BatchAcceptor } from './accept-writer.ts';
 import { acceptBatch, distinctItems, getBatch, newBatchId, type BatchItem } from './batches.ts';
 import { instantOf, nextSendTime } from './delivery-hours.ts';
+import { selectOptedOutNumbers } from '../db/consent.ts';
 import { countMembers, matchingPhones } from './dynamic-segments.ts';
+import { capFor, cappedRecipients } from './frequency-caps.ts';
 import { DomainError, isRowId, notFound } from './errors.ts';
 import type { SourceRow } from './automations.ts';
 
@@ -96,6 +101,8 @@ export interface SendPlan {
   total: number;
   send: number;
   skipped_opted_out: number;
+  /** Not opted out, but at the company's frequency cap (docs/audience.md). */
+  skipped_frequency_cap: number;
   skipped_invalid: number;
   /** Of `send`: held because the company's delivery hours are closed at the send time. */
   held_for_delivery_hours: number;
@@ -104,23 +111,24 @@ export interface SendPlan {
   opens_at: number;
 }
 
-/** The distinct items of `phones` and what sending them at `sendAt` (ms) will do. */
-export async function planSend(db: Db, company: SendCompany, phones: string[], sendAt: number): Promise<{ items: BatchItem[]; plan: SendPlan }> {
+/**
+ * The distinct items of `phones` and what sending them at `sendAt` (ms) will do; `campaignId` (the
+ * campaign sent) for its frequency cap, judged at `now` (ms) as the fan-out that follows at once does.
+ */
+export async function planSend(
+  db: Db, company: SendCompany, phones: string[], sendAt: number, cap: { campaignId: number; now: number } | null = null,
+): Promise<{ items: BatchItem[]; plan: SendPlan }> {
   const items = distinctItems(phones.map((phone) => ({ phone })), company.default_country);
   const valid = items.filter((i) => i.e164).map((i) => i.e164 as string);
-  let optedOut = 0;
-  if (valid.length) {
-    const { rows } = await sql<{ n: number }>`
-      SELECT count(*)::int AS n FROM contacts
-      WHERE company_id = ${company.company_id} AND opted_out AND phone = ANY(${valid}::text[])`.execute(db);
-    optedOut = rows[0]?.n ?? 0;
-  }
-  const send = valid.length - optedOut;
+  const optedOut = new Set(await selectOptedOutNumbers(db, company.company_id, valid));
+  const rest = valid.filter((p) => !optedOut.has(p));
+  const capped = cap ? (await cappedRecipients(db, { companyId: company.company_id, kind: 'campaign', campaignId: cap.campaignId }, rest, cap.now)).size : 0;
+  const send = rest.length - capped;
   const opensAt = nextSendTime(company.delivery_hours, sendAt);
   return {
     items,
     plan: {
-      total: items.length, send, skipped_opted_out: optedOut, skipped_invalid: items.length - valid.length,
+      total: items.length, send, skipped_opted_out: optedOut.size, skipped_frequency_cap: capped, skipped_invalid: items.length - valid.length,
       held_for_delivery_hours: opensAt > sendAt ? send : 0, send_at: sendAt, opens_at: opensAt,
     },
   };
@@ -180,16 +188,24 @@ export async function cancelBatch(db: Db, batchId: string, companyId: number | n
 /**
  * The plan of a send to segment `segmentId` at `sendAt` (ms), counted in SQL without loading its
  * members (a segment of 100,000 answers in milliseconds): members are contacts, so every number is a
- * valid E.164 one and distinct. 404 `Segment not found`; 422 when it has more than MAX_SEND_CONTACTS.
+ * valid E.164 one and distinct. With `campaignId` and a frequency cap that applies to it, the
+ * members that are not opted out are loaded and checked against the cap at `now` (ms), as the
+ * fan-out does. 404 `Segment not found`; 422 when it has more than MAX_SEND_CONTACTS.
  */
-export async function planSegmentSend(db: Db, company: SendCompany, segmentId: number, sendAt: number, now: number): Promise<SendPlan> {
+export async function planSegmentSend(db: Db, company: SendCompany, segmentId: number, sendAt: number, now: number, campaignId: number | null = null): Promise<SendPlan> {
   if (!isRowId(segmentId)) throw notFound('Segment not found');
   const filter = await segmentFilter(db, company.company_id, segmentId);
+  const cap = campaignId === null ? null : await capFor(db, { companyId: company.company_id, kind: 'campaign', campaignId });
+  const cappedOf = async (total: number, candidates: () => Promise<string[]>) => {
+    if (!cap || total > MAX_SEND_CONTACTS) return 0;
+    return (await cappedRecipients(db, { companyId: company.company_id, kind: 'campaign', campaignId: campaignId! }, await candidates(), now)).size;
+  };
   if (filter !== undefined && filter !== null) {
     // A dynamic segment: its members are the contacts its filter matches now.
     const total = await countMembers(db, company.company_id, filter, now);
     const optedOut = await countMembers(db, company.company_id, { all: [filter, { field: 'opted_out', op: 'eq', value: true }] }, now);
-    return segmentPlan(company, total, optedOut, sendAt);
+    const capped = await cappedOf(total, () => matchingPhones(db, company.company_id, { all: [filter, { field: 'opted_out', op: 'eq', value: false }] }, now, MAX_SEND_CONTACTS));
+    return segmentPlan(company, total, optedOut, capped, sendAt);
   }
   const { rows } = await sql<{ found: boolean; total: number; opted_out: number }>`
     SELECT EXISTS (SELECT 1 FROM segments WHERE segment_id = ${segmentId} AND company_id = ${company.company_id}) AS found,
@@ -198,16 +214,19 @@ export async function planSegmentSend(db: Db, company: SendCompany, segmentId: n
     WHERE m.segment_id = ${segmentId}`.execute(db);
   const row = rows[0];
   if (!row?.found) throw notFound('Segment not found');
-  return segmentPlan(company, row.total, row.opted_out, sendAt);
+  const capped = await cappedOf(row.total, async () => (await db.selectFrom('segment_members as m').innerJoin('contacts as c', 'c.contact_id', 'm.contact_id')
+    .select('c.phone').where('m.segment_id', '=', segmentId).where('c.company_id', '=', company.company_id).where('c.opted_out', '=', false)
+    .limit(MAX_SEND_CONTACTS).execute()).map((r) => r.phone));
+  return segmentPlan(company, row.total, row.opted_out, capped, sendAt);
 }
 
 /** The plan of a segment send from its member counts; 422 beyond MAX_SEND_CONTACTS. */
-function segmentPlan(company: SendCompany, total: number, optedOut: number, sendAt: number): SendPlan {
+function segmentPlan(company: SendCompany, total: number, optedOut: number, capped: number, sendAt: number): SendPlan {
   if (total > MAX_SEND_CONTACTS) throw new DomainError(422, `at most ${MAX_SEND_CONTACTS} numbers per send`);
-  const send = total - optedOut;
+  const send = total - optedOut - capped;
   const opensAt = nextSendTime(company.delivery_hours, sendAt);
   return {
-    total, send, skipped_opted_out: optedOut, skipped_invalid: 0,
+    total, send, skipped_opted_out: optedOut, skipped_frequency_cap: capped, skipped_invalid: 0,
     held_for_delivery_hours: opensAt > sendAt ? send : 0, send_at: sendAt, opens_at: opensAt,
   };
 }

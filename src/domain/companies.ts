@@ -4,7 +4,7 @@
  */
 import { insertCompany, selectCompanies, selectCompany, updateCompanyRow, type CompanyRow as Row } from '../db/companies.ts';
 import type { Db } from '../db/database.ts';
-import type { DeliveryHours } from '../db/schema.ts';
+import type { DeliveryHours, FrequencyCap } from '../db/schema.ts';
 import type { ApiKeyLookupCache } from './api-keys.ts';
 import { DomainError, isRowId } from './errors.ts';
 
@@ -17,6 +17,8 @@ export interface CompanyInput {
   opt_out_keywords?: string[];
   /** Inbound texts that opt a contact back in. */
   opt_in_keywords?: string[];
+  /** At most `messages` campaign messages per contact within `per`, or null (docs/audience.md "Frequency caps"). */
+  frequency_cap?: FrequencyCap | null;
 }
 
 export interface Company {
@@ -29,7 +31,13 @@ export interface Company {
   channel: { provider: string };
   opt_out_keywords: string[];
   opt_in_keywords: string[];
+  frequency_cap: FrequencyCap | null;
   created_at: Date;
+}
+
+/** A frequency cap as stored (JSON text of exactly its two fields; checked by the caller, src/domain/frequency-caps.ts). */
+function capText(cap: FrequencyCap): string {
+  return JSON.stringify({ messages: cap.messages, per: cap.per });
 }
 
 /** Keywords as stored: trimmed, empty ones and duplicates (case-insensitively) dropped. */
@@ -63,6 +71,7 @@ function present(row: Row): Company {
     channel: { provider: String(row.channel.provider ?? 'outbox') },
     opt_out_keywords: row.opt_out_keywords,
     opt_in_keywords: row.opt_in_keywords,
+    frequency_cap: row.frequency_cap ?? null,
     created_at: row.created_at,
   };
 }
@@ -76,6 +85,7 @@ export async function createCompany(db: Db, input: CompanyInput & { name: string
     delivery_hours: input.delivery_hours ? JSON.stringify(input.delivery_hours) : null,
     ...(input.opt_out_keywords ? { opt_out_keywords: cleanKeywords(input.opt_out_keywords) } : {}),
     ...(input.opt_in_keywords ? { opt_in_keywords: cleanKeywords(input.opt_in_keywords) } : {}),
+    ...(input.frequency_cap ? { frequency_cap: capText(input.frequency_cap) } : {}),
   });
   return present(row);
 }
@@ -93,6 +103,7 @@ export async function updateCompany(db: Db, cache: ApiKeyLookupCache, companyId:
   if (input.delivery_hours !== undefined) set.delivery_hours = input.delivery_hours ? JSON.stringify(input.delivery_hours) : null;
   if (input.opt_out_keywords !== undefined) set.opt_out_keywords = cleanKeywords(input.opt_out_keywords);
   if (input.opt_in_keywords !== undefined) set.opt_in_keywords = cleanKeywords(input.opt_in_keywords);
+  if (input.frequency_cap !== undefined) set.frequency_cap = input.frequency_cap === null ? null : capText(input.frequency_cap);
   const row = await (Object.keys(set).length ? updateCompanyRow(db, companyId, set) : selectCompany(db, companyId))
     .finally(() => cache.invalidate());
   if (!row) throw new DomainError(404, 'Company not found');

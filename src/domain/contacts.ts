@@ -25,6 +25,8 @@ export interface ContactWrite {
   opted_out?: boolean | null;
   /** Replaces the contact's tags when given (distinct, sorted when stored); absent/null keeps them. */
   tags?: string[] | null;
+  /** What proves an opt-out state this write sets (the consent ledger's evidence); absent: the call's. */
+  evidence?: Record<string, unknown> | null;
 }
 
 export interface StoredContact {
@@ -50,6 +52,7 @@ export function mergeWrites(writes: ContactWrite[]): ContactWrite[] {
     if (w.last_name != null) prev.last_name = w.last_name;
     if (w.opted_out != null) prev.opted_out = w.opted_out;
     if (w.tags != null) prev.tags = w.tags;
+    if (w.evidence != null) prev.evidence = w.evidence;
     if (w.variables) prev.variables = Object.assign(Object.create(null), prev.variables ?? {}, w.variables);
   }
   return [...byPhone.values()];
@@ -59,10 +62,19 @@ export function mergeWrites(writes: ContactWrite[]): ContactWrite[] {
  * Inserts missing contacts and updates existing ones (one statement, a second only when opt-outs are
  * given); returns every written contact as stored afterwards. Phones must already be E.164; duplicates
  * are merged first. Run it inside a transaction when both statements must commit together.
- * An opt-out state that is set or changed records `opt_out_source` (`source`, default 'operator') and
- * `opt_out_at` = now (docs/decisions.md#9-whatsapp-webhooks-in); an unchanged one keeps both.
+ * An opt-out state that is set or changed records `opt_out_source` (`source`, default 'operator'),
+ * `opt_out_at` = now (docs/decisions.md#9-whatsapp-webhooks-in) and `opt_out_evidence` (the write's
+ * `evidence`, else `evidence`); an unchanged one keeps all three. The contacts trigger (migration 029)
+ * copies each change into the consent ledger (docs/audience.md "The consent ledger").
+ *
+ * Suppression (docs/audience.md "Suppression after erasure"): a contact created for a number whose
+ * earlier contact was erased starts in the state of the number's latest ledger entry, with its
+ * source, time and evidence; a write's `opted_out: false` does not undo an opt-out there (opting such
+ * a number back in is a change made once it exists), `opted_out: true` opts it out as usual.
  */
-export async function upsertContacts(db: Db, companyId: number, writes: ContactWrite[], source = 'operator'): Promise<StoredContact[]> {
+export async function upsertContacts(
+  db: Db, companyId: number, writes: ContactWrite[], source = 'operator', evidence: Record<string, unknown> | null = null,
+): Promise<StoredContact[]> {
   const rows = mergeWrites(writes);
   if (rows.length === 0) return [];
   const phones: string[] = [];
@@ -72,7 +84,9 @@ export async function upsertContacts(db: Db, companyId: number, writes: ContactW
   const last: (string | null)[] = [];
   const vars: string[] = [];
   const opted: (boolean | null)[] = [];
+  const proofs: (string | null)[] = [];
   const countries: string[] = [];
+  const fallback = evidence === null ? null : JSON.stringify(evidence);
   for (const r of rows) {
     const d = phoneDigests(r.phone);
     phones.push(r.phone);
@@ -82,14 +96,25 @@ export async function upsertContacts(db: Db, companyId: number, writes: ContactW
     last.push(r.last_name ?? null);
     vars.push(JSON.stringify(r.variables ?? {}));
     opted.push(r.opted_out ?? null);
+    proofs.push(r.evidence ? JSON.stringify(r.evidence) : fallback);
     countries.push(countryOf(r.phone));
   }
+  const given = opted.some((o) => o !== null);
+  // `s`: the latest ledger entry of an erased contact with the same number (the partial index
+  // consent_ledger_erased holds only those, so a number never erased costs one probe of a tiny index).
   const { rows: out } = await sql<StoredContact>`
-    INSERT INTO contacts AS c (company_id, phone, sha256_plus, sha256_bare, first_name, last_name, variables, opted_out, opt_out_source, opt_out_at, country)
-    SELECT ${companyId}, t.phone, decode(t.plus, 'hex'), decode(t.bare, 'hex'), t.first_name, t.last_name, t.variables, coalesce(t.opted_out, false),
-      CASE WHEN t.opted_out THEN ${source}::text END, CASE WHEN t.opted_out THEN now() END, t.country
-    FROM unnest(${phones}::text[], ${plus}::text[], ${bare}::text[], ${first}::text[], ${last}::text[], ${vars}::jsonb[], ${opted}::bool[], ${countries}::text[])
-      AS t(phone, plus, bare, first_name, last_name, variables, opted_out, country)
+    INSERT INTO contacts AS c (company_id, phone, sha256_plus, sha256_bare, first_name, last_name, variables, opted_out, opt_out_source, opt_out_at, opt_out_evidence, country)
+    SELECT ${companyId}, t.phone, decode(t.plus, 'hex'), decode(t.bare, 'hex'), t.first_name, t.last_name, t.variables,
+      coalesce(s.opted_out, false) OR coalesce(t.opted_out, false),
+      CASE WHEN s.opted_out THEN s.source WHEN t.opted_out THEN ${source}::text END,
+      CASE WHEN s.opted_out THEN s.at WHEN t.opted_out THEN now() END,
+      CASE WHEN s.opted_out THEN s.evidence WHEN t.opted_out THEN t.evidence END, t.country
+    FROM unnest(${phones}::text[], ${plus}::text[], ${bare}::text[], ${first}::text[], ${last}::text[], ${vars}::jsonb[], ${opted}::bool[], ${proofs}::jsonb[], ${countries}::text[])
+      AS t(phone, plus, bare, first_name, last_name, variables, opted_out, evidence, country)
+    LEFT JOIN LATERAL (
+      SELECT l.opted_out, l.source, l.at, l.evidence FROM consent_ledger l
+      WHERE l.company_id = ${companyId} AND l.phone_sha256 = decode(t.plus, 'hex') AND l.erased
+      ORDER BY l.entry_id DESC LIMIT 1) s ON true
     ON CONFLICT (company_id, phone) DO UPDATE SET
       first_name = coalesce(EXCLUDED.first_name, c.first_name),
       last_name  = coalesce(EXCLUDED.last_name, c.last_name),
@@ -98,15 +123,19 @@ export async function upsertContacts(db: Db, companyId: number, writes: ContactW
       updated_at = now()
     RETURNING contact_id, phone, first_name, last_name, variables, opted_out, (xmax = 0) AS created`.execute(db);
   // An existing contact's opt-out changes only where the write gives one (the insert above cannot tell
-  // "not given" from false, the column being NOT NULL).
-  if (opted.some((o) => o !== null)) {
-    const changed = await sql<{ contact_id: number; opted_out: boolean }>`
-      UPDATE contacts c SET opted_out = t.opted_out, opt_out_source = ${source}::text, opt_out_at = now()
-      FROM unnest(${phones}::text[], ${opted}::bool[]) AS t(phone, opted_out)
-      WHERE c.company_id = ${companyId} AND c.phone = t.phone AND t.opted_out IS NOT NULL AND c.opted_out <> t.opted_out
-      RETURNING c.contact_id, c.opted_out`.execute(db);
-    const byId = new Map(changed.rows.map((r) => [r.contact_id, r.opted_out]));
-    for (const c of out) if (byId.has(c.contact_id)) c.opted_out = byId.get(c.contact_id)!;
+  // "not given" from false, the column being NOT NULL); contacts created just now already have theirs.
+  if (given) {
+    const existing = new Set(out.filter((c) => !c.created).map((c) => c.phone));
+    const idx = phones.flatMap((p, i) => (existing.has(p) && opted[i] !== null ? [i] : []));
+    if (idx.length) {
+      const changed = await sql<{ contact_id: number; opted_out: boolean }>`
+        UPDATE contacts c SET opted_out = t.opted_out, opt_out_source = ${source}::text, opt_out_at = now(), opt_out_evidence = t.evidence
+        FROM unnest(${idx.map((i) => phones[i])}::text[], ${idx.map((i) => opted[i])}::bool[], ${idx.map((i) => proofs[i])}::jsonb[]) AS t(phone, opted_out, evidence)
+        WHERE c.company_id = ${companyId} AND c.phone = t.phone AND c.opted_out <> t.opted_out
+        RETURNING c.contact_id, c.opted_out`.execute(db);
+      const byId = new Map(changed.rows.map((r) => [r.contact_id, r.opted_out]));
+      for (const c of out) if (byId.has(c.contact_id)) c.opted_out = byId.get(c.contact_id)!;
+    }
   }
   const tagged = rows.filter((r) => r.tags != null);
   if (tagged.length) await replaceContactTags(db, companyId, tagged.map((r) => r.phone), tagged.map((r) => r.tags!));
@@ -120,21 +149,27 @@ export interface ImportRow {
   variables?: Record<string, unknown> | null;
   opted_out?: boolean | null;
   tags?: string[] | null;
+  /** A note proving the opt-out state given (a form's wording, a ticket): kept in the consent ledger's evidence. */
+  consent_evidence?: string | null;
 }
 
-/** Operator import: normalises phones (company default country), upserts, counts the outcome. */
+/**
+ * Operator import: normalises phones (company default country), upserts, counts the outcome. Opt-out
+ * changes are recorded with source `operator` and evidence `{actor, operation: "import_contacts",
+ * note?}` (`note`: the row's `consent_evidence`).
+ */
 export async function importContacts(
-  db: Db, companyId: number, defaultCountry: string, items: ImportRow[],
+  db: Db, companyId: number, defaultCountry: string, items: ImportRow[], actor = 'admin',
 ): Promise<{ created: number; updated: number; invalid: number }> {
   const writes: ContactWrite[] = [];
   let invalid = 0;
-  for (const item of items) {
+  for (const { consent_evidence: note, ...item } of items) {
     const e164 = toE164(item.phone, defaultCountry);
     if (!e164) {
       invalid++;
       continue;
     }
-    writes.push({ ...item, phone: e164 });
+    writes.push({ ...item, phone: e164, evidence: { actor, operation: 'import_contacts', ...(note ? { note } : {}) } });
   }
   const stored = await upsertContacts(db, companyId, writes);
   const created = stored.filter((c) => c.created).length;
@@ -275,6 +310,8 @@ export interface ContactEdit {
   last_name?: string | null;
   variables?: Record<string, unknown>;
   opted_out?: boolean;
+  /** A note proving an opt-out change (a form's wording, a ticket): kept in the consent ledger's evidence. */
+  consent_evidence?: string | null;
 }
 
 /** Field → message of an edit that breaks the rules (empty when it is fine). */
@@ -299,11 +336,14 @@ export function checkContactEdit(edit: ContactEdit): Record<string, string> {
  * Applies an edit by hand to a contact of the company in one transaction, and audit-logs it as
  * `contact.update` on `contact:<id>` with the names of the changed fields and the new opt-out state
  * (never the values of names or variables). An opt-out change records `opt_out_source` = `source`
- * ('console' or 'operator') and `opt_out_at` = `now`. Returns the names of the fields that changed.
+ * ('console' or 'operator'), `opt_out_at` = `now` and `opt_out_evidence` = `who.evidence` (with
+ * `note`: the edit's `consent_evidence`), which the contacts trigger copies into the consent ledger
+ * (docs/audience.md). Returns the names of the fields that changed.
  * Errors: 422 DomainError when the edit breaks checkContactEdit; 404 when the contact is unknown.
  */
 export async function updateContact(
-  db: Db, companyId: number, contactId: number, edit: ContactEdit, who: { actor: string; source: 'console' | 'operator'; now: Date },
+  db: Db, companyId: number, contactId: number, edit: ContactEdit,
+  who: { actor: string; source: 'console' | 'operator'; now: Date; evidence?: Record<string, unknown> },
 ): Promise<string[]> {
   const errors = checkContactEdit(edit);
   const first = Object.keys(errors)[0];
@@ -320,7 +360,8 @@ export async function updateContact(
       changed.push('variables');
     }
     if (edit.opted_out !== undefined && edit.opted_out !== before.opted_out) {
-      Object.assign(set, { opted_out: edit.opted_out, opt_out_source: who.source, opt_out_at: who.now.toISOString() });
+      const evidence = { ...(who.evidence ?? { actor: who.actor }), ...(edit.consent_evidence ? { note: edit.consent_evidence } : {}) };
+      Object.assign(set, { opted_out: edit.opted_out, opt_out_source: who.source, opt_out_at: who.now.toISOString(), opt_out_evidence: JSON.stringify(evidence) });
       changed.push('opted_out');
     }
     if (changed.length === 0) return changed;

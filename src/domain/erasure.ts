@@ -17,6 +17,11 @@
  * - its inbound messages: text, payload, reaction, media and location removed (type, times and ids kept).
  * - events still stored about it (`data.phone`): the phone replaced by the tombstone, texts removed.
  * - its segment memberships are deleted.
+ * - its consent ledger (docs/audience.md) stays, keyed by the SHA-256 of the number and without
+ *   personal data, marked `erased`: a contact created for the same number later (import, send,
+ *   inbound) starts in the ledger's latest state, so an opted-out number stays opted out until it
+ *   opts in again. The answer says how many entries were kept and whether the number stays opted out
+ *   (`consent_entries`, `suppressed`). The contact's own `opt_out_evidence` is cleared.
  * - one audit entry `contact.erase` on `contact:<id>` with the counts of what changed, never the
  *   personal data.
  * 404 `Contact not found` when the contact is unknown, erased already or another company's.
@@ -25,9 +30,11 @@ import { createHash, randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import { findContact } from '../db/contacts.ts';
+import { markLedgerErased } from '../db/consent.ts';
 import { completeBatchIfDone } from '../db/messages.ts';
 import { recordAudit } from './audit.ts';
 import { DomainError } from './errors.ts';
+import { phoneDigests } from './phone.ts';
 
 /** What an erasure changed (also the audit entry's details). */
 export interface ErasureResult {
@@ -37,6 +44,10 @@ export interface ErasureResult {
   inbound: number;
   segments: number;
   events: number;
+  /** Consent ledger entries kept under the number's SHA-256 digest. */
+  consent_entries: number;
+  /** The number stays opted out of campaigns if it comes back. */
+  suppressed: boolean;
 }
 
 /** Erases the company's contact `contactId` (see the module comment); `now` from the service clock. */
@@ -71,9 +82,10 @@ export async function eraseContact(db: Db, companyId: number, contactId: number,
         ((payload::jsonb -> 'data') - 'text' - 'payload' - 'reaction' - 'media' - 'location') || jsonb_build_object('phone', ${tomb}::text))::json
       WHERE company_id = ${companyId} AND payload -> 'data' ->> 'phone' = ${phone} RETURNING 1`.execute(trx);
     const segments = await sql`DELETE FROM segment_members WHERE contact_id = ${contactId} RETURNING 1`.execute(trx);
+    const consent = await markLedgerErased(trx, companyId, phoneDigests(phone).plus);
     await sql`
       UPDATE contacts SET phone = ${tomb}, sha256_plus = ${digest}, sha256_bare = ${digest}, first_name = NULL, last_name = NULL,
-        variables = '{}'::jsonb, erased_at = ${at}::timestamptz, updated_at = ${at}::timestamptz
+        variables = '{}'::jsonb, opt_out_evidence = NULL, erased_at = ${at}::timestamptz, updated_at = ${at}::timestamptz
       WHERE contact_id = ${contactId} AND company_id = ${companyId}`.execute(trx);
     const out: ErasureResult = {
       contact_id: contactId,
@@ -82,6 +94,8 @@ export async function eraseContact(db: Db, companyId: number, contactId: number,
       inbound: inbound.rows.length,
       segments: segments.rows.length,
       events: events.rows.length,
+      consent_entries: consent.entries,
+      suppressed: consent.opted_out,
     };
     await recordAudit(trx, { actor: who.actor, action: 'contact.erase', target: `contact:${contactId}`, company_id: companyId, details: { ...out } });
     return { out, batches: [...new Set(skipped.rows.map((r) => r.batch_id))] };

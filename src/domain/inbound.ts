@@ -3,7 +3,8 @@
  * WhatsApp number is stored per contact (the contact is created when unknown, its number normalised to
  * E.164 with the company's default country), once per provider id; a text or button payload that,
  * trimmed and case-folded, equals one of the company's `opt_out_keywords` opts the contact out of
- * campaigns (`opt_out_source = 'keyword'`, `opt_out_at` = the message's time), one of `opt_in_keywords`
+ * campaigns (`opt_out_source = 'keyword'`, `opt_out_at` = the message's time, evidence the message's
+ * provider id and the keyword as sent, copied into the consent ledger), one of `opt_in_keywords`
  * back in. Only messages stored for the first time count, so a webhook delivered twice acts once.
  * Each sender's `last_inbound_at` becomes its latest inbound time (its customer-service window), and
  * its WhatsApp profile name fills an empty `first_name` (a name already there is never replaced).
@@ -34,11 +35,16 @@ export function foldKeyword(text: string): string {
 
 /** `true` (opt out), `false` (opt in) or null when the message is not a keyword of the company. */
 export function keywordOf(company: InboundCompany, item: Pick<InboundItem, 'text' | 'payload' | 'type'>): boolean | null {
+  return keywordMatch(company, item)?.optOut ?? null;
+}
+
+/** The keyword a message is (`optOut`, and the text or payload that matched as sent), or null. */
+export function keywordMatch(company: InboundCompany, item: Pick<InboundItem, 'text' | 'payload' | 'type'>): { optOut: boolean; matched: string } | null {
   const candidates = [item.type === 'text' ? item.text : null, item.payload].filter((t): t is string => typeof t === 'string');
   for (const c of candidates) {
     const f = foldKeyword(c);
-    if (company.opt_out_keywords.some((k) => foldKeyword(k) === f)) return true;
-    if (company.opt_in_keywords.some((k) => foldKeyword(k) === f)) return false;
+    if (company.opt_out_keywords.some((k) => foldKeyword(k) === f)) return { optOut: true, matched: c };
+    if (company.opt_in_keywords.some((k) => foldKeyword(k) === f)) return { optOut: false, matched: c };
   }
   return null;
 }
@@ -80,10 +86,12 @@ export async function storeInbound(trx: Db, company: InboundCompany, items: Inbo
   const latest = new Map<number, OptChange>();
   for (const r of rows) {
     if (!stored.has(r.provider_message_id)) continue;
-    const optOut = keywordOf(company, r);
-    if (optOut === null) continue;
+    const match = keywordMatch(company, r);
+    if (match === null) continue;
     const prev = latest.get(r.contact_id);
-    if (!prev || prev.at <= r.received_at) latest.set(r.contact_id, { contact_id: r.contact_id, opted_out: optOut, at: r.received_at });
+    // The ledger's evidence: the inbound message's provider id and the keyword as sent (docs/audience.md).
+    const evidence = { inbound_message_id: r.provider_message_id, text: match.matched };
+    if (!prev || prev.at <= r.received_at) latest.set(r.contact_id, { contact_id: r.contact_id, opted_out: match.optOut, at: r.received_at, evidence });
   }
   const changed = await applyOptChanges(trx, company.company_id, [...latest.values()]);
   return { stored: stored.size, duplicates: rows.length - stored.size, invalid, optChanges: changed.length };

@@ -21,13 +21,14 @@ export interface ProviderError {
 /**
  * What the delivery run does besides recording the message's outcome, in the transaction that
  * commits it:
- * - `opt_out`: the message's contact becomes opted out, `opt_out_source` = `source` (the contacts
- *   trigger writes the `contact.opted_out` event);
+ * - `opt_out`: the message's contact becomes opted out, `opt_out_source` = `source`, with `evidence`
+ *   (and the message's ids) as the consent ledger's proof (the contacts trigger writes the
+ *   `contact.opted_out` event and the ledger entry);
  * - `pause_channel`: the company's channel is paused with `reason` (the channel-state trigger writes
  *   `channel.paused`); nothing more is sent until it is resumed.
  */
 export type SendEffect =
-  | { kind: 'opt_out'; source: string }
+  | { kind: 'opt_out'; source: string; evidence?: Record<string, unknown> }
   | { kind: 'pause_channel'; reason: string };
 
 /**

@@ -202,7 +202,7 @@ describe('happy', () => {
     await db.insertInto('inbound_messages').values({ company_id: c.companyId, contact_id: contact.contact_id, provider_message_id: `wamid.${p}`, type: 'text', text: 'my address is Main St 1', payload: null, received_at: new Date() }).execute();
 
     const erased = await s.admin('DELETE', `/admin/companies/${c.companyId}/contacts/${encodeURIComponent(p)}`);
-    assert.deepEqual(erased, { contact_id: contact.contact_id, messages: 1, skipped: 0, inbound: 1, segments: 1, events: 0 });
+    assert.deepEqual(erased, { contact_id: contact.contact_id, messages: 1, skipped: 0, inbound: 1, segments: 1, events: 0, consent_entries: 0, suppressed: false });
     await s.admin('GET', `/admin/companies/${c.companyId}/contacts/${encodeURIComponent(p)}`, undefined, 404);
     await s.admin('DELETE', `/admin/companies/${c.companyId}/contacts/${encodeURIComponent(p)}`, undefined, 404);
 

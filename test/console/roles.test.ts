@@ -71,6 +71,8 @@ const EXPECTED: Record<string, readonly Role[] | typeof PUBLIC> = {
   'POST /console/settings/users/:userId/reset-link': OWNER,
   'GET /console/settings/users/:userId/remove': OWNER,
   'POST /console/settings/users/:userId/remove': OWNER,
+  'GET /console/settings/messaging': OWNER,
+  'POST /console/settings/messaging': OWNER,
 
   // Credentials and webhooks: owners and developers, reading too.
   'GET /console/settings/integrations/credentials': OWNER_DEVELOPER,
@@ -103,6 +105,7 @@ const EXPECTED: Record<string, readonly Role[] | typeof PUBLIC> = {
   'GET /console/campaigns/:id': ALL,
   'POST /console/campaigns/:id': OWNER_MARKETER,
   'POST /console/campaigns/:id/test-send': OWNER_MARKETER,
+  'POST /console/campaigns/:id/frequency-cap': OWNER_MARKETER,
   'GET /console/campaigns/:id/send': ALL,
   'POST /console/campaigns/:id/send': OWNER_MARKETER,
   'POST /console/campaigns/:id/send/confirm': OWNER_MARKETER,

@@ -35,7 +35,7 @@ test('wait times, Retry-After, pause reason, opt-out source; unknown codes by HT
   assert.equal((classifyAnswer(400, answer(131056), undefined, NOW).result as any).retryAfterMs, PAIR_BACKOFF_MS);
   assert.equal((classifyAnswer(400, answer(131056), '600', NOW).result as any).retryAfterMs, 600_000);
   assert.deepEqual((classifyAnswer(400, answer(368), undefined, NOW).result as any).effects, [{ kind: 'pause_channel', reason: '368: Temporarily blocked for policies violations' }]);
-  assert.deepEqual((classifyAnswer(400, answer(131050), undefined, NOW).result as any).effects, [{ kind: 'opt_out', source: 'whatsapp' }]);
+  assert.deepEqual((classifyAnswer(400, answer(131050), undefined, NOW).result as any).effects, [{ kind: 'opt_out', source: 'whatsapp', evidence: { error_code: 131050 } }]);
   assert.deepEqual(shape(400, 999999), ['failed', false, null, false], 'unknown code, 4xx: permanent');
   assert.deepEqual(shape(503, 999999), ['failed', true, null, false], 'unknown code, 5xx: retried');
   assert.deepEqual(shape(429, 999999), ['failed', true, null, false]);

@@ -296,7 +296,7 @@ export interface paths {
         get: operations["list_contacts"];
         /**
          * Create or update contacts (at most 10,000 a request)
-         * @description Phones are normalised with the company's default country; given names replace, variables are merged, an opt-out state that changes is recorded with source `operator`.
+         * @description Phones are normalised with the company's default country; given names replace, variables are merged, an opt-out state that changes is recorded with source `operator` (and in the consent ledger). A number whose erased contact had opted out comes back opted out, whatever `opted_out` says.
          */
         put: operations["import_contacts"];
         post?: never;
@@ -359,14 +359,14 @@ export interface paths {
         post?: never;
         /**
          * Erase a contact (GDPR Art. 17): personal data removed, counts kept
-         * @description The contact's number, names and variables, its messages' numbers and rendered content, its inbound texts and its segment memberships are removed; statuses and counts stay. Audit-logged without personal data. A later send to the number creates a new contact.
+         * @description The contact's number, names and variables, its messages' numbers and rendered content, its inbound texts and its segment memberships are removed; statuses and counts stay. Audit-logged without personal data. Its consent ledger stays under the SHA-256 of the number: a later import, send or inbound message creates a new contact that starts in the ledger's state (`suppressed`: opted out).
          */
         delete: operations["erase_contact"];
         options?: never;
         head?: never;
         /**
          * Change a contact's names, variables (the whole set) or opt-out state
-         * @description An opt-out state that changes is recorded with source `operator` and the time; the change is audit-logged (field names, never values).
+         * @description An opt-out state that changes is recorded with source `operator`, the time and evidence (`consent_evidence`) in the consent ledger; the change is audit-logged (field names, never values).
          */
         patch: operations["update_contact"];
         trace?: never;
@@ -1008,6 +1008,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/companies/{company_id}/contacts/{phone}/consent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A number's consent ledger: every change of its opt-out state with source and evidence, oldest first
+         * @description Kept under the SHA-256 of the number: the entries of erased contacts that had it are included (without personal data).
+         */
+        get: operations["get_contact_consent"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/companies/{company_id}/contacts/imports": {
         parameters: {
             query?: never;
@@ -1233,6 +1253,22 @@ export interface components {
             timezone: string;
         };
         /**
+         * FrequencyCap
+         * @example {
+         *       "messages": 3,
+         *       "per": "7d"
+         *     }
+         */
+        FrequencyCap: {
+            /** @description campaign messages a contact may get within `per` */
+            messages: number;
+            /**
+             * @description the window: a number and a unit (m, h or d), at most 366d
+             * @example 7d
+             */
+            per: string;
+        };
+        /**
          * Connector
          * @example {
          *       "connected": true,
@@ -1291,6 +1327,10 @@ export interface components {
          *       "opt_in_keywords": [
          *         "START"
          *       ],
+         *       "frequency_cap": {
+         *         "messages": 3,
+         *         "per": "7d"
+         *       },
          *       "created_at": "2026-03-02T09:30:00.000Z"
          *     }
          */
@@ -1328,6 +1368,8 @@ export interface components {
             };
             opt_out_keywords: string[];
             opt_in_keywords: string[];
+            /** @description the cap of campaign messages per contact, or null (none) */
+            frequency_cap: components["schemas"]["FrequencyCap"] | null;
             /** Format: date-time */
             created_at: string;
         };
@@ -1435,7 +1477,7 @@ export interface components {
             last_name: string | null;
             /** @description opted out of campaigns */
             opted_out: boolean;
-            /** @description where the opt-out state came from: 'keyword', 'operator', 'import', 'console' */
+            /** @description where the opt-out state came from: 'keyword', 'whatsapp', 'operator', 'console', 'import' (every change is in the consent ledger) */
             opt_out_source: string | null;
             /** @description when the opt-out state last changed */
             opt_out_at: string | null;
@@ -1550,7 +1592,7 @@ export interface components {
                 [key: string]: unknown;
             };
             opted_out: boolean;
-            /** @description where the opt-out state came from: 'keyword', 'operator', 'import', 'console' */
+            /** @description where the opt-out state came from: 'keyword', 'whatsapp', 'operator', 'console', 'import' (every change is in the consent ledger) */
             opt_out_source: string | null;
             /** @description when the opt-out state last changed */
             opt_out_at: string | null;
@@ -1609,7 +1651,7 @@ export interface components {
                 kind: string;
                 /** @description `pending`, `sent`, `delivered`, `read`, `failed` or `skipped` */
                 status: string;
-                /** @description why it was skipped (`opted_out`, `invalid_phone`, `cancelled`, `erased`) */
+                /** @description why it was skipped (`opted_out`, `frequency_cap`, `invalid_phone`, `cancelled`, `erased`) */
                 reason: string | null;
                 error: string | null;
                 error_code: string | null;
@@ -1630,7 +1672,9 @@ export interface components {
          *       "skipped": 0,
          *       "inbound": 2,
          *       "segments": 1,
-         *       "events": 3
+         *       "events": 3,
+         *       "consent_entries": 1,
+         *       "suppressed": true
          *     }
          */
         ContactErasure: {
@@ -1646,6 +1690,10 @@ export interface components {
             segments: number;
             /** @description stored events whose phone and texts were removed */
             events: number;
+            /** @description consent ledger entries kept under the SHA-256 of the number, without personal data */
+            consent_entries: number;
+            /** @description true: the number stays opted out of campaigns if it comes back (import, send, inbound) until it opts in again */
+            suppressed: boolean;
         };
         /**
          * ContactImportResult
@@ -1827,6 +1875,7 @@ export interface components {
          *         "buttons": []
          *       },
          *       "expire_after": "24h",
+         *       "ignore_frequency_cap": false,
          *       "created_at": "2026-03-02T09:30:00.000Z"
          *     }
          */
@@ -1842,6 +1891,8 @@ export interface components {
             template: components["schemas"]["Template"];
             /** @description how long its messages stay worth sending (a duration such as `24h`); null: forever */
             expire_after: string | null;
+            /** @description campaigns only: true when its messages are not held to the company's frequency cap */
+            ignore_frequency_cap?: boolean;
             /** Format: date-time */
             created_at: string;
         };
@@ -1916,6 +1967,7 @@ export interface components {
          *         "buttons": []
          *       },
          *       "expire_after": "24h",
+         *       "ignore_frequency_cap": false,
          *       "created_at": "2026-03-02T09:30:00.000Z",
          *       "warnings": []
          *     }
@@ -1927,6 +1979,8 @@ export interface components {
             template: components["schemas"]["Template"];
             /** @description how long its messages stay worth sending (a duration such as `24h`); null: forever. A message not handed to the provider by then ends skipped, reason `expired` */
             expire_after: string | null;
+            /** @description true: this campaign's messages are not held to the company's frequency cap (they still count toward it) */
+            ignore_frequency_cap: boolean;
             /** Format: date-time */
             created_at: string;
             /**
@@ -1951,6 +2005,7 @@ export interface components {
          *         "buttons": []
          *       },
          *       "expire_after": "24h",
+         *       "ignore_frequency_cap": false,
          *       "created_at": "2026-03-02T09:30:00.000Z",
          *       "campaign_id": 8,
          *       "warnings": []
@@ -1968,6 +2023,8 @@ export interface components {
             template: components["schemas"]["Template"];
             /** @description how long its messages stay worth sending (a duration such as `24h`); null: forever */
             expire_after: string | null;
+            /** @description campaigns only: true when its messages are not held to the company's frequency cap */
+            ignore_frequency_cap?: boolean;
             /** Format: date-time */
             created_at: string;
             campaign_id: number;
@@ -1977,9 +2034,10 @@ export interface components {
         /**
          * SendPlan
          * @example {
-         *       "total": 3,
+         *       "total": 4,
          *       "send": 2,
          *       "skipped_opted_out": 1,
+         *       "skipped_frequency_cap": 1,
          *       "skipped_invalid": 0,
          *       "held_for_delivery_hours": 0,
          *       "send_at": "2026-03-02T09:30:00.000Z",
@@ -1991,7 +2049,10 @@ export interface components {
             total: number;
             /** @description messages that will be sent */
             send: number;
+            /** @description opted out of campaigns (a number whose erased contact had opted out included) */
             skipped_opted_out: number;
+            /** @description not opted out, but at the company's frequency cap (skipped, reason `frequency_cap`) */
+            skipped_frequency_cap: number;
             /** @description texts that are not phone numbers */
             skipped_invalid: number;
             /** @description of `send`: held because the delivery hours are closed at the send time */
@@ -2158,7 +2219,7 @@ export interface components {
             /** @description E.164, or the text given when it is not a number (then skipped, reason invalid_phone) */
             phone: string;
             status: "pending" | "sent" | "delivered" | "read" | "failed" | "skipped";
-            /** @description why skipped (invalid_phone, opted_out, cancelled, expired ...), or what a pending message waits for (channel_paused, template_paused, messaging_limit, pair_rate, marketing_held) */
+            /** @description why skipped (invalid_phone, opted_out, frequency_cap, cancelled, expired ...), or what a pending message waits for (channel_paused, template_paused, messaging_limit, pair_rate, marketing_held) */
             reason?: string;
             /** @description why it failed (the last error while pending for a retry) */
             error?: string;
@@ -3232,6 +3293,66 @@ export interface components {
             /** @description how many templates the catalogue has now */
             templates: number;
         };
+        /**
+         * ConsentEntry
+         * @example {
+         *       "at": "2026-03-02T09:30:00.000Z",
+         *       "opted_out": true,
+         *       "source": "keyword",
+         *       "category": "marketing",
+         *       "evidence": {
+         *         "inbound_message_id": "wamid.HBgLNDkxNTE",
+         *         "text": "STOP"
+         *       }
+         *     }
+         */
+        ConsentEntry: {
+            /**
+             * Format: date-time
+             * @description when the state changed (a keyword: when its message was sent)
+             */
+            at: string;
+            /** @description the state from then on: true opted out, false opted (back) in */
+            opted_out: boolean;
+            /** @description where the change came from: `keyword`, `whatsapp`, `operator`, `console`, `import`, `api` */
+            source: string;
+            /** @description what the consent is about: `marketing` (the only category campaigns respect) */
+            category: string;
+            evidence: {
+                [key: string]: unknown;
+            } | null;
+        };
+        /**
+         * ConsentLedger
+         * @example {
+         *       "entries": [
+         *         {
+         *           "at": "2026-01-10T08:00:00.000Z",
+         *           "opted_out": true,
+         *           "source": "keyword",
+         *           "category": "marketing",
+         *           "evidence": {
+         *             "inbound_message_id": "wamid.HBgLNDkxNTE",
+         *             "text": "STOP"
+         *           }
+         *         },
+         *         {
+         *           "at": "2026-03-02T09:30:00.000Z",
+         *           "opted_out": false,
+         *           "source": "console",
+         *           "category": "marketing",
+         *           "evidence": {
+         *             "user": "anna@acme-shoes.example",
+         *             "wording": "Opt back in to campaigns"
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        ConsentLedger: {
+            /** @description oldest first, in the order recorded (at most 10,000) */
+            entries: components["schemas"]["ConsentEntry"][];
+        };
     };
     responses: never;
     parameters: never;
@@ -4061,6 +4182,10 @@ export interface operations {
                      *           "opt_in_keywords": [
                      *             "START"
                      *           ],
+                     *           "frequency_cap": {
+                     *             "messages": 3,
+                     *             "per": "7d"
+                     *           },
                      *           "created_at": "2026-03-02T09:30:00.000Z"
                      *         }
                      *       ]
@@ -4163,6 +4288,8 @@ export interface operations {
                      *     ]
                      */
                     opt_in_keywords?: string[];
+                    /** @description null (the default): no cap; else a campaign message to a contact who already got `messages` campaign messages (sent or further) within `per` ends skipped, reason `frequency_cap` */
+                    frequency_cap?: components["schemas"]["FrequencyCap"] | null;
                 };
             };
         };
@@ -4199,6 +4326,10 @@ export interface operations {
                      *       "opt_in_keywords": [
                      *         "START"
                      *       ],
+                     *       "frequency_cap": {
+                     *         "messages": 3,
+                     *         "per": "7d"
+                     *       },
                      *       "created_at": "2026-03-02T09:30:00.000Z"
                      *     }
                      */
@@ -4343,6 +4474,10 @@ export interface operations {
                      *       "opt_in_keywords": [
                      *         "START"
                      *       ],
+                     *       "frequency_cap": {
+                     *         "messages": 3,
+                     *         "per": "7d"
+                     *       },
                      *       "created_at": "2026-03-02T09:30:00.000Z"
                      *     }
                      */
@@ -4485,6 +4620,8 @@ export interface operations {
                      *     ]
                      */
                     opt_in_keywords?: string[];
+                    /** @description null (the default): no cap; else a campaign message to a contact who already got `messages` campaign messages (sent or further) within `per` ends skipped, reason `frequency_cap` */
+                    frequency_cap?: components["schemas"]["FrequencyCap"] | null;
                 };
             };
         };
@@ -4521,6 +4658,10 @@ export interface operations {
                      *       "opt_in_keywords": [
                      *         "START"
                      *       ],
+                     *       "frequency_cap": {
+                     *         "messages": 3,
+                     *         "per": "7d"
+                     *       },
                      *       "created_at": "2026-03-02T09:30:00.000Z"
                      *     }
                      */
@@ -5139,6 +5280,10 @@ export interface operations {
                      *       "opt_in_keywords": [
                      *         "START"
                      *       ],
+                     *       "frequency_cap": {
+                     *         "messages": 3,
+                     *         "per": "7d"
+                     *       },
                      *       "created_at": "2026-03-02T09:30:00.000Z"
                      *     }
                      */
@@ -5819,6 +5964,8 @@ export interface operations {
                         } | null;
                         opted_out?: boolean | null;
                         tags?: string[] | null;
+                        /** @description what proves an opt-out state this sets (a form's wording, a ticket): kept as the consent ledger's `evidence.note` */
+                        consent_evidence?: string | null;
                     }[];
                 };
             };
@@ -6457,7 +6604,9 @@ export interface operations {
                      *       "skipped": 0,
                      *       "inbound": 2,
                      *       "segments": 1,
-                     *       "events": 3
+                     *       "events": 3,
+                     *       "consent_entries": 1,
+                     *       "suppressed": true
                      *     }
                      */
                     "application/json": components["schemas"]["ContactErasure"];
@@ -6574,7 +6723,8 @@ export interface operations {
                  *         "tier": "gold",
                  *         "city": "Berlin"
                  *       },
-                 *       "opted_out": true
+                 *       "opted_out": true,
+                 *       "consent_evidence": "Asked by phone to stop offers (ticket 4711)"
                  *     }
                  */
                 "application/json": {
@@ -6585,6 +6735,8 @@ export interface operations {
                         [key: string]: unknown;
                     };
                     opted_out?: boolean;
+                    /** @description what proves an opt-out state this sets (a form's wording, a ticket): kept as the consent ledger's `evidence.note` */
+                    consent_evidence?: string | null;
                 };
             };
         };
@@ -6955,6 +7107,7 @@ export interface operations {
                      *           "buttons": []
                      *         },
                      *         "expire_after": "24h",
+                     *         "ignore_frequency_cap": false,
                      *         "created_at": "2026-03-02T09:30:00.000Z",
                      *         "type": "api",
                      *         "active": true
@@ -7269,6 +7422,7 @@ export interface operations {
                      *         "buttons": []
                      *       },
                      *       "expire_after": "24h",
+                     *       "ignore_frequency_cap": false,
                      *       "created_at": "2026-03-02T09:30:00.000Z",
                      *       "type": "api",
                      *       "active": true
@@ -7897,6 +8051,7 @@ export interface operations {
                      *           "buttons": []
                      *         },
                      *         "expire_after": "24h",
+                     *         "ignore_frequency_cap": false,
                      *         "created_at": "2026-03-02T09:30:00.000Z"
                      *       }
                      *     ]
@@ -8018,6 +8173,8 @@ export interface operations {
                     template: components["schemas"]["Template"];
                     /** @description how long its messages stay worth sending; null: forever (default 24h) */
                     expire_after?: string | null;
+                    /** @description (default false) true: this campaign's messages are not held to the company's frequency cap (they still count toward it) */
+                    ignore_frequency_cap?: boolean;
                 };
             };
         };
@@ -8043,6 +8200,7 @@ export interface operations {
                      *         "buttons": []
                      *       },
                      *       "expire_after": "24h",
+                     *       "ignore_frequency_cap": false,
                      *       "created_at": "2026-03-02T09:30:00.000Z",
                      *       "warnings": []
                      *     }
@@ -8194,6 +8352,7 @@ export interface operations {
                      *         "buttons": []
                      *       },
                      *       "expire_after": "24h",
+                     *       "ignore_frequency_cap": false,
                      *       "created_at": "2026-03-02T09:30:00.000Z"
                      *     }
                      */
@@ -8310,6 +8469,8 @@ export interface operations {
                     template?: components["schemas"]["Template"];
                     /** @description how long its messages stay worth sending; null: forever (default unchanged) */
                     expire_after?: string | null;
+                    /** @description true: its messages are not held to the company's frequency cap (they still count toward it) */
+                    ignore_frequency_cap?: boolean;
                 };
             };
         };
@@ -8335,6 +8496,7 @@ export interface operations {
                      *         "buttons": []
                      *       },
                      *       "expire_after": "24h",
+                     *       "ignore_frequency_cap": false,
                      *       "created_at": "2026-03-02T09:30:00.000Z",
                      *       "campaign_id": 8,
                      *       "warnings": []
@@ -8809,7 +8971,7 @@ export interface operations {
                      * @description an instant in the future (RFC 3339 with offset), after scheduled_for: a message not handed to the provider by then ends skipped, reason `expired` (instead of the campaign's expire_after)
                      */
                     expire_at?: string;
-                    /** @description answer the plan only (200), send nothing */
+                    /** @description answer the plan only (200): how many would be sent, skipped as opted out, at the frequency cap or invalid; nothing is written */
                     dry_run?: boolean;
                 };
             };
@@ -8826,9 +8988,10 @@ export interface operations {
                     /**
                      * @example {
                      *       "plan": {
-                     *         "total": 3,
+                     *         "total": 4,
                      *         "send": 2,
                      *         "skipped_opted_out": 1,
+                     *         "skipped_frequency_cap": 1,
                      *         "skipped_invalid": 0,
                      *         "held_for_delivery_hours": 0,
                      *         "send_at": "2026-03-02T09:30:00.000Z",
@@ -8853,9 +9016,10 @@ export interface operations {
                      * @example {
                      *       "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10",
                      *       "plan": {
-                     *         "total": 3,
+                     *         "total": 4,
                      *         "send": 2,
                      *         "skipped_opted_out": 1,
+                     *         "skipped_frequency_cap": 1,
                      *         "skipped_invalid": 0,
                      *         "held_for_delivery_hours": 0,
                      *         "send_at": "2026-03-02T09:30:00.000Z",
@@ -14438,6 +14602,148 @@ export interface operations {
                     "application/json": {
                         detail: string;
                     };
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    get_contact_consent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the company
+                 * @example 12
+                 */
+                company_id: number;
+                /**
+                 * @description E.164 or national (the company's default country)
+                 * @example +4915112345678
+                 */
+                phone: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The ledger */
+            200: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "entries": [
+                     *         {
+                     *           "at": "2026-01-10T08:00:00.000Z",
+                     *           "opted_out": true,
+                     *           "source": "keyword",
+                     *           "category": "marketing",
+                     *           "evidence": {
+                     *             "inbound_message_id": "wamid.HBgLNDkxNTE",
+                     *             "text": "STOP"
+                     *           }
+                     *         },
+                     *         {
+                     *           "at": "2026-03-02T09:30:00.000Z",
+                     *           "opted_out": false,
+                     *           "source": "console",
+                     *           "category": "marketing",
+                     *           "evidence": {
+                     *             "user": "anna@acme-shoes.example",
+                     *             "wording": "Opt back in to campaigns"
+                     *           }
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["ConsentLedger"];
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Unknown company (`Company not found`), no valid number, or a number the company has neither a contact nor entries for (`Contact not found`) */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Contact not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "maxLength",
+                     *           "loc": [
+                     *             "path",
+                     *             "phone"
+                     *           ],
+                     *           "msg": "must NOT have more than 64 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminValidationError"];
                 };
             };
             /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */

@@ -30,15 +30,19 @@ export function registerCampaign(program: Command, io: CliIo): void {
       .requiredOption('--name <name>', 'campaign name', parseNonEmpty)
       .addOption(new Option('--template <file>', 'template JSON file ("-" for stdin)').conflicts('body'))
       .option('--body <text>', 'shortcut: plain-text template {header: none, body: TEXT, buttons: []}')
-      .option('--expire-after <duration>', `${EXPIRE_AFTER_HELP} (default 24h)`, parseNonEmpty),
-  ).action(async (opts: { company: string; name: string; template?: string; body?: string; expireAfter?: string }, cmd: Command) => {
+      .option('--expire-after <duration>', `${EXPIRE_AFTER_HELP} (default 24h)`, parseNonEmpty)
+      .option('--ignore-frequency-cap', "do not hold this campaign's messages to the company's frequency cap"),
+  ).action(async (opts: { company: string; name: string; template?: string; body?: string; expireAfter?: string; ignoreFrequencyCap?: boolean }, cmd: Command) => {
     // The template file's content is sent as it is: the server checks it (422 naming the field).
     const template = (await templateFromOptions(io, opts, true)) as Template;
     const companyId = integerId(opts.company, 'company id');
     const ctx = await contextFor(cmd, io);
     const campaign = await data(ctx.api.POST('/admin/companies/{company_id}/campaigns', {
       params: { path: { company_id: companyId } },
-      body: { name: opts.name, template, ...(opts.expireAfter !== undefined ? { expire_after: expireAfterValue(opts.expireAfter) } : {}) },
+      body: {
+        name: opts.name, template, ...(opts.expireAfter !== undefined ? { expire_after: expireAfterValue(opts.expireAfter) } : {}),
+        ...(opts.ignoreFrequencyCap ? { ignore_frequency_cap: true } : {}),
+      },
     }));
     if (ctx.json) printJson(io, campaign);
     else printRecord(io, takeWarnings(io, campaign), 'Campaign created:');

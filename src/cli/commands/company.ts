@@ -4,6 +4,7 @@
  */
 import { InvalidArgumentError, type Command } from 'commander';
 import type { CompanyUpdate, DeliveryHours } from '../api/types.ts';
+import { parseFrequencyCap, type FrequencyCapOption } from './audience.ts';
 import { data, integerId } from '../client.ts';
 import { addCommonOptions, contextFor } from '../context.ts';
 import { UsageError } from '../errors.ts';
@@ -18,6 +19,7 @@ interface CompanyOptions {
   deliveryHours?: DeliveryHours | 'none';
   optOutKeywords?: string[];
   optInKeywords?: string[];
+  frequencyCap?: FrequencyCapOption;
 }
 
 /** `--opt-out-keywords STOP,ENDE`: a comma-separated list of keywords (docs/decisions.md#9-whatsapp-webhooks-in). */
@@ -41,7 +43,8 @@ function addCompanyOptions(cmd: Command, nameRequired: boolean): Command {
       parseDeliveryHours,
     )
     .option('--opt-out-keywords <list>', 'inbound texts that opt a contact out of campaigns, comma-separated, e.g. STOP,ENDE', parseKeywords)
-    .option('--opt-in-keywords <list>', 'inbound texts that opt a contact back in, comma-separated, e.g. START', parseKeywords);
+    .option('--opt-in-keywords <list>', 'inbound texts that opt a contact back in, comma-separated, e.g. START', parseKeywords)
+    .option('--frequency-cap <N/DURATION>', 'at most N campaign messages per contact within DURATION (m, h or d), e.g. 3/7d, or "none"', parseFrequencyCap);
 }
 
 /** Map parsed options onto the API body, leaving out what was not given. */
@@ -53,6 +56,7 @@ function companyBody(o: CompanyOptions): CompanyUpdate {
   if (o.subscriptionActive !== undefined) body.subscription_active = o.subscriptionActive;
   if (o.defaultCountry !== undefined) body.default_country = o.defaultCountry;
   if (o.deliveryHours !== undefined) body.delivery_hours = o.deliveryHours === 'none' ? null : o.deliveryHours;
+  if (o.frequencyCap !== undefined) body.frequency_cap = o.frequencyCap === 'none' ? null : o.frequencyCap;
   return body;
 }
 
@@ -82,7 +86,7 @@ export function registerCompany(program: Command, io: CliIo): void {
     const body = companyBody(opts);
     if (Object.keys(body).length === 0) {
       throw new UsageError(
-        'nothing to update: give --name, --[no-]subscription-active, --default-country, --delivery-hours, --opt-out-keywords or --opt-in-keywords',
+        'nothing to update: give --name, --[no-]subscription-active, --default-country, --delivery-hours, --opt-out-keywords, --opt-in-keywords or --frequency-cap',
       );
     }
     const companyId = integerId(id, 'company id');

@@ -42,7 +42,7 @@ import { inCwd, type CliIo } from '../io.ts';
 const MIN_DIGITS = 4;
 
 interface UpdateOptions {
-  company: string; firstName?: string; lastName?: string; set: string[]; unset: string[]; optOut?: boolean; optIn?: boolean;
+  company: string; firstName?: string; lastName?: string; set: string[]; unset: string[]; optOut?: boolean; optIn?: boolean; consentEvidence?: string;
 }
 
 const collect = (value: string, previous: string[]) => [...previous, value];
@@ -194,7 +194,8 @@ export function registerContacts(program: Command, io: CliIo): void {
       .option('--set <name=value>', 'set a variable (repeatable)', collect, [])
       .option('--unset <name>', 'remove a variable (repeatable)', collect, [])
       .option('--opt-out', 'opt the contact out of campaigns')
-      .option('--opt-in', 'opt the contact back in'),
+      .option('--opt-in', 'opt the contact back in')
+      .option('--consent-evidence <text>', 'with --opt-out / --opt-in: what proves the change (a form\'s wording, a ticket), kept in the consent ledger'),
   ).action(async (phone: string, opts: UpdateOptions, cmd: Command) => {
     const companyId = integerId(opts.company, 'company id');
     if (opts.optOut && opts.optIn) throw new UsageError('--opt-out and --opt-in exclude each other');
@@ -205,10 +206,14 @@ export function registerContacts(program: Command, io: CliIo): void {
     });
     const ctx = await contextFor(cmd, io);
     const path = { company_id: companyId, phone };
-    const body: { first_name?: string | null; last_name?: string | null; variables?: Record<string, unknown>; opted_out?: boolean } = {};
+    const body: { first_name?: string | null; last_name?: string | null; variables?: Record<string, unknown>; opted_out?: boolean; consent_evidence?: string } = {};
     if (opts.firstName !== undefined) body.first_name = opts.firstName || null;
     if (opts.lastName !== undefined) body.last_name = opts.lastName || null;
     if (opts.optOut || opts.optIn) body.opted_out = !!opts.optOut;
+    if (opts.consentEvidence !== undefined) {
+      if (!opts.optOut && !opts.optIn) throw new UsageError('--consent-evidence goes with --opt-out or --opt-in');
+      body.consent_evidence = opts.consentEvidence;
+    }
     if (sets.length || opts.unset.length) {
       const current = await data(ctx.api.GET('/admin/companies/{company_id}/contacts/{phone}', { params: { path } }));
       const variables: Record<string, unknown> = { ...(current.variables as Record<string, unknown>) };

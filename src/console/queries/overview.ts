@@ -129,6 +129,7 @@ const SKIP_LABELS: Record<string, string> = {
   opted_out: 'The contact opted out of campaigns',
   invalid_phone: 'Not a valid phone number',
   cancelled: 'The send was cancelled before this message was handed to the provider',
+  frequency_cap: "The contact already got the most campaign messages the company's frequency cap allows",
 };
 
 /** WhatsApp Cloud API error codes (Meta's documentation), in plain words. */

@@ -7,6 +7,8 @@
  *   re-renders with the pipeline's code, src/domain/source-tools.ts), test-send form;
  *   `POST /{kind}s/{id}`: save (303 `?done=saved`);
  * - `POST /automations/{id}/active`: activate / deactivate (303);
+ * - `POST /campaigns/{id}/frequency-cap` `ignore=true|false`: whether the campaign ignores the
+ *   company's frequency cap (303; docs/audience.md);
  * - `POST /{kind}s/{id}/test-send`: a batch of one through the accept step, 303 to its Sends page.
  * Templates are checked on save by the operator API's function (`checkTemplate`): each problem is shown
  * beside its field with the input kept (422) and nothing is written. Another company's id is 404.
@@ -132,6 +134,7 @@ async function previewUnsaved(db: AppDeps['database']['db'], base: SourceRow, te
 
 const NOTICES: Record<string, string> = {
   created: 'Created.', saved: 'Saved.', activated: 'Activated: it can be triggered now.', deactivated: 'Deactivated: triggers are refused.',
+  cap_ignored: 'This campaign now ignores the frequency cap.', cap_applies: 'The frequency cap applies to this campaign again.',
 };
 
 /** Registers the pages of the module comment for `kind` (signed-in scope). */
@@ -260,6 +263,18 @@ ${readOnlyNote(`${kind}s`)}
       await updateAutomation(db, deps.automationLookups, source.id, { active });
       await recordAudit(db, { actor: actor(request), action: 'automation.update', target: `automation:${source.id}`, company_id: session.company_id, details: { active } });
       return reply.header('cache-control', 'no-store').redirect(`${sourcesPath(kind)}/${source.id}?done=${active ? 'activated' : 'deactivated'}`, 303);
+    });
+  }
+
+  if (kind === 'campaign') {
+    // Whether the campaign ignores the company's frequency cap (docs/audience.md "Frequency caps").
+    scope.post<{ Params: { id: string } }>(`${base}/:id/frequency-cap`, async (request, reply) => {
+      const session = sessionOf(request);
+      const source = await findSource(db, kind, parseId(request.params.id), session.company_id);
+      const ignore = field(request.body, 'ignore') === 'true';
+      await updateCampaign(db, source.id, { ignore_frequency_cap: ignore });
+      await recordAudit(db, { actor: actor(request), action: 'campaign.update', target: `campaign:${source.id}`, company_id: session.company_id, details: { ignore_frequency_cap: ignore } });
+      return reply.header('cache-control', 'no-store').redirect(`${sourcesPath(kind)}/${source.id}?done=${ignore ? 'cap_ignored' : 'cap_applies'}`, 303);
     });
   }
 

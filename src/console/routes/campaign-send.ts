@@ -3,7 +3,7 @@
  * - `GET /campaigns/{id}/send`: the audience (segment or pasted numbers) and time (now, or a local
  *   date-time in the company's time zone: that of its delivery hours, else UTC) form;
  * - `POST /campaigns/{id}/send`: review, display only (nothing written): how many will be sent, skipped
- *   as opted out or invalid, held for delivery hours; errors beside their fields with the input kept;
+ *   as opted out, at the frequency cap or invalid, held for delivery hours; errors beside their fields with the input kept;
  * - `POST /campaigns/{id}/send/confirm`: the review's one-time token first (src/domain/send-confirmations.ts:
  *   bound to the company, user, campaign and reviewed choices; a changed or foreign token, or other
  *   choices, answer a 400 error page and create nothing), then the same checks again and the send
@@ -81,12 +81,12 @@ export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps)
     if (!audience || Object.keys(errors).length) return { errors };
     if ('segment_id' in audience) {
       // Counted in SQL; the members are resolved by the batch-process job (a segment of 100,000 stays quick).
-      const plan = await planSegmentSend(db, company, audience.segment_id, sendAt ?? now, now);
+      const plan = await planSegmentSend(db, company, audience.segment_id, sendAt ?? now, now, campaign.id);
       if (plan.total === 0) return { errors: { segment_id: 'This segment has no members.' } };
       return { errors, items: undefined, plan, sendAt, label, tz, audience };
     }
     const phones = await audiencePhones(db, company.company_id, audience);
-    const { items, plan } = await planSend(db, company, phones, sendAt ?? now);
+    const { items, plan } = await planSend(db, company, phones, sendAt ?? now, { campaignId: campaign.id, now });
     if (items.length === 0) return { errors: { numbers: 'Paste at least one phone number.' } };
     return { errors, items, plan, sendAt, label, tz, audience };
   }

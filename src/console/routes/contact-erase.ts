@@ -35,7 +35,7 @@ export function registerContactErasePages(scope: FastifyInstance, deps: AppDeps,
     if (field(request.body, 'confirm') !== 'yes') {
       return sendPage(request, reply, 422, { ...page(request, contact), body: (csrf) => contactEraseView({ contact, csrf, error: 'Tick the box to confirm the erasure.' }) });
     }
-    await eraseContact(db, session.company_id, contact.contact_id, { actor: `console:${session.email}`, now: nowOf(deps) });
-    return reply.header('cache-control', 'no-store').redirect(`${BASE}/contacts?done=erased`, 303);
+    const erased = await eraseContact(db, session.company_id, contact.contact_id, { actor: `console:${session.email}`, now: nowOf(deps) });
+    return reply.header('cache-control', 'no-store').redirect(`${BASE}/contacts?done=${erased.suppressed ? 'erased_suppressed' : 'erased'}`, 303);
   });
 }

@@ -7,7 +7,8 @@
  * - POST /contacts/:key/edit `first_name, last_name, var_count, var_name_<i>, var_value_<i>`: names and
  *   the whole set of variables (domain/contacts.ts `updateContact`, the operator API's rules); errors
  *   beside the field with the input kept (422), else 303 to the page with a notice;
- * - POST /contacts/:key/opt-out `opted_out=true|false`: opt-out by hand, source `console`;
+ * - POST /contacts/:key/opt-out `opted_out=true|false`: opt-out by hand, source `console`, recorded in
+ *   the consent ledger with the user's email and the button's wording as evidence;
  * - GET and POST /contacts/:key/erase: the erasure with a confirmation step (contact-erase.ts).
  *
  * Every change is audit-logged as `contact.update` by `console:<email>`. Unknown keys, erased contacts
@@ -15,11 +16,12 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { getCompany } from '../../domain/companies.ts';
+import { consentHistory } from '../../domain/consent.ts';
 import { checkContactEdit, getContactView, updateContact, VARIABLES_MAX, type ContactView } from '../../domain/contacts.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { field, nowOf, sendPage, sessionOf } from '../context.ts';
 import { isAllowed } from '../permissions.ts';
-import { contactView, formOf, variableText, type ContactForm, type ContactFormErrors } from '../views/contact.ts';
+import { contactView, formOf, OPT_IN_WORDING, OPT_OUT_WORDING, variableText, type ContactForm, type ContactFormErrors } from '../views/contact.ts';
 import { BASE } from '../views/layout.ts';
 import { registerContactErasePages } from './contact-erase.ts';
 
@@ -56,12 +58,14 @@ export function registerContactPage(scope: FastifyInstance, deps: AppDeps): void
     return getContactView(db, companyId, company.default_country, request.params.key.slice(0, 64), true);
   }
 
-  function show(request: FastifyRequest, reply: FastifyReply, status: number, contact: ContactView, extra: { form?: ContactForm; errors?: ContactFormErrors; flash?: string } = {}) {
+  async function show(request: FastifyRequest, reply: FastifyReply, status: number, contact: ContactView, extra: { form?: ContactForm; errors?: ContactFormErrors; flash?: string } = {}) {
     const session = sessionOf(request);
     const canChange = isAllowed(session.role, 'POST', `${BASE}/contacts/x/edit`);
+    const company = await getCompany(db, session.company_id);
+    const consent = await consentHistory(db, session.company_id, company.default_country, contact.phone);
     return sendPage(request, reply, status, {
       title: `Contact ${contact.phone}`, section: 'contacts', crumbs: [['Contacts', `${BASE}/contacts`], [contact.phone]], flash: extra.flash,
-      body: (csrf) => contactView({ contact, csrf, canChange, form: extra.form ?? formOf(contact), errors: extra.errors ?? {} }),
+      body: (csrf) => contactView({ contact, consent, csrf, canChange, form: extra.form ?? formOf(contact), errors: extra.errors ?? {} }),
     });
   }
 
@@ -98,7 +102,9 @@ export function registerContactPage(scope: FastifyInstance, deps: AppDeps): void
     const value = field(request.body, 'opted_out');
     if (value !== 'true' && value !== 'false') return show(request, reply, 422, contact, { flash: 'Choose to opt the contact out or back in.' });
     const optedOut = value === 'true';
-    await updateContact(db, session.company_id, contact.contact_id, { opted_out: optedOut }, { actor: `console:${session.email}`, source: 'console', now: nowOf(deps) });
+    await updateContact(db, session.company_id, contact.contact_id, { opted_out: optedOut }, {
+      actor: `console:${session.email}`, source: 'console', now: nowOf(deps), evidence: { user: session.email, wording: optedOut ? OPT_OUT_WORDING : OPT_IN_WORDING },
+    });
     return reply.header('cache-control', 'no-store').redirect(pageOf(contact, optedOut ? 'opted_out' : 'opted_in'), 303);
   });
 

@@ -26,7 +26,10 @@ import { registerContactImportPages } from './contact-import.ts';
 export const CONTACTS_PAGE_SIZE = 50;
 
 /** Fixed notices other pages may ask this page to show (`?done=`). */
-const NOTICES: Record<string, string> = { erased: 'The contact was erased. Its personal data is gone; the counts of its sends are kept.' };
+const NOTICES: Record<string, string> = {
+  erased: 'The contact was erased. Its personal data is gone; the counts of its sends are kept.',
+  erased_suppressed: 'The contact was erased. Its personal data is gone; the counts of its sends are kept. The number stays opted out of campaigns if it comes back.',
+};
 
 /** Registers GET /contacts[?q=&after=], GET /contacts/export.csv and the import pages (signed-in scope). */
 export function registerContactsPage(scope: FastifyInstance, deps: AppDeps): void {

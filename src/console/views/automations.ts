@@ -268,7 +268,9 @@ ${kind === 'automation' ? html`<section aria-labelledby="status-title">
 <h2 id="status-title">Status</h2>
 <p>${badge(s.active ? 'active' : 'inactive')} Automation id <code>${s.id}</code></p>
 ${canEdit ? html`<form method="post" action="${base}/active" class="inline">${hidden}<input type="hidden" name="active" value="${s.active ? 'false' : 'true'}"><button type="submit" class="secondary outline">${s.active ? 'Deactivate' : 'Activate'}</button></form>` : ''}
-</section>` : html`<p>Campaign id <code>${s.id}</code>${canEdit ? html` · <a href="${base}/send">Send this campaign</a>` : ''}</p>`}
+</section>` : html`<p>Campaign id <code>${s.id}</code>${canEdit ? html` · <a href="${base}/send">Send this campaign</a>` : ''}</p>
+<p data-frequency-cap="${s.ignore_frequency_cap ? 'ignored' : 'applies'}">Frequency cap: ${s.ignore_frequency_cap ? "ignored: this campaign's messages are sent however many campaign messages a contact got (they still count toward the cap)" : "applies: a contact who already got the company's maximum of campaign messages is skipped"}.
+${canEdit ? html`<form method="post" action="${base}/frequency-cap" class="inline">${hidden}<input type="hidden" name="ignore" value="${s.ignore_frequency_cap ? 'false' : 'true'}"><button type="submit" class="secondary outline small">${s.ignore_frequency_cap ? 'Apply the frequency cap' : 'Ignore the frequency cap'}</button></form>` : ''}</p>`}
 <section aria-labelledby="editor-title">
 <h2 id="editor-title">Template</h2>
 ${editorForm(kind, m.csrf, m.form, m.errors, s.id, m.editorPreview, canEdit, m.catalogue)}

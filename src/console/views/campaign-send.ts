@@ -71,10 +71,11 @@ export function sendReviewView(m: { csrf: string; campaign: SourceRow; form: Sen
 <dl class="plan" data-plan>
   <dt>Will be sent</dt><dd data-count="send">${p.send}</dd>
   <dt>Skipped: opted out</dt><dd data-count="skipped_opted_out">${p.skipped_opted_out}</dd>
+  <dt>Skipped: frequency cap</dt><dd data-count="skipped_frequency_cap">${p.skipped_frequency_cap}</dd>
   <dt>Skipped: not a phone number</dt><dd data-count="skipped_invalid">${p.skipped_invalid}</dd>
   <dt>Held for delivery hours</dt><dd data-count="held_for_delivery_hours">${p.held_for_delivery_hours}${p.held_for_delivery_hours ? html` (until ${m.localTime(p.opens_at)}, ${m.timeZone})` : ''}</dd>
 </dl>
-${p.send + p.skipped_opted_out + p.skipped_invalid === 0 ? html`<p class="error" role="alert">Nobody to send to.</p>` : html`<form method="post" action="${action}/confirm">
+${p.send + p.skipped_opted_out + p.skipped_frequency_cap + p.skipped_invalid === 0 ? html`<p class="error" role="alert">Nobody to send to.</p>` : html`<form method="post" action="${action}/confirm">
 <input type="hidden" name="_csrf" value="${m.csrf}">
 ${hiddenFields(m.form)}
 <input type="hidden" name="confirm_token" value="${m.confirmToken}">

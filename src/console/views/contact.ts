@@ -3,8 +3,10 @@
  * opt-out state with source and time and its history (changes by hand), the messages sent to it with
  * their status and its inbound messages, newest first. For roles that may change contacts: the edit
  * form (names and variables; errors beside the field, input kept), the opt-out button and the link to
- * erase it. The erase confirmation page is `contactEraseView`.
+ * erase it. Its consent history: every change of its opt-out state with source and evidence, oldest
+ * first (the consent ledger, docs/audience.md). The erase confirmation page is `contactEraseView`.
  */
+import type { ConsentEntry } from '../../domain/consent.ts';
 import type { ContactView } from '../../domain/contacts.ts';
 import { VARIABLE_VALUE_MAX } from '../../domain/contacts.ts';
 import { badge, readOnlyNote, time } from './format.ts';
@@ -36,7 +38,27 @@ export function formOf(c: ContactView): ContactForm {
   };
 }
 
-export interface ContactPageModel { contact: ContactView; csrf: string; canChange: boolean; form: ContactForm; errors: ContactFormErrors }
+export interface ContactPageModel { contact: ContactView; consent: ConsentEntry[]; csrf: string; canChange: boolean; form: ContactForm; errors: ContactFormErrors }
+
+/** The opt-out button's wording (also the consent ledger's evidence of a change made with it). */
+export const OPT_OUT_WORDING = 'Opt out of campaigns';
+export const OPT_IN_WORDING = 'Opt back in to campaigns';
+
+/** A ledger entry's evidence as text: its fields as `name: value`, in the order given (src/domain/consent.ts). */
+export function evidenceText(e: Record<string, unknown> | null): string {
+  if (!e) return '—';
+  const parts = Object.entries(e).map(([k, v]) => `${k.replace(/_/g, ' ')}: ${typeof v === 'string' ? v : JSON.stringify(v)}`);
+  return parts.length ? parts.join('; ') : '—';
+}
+
+function consentTable(entries: ConsentEntry[]): SafeHtml {
+  if (!entries.length) return html`<p>No change of consent recorded: subscribed to campaigns by default.</p>`;
+  return dataTable({
+    label: 'Consent history',
+    columns: [{ head: 'When' }, { head: 'Change' }, { head: 'Source' }, { head: 'Category' }, { head: 'Evidence' }],
+    rows: entries.map((e) => ({ cells: [time(e.at), e.opted_out ? 'Opted out' : 'Opted in', e.source, e.category, evidenceText(e.evidence)] })),
+  });
+}
 
 const err = (e: ContactFormErrors, k: keyof ContactFormErrors) => (e[k] ? html`<small id="${k}-error" class="error" role="alert">${e[k]}</small>` : '');
 const inv = (e: ContactFormErrors, k: keyof ContactFormErrors) => (e[k] ? html` aria-invalid="true" aria-describedby="${k}-error"` : '');
@@ -73,7 +95,7 @@ function optOutForm(m: ContactPageModel, key: string): SafeHtml {
   return html`<form method="post" action="${BASE}/contacts/${encodeURIComponent(key)}/opt-out" class="inline-form">
   <input type="hidden" name="_csrf" value="${m.csrf}">
   <input type="hidden" name="opted_out" value="${c.opted_out ? 'false' : 'true'}">
-  <button type="submit" class="secondary small">${c.opted_out ? 'Opt back in to campaigns' : 'Opt out of campaigns'}</button>
+  <button type="submit" class="secondary small">${c.opted_out ? OPT_IN_WORDING : OPT_OUT_WORDING}</button>
 </form>`;
 }
 
@@ -136,6 +158,8 @@ export function contactView(m: ContactPageModel): SafeHtml {
 ${m.canChange ? editForm(m, key) : ''}
 <h2>History</h2>
 ${historyTable(c)}
+<h2 id="consent-h">Consent history</h2>
+<div data-consent>${consentTable(m.consent)}</div>
 <h2>Messages sent</h2>
 ${sent}
 <h2>Inbound messages</h2>
@@ -156,6 +180,7 @@ export function contactEraseView(m: { contact: ContactView; csrf: string; error?
   <li>The ${c.messages.length} messages sent to it lose the number and their text; their statuses stay, so send counts do not change.</li>
   <li>Its ${c.inbound.length} replies lose their text; it leaves its ${c.segments.length} segments.</li>
   <li>This cannot be undone. If the number is sent to again later, a new contact is created.</li>
+  <li>Its consent history is kept without personal data (under a one-way digest of the number): ${c.opted_out ? html`<strong>the number stays opted out of campaigns</strong> if it comes back, until it opts in again` : 'a new contact for the number starts in the state it has now'}.</li>
 </ul>
 ${m.canErase === false ? html`${readOnlyNote('contacts')}<p><a href="${BASE}/contacts/${encodeURIComponent(c.phone)}">Back to the contact</a></p>` : html`<form method="post" action="${BASE}/contacts/${encodeURIComponent(c.phone)}/erase">
   <input type="hidden" name="_csrf" value="${m.csrf}">

@@ -14,7 +14,7 @@ import { html, type SafeHtml } from './html.ts';
 export const BASE = '/console';
 
 /** The sections of the main navigation. */
-export type Section = 'overview' | 'users' | 'credentials' | 'webhooks' | 'automations' | 'campaigns' | 'templates' | 'segments' | 'contacts' | 'sends' | 'account';
+export type Section = 'overview' | 'users' | 'credentials' | 'webhooks' | 'automations' | 'campaigns' | 'templates' | 'segments' | 'contacts' | 'sends' | 'account' | 'messaging';
 
 /** Navigation entries; `whatsapp`: shown only when the company's channel is WhatsApp. */
 const NAV: { section: Section; href: string; label: string; whatsapp?: boolean }[] = [
@@ -28,6 +28,7 @@ const NAV: { section: Section; href: string; label: string; whatsapp?: boolean }
   { section: 'contacts', href: `${BASE}/contacts`, label: 'Contacts' },
   { section: 'sends', href: `${BASE}/sends`, label: 'Sends' },
   { section: 'users', href: `${BASE}/settings/users`, label: 'Users' },
+  { section: 'messaging', href: `${BASE}/settings/messaging`, label: 'Messaging' },
   { section: 'account', href: `${BASE}/account/password`, label: 'Account' },
 ];
 

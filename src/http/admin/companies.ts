@@ -38,7 +38,8 @@ import {
   notFound, ok, ref, TIME_EXAMPLE,
 } from './components.ts';
 import { AdminValidationError } from './errors.ts';
-import { companyProps, DeliveryHours } from './schemas.ts';
+import { companyProps, DeliveryHours, FrequencyCap } from './schemas.ts';
+import { frequencyCapProblem } from '../../domain/frequency-caps.ts';
 
 const nullableString = (o: Record<string, unknown> = {}) => Type.Union([Type.String(), Type.Null()], o);
 
@@ -85,12 +86,13 @@ export const Company = component('Company', Type.Object({
   }),
   opt_out_keywords: Type.Array(Type.String()),
   opt_in_keywords: Type.Array(Type.String()),
+  frequency_cap: Type.Union([ref(FrequencyCap), Type.Null()], { description: 'the cap of campaign messages per contact, or null (none)' }),
   created_at: Type.String({ format: 'date-time' }),
 }), {
   company_id: 12, name: 'Acme Shoes', subscription_active: true, default_country: 'DE',
   delivery_hours: { start: '09:00', end: '20:00', timezone: 'Europe/Berlin' },
   connector: { connected: false, provider: null }, channel: { provider: 'outbox' },
-  opt_out_keywords: ['STOP'], opt_in_keywords: ['START'], created_at: TIME_EXAMPLE,
+  opt_out_keywords: ['STOP'], opt_in_keywords: ['START'], frequency_cap: { messages: 3, per: '7d' }, created_at: TIME_EXAMPLE,
 });
 
 /** The answer of PUT .../connector. */
@@ -119,6 +121,7 @@ function view(c: CompanyRow, whatsapp?: WhatsappChannelView | null): Static<type
     channel: whatsapp ? { ...c.channel, ...whatsapp } : c.channel,
     opt_out_keywords: c.opt_out_keywords,
     opt_in_keywords: c.opt_in_keywords,
+    frequency_cap: c.frequency_cap,
     created_at: iso(c.created_at),
   };
 }
@@ -128,6 +131,8 @@ function checkInput(input: CompanyInput): void {
   if (input.default_country !== undefined && !isSupportedCountry(input.default_country)) {
     throw invalidInput(['body', 'default_country'], `default_country ${input.default_country} is not a supported ISO 3166-1 alpha-2 region`, 'value_error', input.default_country);
   }
+  const cap = input.frequency_cap === undefined ? undefined : frequencyCapProblem(input.frequency_cap);
+  if (cap) throw invalidInput(['body', 'frequency_cap', cap.field], cap.msg, 'value_error', input.frequency_cap?.[cap.field]);
   const tz = input.delivery_hours?.timezone;
   if (tz !== undefined && !isIanaTimeZone(tz)) {
     throw invalidInput(['body', 'delivery_hours', 'timezone'], `delivery_hours.timezone ${tz} is not an IANA timezone`, 'value_error', tz);
@@ -146,7 +151,7 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
   const db = deps.database.db;
   const tags = ['operator: companies'];
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  addComponents(app, [DeliveryHours, Connector, ChannelView, Company, ConnectorAnswer, ChannelAnswer]);
+  addComponents(app, [DeliveryHours, FrequencyCap, Connector, ChannelView, Company, ConnectorAnswer, ChannelAnswer]);
   const example = exampleOf(Company);
 
   r.post('/admin/companies', {
@@ -159,6 +164,7 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
         delivery_hours: Type.Optional(companyProps.delivery_hours),
         opt_out_keywords: Type.Optional(companyProps.opt_out_keywords),
         opt_in_keywords: Type.Optional(companyProps.opt_in_keywords),
+        frequency_cap: Type.Optional(companyProps.frequency_cap),
       }, { examples: [{ name: 'Acme Shoes', subscription_active: true, default_country: 'DE', delivery_hours: { start: '09:00', end: '20:00', timezone: 'Europe/Berlin' } }] }),
       response: {
         201: ok('The new company (channel outbox, connector disconnected)', ref(Company), example),

@@ -10,13 +10,15 @@
  * | GET /admin/companies/{company_id}/contacts?q=&after=&limit= | 200 `ContactList`; 401; 404 company; 422 (q: fewer than 4 digits) |
  * | GET /admin/companies/{company_id}/contacts/export | 200 text/csv, streamed; 401; 404 company; 422 |
  * | GET /admin/companies/{company_id}/contacts/{phone} | 200 `Contact`; 401; 404 company / contact; 422 |
- * | PATCH /admin/companies/{company_id}/contacts/{phone} `{first_name?, last_name?, variables?, opted_out?}` | 200 `Contact`; 401; 404; 422 |
+ * | PATCH /admin/companies/{company_id}/contacts/{phone} `{first_name?, last_name?, variables?, opted_out?, consent_evidence?}` | 200 `Contact`; 401; 404; 422 |
  * | DELETE /admin/companies/{company_id}/contacts/{phone} (GDPR erasure) | 200 `ContactErasure`; 401; 404; 422 |
  *
  * A CSV import in the background is contact-imports.ts.
  *
  * Erasure is a DELETE on the contact (it disappears from every read; what it removes and keeps is in
- * domain/erasure.ts) answering 200 with what changed, not 204, so the operator sees the counts.
+ * domain/erasure.ts) answering 200 with what changed, not 204, so the operator sees the counts and
+ * whether the number stays opted out (its consent ledger is kept; docs/audience.md). The ledger's
+ * route is consent.ts.
  */
 import type { Readable } from 'node:stream';
 import type { FastifyInstance } from 'fastify';
@@ -51,7 +53,7 @@ export const ContactListItem = component('ContactListItem', Type.Object({
   first_name: nullableString(),
   last_name: nullableString(),
   opted_out: Type.Boolean({ description: 'opted out of campaigns' }),
-  opt_out_source: nullableString("where the opt-out state came from: 'keyword', 'operator', 'import', 'console'"),
+  opt_out_source: nullableString("where the opt-out state came from: 'keyword', 'whatsapp', 'operator', 'console', 'import' (every change is in the consent ledger)"),
   opt_out_at: nullableTime('when the opt-out state last changed'),
   last_inbound_at: nullableTime('the last message the contact sent'),
 }), { contact_id: 311, phone: PHONE, first_name: 'Ada', last_name: 'Lovelace', opted_out: false, opt_out_source: null, opt_out_at: null, last_inbound_at: TIME_EXAMPLE });
@@ -69,7 +71,7 @@ const inboundItem = Type.Object({
 const sentItem = Type.Object({
   message_id: Type.String(), batch_id: Type.String(), kind: Type.String({ description: '`automation` or `campaign`' }),
   status: Type.String({ description: '`pending`, `sent`, `delivered`, `read`, `failed` or `skipped`' }),
-  reason: nullableString('why it was skipped (`opted_out`, `invalid_phone`, `cancelled`, `erased`)'),
+  reason: nullableString('why it was skipped (`opted_out`, `frequency_cap`, `invalid_phone`, `cancelled`, `erased`)'),
   error: nullableString(), error_code: nullableString(), provider_message_id: nullableString(),
   sent_at: nullableTime(), delivered_at: nullableTime(), read_at: nullableTime(), failed_at: nullableTime(), created_at: time,
 });
@@ -82,7 +84,7 @@ export const Contact = component('Contact', Type.Object({
   last_name: nullableString(),
   variables: Type.Record(Type.String(), Type.Unknown(), { description: 'the contact\'s template variables' }),
   opted_out: Type.Boolean(),
-  opt_out_source: nullableString("where the opt-out state came from: 'keyword', 'operator', 'import', 'console'"),
+  opt_out_source: nullableString("where the opt-out state came from: 'keyword', 'whatsapp', 'operator', 'console', 'import' (every change is in the consent ledger)"),
   opt_out_at: nullableTime('when the opt-out state last changed'),
   last_inbound_at: nullableTime('the last message the contact sent'),
   tags: Type.Array(Type.String(), { description: 'its tags, sorted' }),
@@ -124,7 +126,9 @@ export const ContactErasure = component('ContactErasure', Type.Object({
   inbound: Type.Integer({ minimum: 0, description: 'inbound messages whose text and payload were removed' }),
   segments: Type.Integer({ minimum: 0, description: 'segment memberships removed' }),
   events: Type.Integer({ minimum: 0, description: 'stored events whose phone and texts were removed' }),
-}), { contact_id: 311, messages: 12, skipped: 0, inbound: 2, segments: 1, events: 3 });
+  consent_entries: Type.Integer({ minimum: 0, description: 'consent ledger entries kept under the SHA-256 of the number, without personal data' }),
+  suppressed: Type.Boolean({ description: 'true: the number stays opted out of campaigns if it comes back (import, send, inbound) until it opts in again' }),
+}), { contact_id: 311, messages: 12, skipped: 0, inbound: 2, segments: 1, events: 3, consent_entries: 1, suppressed: true });
 
 /** The counts of a JSON import. */
 export const ContactImportResult = component('ContactImportResult', Type.Object({
@@ -178,7 +182,7 @@ export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void
     bodyLimit: 16 * 1024 * 1024,
     schema: {
       tags, operationId: 'import_contacts', summary: 'Create or update contacts (at most 10,000 a request)',
-      description: 'Phones are normalised with the company\'s default country; given names replace, variables are merged, an opt-out state that changes is recorded with source `operator`.',
+      description: 'Phones are normalised with the company\'s default country; given names replace, variables are merged, an opt-out state that changes is recorded with source `operator` (and in the consent ledger). A number whose erased contact had opted out comes back opted out, whatever `opted_out` says.',
       params: companyParams,
       body: Type.Object({
         contacts: Type.Array(Type.Object({
@@ -188,6 +192,7 @@ export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void
           variables: Type.Optional(Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()])),
           opted_out: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
           tags: Type.Optional(Type.Union([tagList(TAGS_MAX, 'replaces the contact\'s tags (absent or null: kept)'), Type.Null()])),
+          consent_evidence: Type.Optional(Type.Union([Type.String({ maxLength: 1000 }), Type.Null()], { description: 'what proves an opt-out state this sets (a form\'s wording, a ticket): kept as the consent ledger\'s `evidence.note`' })),
         }), { maxItems: 10_000 }),
       }, { examples: [{ contacts: [{ phone: PHONE, first_name: 'Ada', variables: { tier: 'gold' }, tags: ['vip', 'berlin'] }, { phone: '015112345679', opted_out: true }] }] }),
       response: {
@@ -313,7 +318,7 @@ export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void
   r.patch('/admin/companies/:company_id/contacts/:phone', {
     schema: {
       tags, operationId: 'update_contact', summary: 'Change a contact\'s names, variables (the whole set) or opt-out state',
-      description: 'An opt-out state that changes is recorded with source `operator` and the time; the change is audit-logged (field names, never values).',
+      description: 'An opt-out state that changes is recorded with source `operator`, the time and evidence (`consent_evidence`) in the consent ledger; the change is audit-logged (field names, never values).',
       params: phoneParams,
       body: Type.Object({
         first_name: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
@@ -322,7 +327,8 @@ export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void
           maxProperties: VARIABLES_MAX, description: `replaces every variable: names a letter or _ then letters, digits, _ (at most 64); string values at most ${VARIABLE_VALUE_MAX} characters`,
         })),
         opted_out: Type.Optional(Type.Boolean()),
-      }, { examples: [{ variables: { tier: 'gold', city: 'Berlin' }, opted_out: true }] }),
+        consent_evidence: Type.Optional(Type.Union([Type.String({ maxLength: 1000 }), Type.Null()], { description: 'what proves an opt-out state this sets (a form\'s wording, a ticket): kept as the consent ledger\'s `evidence.note`' })),
+      }, { examples: [{ variables: { tier: 'gold', city: 'Berlin' }, opted_out: true, consent_evidence: 'Asked by phone to stop offers (ticket 4711)' }] }),
       response: {
         200: ok('The contact after the change', ref(Contact), exampleOf(Contact)),
         ...adminErrors,
@@ -333,14 +339,14 @@ export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void
   }, async (request) => {
     const company = await getCompany(db, request.params.company_id);
     const contact = await resolveContact(db, company.company_id, company.default_country, request.params.phone);
-    await updateContact(db, company.company_id, contact.contact_id, request.body, { actor: 'admin', source: 'operator', now: new Date(deps.clock.now()) });
+    await updateContact(db, company.company_id, contact.contact_id, request.body, { actor: 'admin', source: 'operator', now: new Date(deps.clock.now()), evidence: { actor: 'admin', operation: 'update_contact' } });
     return viewOut(await getContactView(db, company.company_id, company.default_country, contact.phone));
   });
 
   r.delete('/admin/companies/:company_id/contacts/:phone', {
     schema: {
       tags, operationId: 'erase_contact', summary: 'Erase a contact (GDPR Art. 17): personal data removed, counts kept',
-      description: 'The contact\'s number, names and variables, its messages\' numbers and rendered content, its inbound texts and its segment memberships are removed; statuses and counts stay. Audit-logged without personal data. A later send to the number creates a new contact.',
+      description: 'The contact\'s number, names and variables, its messages\' numbers and rendered content, its inbound texts and its segment memberships are removed; statuses and counts stay. Audit-logged without personal data. Its consent ledger stays under the SHA-256 of the number: a later import, send or inbound message creates a new contact that starts in the ledger\'s state (`suppressed`: opted out).',
       params: phoneParams,
       response: {
         200: ok('Erased; what changed', ref(ContactErasure), exampleOf(ContactErasure)),

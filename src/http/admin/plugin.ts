@@ -22,6 +22,7 @@ import { registerCampaignRoutes } from './campaigns.ts';
 import { registerCompanyRoutes } from './companies.ts';
 import { registerContactImportRoutes } from './contact-imports.ts';
 import { registerContactRoutes } from './contacts.ts';
+import { registerConsentRoutes } from './consent.ts';
 import { registerEventEndpointRoutes } from './event-endpoints.ts';
 import { registerKeyRoutes } from './api-keys.ts';
 import { registerSegmentRoutes } from './segments.ts';
@@ -117,4 +118,5 @@ export async function adminPlugin(app: FastifyInstance, deps: AppDeps): Promise<
   registerSegmentRoutes(app, deps);
   registerOverviewRoutes(app, deps);
   registerWhatsappTemplateRoutes(app, deps);
+  registerConsentRoutes(app, deps);
 }

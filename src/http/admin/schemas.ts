@@ -5,6 +5,7 @@
  */
 import { Type } from 'typebox';
 import { HHMM_PATTERN } from '../../local-time.ts';
+import { CAP_MESSAGES_MAX, CAP_PER_PATTERN } from '../../domain/frequency-caps.ts';
 import { component, idParams, ref } from './components.ts';
 
 /** Path parameters `{ [name]: row id }` (alias of components.ts `idParams`). */
@@ -17,6 +18,12 @@ export const DeliveryHours = component('DeliveryHours', Type.Object({
   timezone: Type.String({ minLength: 1, maxLength: 64, description: 'IANA time zone, e.g. Europe/Berlin' }),
 }, { additionalProperties: false }), { start: '09:00', end: '20:00', timezone: 'Europe/Berlin' });
 
+/** A company's frequency cap (docs/audience.md "Frequency caps"). */
+export const FrequencyCap = component('FrequencyCap', Type.Object({
+  messages: Type.Integer({ minimum: 1, maximum: CAP_MESSAGES_MAX, description: 'campaign messages a contact may get within `per`' }),
+  per: Type.String({ pattern: CAP_PER_PATTERN, description: 'the window: a number and a unit (m, h or d), at most 366d', examples: ['7d'] }),
+}, { additionalProperties: false }), { messages: 3, per: '7d' });
+
 const keywords = (description: string, example: string[]) =>
   Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { maxItems: 50, description, examples: [example] });
 
@@ -28,6 +35,7 @@ export const companyProps = {
   delivery_hours: Type.Union([ref(DeliveryHours), Type.Null()], { description: 'null: campaigns are delivered at any hour' }),
   opt_out_keywords: keywords('Inbound texts (trimmed, case-insensitive) that opt a contact out of campaigns', ['STOP', 'UNSUBSCRIBE']),
   opt_in_keywords: keywords('Inbound texts (trimmed, case-insensitive) that opt a contact back in', ['START']),
+  frequency_cap: Type.Union([ref(FrequencyCap), Type.Null()], { description: "null (the default): no cap; else a campaign message to a contact who already got `messages` campaign messages (sent or further) within `per` ends skipped, reason `frequency_cap`" }),
 };
 
 /** `{"detail": "..."}` as a plain schema (older form; new routes use components.ts `notFound`/`conflict`). */

@@ -120,8 +120,9 @@ export const Source = component('Source', Type.Object({
   active: Type.Optional(Type.Boolean({ description: 'automations only' })),
   template: ref(TemplateComponent),
   expire_after: Type.Union([Type.String(), Type.Null()], { description: 'how long its messages stay worth sending (a duration such as `24h`); null: forever' }),
+  ignore_frequency_cap: Type.Optional(Type.Boolean({ description: "campaigns only: true when its messages are not held to the company's frequency cap" })),
   created_at: time,
-}), { id: 8, company_id: 12, name: 'Spring sale', template: { header: { type: 'none' }, body: 'Hi {{ first_name }}, 20 % off all shoes this week.', buttons: [] }, expire_after: '24h', created_at: TIME_EXAMPLE });
+}), { id: 8, company_id: 12, name: 'Spring sale', template: { header: { type: 'none' }, body: 'Hi {{ first_name }}, 20 % off all shoes this week.', buttons: [] }, expire_after: '24h', ignore_frequency_cap: false, created_at: TIME_EXAMPLE });
 
 /** The content a message would be delivered with (as the provider receives it, without ids). */
 export const RenderedMessage = component('RenderedMessage', Type.Object({
@@ -137,7 +138,7 @@ export const Preview = component('Preview', Type.Object({
 /** A source row as the answers show it (times as RFC 3339). */
 export const sourceJson = (s: SourceRow): Static<typeof Source> => ({
   id: s.id, company_id: s.company_id, name: s.name, ...(s.kind === 'automation' ? { type: s.type, active: s.active } : {}),
-  template: s.template, expire_after: s.expire_after, created_at: iso(s.created_at),
+  template: s.template, expire_after: s.expire_after, ...(s.kind === 'campaign' ? { ignore_frequency_cap: s.ignore_frequency_cap ?? false } : {}), created_at: iso(s.created_at),
 });
 
 /** A 422 `invalid phone number` of a domain function, at the body's `phone`. */

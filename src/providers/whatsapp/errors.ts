@@ -149,7 +149,7 @@ export function classifyAnswer(status: number, text: string, retryAfter: string 
     case 'marketing_held':
       return { result: { status: 'wait', reason: WAIT_REASONS.marketingHeld, until: waitUntil(Math.max(after ?? 0, MARKETING_HOLD_MS)), ...base }, rule, code };
     case 'opt_out':
-      return { result: { status: 'failed', retryable: false, ...base, effects: [{ kind: 'opt_out', source: 'whatsapp' }] }, rule, code };
+      return { result: { status: 'failed', retryable: false, ...base, effects: [{ kind: 'opt_out', source: 'whatsapp', evidence: { error_code: code } }] }, rule, code };
     case 'fail':
       return { result: { status: 'failed', retryable: false, ...base }, rule, code };
     case 'pause':

@@ -8,7 +8,9 @@
  * - invalid phone → `skipped` / `invalid_phone` (both kinds);
  * - contacts: 4.3 creates missing ones, replaces given names, merges variables; 4.4 creates missing
  *   ones by phone only;
- * - 4.4 only: an opted-out contact → `skipped` / `opted_out`; outside the company's delivery hours
+ * - 4.4 only: an opted-out contact → `skipped` / `opted_out`; a contact at the company's frequency cap
+ *   → `skipped` / `frequency_cap` (src/domain/frequency-caps.ts `cappedRecipients`, judged here at
+ *   fan-out; docs/audience.md); outside the company's delivery hours
  *   (judged at fan-out by the injectable clock) every message is held: `pending`, `scheduled_for` =
  *   `held_until` = the next opening, and one `messages-release` job is deferred to that instant;
  * - expiry (docs/whatsapp.md "Messages that expire", {@link expiryOf}): each pending message gets
@@ -32,6 +34,7 @@ import type { BatchItem, BatchOverrides } from '../../domain/batches.ts';
 import { segmentItems } from '../../domain/campaign-sends.ts';
 import { upsertContacts, type ContactWrite, type StoredContact } from '../../domain/contacts.ts';
 import { nextSendTime } from '../../domain/delivery-hours.ts';
+import { cappedRecipients } from '../../domain/frequency-caps.ts';
 import { compileTemplate, RenderError, renderMessage } from '../../domain/render.ts';
 import { normaliseTemplate, type Template } from '../../domain/templates.ts';
 import { messagesFinal } from '../../metrics.ts';
@@ -126,6 +129,10 @@ export async function processBatch(ctx: PipelineContext, batchId: string): Promi
     const expired = expiresAt !== null && expiresAt <= now;
     const holdUntil = expiresAt !== null ? Math.min(opensAt, expiresAt) : opensAt;
     const compiled = compileTemplate(normaliseTemplate(batch.template));
+    // Frequency cap: of the recipients that would be sent (valid, not opted out), those at the cap.
+    const capped = batch.kind !== 'campaign' || cancelled || expired ? new Set<string>()
+      : await cappedRecipients(trx, { companyId: batch.company_id, kind: batch.kind, campaignId: batch.source_id },
+        batch.items.flatMap((i) => (i.e164 && !contacts.get(i.e164)!.opted_out ? [i.e164] : [])), now);
 
     const messages: NewMessage[] = batch.items.map((item, seq) => {
       const base = { message_id: uuidv7(), seq, contact_id: null, phone: item.e164 ?? item.phone, reason: null, error: null, scheduled_for: null, held_until: null, rendered: null };
@@ -134,6 +141,7 @@ export async function processBatch(ctx: PipelineContext, batchId: string): Promi
       const contact = contacts.get(item.e164)!;
       const withContact = { ...base, contact_id: contact.contact_id };
       if (batch.kind === 'campaign' && contact.opted_out) return { ...withContact, status: 'skipped', reason: 'opted_out' };
+      if (capped.has(item.e164)) return { ...withContact, status: 'skipped', reason: 'frequency_cap' };
       try {
         const rendered = renderMessage(compiled, {
           message_id: base.message_id,

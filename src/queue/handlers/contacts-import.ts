@@ -2,7 +2,8 @@
  * The `contacts-import` job {import_id, company_id} (domain/contact-imports.ts): reads
  * the stored CSV, normalises each row's phone to E.164 (the company's default country) and writes the
  * contacts IMPORT_CHUNK rows at a time, each chunk in one transaction with the import's progress
- * (processed, created, updated, failed, the first invalid rows with their line numbers). Idempotent
+ * (processed, created, updated, failed, the first invalid rows with their line numbers). Opt-out states
+ * are recorded with source `import` and evidence `{import_id, line, actor}` (the consent ledger). Idempotent
  * and resumable: a run skips the rows already processed, and a completed or failed import is left as
  * it is. At the end the stored file is cleared, the import is `completed` and one audit entry
  * `contacts.import` (counts only) is written for the actor who uploaded it.
@@ -59,7 +60,8 @@ export async function runContactsImport(ctx: Pick<PipelineContext, 'db' | 'clock
     else {
       const e164 = toE164(row.contact.phone, imp.default_country);
       if (!e164) chunk.push({ line: row.line, error: `"${row.contact.phone.slice(0, 40)}" is not a valid phone number` });
-      else chunk.push({ line: row.line, write: { ...row.contact, phone: e164 } });
+      // The consent ledger's evidence of an opt-out state the row sets: the import and the row's line.
+      else chunk.push({ line: row.line, write: { ...row.contact, phone: e164, evidence: { import_id: job.import_id, line: row.line, actor: imp.actor } } });
     }
     if (chunk.length >= IMPORT_CHUNK) await flush();
   }

@@ -108,17 +108,22 @@ export function decisionResult(m: Claimed, d: Exclude<PrepareDecision, { action:
 
 /**
  * Applies outcomes' effects (providers/types.ts SendEffect) in `db` (the transaction committing their
- * results), at `now` (ms): opt-outs of the messages' contacts, one statement per source; a pause of the
+ * results), at `now` (ms): opt-outs of the messages' contacts, one statement per source and evidence; a pause of the
  * company's channel with the first reason given.
  */
 async function applyEffects(db: Db, companyId: number, effects: { message_id: string; effect: SendEffect }[], now: number): Promise<void> {
-  const optOuts = new Map<string, string[]>();
+  const optOuts = new Map<string, { source: string; evidence: Record<string, unknown>; ids: string[] }>();
   let pause: string | null = null;
   for (const { message_id, effect } of effects) {
-    if (effect.kind === 'opt_out') optOuts.set(effect.source, [...(optOuts.get(effect.source) ?? []), message_id]);
-    else pause ??= effect.reason;
+    if (effect.kind === 'opt_out') {
+      const evidence = effect.evidence ?? {};
+      const key = `${effect.source}\0${JSON.stringify(evidence)}`;
+      const group = optOuts.get(key) ?? { source: effect.source, evidence, ids: [] };
+      group.ids.push(message_id);
+      optOuts.set(key, group);
+    } else pause ??= effect.reason;
   }
-  for (const [source, ids] of optOuts) await optOutContactsOf(db, ids, source, now);
+  for (const g of optOuts.values()) await optOutContactsOf(db, g.ids, g.source, now, g.evidence);
   if (pause !== null) await pauseChannel(db, companyId, pause, now);
 }
 

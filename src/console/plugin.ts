@@ -46,6 +46,7 @@ import { registerLogout } from './routes/logout.ts';
 import { registerPasswordPage } from './routes/password.ts';
 import { registerRevokeKeyPage } from './routes/revoke-key.ts';
 import { registerSegmentPage } from './routes/segment.ts';
+import { registerSegmentBuilderPages } from './routes/segment-builder.ts';
 import { registerSegmentsPage } from './routes/segments.ts';
 import { registerSendsPage } from './routes/sends.ts';
 import { registerWebhookPage } from './routes/webhook.ts';
@@ -164,6 +165,7 @@ export async function registerConsole(app: FastifyInstance, deps: AppDeps): Prom
       registerWebhooksPage(authed, deps);
       registerWebhookPage(authed, deps);
       registerSegmentsPage(authed, deps);
+      registerSegmentBuilderPages(authed, deps);
       registerSegmentPage(authed, deps);
       registerSendsPage(authed, deps);
       registerBatchPage(authed, deps);

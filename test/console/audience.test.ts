@@ -108,6 +108,9 @@ describe('the segment builder', () => {
     assert.doesNotMatch(page.text, /Add or remove members/, 'no members form on a dynamic segment');
     assert.match(page.text, new RegExp(`href="/console/segments/${segmentId}/filter"`));
 
+    const campaign = await s.admin('POST', `/admin/companies/${companyId}/campaigns`, { name: 'Spring', template: { body: 'Hi' } }, 201);
+    assert.match((await cl.get(`/console/campaigns/${campaign.campaign_id}/send`)).text, /Berlin VIP readers \(1 members now, dynamic\)<\/option>/, 'the send form counts the matching contacts');
+
     const edit = await cl.get(`/console/segments/${segmentId}/filter`);
     assert.equal(edit.status, 200);
     assert.equal(rowCount(edit), 3);

@@ -12,7 +12,7 @@
  */
 import type { MatchingContact } from '../../db/segment-filter.ts';
 import { MAX_SEGMENTS_PER_COMPANY, SEGMENT_NAME_MAX } from '../../domain/segment-admin.ts';
-import { OPS } from '../../domain/segment-filter.ts';
+import { OPS, type Op } from '../../domain/segment-filter.ts';
 import { emptyRow, KINDS, kindOf, MAX_ROWS, OP_LABEL, type BuilderForm, type BuilderRow, type FilterWords, type RowError, type RowPart } from '../segment-builder.ts';
 import { readOnlyNote } from './format.ts';
 import { html, type SafeHtml } from './html.ts';
@@ -61,6 +61,8 @@ function conditionRow(row: BuilderRow, i: number | string, m: BuilderViewModel, 
   const invalid = (p: RowPart | 'what') => (error?.part === p ? html` aria-invalid="true" aria-describedby="${errId}"` : '');
   const label = typeof i === 'number' ? i + 1 : '__n__';
   const ops = kind.ops ?? OPS;
+  // A comparison the row's kind does not take (its kind was changed without script) shows the first it takes.
+  const op = ops.includes(row.op as Op) ? row.op : ops[0];
   const hintId = `${idOf('value', i)}-hint`;
   return html`<fieldset class="condition" data-row>
   <legend data-row-legend>Condition ${label}</legend>
@@ -70,7 +72,7 @@ function conditionRow(row: BuilderRow, i: number | string, m: BuilderViewModel, 
     <div data-part="name"${shows('name') ? '' : html` hidden`}><label for="${idOf('name', i)}">Variable name</label>
       <input id="${idOf('name', i)}" name="${idOf('name', i)}" type="text" maxlength="64" autocomplete="off" value="${row.name}"${invalid('name')}></div>
     <div data-part="op"${shows('op') ? '' : html` hidden`}><label for="${idOf('op', i)}">Comparison</label>
-      <select id="${idOf('op', i)}" name="${idOf('op', i)}" data-op${invalid('op')}>${OPS.map((o) => html`<option value="${o}"${row.op === o ? html` selected` : ''}${ops.includes(o) ? '' : html` disabled`}>${OP_LABEL[o]}</option>`)}</select></div>
+      <select id="${idOf('op', i)}" name="${idOf('op', i)}" data-op${invalid('op')}>${OPS.map((o) => html`<option value="${o}"${op === o ? html` selected` : ''}${ops.includes(o) ? '' : html` disabled`}>${OP_LABEL[o]}</option>`)}</select></div>
     <div data-part="value"${shows('value') ? '' : html` hidden`}><label for="${idOf('value', i)}" data-value-label>${kind.valueLabel ?? 'Value'}</label>
       <input id="${idOf('value', i)}" name="${idOf('value', i)}" type="text" maxlength="1000" autocomplete="off" value="${row.value}" aria-describedby="${hintId}${error?.part === 'value' ? ` ${errId}` : ''}"${error?.part === 'value' ? html` aria-invalid="true"` : ''}>
       <small id="${hintId}" class="muted" data-value-hint>${kind.hint ?? ''}</small></div>

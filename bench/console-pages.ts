@@ -6,9 +6,10 @@
  * `consoleGetRoutes(app)` reads Fastify's route tree (`printRoutes`) and returns every GET route under
  * `/console` as a pattern (`/console/segments/:segmentId`). `consolePages(patterns, ids)` turns them
  * into paths to request: static assets, the catch-all, the `/console` redirects and downloads (`.csv`)
- * are left out; each `:param` is replaced from `ids`, looked up first as `<first path segment after
- * /console>/<param>` (e.g. `automations/id`, `campaigns/id`), then as the bare param name
- * (`segmentId`). A pattern whose parameter has no id is returned in `missing`, so a caller can fail
+ * are left out; each `:param` is replaced from `ids`, looked up first as `<pattern>#<param>` (one
+ * page's own id, e.g. `/console/segments/:segmentId/filter#segmentId`: a dynamic segment), then as
+ * `<first path segment after /console>/<param>` (e.g. `automations/id`, `campaigns/id`), then as the
+ * bare param name (`segmentId`). A pattern whose parameter has no id is returned in `missing`, so a caller can fail
  * and say which page it could not visit.
  */
 import type { FastifyInstance } from 'fastify';
@@ -45,7 +46,7 @@ export function consolePages(patterns: string[], ids: Record<string, string>): {
     const section = pattern.split('/')[2] ?? '';
     let ok = true;
     const path = pattern.replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, (_, name: string) => {
-      const id = ids[`${section}/${name}`] ?? ids[name];
+      const id = ids[`${pattern}#${name}`] ?? ids[`${section}/${name}`] ?? ids[name];
       if (id === undefined) ok = false;
       return encodeURIComponent(id ?? '');
     });

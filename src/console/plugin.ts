@@ -47,6 +47,7 @@ import { registerMessagingPage } from './routes/messaging.ts';
 import { registerPasswordPage } from './routes/password.ts';
 import { registerRevokeKeyPage } from './routes/revoke-key.ts';
 import { registerSegmentPage } from './routes/segment.ts';
+import { registerSegmentBuilderPages } from './routes/segment-builder.ts';
 import { registerSegmentsPage } from './routes/segments.ts';
 import { registerSendsPage } from './routes/sends.ts';
 import { registerWebhookPage } from './routes/webhook.ts';
@@ -166,6 +167,7 @@ export async function registerConsole(app: FastifyInstance, deps: AppDeps): Prom
       registerWebhookPage(authed, deps);
       registerSegmentsPage(authed, deps);
       registerMessagingPage(authed, deps);
+      registerSegmentBuilderPages(authed, deps);
       registerSegmentPage(authed, deps);
       registerSendsPage(authed, deps);
       registerBatchPage(authed, deps);

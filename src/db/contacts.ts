@@ -73,7 +73,7 @@ export async function listSentTo(db: Db, companyId: number, phone: string, limit
   return rows;
 }
 
-/** A contact in a list: number, names, opt-out state, last inbound message. */
+/** A contact in a list: number, names, opt-out state, last inbound message, tags. */
 export interface ContactListRow {
   contact_id: number;
   phone: string;
@@ -83,12 +83,14 @@ export interface ContactListRow {
   opt_out_source: string | null;
   opt_out_at: Date | null;
   last_inbound_at: Date | null;
+  /** Its tags, sorted (migration 026). */
+  tags: string[];
 }
 
 /**
  * What a contact list shows: every contact, those whose E.164 number contains `digits` (at least 4), or
  * those each of whose `words` is a case-insensitive prefix of the first or the last name (indexed:
- * migration 012).
+ * migration 012). `listContacts` may narrow any of them to the contacts with one tag.
  */
 export type ContactFilter = { all: true } | { digits: string } | { words: string[] };
 
@@ -97,10 +99,13 @@ export interface ContactPage { rows: ContactListRow[]; next: string | null }
 
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
-/** The company's contacts matching `filter`, by phone, `limit` (1-500) after the phone `after`. */
-export async function listContacts(db: Db, companyId: number, filter: ContactFilter, after: string | null, limit: number): Promise<ContactPage> {
+/**
+ * The company's contacts matching `filter` (and, with `tag`, having that tag: the GIN index
+ * `contacts_tags`), by phone, `limit` (1-500) after the phone `after`.
+ */
+export async function listContacts(db: Db, companyId: number, filter: ContactFilter, after: string | null, limit: number, tag?: string): Promise<ContactPage> {
   const n = Math.min(Math.max(limit, 1), 500);
-  let where = sql`TRUE`;
+  let where = tag ? sql`c.tags @> ARRAY[${tag}::text]` : sql`TRUE`;
   if ('digits' in filter) where = sql`c.phone LIKE ${'%' + filter.digits.replace(/[^0-9]/g, '') + '%'}`;
   else if ('words' in filter) {
     for (const w of filter.words) {
@@ -109,7 +114,7 @@ export async function listContacts(db: Db, companyId: number, filter: ContactFil
     }
   }
   const { rows } = await sql<ContactListRow>`
-    SELECT c.contact_id, c.phone, c.first_name, c.last_name, c.opted_out, c.opt_out_source, c.opt_out_at,
+    SELECT c.contact_id, c.phone, c.first_name, c.last_name, c.opted_out, c.opt_out_source, c.opt_out_at, c.tags,
            (SELECT max(i.received_at) FROM inbound_messages i WHERE i.contact_id = c.contact_id) AS last_inbound_at
     FROM contacts c
     WHERE c.company_id = ${companyId} AND c.erased_at IS NULL AND c.phone > ${after ?? ''} AND ${where}
@@ -142,18 +147,30 @@ export async function listContactHistory(db: Db, companyId: number, contactId: n
   return rows;
 }
 
-/** A contact as the export writes it. */
+/** A contact as the export writes it, with the facts the service keeps (migration 026). */
 export interface ExportRow {
   phone: string; first_name: string | null; last_name: string | null; opted_out: boolean;
   opt_out_source: string | null; opt_out_at: Date | null; variables: Record<string, unknown>; tags: string[];
+  country: string | null; last_inbound_at: Date | null; last_sent_at: Date | null; last_delivered_at: Date | null; last_read_at: Date | null;
 }
 
-/** One keyset page of the export: the company's contacts after the phone `after`, by phone. */
+/**
+ * One keyset page of the export: the company's contacts after the phone `after`, by phone. The last
+ * sent / delivered / read times come from the contact's messages as in findContact (one probe of the
+ * messages' `(company_id, phone)` index per contact).
+ */
 export async function exportPage(db: Db, companyId: number, after: string, limit: number): Promise<ExportRow[]> {
   const { rows } = await sql<ExportRow>`
-    SELECT phone, first_name, last_name, opted_out, opt_out_source, opt_out_at, variables, tags FROM contacts
-    WHERE company_id = ${companyId} AND erased_at IS NULL AND phone > ${after}
-    ORDER BY phone LIMIT ${limit}`.execute(db);
+    SELECT c.phone, c.first_name, c.last_name, c.opted_out, c.opt_out_source, c.opt_out_at, c.variables, c.tags, c.country, c.last_inbound_at,
+           f.last_sent_at, f.last_delivered_at, f.last_read_at
+    FROM contacts c
+    CROSS JOIN LATERAL (
+      SELECT max(m.sent_at) FILTER (WHERE m.status IN ('sent', 'delivered', 'read')) AS last_sent_at,
+             max(m.delivered_at) FILTER (WHERE m.status IN ('delivered', 'read')) AS last_delivered_at,
+             max(m.read_at) FILTER (WHERE m.status = 'read') AS last_read_at
+      FROM messages m WHERE m.company_id = c.company_id AND m.phone = c.phone) f
+    WHERE c.company_id = ${companyId} AND c.erased_at IS NULL AND c.phone > ${after}
+    ORDER BY c.phone LIMIT ${limit}`.execute(db);
   return rows;
 }
 
@@ -179,16 +196,18 @@ export async function replaceContactTags(db: Db, companyId: number, phones: stri
 
 /**
  * Adds `add` to and removes `remove` from the tags of the company's live contacts with these E.164
- * numbers, except where the result would hold more than `max` tags. `matched`: contacts found;
+ * numbers (starting from `set` instead of each contact's own tags when `set` is given: the set is
+ * replaced), except where the result would hold more than `max` tags. `matched`: contacts found;
  * `over`: of them, those whose result would exceed `max` (left unchanged).
  */
 export async function changeContactTags(
-  db: Db, companyId: number, phones: string[], add: string[], remove: string[], max: number,
+  db: Db, companyId: number, phones: string[], add: string[], remove: string[], max: number, set: string[] | null = null,
 ): Promise<{ matched: number; over: number }> {
+  const base = set === null ? sql`c.tags` : sql`${set}::text[]`;
   const { rows } = await sql<{ matched: number; over: number }>`
     WITH hit AS (
       SELECT c.contact_id, c.tags AS before,
-             ARRAY(SELECT DISTINCT x COLLATE "C" FROM unnest(c.tags || ${add}::text[]) AS x WHERE x <> ALL(${remove}::text[]) ORDER BY 1) AS after
+             ARRAY(SELECT DISTINCT x COLLATE "C" FROM unnest(${base} || ${add}::text[]) AS x WHERE x <> ALL(${remove}::text[]) ORDER BY 1) AS after
       FROM contacts c WHERE c.company_id = ${companyId} AND c.erased_at IS NULL AND c.phone = ANY(${phones}::text[])),
     upd AS (
       UPDATE contacts c SET tags = hit.after, updated_at = now() FROM hit

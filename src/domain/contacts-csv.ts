@@ -4,8 +4,9 @@
  * (contacts-export.ts), so an export imports again unchanged.
  *
  * - A header row names the columns: `phone` (required), `first_name`, `last_name`, `opted_out`
- *   (matched case-insensitively); `opt_out_source` and `opt_out_at` are written by the export and
- *   ignored on import; every other column becomes a variable of that name.
+ *   (matched case-insensitively), `tags`; the EXPORT_ONLY_COLUMNS (`opt_out_source`, `opt_out_at` and
+ *   the facts) are written by the export and ignored on import; every other column becomes a variable
+ *   of that name.
  * - The delimiter is `,`, `;`, tab or `|`: detected from the header row (`detectDelimiter`).
  * - Empty cells are left out (they do not overwrite stored values); `opted_out` is true/yes/y/1 or
  *   false/no/n/0 in any case.
@@ -73,8 +74,12 @@ export function unescapeFormula(cell: string): string {
   return ESCAPED_FORMULA.test(cell) ? cell.slice(1) : cell;
 }
 
-/** Columns the export writes for information; not imported. */
-export const EXPORT_ONLY_COLUMNS = ['opt_out_source', 'opt_out_at'] as const;
+/**
+ * Columns the export writes for information; not imported: the opt-out's source and time and the
+ * facts the service keeps (the number's country as `phone_country`, so it never clashes with a
+ * `country` variable of the company's own; the last inbound / sent / delivered / read times).
+ */
+export const EXPORT_ONLY_COLUMNS = ['opt_out_source', 'opt_out_at', 'phone_country', 'last_inbound_at', 'last_sent_at', 'last_delivered_at', 'last_read_at'] as const;
 const IGNORED = new Set<string>(EXPORT_ONLY_COLUMNS);
 const TRUE = new Set(['true', 't', 'yes', 'y', '1']);
 const FALSE = new Set(['false', 'f', 'no', 'n', '0']);

@@ -4,10 +4,14 @@
  * the reader has taken the previous page (backpressure through `Readable.from` and csv-stringify).
  *
  * Columns: `phone`, `first_name`, `last_name`, `opted_out` (true/false), `opt_out_source`, `opt_out_at`
- * (ISO 8601), `tags` (separated by `|`, contacts-csv.ts joinTags), then one column per variable name any contact uses (sorted; a value that is not a string
- * is written as JSON). Every cell but the phone is formula-safe (contacts-csv.ts formulaSafe: a leading `'`
- * before `=`, `+`, `-`, `@`, tab or CR). This is the import's format (contacts-csv.ts): importing an export changes
- * nothing (`opt_out_source` and `opt_out_at` are ignored on import). Erased contacts are left out.
+ * (ISO 8601), `tags` (separated by `|`, contacts-csv.ts joinTags), the facts the service keeps
+ * (docs/contacts.md "Tags and facts"): `phone_country` (ISO 3166 alpha-2 of the number, empty when it
+ * has none), `last_inbound_at`, `last_sent_at`, `last_delivered_at`, `last_read_at` (ISO 8601), then
+ * one column per variable name any contact uses (sorted; a value that is not a string is written as
+ * JSON). Every cell but the phone is formula-safe (contacts-csv.ts formulaSafe: a leading `'` before
+ * `=`, `+`, `-`, `@`, tab or CR). This is the import's format (contacts-csv.ts): importing an export
+ * changes nothing (the opt-out's source and time and the facts are ignored on import). Erased contacts
+ * are left out.
  * Served by `GET /console/contacts/export.csv`, `GET /admin/companies/{id}/contacts/export` and
  * `cms contacts export`.
  */
@@ -16,11 +20,15 @@ import { stringify } from 'csv-stringify';
 import type { Db } from '../db/database.ts';
 import { exportPage, variableNames } from '../db/contacts.ts';
 import { formulaSafe, joinTags } from './contacts-csv.ts';
+import { countryOf } from './phone.ts';
 
 /** Contacts read per query. */
 export const EXPORT_PAGE_SIZE = 1000;
 
-const FIXED = ['phone', 'first_name', 'last_name', 'opted_out', 'opt_out_source', 'opt_out_at', 'tags'] as const;
+const FIXED = ['phone', 'first_name', 'last_name', 'opted_out', 'opt_out_source', 'opt_out_at', 'tags',
+  'phone_country', 'last_inbound_at', 'last_sent_at', 'last_delivered_at', 'last_read_at'] as const;
+
+const isoOrEmpty = (d: Date | string | null) => (d ? new Date(d).toISOString() : '');
 
 /** The file name offered for a company's export. */
 export function exportFileName(companyId: number, now: Date): string {
@@ -45,7 +53,9 @@ export async function contactsCsvStream(db: Db, companyId: number): Promise<Read
           c.phone,
           ...[
             c.first_name ?? '', c.last_name ?? '', String(c.opted_out), c.opt_out_source ?? '',
-            c.opt_out_at ? new Date(c.opt_out_at).toISOString() : '', joinTags(c.tags ?? []),
+            isoOrEmpty(c.opt_out_at), joinTags(c.tags ?? []),
+            // A contact stored before migration 026 has no country yet: computed here (fillCountries stores it later).
+            c.country ?? countryOf(c.phone), isoOrEmpty(c.last_inbound_at), isoOrEmpty(c.last_sent_at), isoOrEmpty(c.last_delivered_at), isoOrEmpty(c.last_read_at),
             ...vars.map((k) => {
               const x = v[k];
               return x === undefined || x === null ? '' : typeof x === 'string' ? x : JSON.stringify(x);

@@ -184,19 +184,20 @@ export const TAG_CHANGE_MAX = 100_000;
 
 /**
  * Adds `add` to and removes `remove` from the tags of the company's contacts named by `phones` (any
- * form the default country parses), in one transaction. A tag both added and removed is removed.
+ * form the default country parses), in one transaction; with `set`, each contact's tags are first
+ * replaced by `set` (then `add` and `remove` apply). A tag both added and removed is removed.
  * `matched`: contacts found; `not_found`: distinct items that name no contact (invalid numbers
  * included). 422 when a contact would hold more than TAGS_MAX tags (nothing changes).
  */
 export async function changeTags(
-  db: Db, companyId: number, defaultCountry: string, phones: string[], add: string[], remove: string[],
+  db: Db, companyId: number, defaultCountry: string, phones: string[], add: string[], remove: string[], set?: string[],
 ): Promise<{ matched: number; not_found: number }> {
   const keys = new Set<string>();
   for (const p of phones) keys.add(toE164(p, defaultCountry) ?? `invalid:${p}`);
   const valid = [...keys].filter((k) => !k.startsWith('invalid:'));
   if (valid.length === 0) return { matched: 0, not_found: keys.size };
   return db.transaction().execute(async (trx) => {
-    const r = await changeContactTags(trx, companyId, valid, add, remove, TAGS_MAX);
+    const r = await changeContactTags(trx, companyId, valid, add, remove, TAGS_MAX, set ?? null);
     if (r.over > 0) throw new DomainError(422, `${r.over} contact(s) would have more than ${TAGS_MAX} tags: nothing changed`);
     return { matched: r.matched, not_found: keys.size - r.matched };
   });
@@ -256,7 +257,9 @@ export async function getContactView(db: Db, companyId: number, defaultCountry: 
     listInbound(db, companyId, contact.contact_id, CONTACT_VIEW_LIMIT),
     listSentTo(db, companyId, contact.phone, CONTACT_VIEW_LIMIT),
   ]);
-  return { ...contact, window_open_until: windowOpenUntil(contact.last_inbound_at), segments, history, inbound, messages };
+  // A contact stored before migration 026 has no country yet (fillCountries stores it later): computed here.
+  const country = contact.country ?? countryOf(contact.phone);
+  return { ...contact, country, window_open_until: windowOpenUntil(contact.last_inbound_at), segments, history, inbound, messages };
 }
 
 /** WhatsApp's customer-service window: free-form messages may answer a contact this long after it wrote (ms). */

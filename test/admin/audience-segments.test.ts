@@ -469,11 +469,20 @@ describe('tags', () => {
     await s.admin('PUT', `/admin/companies/${id}/contacts`, { contacts: [{ phone: '+4915112390001', tags: ['x'.repeat(65)] }] }, 422);
     await s.admin('PUT', `/admin/companies/${id}/contacts`, { contacts: [{ phone: '+4915112390001', tags: Array.from({ length: 101 }, (_, i) => `t${i}`) }] }, 422);
     await s.admin('POST', `/admin/companies/${id}/contacts/tags`, { contacts: [], add: ['a'] }, 422);
+    // `set` replaces the set, then add and remove apply; the list filters by tag and shows the tags.
+    assert.deepEqual(await s.admin('POST', `/admin/companies/${id}/contacts/tags`, { contacts: ['+4915112390001'], set: ['s1', 's2'], add: ['s3'], remove: ['s2'] }), { matched: 1, not_found: 0 });
+    assert.deepEqual((await s.admin('GET', `/admin/companies/${id}/contacts/%2B4915112390001`)).tags, ['s1', 's3']);
+    const vipList = await s.admin('GET', `/admin/companies/${id}/contacts?tag=vip`);
+    assert.deepEqual(vipList.contacts.map((c: { phone: string; tags: string[] }) => [c.phone, c.tags]), [['+4915112390002', ['vip', 'x|y', 'z\\']]]);
+    await s.admin('GET', `/admin/companies/${id}/contacts?tag=`, undefined, 422);
+    await s.admin('POST', `/admin/companies/${id}/contacts/tags`, { contacts: ['+4915112390001'], set: [] });
+    assert.deepEqual((await s.admin('GET', `/admin/companies/${id}/contacts/%2B4915112390001`)).tags, []);
+    await s.admin('PUT', `/admin/companies/${id}/contacts`, { contacts: [{ phone: '+4915112390001', tags: ['b', 'vip'] }] });
 
     const { ADMIN_TOKEN } = await import('../helpers/server.ts');
     const csv = await (await fetch(`${s.url}/admin/companies/${id}/contacts/export`, { headers: { authorization: `Bearer ${ADMIN_TOKEN}` } })).text();
-    assert.equal(csv.split('\n')[0], 'phone,first_name,last_name,opted_out,opt_out_source,opt_out_at,tags');
-    assert.match(csv, /\+4915112390002,,,false,,,vip\|x\\\|y\|z\\\\/);
+    assert.equal(csv.split('\n')[0], 'phone,first_name,last_name,opted_out,opt_out_source,opt_out_at,tags,phone_country,last_inbound_at,last_sent_at,last_delivered_at,last_read_at');
+    assert.match(csv, /\+4915112390002,,,false,,,vip\|x\\\|y\|z\\\\,DE,,,,/);
     await sql`UPDATE contacts SET tags = '{}' WHERE company_id = ${id}`.execute(db());
     const imp = await (await fetch(`${s.url}/admin/companies/${id}/contacts/imports`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'text/csv' }, body: csv })).json() as any;
     await eventually(async () => (await s.admin('GET', `/admin/companies/${id}/contacts/imports/${imp.import_id}`)).status === 'completed');

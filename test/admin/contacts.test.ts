@@ -162,13 +162,15 @@ describe('happy', () => {
     const frames = await chunkFrames(new URL(`/admin/companies/${c.companyId}/contacts/export`, s.url));
     assert.ok(frames > 1, `sent as ${frames} chunks`);
     const rows = parse(text, { columns: true }) as Record<string, string>[];
-    assert.deepEqual(Object.keys(rows[0]), ['phone', 'first_name', 'last_name', 'opted_out', 'opt_out_source', 'opt_out_at', 'tags', 'note', 'order']);
+    assert.deepEqual(Object.keys(rows[0]), ['phone', 'first_name', 'last_name', 'opted_out', 'opt_out_source', 'opt_out_at', 'tags',
+      'phone_country', 'last_inbound_at', 'last_sent_at', 'last_delivered_at', 'last_read_at', 'note', 'order']);
+    assert.ok(rows.every((r) => r.phone_country === 'DE' && r.last_sent_at === ''), 'the facts: country of the number, no message yet');
     assert.equal(rows.length, 5000);
     const expected = contacts.map((x) => ({
       phone: x.phone, first_name: x.first_name ?? '', last_name: x.last_name, opted_out: String(x.opted_out),
       note: (x.variables as Record<string, string>).note ?? '', order: x.variables.order,
     })).sort((p, q) => (p.phone < q.phone ? -1 : 1));
-    assert.deepEqual(rows.map(({ opt_out_source: _s, opt_out_at: _a, tags: _t, ...rest }) => rest), expected);
+    assert.deepEqual(rows.map(({ opt_out_source: _s, opt_out_at: _a, tags: _t, phone_country: _c, last_inbound_at: _i, last_sent_at: _se, last_delivered_at: _d, last_read_at: _r, ...rest }) => rest), expected);
     assert.equal(rows[0].opt_out_source, 'operator');
 
     // Importing the export again changes nothing.

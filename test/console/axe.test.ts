@@ -5,7 +5,8 @@
  * The pages are enumerated from the app's GET routes (bench/console-pages.ts), so a page added later is
  * visited without editing this test; a route with a parameter gets the id of a real row, and a route
  * whose parameter has no id here fails the test (add the data). Signed in as an owner of a company that
- * has data on every page: contacts (some opted out), a segment with members, an automation and a
+ * has data on every page: contacts (some opted out, some tagged), a segment with members, a dynamic
+ * segment (its page, its conditions in the builder), an automation and a
  * campaign, a campaign send and an automation send, failed messages (for the overview's reasons), an
  * event endpoint, a second user, a contacts import. Then the pages without a session: sign-in, an invitation, a password
  * reset link. Minor and moderate findings are printed, not failed. Skipped without Chromium.
@@ -67,6 +68,9 @@ describe('axe-core on every console page', () => {
     const segmentId = seg.json.segment_id as number;
     const added = await s.api(`/api/segments/${segmentId}/contacts`, { key, body: { contacts: phones, mode: 'add' } });
     assert.equal(added.status, 200, added.text);
+    // A dynamic segment (its page and its conditions in the builder) and tags on the contacts.
+    const dynamic = await s.admin('POST', `/admin/companies/${companyId}/segments`, { name: 'Köln readers', filter: { all: [{ attribute: 'city', op: 'eq', value: 'Köln' }, { not: { tag: 'vip' } }, { message: 'read', within: '30d' }, { segment: segmentId }] } }, 201);
+    await s.admin('POST', `/admin/companies/${companyId}/contacts/tags`, { contacts: phones.slice(0, 6), add: ['vip', 'spring sale'] });
     const automation = await s.admin('POST', `/admin/companies/${companyId}/automations`, { name: 'Order shipped', type: 'api', active: true, template: { body: 'Hi {{ first_name }}, your order {{ order_id }} is on its way', buttons: [{ text: 'Track', url: 'https://shop.example/track' }] } }, 201);
     const campaign = await s.admin('POST', `/admin/companies/${companyId}/campaigns`, { name: 'Spring sale', template: { body: '{{ first_name }}, spring is here' } }, 201);
     // Sends: a campaign to the segment, an automation trigger; then failures for the overview.
@@ -101,6 +105,7 @@ describe('axe-core on every console page', () => {
       'automations/id': String(automation.automation_id), 'campaigns/id': String(campaign.campaign_id),
       segmentId: String(segmentId), keyId: String(keyId), endpointId: String(endpoint.endpoint_id ?? endpoint.id),
       batchId, key: phones[1], userId: String(second.user_id), importId,
+      '/console/segments/:segmentId/filter#segmentId': String(dynamic.segment_id),
       'invite/token': new URL(open.invite_url).pathname.split('/').pop()!,
       ...(resetToken ? { 'password-reset/token': resetToken } : {}),
     };
@@ -109,7 +114,8 @@ describe('axe-core on every console page', () => {
     anonymousPages = listed.pages.filter((p) => /^\/console\/(login|invite\/|password-reset\/)/.test(p));
     signedInPages = listed.pages.filter((p) => !anonymousPages.includes(p));
     // Variants of pages that show more with a query: search results, a contact by id, a second page.
-    signedInPages.push(`/console/sends?phone=${phones[1].slice(-6)}`, `/console/contacts?q=${phones[1].slice(-6)}`, '/console/contacts?q=Ada');
+    signedInPages.push(`/console/sends?phone=${phones[1].slice(-6)}`, `/console/contacts?q=${phones[1].slice(-6)}`, '/console/contacts?q=Ada',
+      '/console/contacts?tag=vip', `/console/segments/${dynamic.segment_id}`);
     // The WhatsApp company (see the module comment).
     graph = await startFakeGraph();
     const wa = await whatsappCompany(s, graph, {

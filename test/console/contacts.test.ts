@@ -181,7 +181,7 @@ describe('over HTTP', () => {
     const res = await fetch(`${s.url}/console/contacts/export.csv`, { headers: { cookie: [...c.cookies].map(([k, v]) => `${k}=${v}`).join('; ') } });
     assert.equal(res.status, 200);
     assert.match(res.headers.get('content-type') ?? '', /^text\/csv/);
-    assert.equal(await res.text(), `phone,first_name,last_name,opted_out,opt_out_source,opt_out_at,tags,tier\n${[[a, 'Ada', '', 'false', '', '', '', 'gold'], [b, '', '', 'false', '', '', '', '']].sort().map((r) => r.join(',')).join('\n')}\n`);
+    assert.equal(await res.text(), `phone,first_name,last_name,opted_out,opt_out_source,opt_out_at,tags,phone_country,last_inbound_at,last_sent_at,last_delivered_at,last_read_at,tier\n${[[a, 'Ada', '', 'false', '', '', '', 'DE', '', '', '', '', 'gold'], [b, '', '', 'false', '', '', '', 'DE', '', '', '', '', '']].sort().map((r) => r.join(',')).join('\n')}\n`);
 
     const other = await signedInClient(s, await newCompany(s));
     const url = `/console/contacts/${encodeURIComponent(a)}`;

@@ -45,6 +45,7 @@ const PUBLIC = 'public' as const;
 const EXPECTED: Record<string, readonly Role[] | typeof PUBLIC> = {
   // Without a session.
   'GET /console/assets/console.js': PUBLIC,
+  'GET /console/assets/segment-builder.js': PUBLIC,
   'GET /console/assets/console.css': PUBLIC,
   'GET /console/assets/pico/*': PUBLIC,
   'GET /console/login': PUBLIC,
@@ -116,6 +117,11 @@ const EXPECTED: Record<string, readonly Role[] | typeof PUBLIC> = {
   'POST /console/segments/:segmentId/members': OWNER_MARKETER,
   'GET /console/segments/:segmentId/delete': ALL,
   'POST /console/segments/:segmentId/delete': OWNER_MARKETER,
+  'GET /console/segments/new': ALL,
+  'POST /console/segments/new': OWNER_MARKETER,
+  'POST /console/segments/preview': OWNER_MARKETER,
+  'GET /console/segments/:segmentId/filter': ALL,
+  'POST /console/segments/:segmentId/filter': OWNER_MARKETER,
   'GET /console/contacts': ALL,
   'GET /console/contacts/export.csv': ALL,
   'GET /console/contacts/import': ALL,
@@ -124,6 +130,7 @@ const EXPECTED: Record<string, readonly Role[] | typeof PUBLIC> = {
   'GET /console/contacts/:key': ALL,
   'POST /console/contacts/:key/edit': OWNER_MARKETER,
   'POST /console/contacts/:key/opt-out': OWNER_MARKETER,
+  'POST /console/contacts/:key/tags': OWNER_MARKETER,
   'GET /console/contacts/:key/erase': ALL,
   'POST /console/contacts/:key/erase': OWNER_MARKETER,
   'GET /console/sends': ALL,
@@ -138,7 +145,10 @@ const EXPECTED: Record<string, readonly Role[] | typeof PUBLIC> = {
 };
 
 /** Allowed GETs that answer a 4xx for the fixture's state, with the status (none so far). */
-const GET_STATUS: Record<string, number> = {};
+const GET_STATUS: Record<string, number> = {
+  // The fixture's segment is static: it has no conditions to edit.
+  'GET /console/segments/:segmentId/filter': 409,
+};
 
 // ---------------------------------------------------------------------------------------------------
 // Fixtures: one company per acting role, with one object of every kind the routes name.

@@ -292,7 +292,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** List or search contacts (by number digits or name), paged by phone */
+        /** List or search contacts (by number digits or name, and by tag), paged by phone */
         get: operations["list_contacts"];
         /**
          * Create or update contacts (at most 10,000 a request)
@@ -317,7 +317,7 @@ export interface paths {
         put?: never;
         /**
          * Add and remove tags of many contacts at once
-         * @description Numbers in any form the company's default country parses (at most 100,000); a tag both added and removed is removed; one transaction. A contact that would hold more than 100 tags refuses the whole change (422).
+         * @description Numbers in any form the company's default country parses (at most 100,000); `set` replaces each contact's tags (then `add` and `remove` apply; `set: []` clears them); a tag both added and removed is removed; one transaction. A contact that would hold more than 100 tags refuses the whole change (422).
          */
         post: operations["change_contact_tags"];
         delete?: never;
@@ -335,7 +335,7 @@ export interface paths {
         };
         /**
          * Every contact as CSV (streamed, any number of contacts)
-         * @description Columns `phone, first_name, last_name, opted_out, opt_out_source, opt_out_at`, then one per variable name. Importing the file again changes nothing.
+         * @description Columns `phone, first_name, last_name, opted_out, opt_out_source, opt_out_at, tags` (separated by `|`), the facts the service keeps `phone_country, last_inbound_at, last_sent_at, last_delivered_at, last_read_at`, then one per variable name. Importing the file again changes nothing (the opt-out's source and time and the facts are not imported).
          */
         get: operations["export_contacts"];
         put?: never;
@@ -1466,7 +1466,10 @@ export interface components {
          *       "opted_out": false,
          *       "opt_out_source": null,
          *       "opt_out_at": null,
-         *       "last_inbound_at": "2026-03-02T09:30:00.000Z"
+         *       "last_inbound_at": "2026-03-02T09:30:00.000Z",
+         *       "tags": [
+         *         "vip"
+         *       ]
          *     }
          */
         ContactListItem: {
@@ -1483,6 +1486,8 @@ export interface components {
             opt_out_at: string | null;
             /** @description the last message the contact sent */
             last_inbound_at: string | null;
+            /** @description its tags, sorted */
+            tags: string[];
         };
         /**
          * ContactList
@@ -1496,7 +1501,10 @@ export interface components {
          *           "opted_out": false,
          *           "opt_out_source": null,
          *           "opt_out_at": null,
-         *           "last_inbound_at": "2026-03-02T09:30:00.000Z"
+         *           "last_inbound_at": "2026-03-02T09:30:00.000Z",
+         *           "tags": [
+         *             "vip"
+         *           ]
          *         }
          *       ],
          *       "next_after": null
@@ -5789,6 +5797,11 @@ export interface operations {
                  * @example ada love
                  */
                 q?: string;
+                /**
+                 * @description only contacts with this tag
+                 * @example vip
+                 */
+                tag?: string;
                 /** @description the `next_after` of the previous page */
                 after?: string;
                 limit?: number;
@@ -5824,7 +5837,10 @@ export interface operations {
                      *           "opted_out": false,
                      *           "opt_out_source": null,
                      *           "opt_out_at": null,
-                     *           "last_inbound_at": "2026-03-02T09:30:00.000Z"
+                     *           "last_inbound_at": "2026-03-02T09:30:00.000Z",
+                     *           "tags": [
+                     *             "vip"
+                     *           ]
                      *         }
                      *       ],
                      *       "next_after": null
@@ -6113,22 +6129,10 @@ export interface operations {
         };
         requestBody: {
             content: {
-                /**
-                 * @example {
-                 *       "contacts": [
-                 *         "+4915112345678",
-                 *         "015112345679"
-                 *       ],
-                 *       "add": [
-                 *         "vip"
-                 *       ],
-                 *       "remove": [
-                 *         "trial"
-                 *       ]
-                 *     }
-                 */
                 "application/json": {
                     contacts: string[];
+                    /** @description the tags each contact gets instead of its own (before `add` and `remove`): each 1 to 64 characters, at most 100 */
+                    set?: string[];
                     /** @description tags to add: each 1 to 64 characters, at most 100 */
                     add?: string[];
                     /** @description tags to remove: each 1 to 64 characters, at most 100 */
@@ -6290,8 +6294,8 @@ export interface operations {
                 };
                 content: {
                     /**
-                     * @example phone,first_name,last_name,opted_out,opt_out_source,opt_out_at,tier
-                     *     +4915112345678,Ada,Lovelace,false,,,gold
+                     * @example phone,first_name,last_name,opted_out,opt_out_source,opt_out_at,tags,phone_country,last_inbound_at,last_sent_at,last_delivered_at,last_read_at,tier
+                     *     +4915112345678,Ada,Lovelace,false,,,vip,DE,,2026-03-02T09:30:00.000Z,2026-03-02T09:30:00.000Z,,gold
                      */
                     "text/csv": string;
                 };

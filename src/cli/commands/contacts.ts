@@ -20,10 +20,20 @@
  * refused (exit 1) before any request.
  *
  * `cms contacts show --company ID PHONE`: GET /admin/companies/{company_id}/contacts/{phone}: the
- * contact, its variables and segments, its opt-out state with source, time and history, its inbound
- * messages and the messages sent to it (newest first).
+ * contact, its variables, tags, facts (country, last inbound / sent / delivered / read) and segments,
+ * its opt-out state with source, time and history, its inbound messages and the messages sent to it
+ * (newest first).
+ *
+ * `cms contacts tag --company ID [NUMBER...] [--file CSV] [--set TAG]... [--clear] [--add TAG]...
+ * [--remove TAG]...`: POST /admin/companies/{company_id}/contacts/tags for many contacts at once
+ * (docs/audience.md "Tags from the command line"): `--set` replaces each contact's tags (`--clear`:
+ * with none), then `--add` and `--remove` apply. The numbers are arguments (commas separate several in
+ * one) or a CSV file read by the segment lists' rules (src/domain/segment-lists.ts: UTF-8,
+ * comma-separated, at most 5 MiB, the `phone` column or the first); sent TAG_REQUEST_MAX a request
+ * (each request is one transaction), the counts added up. Prints `matched` and `not_found`.
  */
 import { createWriteStream } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import cliProgress from 'cli-progress';
@@ -33,6 +43,7 @@ import { data, integerId, MAX_CONTACTS_PER_REQUEST } from '../client.ts';
 import { addCommonOptions, commonOptions, contextFor, resolveBaseUrl, resolveToken } from '../context.ts';
 import { openContactsCsv, type ContactChunk } from '../csv-import.ts';
 import { toE164 } from '../../domain/phone.ts';
+import { itemsFromCsv, itemsFromText, ListError, type ListItem } from '../../domain/segment-lists.ts';
 import { ApiError, CliError, ConnectionError, UsageError } from '../errors.ts';
 import { printJson, printLine, printRecord, printTable } from '../output.ts';
 import { parseNonEmpty, parsePositiveInt } from '../parse.ts';
@@ -40,6 +51,32 @@ import { inCwd, type CliIo } from '../io.ts';
 
 /** Fewest digits a search by number takes (the server's rule, repeated in the help). */
 const MIN_DIGITS = 4;
+
+/** Numbers per request of `contacts tag` (the operator API's limit). */
+export const TAG_REQUEST_MAX = 100_000;
+
+interface TagOptions { company: string; file?: string; set: string[]; clear?: boolean; add: string[]; remove: string[] }
+
+/** The numbers of `contacts tag`: from `--file`, else from the arguments. */
+async function tagTargets(io: CliIo, args: string[], file: string | undefined): Promise<ListItem[]> {
+  if (file === undefined) {
+    if (!args.length) throw new UsageError('give phone numbers as arguments, or --file CSV');
+    return itemsFromText(args.join('\n'));
+  }
+  if (args.length) throw new UsageError('give numbers as arguments or --file, not both');
+  let bytes: Buffer;
+  try {
+    bytes = await readFile(inCwd(io, file));
+  } catch (err) {
+    throw new CliError(`cannot read ${file}: ${(err as Error).message}`);
+  }
+  try {
+    return itemsFromCsv(bytes, false);
+  } catch (err) {
+    if (err instanceof ListError) throw new CliError(`${file}: ${err.message}`);
+    throw err;
+  }
+}
 
 interface UpdateOptions {
   company: string; firstName?: string; lastName?: string; set: string[]; unset: string[]; optOut?: boolean; optIn?: boolean; consentEvidence?: string;
@@ -52,7 +89,9 @@ function printContact(io: CliIo, c: Record<string, any>): void {
   printRecord(io, {
     contact_id: c.contact_id, phone: c.phone, first_name: c.first_name, last_name: c.last_name,
     opted_out: c.opted_out, opt_out_source: c.opt_out_source, opt_out_at: c.opt_out_at,
-    last_inbound_at: c.last_inbound_at, window_open_until: c.window_open_until, variables: c.variables,
+    last_inbound_at: c.last_inbound_at, last_sent_at: c.last_sent_at, last_delivered_at: c.last_delivered_at, last_read_at: c.last_read_at,
+    country: c.country, window_open_until: c.window_open_until, variables: c.variables,
+    tags: (c.tags as string[] | undefined)?.join(', ') || null,
     segments: (c.segments as { name: string }[]).map((s) => s.name).join(', ') || null,
   }, `Contact ${c.phone}:`);
   printLine(io);
@@ -154,17 +193,19 @@ export function registerContacts(program: Command, io: CliIo): void {
       .description(`list or search contacts, by number (one page; --after for the next): a number (at least ${MIN_DIGITS} of its digits) or name words (each the beginning of a first or last name)`)
       .requiredOption('--company <id>', 'company id', parseNonEmpty)
       .option('-q, --query <text>', 'digits of a number, or names')
+      .option('--tag <tag>', 'only contacts with this tag')
       .option('--after <phone>', 'the next_after of the previous page')
       .option('--limit <n>', 'contacts per page (1-500)', parsePositiveInt, 50),
-  ).action(async (opts: { company: string; query?: string; after?: string; limit: number }, cmd: Command) => {
+  ).action(async (opts: { company: string; query?: string; tag?: string; after?: string; limit: number }, cmd: Command) => {
     const companyId = integerId(opts.company, 'company id');
     const ctx = await contextFor(cmd, io);
     const page = await data(ctx.api.GET('/admin/companies/{company_id}/contacts', {
-      params: { path: { company_id: companyId }, query: { q: opts.query, after: opts.after, limit: opts.limit } },
+      params: { path: { company_id: companyId }, query: { q: opts.query, tag: opts.tag, after: opts.after, limit: opts.limit } },
     }));
     if (ctx.json) return printJson(io, page);
     printTable(io, page.contacts as unknown as Record<string, unknown>[], [
       { key: 'phone' }, { key: 'first_name' }, { key: 'last_name' }, { key: 'opted_out' }, { key: 'opt_out_source' }, { key: 'last_inbound_at' },
+      { key: 'tags', format: (v) => ((v as string[] | undefined) ?? []).join(', ') },
     ], 'No contact matches.');
     if (page.next_after) printLine(io, `More: --after '${page.next_after}'`);
   });
@@ -225,6 +266,40 @@ export function registerContacts(program: Command, io: CliIo): void {
     const c = await data(ctx.api.PATCH('/admin/companies/{company_id}/contacts/{phone}', { params: { path }, body }));
     if (ctx.json) return printJson(io, c);
     printContact(io, c as unknown as Record<string, any>);
+  });
+
+  addCommonOptions(
+    group
+      .command('tag')
+      .description('set, add or remove tags of many contacts at once: --set replaces their tags (--clear: with none), then --add and --remove apply')
+      .argument('[numbers...]', "phone numbers (the company's default country for national ones); commas separate several in one argument")
+      .requiredOption('--company <id>', 'company id', parseNonEmpty)
+      .option('--file <csv>', 'a CSV file (UTF-8, comma-separated, at most 5 MiB): the phone column, or the first')
+      .option('--set <tag>', 'the tags each contact gets instead of its own (repeatable)', collect, [])
+      .option('--clear', 'remove every tag first (like --set with no tag)')
+      .option('--add <tag>', 'a tag to add (repeatable)', collect, [])
+      .option('--remove <tag>', 'a tag to remove (repeatable)', collect, []),
+  ).action(async (numbers: string[], opts: TagOptions, cmd: Command) => {
+    const companyId = integerId(opts.company, 'company id');
+    if (opts.clear && opts.set.length) throw new UsageError('--clear and --set exclude each other');
+    if (!opts.clear && !opts.set.length && !opts.add.length && !opts.remove.length) throw new UsageError('nothing to change: give --set, --clear, --add or --remove');
+    const items = await tagTargets(io, numbers, opts.file);
+    if (items.length === 0) throw new CliError('no phone numbers found in the input');
+    const ctx = await contextFor(cmd, io);
+    const set = opts.clear ? [] : opts.set.length ? opts.set : undefined;
+    const total = { matched: 0, not_found: 0, requests: 0 };
+    for (let i = 0; i < items.length; i += TAG_REQUEST_MAX) {
+      const contacts = items.slice(i, i + TAG_REQUEST_MAX).map((x) => x.value);
+      const r = await data(ctx.api.POST('/admin/companies/{company_id}/contacts/tags', {
+        params: { path: { company_id: companyId } },
+        body: { contacts, ...(set ? { set } : {}), ...(opts.add.length ? { add: opts.add } : {}), ...(opts.remove.length ? { remove: opts.remove } : {}) },
+      }));
+      total.matched += r.matched;
+      total.not_found += r.not_found;
+      total.requests++;
+    }
+    if (ctx.json) return printJson(io, total);
+    printRecord(io, total, 'Tags changed:');
   });
 
   addCommonOptions(

@@ -46,7 +46,7 @@ export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps)
 
   async function showForm(request: FastifyRequest, reply: FastifyReply, status: number, campaign: SourceRow, form: SendForm, errors: SendErrors) {
     const company = await sendCompany(db, campaign.company_id);
-    const segments = await listCompanySegments(db, campaign.company_id);
+    const segments = await listCompanySegments(db, campaign.company_id, deps.clock.now());
     return sendPage(request, reply, status, {
       title: `Send ${campaign.name}`, section: 'campaigns', crumbs: [['Campaigns', `${BASE}/campaigns`], [campaign.name, `${BASE}/campaigns/${campaign.id}`], ['Send']],
       body: (csrf) => sendFormView({ csrf, campaign, segments, form, errors, timeZone: companyTimeZone(company), canSend: can(request, 'POST', `${BASE}/campaigns/:id/send`) }),
@@ -66,7 +66,7 @@ export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps)
       else if (numbers.length > MAX_SEND_CONTACTS) errors.numbers = `At most ${MAX_SEND_CONTACTS} numbers.`;
       else { audience = { contacts: numbers }; label = `${numbers.length} pasted number${numbers.length === 1 ? '' : 's'}`; }
     } else {
-      const segments = await listCompanySegments(db, campaign.company_id);
+      const segments = await listCompanySegments(db, campaign.company_id, deps.clock.now());
       const seg = segments.find((s) => String(s.segment_id) === f.segment_id);
       if (!seg) errors.segment_id = 'Choose one of your segments.';
       else { audience = { segment_id: seg.segment_id }; label = `segment ${seg.name}`; }

@@ -9,15 +9,21 @@
  *   beside the field with the input kept (422), else 303 to the page with a notice;
  * - POST /contacts/:key/opt-out `opted_out=true|false`: opt-out by hand, source `console`, recorded in
  *   the consent ledger with the user's email and the button's wording as evidence;
+ * - POST /contacts/:key/tags `add=a, b` (comma-separated) or `remove=TAG`: the contact's tags through
+ *   the operator API's change of tags (domain/contacts.ts `changeTags`: 1 to 64 characters each, at most
+ *   100 per contact); refused: 422 with the error beside the field and the input kept, else 303 back;
  * - GET and POST /contacts/:key/erase: the erasure with a confirmation step (contact-erase.ts).
  *
- * Every change is audit-logged as `contact.update` by `console:<email>`. Unknown keys, erased contacts
+ * Every change is audit-logged as `contact.update` by `console:<email>` (tags: the tags added and
+ * removed). Unknown keys, erased contacts
  * and other companies' contacts answer 404 like any unknown page.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { getCompany } from '../../domain/companies.ts';
+import { recordAudit } from '../../domain/audit.ts';
 import { consentHistory } from '../../domain/consent.ts';
-import { checkContactEdit, getContactView, updateContact, VARIABLES_MAX, type ContactView } from '../../domain/contacts.ts';
+import { changeTags, checkContactEdit, getContactView, TAG_MAX_LENGTH, TAGS_MAX, updateContact, VARIABLES_MAX, type ContactView } from '../../domain/contacts.ts';
+import { DomainError } from '../../domain/errors.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { field, nowOf, sendPage, sessionOf } from '../context.ts';
 import { isAllowed } from '../permissions.ts';
@@ -31,6 +37,7 @@ const NOTICES: Record<string, string> = {
   unchanged: 'Nothing to change.',
   opted_out: 'The contact is opted out of campaigns (source: console).',
   opted_in: 'The contact is opted back in to campaigns (source: console).',
+  tags: 'Tags saved.',
 };
 
 /** Most variable rows a form may send (stored variables plus empty rows). */
@@ -58,14 +65,14 @@ export function registerContactPage(scope: FastifyInstance, deps: AppDeps): void
     return getContactView(db, companyId, company.default_country, request.params.key.slice(0, 64), true);
   }
 
-  async function show(request: FastifyRequest, reply: FastifyReply, status: number, contact: ContactView, extra: { form?: ContactForm; errors?: ContactFormErrors; flash?: string } = {}) {
+  async function show(request: FastifyRequest, reply: FastifyReply, status: number, contact: ContactView, extra: { form?: ContactForm; errors?: ContactFormErrors; flash?: string; tagsInput?: string; tagsError?: string } = {}) {
     const session = sessionOf(request);
     const canChange = isAllowed(session.role, 'POST', `${BASE}/contacts/x/edit`);
     const company = await getCompany(db, session.company_id);
     const consent = await consentHistory(db, session.company_id, company.default_country, contact.phone);
     return sendPage(request, reply, status, {
       title: `Contact ${contact.phone}`, section: 'contacts', crumbs: [['Contacts', `${BASE}/contacts`], [contact.phone]], flash: extra.flash,
-      body: (csrf) => contactView({ contact, consent, csrf, canChange, form: extra.form ?? formOf(contact), errors: extra.errors ?? {} }),
+      body: (csrf) => contactView({ contact, consent, csrf, canChange, form: extra.form ?? formOf(contact), errors: extra.errors ?? {}, tagsInput: extra.tagsInput, tagsError: extra.tagsError }),
     });
   }
 
@@ -106,6 +113,33 @@ export function registerContactPage(scope: FastifyInstance, deps: AppDeps): void
       actor: `console:${session.email}`, source: 'console', now: nowOf(deps), evidence: { user: session.email, wording: optedOut ? OPT_OUT_WORDING : OPT_IN_WORDING },
     });
     return reply.header('cache-control', 'no-store').redirect(pageOf(contact, optedOut ? 'opted_out' : 'opted_in'), 303);
+  });
+
+  scope.post<{ Params: { key: string } }>('/contacts/:key/tags', async (request, reply) => {
+    const session = sessionOf(request);
+    const contact = await load(request);
+    const input = field(request.body, 'add');
+    const removing = field(request.body, 'remove');
+    const add = [...new Set(input.split(',').map((t) => t.trim()).filter((t) => t !== ''))];
+    const remove = removing === '' ? [] : [removing];
+    const refuse = (tagsError: string) => show(request, reply, 422, contact, { tagsInput: input, tagsError });
+    if (add.length === 0 && remove.length === 0) return refuse('Enter a tag to add.');
+    const long = add.find((t) => [...t].length > TAG_MAX_LENGTH);
+    if (long !== undefined) return refuse(`A tag has at most ${TAG_MAX_LENGTH} characters ("${[...long].slice(0, 20).join('')}…" has ${[...long].length}).`);
+    const added = add.filter((t) => !contact.tags.includes(t));
+    const removed = remove.filter((t) => contact.tags.includes(t));
+    if (contact.tags.length + added.length - removed.length > TAGS_MAX) return refuse(`A contact has at most ${TAGS_MAX} tags: this one has ${contact.tags.length}. Remove some first.`);
+    if (added.length || removed.length) {
+      const company = await getCompany(db, session.company_id);
+      try {
+        await changeTags(db, session.company_id, company.default_country, [contact.phone], added, removed);
+      } catch (err) {
+        if (err instanceof DomainError && err.status === 422) return refuse(`${err.detail}.`);
+        throw err;
+      }
+      await recordAudit(db, { actor: `console:${session.email}`, action: 'contact.update', target: `contact:${contact.contact_id}`, company_id: session.company_id, details: { changed: ['tags'], tags_added: added, tags_removed: removed } });
+    }
+    return reply.header('cache-control', 'no-store').redirect(pageOf(contact, added.length || removed.length ? 'tags' : 'unchanged'), 303);
   });
 
   registerContactErasePages(scope, deps, load);

@@ -3,7 +3,8 @@
  * number, 50 a page; `?q=` searches (domain/contacts.ts `parseContactQuery`, the operator API's rules):
  * a full number that is a contact of the company redirects to its page (303), otherwise contacts whose
  * number contains the digits (at least 4) or whose first or last name begins with each word are listed;
- * fewer than 4 digits is an error beside the field (400). GET /console/contacts/export.csv streams every
+ * fewer than 4 digits is an error beside the field (400); `&tag=` keeps only the contacts with that tag
+ * (alone or with a search; the field suggests the tags of the contacts shown). GET /console/contacts/export.csv streams every
  * contact as CSV (domain/contacts-export.ts; audit-logged as `contacts.export`: personal data leaves the service). Also registers the import pages (contact-import.ts).
  * Session company only; every role may read, owners and marketers may import (permissions.ts).
  */
@@ -11,6 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import { recordAudit } from '../../domain/audit.ts';
 import { getCompany } from '../../domain/companies.ts';
 import { listContacts, findContact } from '../../db/contacts.ts';
+import { TAG_MAX_LENGTH } from '../../domain/contacts.ts';
 import { parseContactQuery } from '../../domain/contacts.ts';
 import { contactsCsvStream, exportFileName } from '../../domain/contacts-export.ts';
 import { DomainError } from '../../domain/errors.ts';
@@ -31,18 +33,19 @@ const NOTICES: Record<string, string> = {
   erased_suppressed: 'The contact was erased. Its personal data is gone; the counts of its sends are kept. The number stays opted out of campaigns if it comes back.',
 };
 
-/** Registers GET /contacts[?q=&after=], GET /contacts/export.csv and the import pages (signed-in scope). */
+/** Registers GET /contacts[?q=&tag=&after=], GET /contacts/export.csv and the import pages (signed-in scope). */
 export function registerContactsPage(scope: FastifyInstance, deps: AppDeps): void {
   const db = deps.database.db;
-  scope.get<{ Querystring: { q?: string; after?: string; done?: string } }>('/contacts', async (request, reply) => {
+  scope.get<{ Querystring: { q?: string; tag?: string; after?: string; done?: string } }>('/contacts', async (request, reply) => {
     const session = sessionOf(request);
     const companyId = session.company_id;
     const canChange = isAllowed(session.role, 'POST', `${BASE}/contacts`);
     const query = typeof request.query.q === 'string' ? request.query.q.trim().slice(0, 64) : '';
     const after = typeof request.query.after === 'string' ? request.query.after.slice(0, 64) : null;
-    const title = query ? `Contacts matching ${query}` : 'Contacts';
-    const crumbs: [string, string?][] = query ? [['Contacts', `${BASE}/contacts`], ['Search']] : [['Contacts']];
-    if (query && !after) {
+    const tag = typeof request.query.tag === 'string' ? [...request.query.tag.trim()].slice(0, TAG_MAX_LENGTH).join('') : '';
+    const title = query ? `Contacts matching ${query}${tag ? ` with the tag ${tag}` : ''}` : tag ? `Contacts with the tag ${tag}` : 'Contacts';
+    const crumbs: [string, string?][] = query || tag ? [['Contacts', `${BASE}/contacts`], ['Search']] : [['Contacts']];
+    if (query && !after && !tag) {
       const company = await getCompany(db, companyId);
       const e164 = toE164(query, company.default_country);
       if (e164 && await findContact(db, companyId, { phone: e164 })) return reply.redirect(`${BASE}/contacts/${encodeURIComponent(e164)}`, 303);
@@ -54,13 +57,16 @@ export function registerContactsPage(scope: FastifyInstance, deps: AppDeps): voi
       if (!(err instanceof DomainError)) throw err;
       return sendPage(request, reply, 400, {
         title, section: 'contacts', crumbs,
-        body: () => contactsView({ query, rows: [], searched: true, error: `${err.detail}, or type a name.`, next: null, paged: false, canChange }),
+        body: () => contactsView({ query, tag, knownTags: [], rows: [], searched: true, error: `${err.detail}, or type a name.`, next: null, paged: false, canChange }),
       });
     }
-    const page = await listContacts(db, companyId, filter, after, CONTACTS_PAGE_SIZE);
+    const page = await listContacts(db, companyId, filter, after, CONTACTS_PAGE_SIZE, tag || undefined);
+    // Suggestions for the tag field: the tags of the contacts on this page (no query of their own: a
+    // count of the company's tags read every tagged contact, 185 ms for 50,000 of them on PostgreSQL).
+    const knownTags = [...new Set(page.rows.flatMap((r) => r.tags))].sort().slice(0, 100);
     return sendPage(request, reply, 200, {
       title, section: 'contacts', crumbs, flash: NOTICES[String(request.query.done ?? '')],
-      body: () => contactsView({ query, rows: page.rows, searched: query !== '', next: page.next, paged: !!after, canChange }),
+      body: () => contactsView({ query, tag, knownTags, rows: page.rows, searched: query !== '' || tag !== '', next: page.next, paged: !!after, canChange }),
     });
   });
 

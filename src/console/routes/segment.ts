@@ -1,7 +1,9 @@
 /**
  * One segment (src/domain/segments.ts):
  * - `GET /segments/{id}[?after=CONTACT_ID]`: name, member count, members 50 per page (keyset by contact
- *   id), the result of the last members change (once), the members, rename and delete forms;
+ *   id), the result of the last members change (once), the members, rename and delete forms; a dynamic
+ *   segment shows its conditions in words and the contacts matching them now (service clock), with a
+ *   link to the builder (routes/segment-builder.ts) instead of the members form;
  * - `POST /segments/{id}/rename` `{name}`: the name rule of docs/api.md 4.1 (surrounding spaces dropped),
  *   303 back with a notice; refused: 422 with the error beside the field, the name kept;
  * - `GET /segments/{id}/delete`, `POST /segments/{id}/delete`: confirm, then delete (memberships go,
@@ -11,9 +13,10 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAudit } from '../../domain/audit.ts';
-import { deleteSegment, getSegment, membersPage, renameSegment, segmentNameProblem } from '../../domain/segments.ts';
+import { deleteSegment, getSegment, listSegments, membersPage, renameSegment, segmentNameProblem } from '../../domain/segments.ts';
 import type { AppDeps } from '../../http/deps.ts';
-import { can, field, parseId, sendPage, sessionOf } from '../context.ts';
+import { can, field, nowOf, parseId, sendPage, sessionOf } from '../context.ts';
+import { describeFilter, rowsOfFilter } from '../segment-builder.ts';
 import { BASE } from '../views/layout.ts';
 import { deleteView, segmentView, type FieldErrors, type MembersForm } from '../views/segments.ts';
 import { registerSegmentMembersRoute, takeSummary, type ShownSummary } from './segment-members.ts';
@@ -21,6 +24,8 @@ import { registerSegmentMembersRoute, takeSummary, type ShownSummary } from './s
 /** Fixed notices other requests may ask the page to show (`?done=`). */
 const NOTICES: Record<string, string> = {
   created: 'Segment created. Add members below.',
+  created_dynamic: 'Dynamic segment created: its members are the contacts that match its conditions.',
+  filter_saved: 'Conditions saved.',
   renamed: 'Segment renamed.',
 };
 
@@ -37,8 +42,10 @@ export function registerSegmentPage(scope: FastifyInstance, deps: AppDeps): void
     after?: number; membersForm?: MembersForm; name?: string; errors?: FieldErrors; flash?: string; summary?: ShownSummary;
   } = {}) {
     const companyId = sessionOf(request).company_id;
-    const page = await membersPage(db, companyId, segmentId, extra.after ?? 0);
+    const now = nowOf(deps).getTime();
+    const page = await membersPage(db, companyId, segmentId, extra.after ?? 0, undefined, now);
     const s = page.segment;
+    const names = s.filter == null ? undefined : new Map((await listSegments(db, companyId, now)).map((x) => [x.segment_id, x.name]));
     return sendPage(request, reply, status, {
       title: `Segment ${s.name}`, section: 'segments', crumbs: [['Segments', `${BASE}/segments`], [s.name]], flash: extra.flash,
       body: (csrf) => segmentView({
@@ -46,6 +53,8 @@ export function registerSegmentPage(scope: FastifyInstance, deps: AppDeps): void
         membersForm: extra.membersForm ?? { mode: 'add', numbers: '', hashed: false },
         name: extra.name ?? s.name, errors: extra.errors ?? {}, summary: extra.summary,
         canEdit: can(request, 'POST', `${BASE}/segments/:segmentId/members`),
+        filterWords: s.filter == null ? undefined : describeFilter(s.filter, (id) => names?.get(id)),
+        builderEditable: s.filter != null && rowsOfFilter(s.filter) !== undefined,
       }),
     });
   }
@@ -59,7 +68,7 @@ export function registerSegmentPage(scope: FastifyInstance, deps: AppDeps): void
 
   scope.post<Params>('/segments/:segmentId/rename', async (request, reply) => {
     const session = sessionOf(request);
-    const segment = await getSegment(db, session.company_id, parseId(request.params.segmentId));
+    const segment = await getSegment(db, session.company_id, parseId(request.params.segmentId), nowOf(deps).getTime());
     const name = field(request.body, 'name').trim();
     const problem = segmentNameProblem(name);
     if (problem) return show(request, reply, 422, segment.segment_id, { name, errors: { name: problem } });
@@ -69,7 +78,7 @@ export function registerSegmentPage(scope: FastifyInstance, deps: AppDeps): void
   });
 
   scope.get<Params>('/segments/:segmentId/delete', async (request, reply) => {
-    const segment = await getSegment(db, sessionOf(request).company_id, parseId(request.params.segmentId));
+    const segment = await getSegment(db, sessionOf(request).company_id, parseId(request.params.segmentId), nowOf(deps).getTime());
     return sendPage(request, reply, 200, {
       title: `Delete segment ${segment.name}`, section: 'segments',
       crumbs: [['Segments', `${BASE}/segments`], [segment.name, `${BASE}/segments/${segment.segment_id}`], ['Delete']],

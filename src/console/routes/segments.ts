@@ -1,6 +1,8 @@
 /**
  * Segments (src/domain/segments.ts):
- * - `GET /segments`: the company's segments with member counts, and the create form;
+ * - `GET /segments`: the company's segments with their kind and member counts (a dynamic one's: the
+ *   contacts matching its filter now), the create form and the link to the builder of a dynamic
+ *   segment (routes/segment-builder.ts);
  * - `POST /segments` `{name}`: creates a segment by the rules of docs/api.md 4.1 (name 1 to 255 characters,
  *   surrounding spaces dropped first; at most 20 segments), then 303 to its page. A refused name or
  *   the 21st segment: 422 with the error beside the field and the name kept, nothing written.
@@ -10,7 +12,7 @@ import { recordAudit } from '../../domain/audit.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { listSegments, newSegment, segmentNameProblem } from '../../domain/segments.ts';
 import type { AppDeps } from '../../http/deps.ts';
-import { can, field, sendPage, sessionOf } from '../context.ts';
+import { can, field, nowOf, sendPage, sessionOf } from '../context.ts';
 import { BASE } from '../views/layout.ts';
 import { segmentsView, type FieldErrors } from '../views/segments.ts';
 
@@ -22,7 +24,7 @@ export function registerSegmentsPage(scope: FastifyInstance, deps: AppDeps): voi
   const db = deps.database.db;
 
   async function show(request: FastifyRequest, reply: FastifyReply, status: number, extra: { name?: string; errors?: FieldErrors; flash?: string }) {
-    const segments = await listSegments(db, sessionOf(request).company_id);
+    const segments = await listSegments(db, sessionOf(request).company_id, nowOf(deps).getTime());
     return sendPage(request, reply, status, {
       title: 'Segments', section: 'segments', crumbs: [['Segments']], flash: extra.flash,
       body: (csrf) => segmentsView({ csrf, segments, name: extra.name ?? '', errors: extra.errors ?? {}, canEdit: can(request, 'POST', `${BASE}/segments`) }),

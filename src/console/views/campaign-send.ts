@@ -42,7 +42,7 @@ ${readOnlyNote('campaigns')}
   <label for="segment_id">Segment</label>
   <select id="segment_id" name="segment_id"${inv(m.errors, 'segment_id')}>
     <option value="">Choose a segment</option>
-    ${m.segments.map((s) => html`<option value="${s.segment_id}"${String(s.segment_id) === f.segment_id ? html` selected` : ''}>${s.name} (${s.members} members)</option>`)}
+    ${m.segments.map((s) => html`<option value="${s.segment_id}"${String(s.segment_id) === f.segment_id ? html` selected` : ''}>${s.name} (${s.members} members${s.filter == null ? '' : ' now, dynamic'})</option>`)}
   </select>
   ${err(m.errors, 'segment_id')}
   <label for="audience-numbers"><input type="radio" id="audience-numbers" name="audience" value="numbers"${f.audience === 'numbers' ? html` checked` : ''}> Phone numbers</label>

@@ -1,10 +1,12 @@
 /**
- * One contact (routes/contact.ts): its fields, variables, segments,
- * opt-out state with source and time and its history (changes by hand), the messages sent to it with
+ * One contact (routes/contact.ts): its fields, variables, tags, segments, the facts the service keeps
+ * (country of the number, last message in, last sent / delivered / read), opt-out state with source
+ * and time and its history (changes by hand), the messages sent to it with
  * their status and its inbound messages, newest first. For roles that may change contacts: the edit
- * form (names and variables; errors beside the field, input kept), the opt-out button and the link to
- * erase it. Its consent history: every change of its opt-out state with source and evidence, oldest
- * first (the consent ledger, docs/audience.md). The erase confirmation page is `contactEraseView`.
+ * form (names and variables; errors beside the field, input kept), the tags form (add several, remove
+ * one; errors beside the field), the opt-out button and the link to erase it. Its consent history: every
+ * change of its opt-out state with source and evidence, oldest first (the consent ledger,
+ * docs/audience.md). The erase confirmation page is `contactEraseView`.
  */
 import type { ConsentEntry } from '../../domain/consent.ts';
 import type { ContactView } from '../../domain/contacts.ts';
@@ -14,6 +16,7 @@ import { html, type SafeHtml } from './html.ts';
 import { BASE } from './layout.ts';
 import { kindLabel, reasonOf } from './sends.ts';
 import { dataTable } from './table.ts';
+import { tagList } from './contacts.ts';
 
 /** One variable row of the edit form as shown (values as text). */
 export interface VariableRow { name: string; value: string }
@@ -38,7 +41,12 @@ export function formOf(c: ContactView): ContactForm {
   };
 }
 
-export interface ContactPageModel { contact: ContactView; consent: ConsentEntry[]; csrf: string; canChange: boolean; form: ContactForm; errors: ContactFormErrors }
+export interface ContactPageModel {
+  contact: ContactView; consent: ConsentEntry[]; csrf: string; canChange: boolean; form: ContactForm; errors: ContactFormErrors;
+  /** The tags form as sent and its problem (after a refused change). */
+  tagsInput?: string;
+  tagsError?: string;
+}
 
 /** The opt-out button's wording (also the consent ledger's evidence of a change made with it). */
 export const OPT_OUT_WORDING = 'Opt out of campaigns';
@@ -90,6 +98,26 @@ function editForm(m: ContactPageModel, key: string): SafeHtml {
 </section>`;
 }
 
+function tagsForm(m: ContactPageModel, key: string): SafeHtml {
+  const c = m.contact;
+  const action = `${BASE}/contacts/${encodeURIComponent(key)}/tags`;
+  return html`<section aria-labelledby="tags-h" class="narrow" data-tags-form>
+<h2 id="tags-h">Tags</h2>
+${c.tags.length ? html`<ul class="tag-list" aria-label="Tags of this contact">${c.tags.map((t) => html`<li><span class="tag">${t}</span>
+  <form method="post" action="${action}" class="inline-form"><input type="hidden" name="_csrf" value="${m.csrf}"><input type="hidden" name="remove" value="${t}"><button type="submit" class="secondary outline small">Remove<span class="visually-hidden"> tag ${t}</span></button></form></li>`)}</ul>`
+    : html`<p>No tags yet.</p>`}
+<form method="post" action="${action}" novalidate>
+  <input type="hidden" name="_csrf" value="${m.csrf}">
+  <label for="add_tags">Add tags <small>(separate several with commas; each 1 to 64 characters, at most 100 per contact)</small></label>
+  <div role="group">
+    <input id="add_tags" name="add" type="text" autocomplete="off" maxlength="2000" value="${m.tagsInput ?? ''}"${m.tagsError ? html` aria-invalid="true" aria-describedby="tags-error"` : ''}>
+    <button type="submit">Add tags</button>
+  </div>
+  ${m.tagsError ? html`<small id="tags-error" class="error" role="alert">${m.tagsError}</small>` : ''}
+</form>
+</section>`;
+}
+
 function optOutForm(m: ContactPageModel, key: string): SafeHtml {
   const c = m.contact;
   return html`<form method="post" action="${BASE}/contacts/${encodeURIComponent(key)}/opt-out" class="inline-form">
@@ -105,10 +133,11 @@ function historyTable(c: ContactView): SafeHtml {
     label: 'History',
     columns: [{ head: 'When' }, { head: 'Who' }, { head: 'What' }],
     rows: c.history.map((h) => {
-      const d = h.details as { changed?: string[]; opted_out?: boolean };
+      const d = h.details as { changed?: string[]; opted_out?: boolean; tags_added?: string[]; tags_removed?: string[] };
+      const tagsChange = () => [d.tags_added?.length ? `tags added: ${d.tags_added.join(', ')}` : '', d.tags_removed?.length ? `tags removed: ${d.tags_removed.join(', ')}` : ''].filter(Boolean).join('; ') || 'tags changed';
       const what = h.action === 'contact.update'
         ? [
-          ...(d.changed ?? []).filter((f) => f !== 'opted_out').map((f) => `${f.replace('_', ' ')} changed`),
+          ...(d.changed ?? []).filter((f) => f !== 'opted_out').map((f) => (f === 'tags' ? tagsChange() : `${f.replace('_', ' ')} changed`)),
           ...(d.changed?.includes('opted_out') ? [d.opted_out ? 'opted out of campaigns' : 'opted back in'] : []),
         ].join(', ')
         : h.action;
@@ -148,13 +177,19 @@ export function contactView(m: ContactPageModel): SafeHtml {
   <dt>Campaigns</dt><dd data-opted-out="${String(c.opted_out)}">${c.opted_out ? badge('opted_out') : badge('subscribed')} ${m.canChange ? optOutForm(m, key) : ''}</dd>
   <dt>Opt-out source</dt><dd data-opt-out-source>${c.opt_out_source ?? '—'}</dd>
   <dt>Opt-out changed</dt><dd>${time(c.opt_out_at)}</dd>
-  <dt>Last message in</dt><dd>${time(c.last_inbound_at)}</dd>
+  <dt>Tags</dt><dd data-tags>${tagList(c.tags)}</dd>
+  <dt>Country of the number</dt><dd data-country>${c.country || '—'}</dd>
+  <dt>Last message in</dt><dd data-last-inbound-at>${time(c.last_inbound_at)}</dd>
+  <dt>Last message sent</dt><dd data-last-sent-at>${time(c.last_sent_at)}</dd>
+  <dt>Last delivered</dt><dd data-last-delivered-at>${time(c.last_delivered_at)}</dd>
+  <dt>Last read</dt><dd data-last-read-at>${time(c.last_read_at)}</dd>
   <dt>Reply window until</dt><dd data-window-open-until>${time(c.window_open_until)}</dd>
   <dt>Segments</dt><dd data-segments>${c.segments.length ? c.segments.map((s, i) => html`${i ? ', ' : ''}<a href="${BASE}/segments/${s.segment_id}">${s.name}</a>`) : '—'}</dd>
   <dt>Created</dt><dd>${time(c.created_at)}</dd>
   <dt>Variables</dt><dd data-variables>${vars.length ? vars.map(([k, v]) => html`<code>${k}</code> = ${variableText(v)}<br>`) : '—'}</dd>
 </dl>
 </section>
+${m.canChange ? tagsForm(m, key) : ''}
 ${m.canChange ? editForm(m, key) : ''}
 <h2>History</h2>
 ${historyTable(c)}

@@ -50,6 +50,8 @@ export interface PageOptions {
   crumbs?: [string, string?][];
   /** A one-line notice shown above the body (e.g. "API key revoked."). */
   flash?: string;
+  /** Scripts of this page besides console.js: file names under /console/assets/ (deferred). */
+  scripts?: string[];
 }
 
 function nav(user: PageUser, csrf: string, current?: Section): SafeHtml {
@@ -90,6 +92,8 @@ export function layout(o: PageOptions): SafeHtml {
 <link rel="stylesheet" href="${BASE}/assets/pico/pico.min.css">
 <link rel="stylesheet" href="${BASE}/assets/console.css">
 <script src="${BASE}/assets/console.js" defer></script>
+${(o.scripts ?? []).map((f) => html`<script src="${BASE}/assets/${f}" defer></script>
+`)}
 </head>
 <body>
 <a class="skip-link" href="#main">Skip to content</a>

@@ -10,6 +10,8 @@ import { readOnlyNote, time } from './format.ts';
 import { BASE } from './layout.ts';
 import { html, type SafeHtml } from './html.ts';
 import { dataTable } from './table.ts';
+import type { FilterWords } from '../segment-builder.ts';
+import { filterWordsView } from './segment-builder.ts';
 
 /** Problems by form field (`name`, `mode`, `numbers`, `file`). */
 export type FieldErrors = Partial<Record<'name' | 'mode' | 'numbers' | 'file', string>>;
@@ -25,18 +27,20 @@ const READ_ONLY = readOnlyNote('segments');
 export function segmentsView(m: { csrf: string; segments: SegmentSummary[]; name: string; errors: FieldErrors; canEdit: boolean }): SafeHtml {
   const full = m.segments.length >= MAX_SEGMENTS_PER_COMPANY;
   return html`<h1>Segments</h1>
-<p>Static lists of your contacts to send campaigns to. Your integration can also create and fill them through the API. A company can hold at most ${MAX_SEGMENTS_PER_COMPANY} segments; you have ${m.segments.length}.</p>
+<p>Lists of your contacts to send campaigns to: static ones you fill by hand (your integration can also create and fill them through the API), and dynamic ones whose members are the contacts matching their conditions. A company can hold at most ${MAX_SEGMENTS_PER_COMPANY} segments; you have ${m.segments.length}.</p>
 ${m.segments.length === 0 ? html`<p>No segments yet.${m.canEdit ? ' Create one below.' : ''}</p>` : dataTable({
     label: 'Segments',
-    columns: [{ head: 'Name' }, { head: 'Segment id' }, { head: 'Members', num: true }, { head: 'Created' }],
+    columns: [{ head: 'Name' }, { head: 'Segment id' }, { head: 'Kind' }, { head: 'Members', num: true }, { head: 'Created' }],
     rows: m.segments.map((s) => ({
-      attrs: html`data-segment-id="${s.segment_id}"`,
-      cells: [html`<a href="${BASE}/segments/${s.segment_id}">${s.name}</a>`, s.segment_id, n(s.members), time(s.created_at)],
+      attrs: html`data-segment-id="${s.segment_id}" data-kind="${s.filter == null ? 'static' : 'dynamic'}"`,
+      cells: [html`<a href="${BASE}/segments/${s.segment_id}">${s.name}</a>`, s.segment_id, s.filter == null ? 'static' : 'dynamic', n(s.members), time(s.created_at)],
     })),
   })}
 ${m.canEdit ? html`<section aria-labelledby="create-title" class="narrow">
   <h2 id="create-title">Create a segment</h2>
   ${full ? html`<p class="muted">You have ${MAX_SEGMENTS_PER_COMPANY} segments, the most a company can hold: delete one to create another.</p>` : ''}
+  <p>A dynamic segment follows conditions you choose (variables, tags, messages and replies within a time…): <a href="${BASE}/segments/new" role="button" class="secondary">New dynamic segment</a></p>
+  <p>A static segment starts empty; you add its members by phone number or from a CSV file.</p>
   <form method="post" action="${BASE}/segments" novalidate>
     <input type="hidden" name="_csrf" value="${m.csrf}">
     <label for="name">Name</label>
@@ -65,6 +69,10 @@ export interface SegmentViewModel {
   summary?: MembershipSummary & { source: string };
   /** Whether the user's role may change segments (else the forms are left out). */
   canEdit: boolean;
+  /** A dynamic segment's conditions in words (undefined: a static segment). */
+  filterWords?: FilterWords;
+  /** Whether the builder can show the dynamic segment's conditions (else: operator API or cms only). */
+  builderEditable?: boolean;
 }
 
 function summaryView(s: MembershipSummary & { source: string }): SafeHtml {
@@ -84,13 +92,17 @@ function summaryView(s: MembershipSummary & { source: string }): SafeHtml {
 
 function membersTable(m: SegmentViewModel): SafeHtml {
   const s = m.segment;
-  if (s.members === 0) return html`<p>This segment has no members yet.${m.canEdit ? ' Add some below.' : ''}</p>`;
+  const dynamic = m.filterWords !== undefined;
+  if (s.members === 0) return dynamic ? html`<p>No contact matches the conditions now.</p>` : html`<p>This segment has no members yet.${m.canEdit ? ' Add some below.' : ''}</p>`;
   if (m.members.length === 0) return html`<p>No more members. <a href="${BASE}/segments/${s.segment_id}">Back to the first page</a></p>`;
-  return html`<p>${n(s.members)} member${s.members === 1 ? '' : 's'}, ${m.members.length} on this page, in the order they became contacts.</p>
+  const name = (c: MemberEntry) => [c.first_name, c.last_name].filter(Boolean).join(' ') || '—';
+  return html`<p>${n(s.members)} member${s.members === 1 ? '' : 's'}${dynamic ? ' now' : ''}, ${m.members.length} on this page, in the order they became contacts.</p>
 ${dataTable({
     label: 'Member list',
-    columns: [{ head: 'Phone' }, { head: 'Name' }, { head: 'Added' }],
-    rows: m.members.map((c) => ({ cells: [html`<a href="${BASE}/contacts/${encodeURIComponent(c.phone)}">${c.phone}</a>`, [c.first_name, c.last_name].filter(Boolean).join(' ') || '—', time(c.added_at)] })),
+    columns: dynamic ? [{ head: 'Phone' }, { head: 'Name' }] : [{ head: 'Phone' }, { head: 'Name' }, { head: 'Added' }],
+    rows: m.members.map((c) => ({
+      cells: [html`<a href="${BASE}/contacts/${encodeURIComponent(c.phone)}">${c.phone}</a>`, name(c), ...(dynamic ? [] : [time(c.added_at)])],
+    })),
   })}
 <nav class="pager" aria-label="Member pages">
   ${m.after > 0 ? html`<a href="${BASE}/segments/${s.segment_id}">First page</a>` : ''}
@@ -101,27 +113,36 @@ ${dataTable({
 /** One segment's page (see the module comment). */
 export function segmentView(m: SegmentViewModel): SafeHtml {
   const s = m.segment;
+  const dynamic = m.filterWords !== undefined;
   return html`<h1>${s.name}</h1>
 ${m.summary ? summaryView(m.summary) : ''}
 <dl class="facts">
   <dt>Segment id</dt><dd>${s.segment_id}</dd>
-  <dt>Members</dt><dd data-members>${n(s.members)}</dd>
+  <dt>Kind</dt><dd data-kind>${dynamic ? 'dynamic: its members are the contacts that match its conditions when it is used' : 'static: members kept by hand'}</dd>
+  <dt>Members</dt><dd data-members>${n(s.members)}${dynamic ? ' now' : ''}</dd>
   <dt>Created</dt><dd>${time(s.created_at)}</dd>
 </dl>
+${m.filterWords ? html`<section aria-labelledby="conditions-title" data-conditions>
+  <h2 id="conditions-title">Conditions</h2>
+  ${filterWordsView(m.filterWords)}
+  ${m.canEdit ? (m.builderEditable
+    ? html`<p><a href="${BASE}/segments/${s.segment_id}/filter" role="button" class="secondary">Edit conditions</a></p>`
+    : html`<p class="muted">These conditions are nested or name a campaign or automation: change them with the operator API or <code>cms segment</code>.</p>`) : ''}
+</section>` : ''}
 <section aria-labelledby="members-title">
   <h2 id="members-title">Members</h2>
   ${membersTable(m)}
 </section>
-${m.canEdit ? changeForms(m) : READ_ONLY}`;
+${m.canEdit ? changeForms(m, dynamic) : READ_ONLY}`;
 }
 
-/** The members, rename and delete forms of a segment's page. */
-function changeForms(m: SegmentViewModel): SafeHtml {
+/** The members (static segments), rename and delete forms of a segment's page. */
+function changeForms(m: SegmentViewModel, dynamic: boolean): SafeHtml {
   const s = m.segment;
   const f = m.membersForm;
   const e = m.errors;
   const mb = MAX_UPLOAD_BYTES / 1024 / 1024;
-  return html`<section aria-labelledby="change-title" class="narrow">
+  return html`${dynamic ? '' : html`<section aria-labelledby="change-title" class="narrow">
   <h2 id="change-title">Add or remove members</h2>
   <p>Members are your existing contacts, matched by phone number (numbers without a country code are read in your company's default country) or by the SHA-256 digest of the number in E.164 form, with or without the <code>+</code>. Numbers that are not contacts yet are counted as not found, not created.</p>
   <form method="post" action="${BASE}/segments/${s.segment_id}/members" enctype="multipart/form-data" novalidate>
@@ -142,7 +163,7 @@ function changeForms(m: SegmentViewModel): SafeHtml {
     <p id="hashed-help" class="muted"><small>In a CSV file, the column headed <code>digest</code> or <code>sha256</code>, or the first column.</small></p>
     <button type="submit">Apply</button>
   </form>
-</section>
+</section>`}
 <section aria-labelledby="rename-title" class="narrow">
   <h2 id="rename-title">Rename</h2>
   <form method="post" action="${BASE}/segments/${s.segment_id}/rename" novalidate>

@@ -6,8 +6,8 @@
  * | route | answers |
  * |---|---|
  * | PUT /admin/companies/{company_id}/contacts `{contacts}` (at most 10,000; `tags?` replaces a contact's tags) | 200 `ContactImportResult`; 401; 404 company; 422 |
- * | POST /admin/companies/{company_id}/contacts/tags `{contacts, add?, remove?}` (at most 100,000) | 200 `ContactTagsChange`; 401; 404 company; 422 |
- * | GET /admin/companies/{company_id}/contacts?q=&after=&limit= | 200 `ContactList`; 401; 404 company; 422 (q: fewer than 4 digits) |
+ * | POST /admin/companies/{company_id}/contacts/tags `{contacts, set?, add?, remove?}` (at most 100,000) | 200 `ContactTagsChange`; 401; 404 company; 422 |
+ * | GET /admin/companies/{company_id}/contacts?q=&tag=&after=&limit= | 200 `ContactList`; 401; 404 company; 422 (q: fewer than 4 digits) |
  * | GET /admin/companies/{company_id}/contacts/export | 200 text/csv, streamed; 401; 404 company; 422 |
  * | GET /admin/companies/{company_id}/contacts/{phone} | 200 `Contact`; 401; 404 company / contact; 422 |
  * | PATCH /admin/companies/{company_id}/contacts/{phone} `{first_name?, last_name?, variables?, opted_out?, consent_evidence?}` | 200 `Contact`; 401; 404; 422 |
@@ -56,7 +56,8 @@ export const ContactListItem = component('ContactListItem', Type.Object({
   opt_out_source: nullableString("where the opt-out state came from: 'keyword', 'whatsapp', 'operator', 'console', 'import' (every change is in the consent ledger)"),
   opt_out_at: nullableTime('when the opt-out state last changed'),
   last_inbound_at: nullableTime('the last message the contact sent'),
-}), { contact_id: 311, phone: PHONE, first_name: 'Ada', last_name: 'Lovelace', opted_out: false, opt_out_source: null, opt_out_at: null, last_inbound_at: TIME_EXAMPLE });
+  tags: Type.Array(Type.String(), { description: 'its tags, sorted' }),
+}), { contact_id: 311, phone: PHONE, first_name: 'Ada', last_name: 'Lovelace', opted_out: false, opt_out_source: null, opt_out_at: null, last_inbound_at: TIME_EXAMPLE, tags: ['vip'] });
 
 /** A page of contacts. */
 export const ContactList = component('ContactList', Type.Object({
@@ -213,13 +214,14 @@ export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void
     bodyLimit: 16 * 1024 * 1024,
     schema: {
       tags, operationId: 'change_contact_tags', summary: 'Add and remove tags of many contacts at once',
-      description: `Numbers in any form the company's default country parses (at most ${TAG_CHANGE_MAX.toLocaleString('en')}); a tag both added and removed is removed; one transaction. A contact that would hold more than ${TAGS_MAX} tags refuses the whole change (422).`,
+      description: `Numbers in any form the company's default country parses (at most ${TAG_CHANGE_MAX.toLocaleString('en')}); \`set\` replaces each contact's tags (then \`add\` and \`remove\` apply; \`set: []\` clears them); a tag both added and removed is removed; one transaction. A contact that would hold more than ${TAGS_MAX} tags refuses the whole change (422).`,
       params: companyParams,
       body: Type.Object({
         contacts: Type.Array(Type.String({ maxLength: 64 }), { minItems: 1, maxItems: TAG_CHANGE_MAX }),
+        set: Type.Optional(tagList(TAGS_MAX, 'the tags each contact gets instead of its own (before `add` and `remove`)')),
         add: Type.Optional(tagList(TAGS_MAX, 'tags to add')),
         remove: Type.Optional(tagList(TAGS_MAX, 'tags to remove')),
-      }, { examples: [{ contacts: [PHONE, '015112345679'], add: ['vip'], remove: ['trial'] }] }),
+      }, { examples: [{ contacts: [PHONE, '015112345679'], add: ['vip'], remove: ['trial'] }, { contacts: [PHONE], set: ['customer', 'berlin'] }] }),
       response: {
         200: ok('What changed', ref(ContactTagsChange), exampleOf(ContactTagsChange)),
         ...adminErrors,
@@ -232,21 +234,22 @@ export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void
     const b = request.body;
     let result;
     try {
-      result = await changeTags(db, company.company_id, company.default_country, b.contacts, b.add ?? [], b.remove ?? []);
+      result = await changeTags(db, company.company_id, company.default_country, b.contacts, b.add ?? [], b.remove ?? [], b.set);
     } catch (err) {
       if (err instanceof DomainError && err.status === 422) throw invalidInput(['body', 'add'], err.detail);
       throw err;
     }
-    await recordAudit(db, { actor: 'admin', action: 'contacts.tags', target: `company:${company.company_id}`, company_id: company.company_id, details: { ...result, add: b.add ?? [], remove: b.remove ?? [] } });
+    await recordAudit(db, { actor: 'admin', action: 'contacts.tags', target: `company:${company.company_id}`, company_id: company.company_id, details: { ...result, ...(b.set ? { set: b.set } : {}), add: b.add ?? [], remove: b.remove ?? [] } });
     return result;
   });
 
   r.get('/admin/companies/:company_id/contacts', {
     schema: {
-      tags, operationId: 'list_contacts', summary: 'List or search contacts (by number digits or name), paged by phone',
+      tags, operationId: 'list_contacts', summary: 'List or search contacts (by number digits or name, and by tag), paged by phone',
       params: companyParams,
       querystring: Type.Object({
         q: Type.Optional(Type.String({ maxLength: 64, description: `a number (at least ${MIN_SEARCH_DIGITS} of its digits, found anywhere in it) or name words (each a case-insensitive prefix of the first or last name); empty: every contact`, examples: ['ada love'] })),
+        tag: Type.Optional(Type.String({ minLength: 1, maxLength: TAG_MAX_LENGTH, description: 'only contacts with this tag', examples: ['vip'] })),
         after: Type.Optional(Type.String({ maxLength: 64, description: 'the `next_after` of the previous page' })),
         limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, default: 50 })),
       }),
@@ -266,7 +269,7 @@ export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void
       if (err instanceof DomainError) throw invalidInput(['query', 'q'], err.detail, 'value_error', request.query.q);
       throw err;
     }
-    const page = await listContacts(db, company.company_id, filter, request.query.after ?? null, request.query.limit ?? 50);
+    const page = await listContacts(db, company.company_id, filter, request.query.after ?? null, request.query.limit ?? 50, request.query.tag);
     return {
       contacts: page.rows.map((c) => ({ ...c, opt_out_at: c.opt_out_at ? iso(new Date(c.opt_out_at)) : null, last_inbound_at: c.last_inbound_at ? iso(new Date(c.last_inbound_at)) : null })),
       next_after: page.next,
@@ -276,14 +279,14 @@ export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void
   r.get('/admin/companies/:company_id/contacts/export', {
     schema: {
       tags, operationId: 'export_contacts', summary: 'Every contact as CSV (streamed, any number of contacts)',
-      description: 'Columns `phone, first_name, last_name, opted_out, opt_out_source, opt_out_at`, then one per variable name. Importing the file again changes nothing.',
+      description: 'Columns `phone, first_name, last_name, opted_out, opt_out_source, opt_out_at, tags` (separated by `|`), the facts the service keeps `phone_country, last_inbound_at, last_sent_at, last_delivered_at, last_read_at`, then one per variable name. Importing the file again changes nothing (the opt-out\'s source and time and the facts are not imported).',
       params: companyParams,
       produces: ['text/csv'],
       response: {
         200: {
           description: 'The CSV, streamed in pages of 1,000 contacts',
           headers: { ...commonHeaders, 'cache-control': { type: 'string', description: 'always `no-store`: the file holds personal data', examples: ['no-store'] }, 'content-disposition': { type: 'string', description: 'attachment with a file name', examples: ['attachment; filename="contacts-12-2026-03-02.csv"'] } },
-          content: { 'text/csv': { schema: csvBody, example: `phone,first_name,last_name,opted_out,opt_out_source,opt_out_at,tier\n${PHONE},Ada,Lovelace,false,,,gold\n` } },
+          content: { 'text/csv': { schema: csvBody, example: `phone,first_name,last_name,opted_out,opt_out_source,opt_out_at,tags,phone_country,last_inbound_at,last_sent_at,last_delivered_at,last_read_at,tier\n${PHONE},Ada,Lovelace,false,,,vip,DE,,${TIME_EXAMPLE},${TIME_EXAMPLE},,gold\n` } },
         },
         ...adminErrors,
         404: notFound('Company not found'),

@@ -97,7 +97,8 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
 
   const adminToken = config.adminToken ?? fileSecret(config.dataDir, 'admin-token', () => 'cms_admin_' + randomBytes(24).toString('base64url'), logger, 'ADMIN_TOKEN');
   const secrets = secretBox(config.secretsKey ?? fileSecret(config.dataDir, 'secrets-key', () => randomBytes(32).toString('base64url'), logger, 'SECRETS_KEY'));
-  const boss: Boss = await startBoss(database, { poolMax: Math.max(2, Math.ceil(config.dbPoolMax / 2)) });
+  // pg-boss's own timers (supervision, maintenance) are background work too.
+  const boss: Boss = await database.runInBackground(() => startBoss(database, { poolMax: Math.max(2, Math.ceil(config.dbPoolMax / 2)) }));
   const clock = opts.clock ?? systemClock;
   const auth = new ApiKeyAuthenticator(database.db, { clock });
   // One process owns an embedded database, so an in-memory log is exact there; on PostgreSQL the log
@@ -114,9 +115,10 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
   let eventLoop: EventLoop | undefined;
   if (role === 'worker' || role === 'all') {
     const [{ startWorkers }, { startEventLoop }] = await Promise.all([import('./queue/workers.ts'), import('./queue/events/loop.ts')]);
-    workers = await startWorkers({ database, boss, logger, clock, secrets, config });
+    // Background work: on the embedded database its statements give way to requests' (db/pglite-gate.ts).
+    workers = await database.runInBackground(() => startWorkers({ database, boss, logger, clock, secrets, config }));
     // Events out to companies (docs/events.md): their own loop, apart from message delivery.
-    eventLoop = startEventLoop({ database, logger, clock, secrets, config });
+    eventLoop = database.runInBackground(() => startEventLoop({ database, logger, clock, secrets, config }));
   }
   let closed = false;
   return {

@@ -11,6 +11,7 @@ import pg from 'pg';
 import type { DB } from './schema.ts';
 import { pgliteDialect } from './pglite-dialect.ts';
 import { clientClass, openPipelinePool, PgliteStatements } from './driver-tricks.ts';
+import { DbGate } from './pglite-gate.ts';
 
 export type Db = Kysely<DB>;
 
@@ -44,6 +45,11 @@ export interface Database {
   readonly driverTricks: boolean;
   /** Runs a multi-statement SQL script inside one transaction, under a cluster-wide advisory lock. */
   runScriptLocked(lockKey: number, script: (run: ScriptRunner) => Promise<void>): Promise<void>;
+  /**
+   * Runs `fn`, and everything it starts, as background work (the workers): on the embedded database
+   * its statements give way to requests' (db/pglite-gate.ts); on PostgreSQL it just runs `fn`.
+   */
+  runInBackground<T>(fn: () => T): T;
   /** Resolves when the database answers `SELECT 1`; rejects otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -101,7 +107,8 @@ export async function openPglite(dataDir: string, opts: { driverTricks?: boolean
   const pglite = await pgliteModule.PGlite.create(inMemory ? dataDir : path.join(dataDir, 'pglite'), {
     parsers: { [INT8]: parseInt8 },
   });
-  const statements = new PgliteStatements(pglite, pgliteModule, { tricks: opts.driverTricks ?? true });
+  const gate = new DbGate();
+  const statements = new PgliteStatements(pglite, pgliteModule, { tricks: opts.driverTricks ?? true, gate });
   const db = new Kysely<DB>({ dialect: pgliteDialect(pglite, statements) });
   return {
     kind: 'pglite',
@@ -112,6 +119,7 @@ export async function openPglite(dataDir: string, opts: { driverTricks?: boolean
     pgPool: undefined,
     pipelinePool: undefined,
     driverTricks: opts.driverTricks ?? true,
+    runInBackground: (fn) => gate.runInBackground(fn),
     async runScriptLocked(_lockKey, script) {
       // One process owns a PGlite directory, and the transaction holds PGlite's exclusive lock.
       await pglite.transaction(async (tx) => {
@@ -158,6 +166,7 @@ export async function openPostgres(url: string, poolMax: number, opts: { driverT
     pgPool: pool,
     pipelinePool: pipelined,
     driverTricks: tricks,
+    runInBackground: (fn) => fn(),
     async runScriptLocked(lockKey, script) {
       const client = await pool.connect();
       try {

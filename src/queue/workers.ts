@@ -3,7 +3,8 @@
  * run the held-message sweep, and feed the queue-depth metrics.
  *
  * - `batch-process` → handlers/batch-process.ts (fan-out), `messages-deliver` → handlers/messages-deliver.ts,
- *   `messages-release` → handlers/messages-release.ts, `contacts-import` → handlers/contacts-import.ts. Workers fetch jobs in small batches and settle
+ *   `messages-release` → handlers/messages-release.ts, `contacts-import` → handlers/contacts-import.ts,
+ *   `batch-control` → handlers/batch-control.ts. Workers fetch jobs in small batches and settle
  *   each job on its own (`perJobResults`): one failing job is retried by pg-boss without touching the
  *   others of its batch.
  * - Chunks in flight: `messages-deliver` runs `localConcurrency` fetch loops of `batchSize` jobs;
@@ -36,6 +37,7 @@ import { ChunkBusyError, deliverChunk } from './handlers/messages-deliver.ts';
 import { recoverDead, releaseBatch, releaseDue } from './handlers/messages-release.ts';
 import { applyReceiptsJob } from './handlers/receipts-apply.ts';
 import { runContactsImport } from './handlers/contacts-import.ts';
+import { controlBatch } from './handlers/batch-control.ts';
 import { JOB_NAMES, JOB_SPECS, type JobName, type JobPayloads } from './jobs.ts';
 
 export interface WorkerDeps {
@@ -89,6 +91,7 @@ const HANDLERS: { [N in JobName]: Handler<N> } = {
   'messages-release': (ctx, job) => releaseBatch(ctx, job.data),
   'receipts-apply': (ctx, job) => applyReceiptsJob(ctx, job.data),
   'contacts-import': (ctx, job) => runContactsImport(ctx, job.data),
+  'batch-control': (ctx, job) => controlBatch(ctx, job.data),
 };
 
 /** Starts the workers of this process (roles `worker` and `all`). */

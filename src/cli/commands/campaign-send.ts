@@ -3,13 +3,16 @@
  * POST /admin/campaigns/{id}/sends; prints the plan (sent / skipped opted out / invalid / held for
  * delivery hours) and, unless --dry-run, the new batch id.
  * `cms batch cancel BATCH_ID`: POST /admin/batches/{id}/cancel; unsent messages end skipped /
- * `cancelled` (src/domain/campaign-sends.ts).
+ * `cancelled`. `cms batch pause BATCH_ID` / `cms batch resume BATCH_ID`: POST
+ * /admin/batches/{id}/pause|resume; prints the batch's status and funnel (src/domain/batch-control.ts,
+ * docs/decisions.md "Cancel, pause and resume"). A completed or cancelled batch: the 409 as an error.
  * Registered on the existing `campaign` and `batch` groups (call after registerCampaign / registerBatch).
  */
 import { Option, type Command } from 'commander';
 import { data, integerId } from '../client.ts';
 import { addCommonOptions, contextFor } from '../context.ts';
-import { printJson, printRecord } from '../output.ts';
+import { printJson, printLine, printRecord } from '../output.ts';
+import { funnelLine } from './batch.ts';
 import { parseNonEmpty, parsePositiveInt } from '../parse.ts';
 import type { CliIo } from '../io.ts';
 
@@ -19,7 +22,7 @@ const group = (program: Command, name: string): Command => {
   return g;
 };
 
-/** Registers `campaign send` and `batch cancel` (see the module comment). */
+/** Registers `campaign send`, `batch cancel`, `batch pause` and `batch resume` (see the module comment). */
 export function registerCampaignSend(program: Command, io: CliIo): void {
   addCommonOptions(
     group(program, 'campaign')
@@ -56,4 +59,24 @@ export function registerCampaignSend(program: Command, io: CliIo): void {
     if (ctx.json) printJson(io, res);
     else printRecord(io, res, 'Cancelled:');
   });
+
+  for (const action of ['pause', 'resume'] as const) {
+    addCommonOptions(
+      group(program, 'batch')
+        .command(action)
+        .description(action === 'pause'
+          ? 'pause a send: nothing more is handed to a provider until resume'
+          : 'resume a paused send: its pending messages are delivered again')
+        .argument('<batch_id>', 'batch id', parseNonEmpty),
+    ).action(async (batchId: string, _opts: unknown, cmd: Command) => {
+      const ctx = await contextFor(cmd, io);
+      const params = { params: { path: { batch_id: batchId } } };
+      const batch = await data(action === 'pause'
+        ? ctx.api.POST('/admin/batches/{batch_id}/pause', params)
+        : ctx.api.POST('/admin/batches/{batch_id}/resume', params));
+      if (ctx.json) return printJson(io, batch);
+      printRecord(io, { batch_id: batch.batch_id, status: batch.status }, action === 'pause' ? 'Paused:' : 'Resumed:');
+      printLine(io, funnelLine(batch.counts));
+    });
+  }
 }

@@ -8,6 +8,10 @@
  * | GET /admin/batches/{batch_id} | 200 `Batch`; 401; 404 `Batch not found` (unknown or malformed id); 422 (id over 64 characters) |
  * | GET /admin/batches/{batch_id}/messages?after=&limit=&status=&phone= | 200 `MessagePage` `{messages: Message[], next}` in batch order, keyset pages (domain/batch-messages.ts); 401; 404; 422 |
  * | GET /admin/companies/{company_id}/batches?limit=&before= | 200 `BatchPage` newest first (keyset pages, db/batch-list.ts); 401; 404 `Company not found`; 422 (bad id, limit or before) |
+ * | POST /admin/batches/{batch_id}/pause | 200 `Batch` (status `paused`; again: the same); 401; 404; 409 `Batch is completed` / `Batch is cancelled`; 422 |
+ * | POST /admin/batches/{batch_id}/resume | 200 `Batch` (a batch not paused: unchanged); 401; 404; 409 as pause; 422 |
+ *
+ * Pause and resume: src/domain/batch-control.ts (docs/decisions.md "Cancel, pause and resume").
  *
  * The list serves `cms batch list`.
  */
@@ -15,12 +19,14 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { getBatch, type MessageView } from '../../domain/batches.ts';
+import { pauseBatch, resumeBatch } from '../../domain/batch-control.ts';
+import { recordAudit } from '../../domain/audit.ts';
 import { listMessagePage, MESSAGE_PAGE_DEFAULT, MESSAGE_PAGE_MAX, MESSAGE_STATUSES } from '../../domain/batch-messages.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { listCompanyBatches } from '../../db/batch-list.ts';
 import { getCompany } from '../../domain/companies.ts';
 import type { AppDeps } from '../deps.ts';
-import { addComponents, adminErrors, component, exampleOf, idParams, invalid, invalidInput, iso, notFound, ok, ref, renderedContent, TIME_EXAMPLE } from './components.ts';
+import { addComponents, adminErrors, component, conflict, exampleOf, idParams, invalid, invalidInput, iso, notFound, ok, ref, renderedContent, TIME_EXAMPLE } from './components.ts';
 
 const time = (description?: string) => Type.String({ format: 'date-time', ...(description ? { description } : {}) });
 const count = Type.Integer({ minimum: 0 });
@@ -38,7 +44,9 @@ export const Batch = component('Batch', Type.Object({
   kind: Type.Union([Type.Literal('automation'), Type.Literal('campaign')]),
   company_id: Type.Integer(),
   source_id: Type.Integer({ description: 'the automation or campaign id' }),
-  status: Type.Union([Type.Literal('accepted'), Type.Literal('processing'), Type.Literal('completed')]),
+  status: Type.Union([Type.Literal('accepted'), Type.Literal('processing'), Type.Literal('paused'), Type.Literal('completed')], {
+    description: 'accepted → processing → completed; paused while an operator holds the batch back (POST /admin/batches/{batch_id}/pause, until resume)',
+  }),
   counts: ref(BatchCounts),
   waiting: Type.Record(Type.String(), count, {
     description: 'pending messages that wait for something, by reason: channel_paused, template_paused, messaging_limit, pair_rate, marketing_held (docs/whatsapp.md); messages waiting for delivery hours or a retry are not counted here',
@@ -133,7 +141,7 @@ function messageJson(m: MessageView) {
   };
 }
 
-/** Registers GET /admin/batches/{batch_id} and GET /admin/batches/{batch_id}/messages. */
+/** Registers the routes of the module comment. */
 export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps): void {
   const db = deps.database.db;
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
@@ -176,6 +184,37 @@ export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps): void {
       }
       throw err;
     }
+  });
+
+  const control = {
+    200: ok('The batch as it is now (status `paused` while paused)', ref(Batch), { ...exampleOf(Batch), status: 'paused', completed_at: null }),
+    ...errors,
+    409: conflict('The batch is completed (`Batch is completed`) or cancelled (`Batch is cancelled`): nothing to pause or resume; nothing changed', 'Batch is completed'),
+  };
+  r.post('/admin/batches/:batch_id/pause', {
+    schema: {
+      tags, operationId: 'pause_batch', params,
+      summary: 'Pause a send: nothing more is handed to a provider until resume',
+      description: 'From the answer on, nothing more of the batch is handed to a provider: only messages a delivery run had already claimed can still be sent (at most 2 × 32 per delivery run, in practice those in flight). Every other message stays pending (held ones keep their time) and the batch shows `paused` until `POST /admin/batches/{batch_id}/resume`. Pausing a paused batch changes nothing.',
+      response: control,
+    },
+  }, async (request) => {
+    const batch = await pauseBatch(db, request.params.batch_id, null, deps.clock.now());
+    await recordAudit(db, { actor: 'admin', action: 'batch.pause', target: `batch:${batch.batch_id}`, company_id: batch.company_id, details: {} });
+    return batchJson(batch);
+  });
+
+  r.post('/admin/batches/:batch_id/resume', {
+    schema: {
+      tags, operationId: 'resume_batch', params,
+      summary: 'Resume a paused send: its pending messages are delivered again',
+      description: 'Clears the pause: the batch\'s pending messages are enqueued for delivery again within seconds (held ones at their time); nothing is lost and nothing is sent twice. Resuming a batch that is not paused changes nothing.',
+      response: control,
+    },
+  }, async (request) => {
+    const batch = await resumeBatch(db, deps.jobs, request.params.batch_id, null, deps.clock.now());
+    await recordAudit(db, { actor: 'admin', action: 'batch.resume', target: `batch:${batch.batch_id}`, company_id: batch.company_id, details: {} });
+    return batchJson(batch);
   });
 
   r.get('/admin/companies/:company_id/batches', {

@@ -13,8 +13,9 @@
  *   `{batch_id}`: a batch of one through the accept step.
  * - `POST /admin/campaigns/{id}/sends` `{segment_id | contacts, scheduled_for?, expire_at?, dry_run?}` → 202
  *   `{batch_id, plan}` (or 200 `{plan}` with `dry_run`); `scheduled_for` in the past is 422.
- * - `POST /admin/batches/{id}/cancel` → 200 `{batch_id, cancelled, before_fan_out}`
- *   (src/domain/campaign-sends.ts: unsent messages end skipped / `cancelled`).
+ * - `POST /admin/batches/{id}/cancel` → 200 `{batch_id, cancelled, before_fan_out}` within a short
+ *   transaction whatever the batch's size (src/domain/batch-control.ts: messages not handed to a
+ *   provider end skipped / `cancelled`; docs/decisions.md "Cancel, pause and resume").
  * Unknown ids are 404 `{"detail": "... not found"}`; every 422 is the admin list shape (an invalid phone
  * number at `loc: ["body", "phone"]`). Typed from TypeBox schemas (components.ts pattern).
  */
@@ -22,7 +23,8 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { recordAudit } from '../../domain/audit.ts';
-import { audiencePhones, cancelBatch, planSend, sendCompany, startCampaignSend, type Audience, type SendPlan } from '../../domain/campaign-sends.ts';
+import { audiencePhones, planSend, sendCompany, startCampaignSend, type Audience, type SendPlan } from '../../domain/campaign-sends.ts';
+import { cancelBatch } from '../../domain/batch-control.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { findSource, listAutomations, listCampaigns, previewSource, testSend, updateCampaign, type SourceKind, type SourceRow } from '../../domain/source-tools.ts';
 import type { AppDeps } from '../deps.ts';
@@ -78,8 +80,8 @@ export const Preview = component('Preview', Type.Object({
 /** The answer of a cancel. */
 export const CancelAnswer = component('CancelAnswer', Type.Object({
   batch_id: Type.String({ format: 'uuid' }),
-  cancelled: Type.Integer({ description: 'messages that ended skipped with reason cancelled now' }),
-  before_fan_out: Type.Boolean({ description: 'the batch was cancelled before its messages were written (each ends skipped / cancelled)' }),
+  cancelled: Type.Integer({ description: 'messages this cancel stopped: those not handed to a provider (pending and not claimed by a delivery run) and those not written yet; each ends skipped with reason cancelled (the last ones within seconds). 0 when the batch was completed or cancelled already' }),
+  before_fan_out: Type.Boolean({ description: 'none of the batch\'s messages was written yet (the fan-out writes each skipped / cancelled)' }),
 }), { batch_id: BATCH_ID_EXAMPLE, cancelled: 118, before_fan_out: false });
 
 const planJson = (p: SendPlan): Static<typeof SendPlanSchema> => ({ ...p, send_at: new Date(p.send_at).toISOString(), opens_at: new Date(p.opens_at).toISOString() });
@@ -261,6 +263,7 @@ export function registerSelfServiceRoutes(app: FastifyInstance, deps: AppDeps): 
   r.post('/admin/batches/:batch_id/cancel', {
     schema: {
       tags: ['operator: batches'], operationId: 'cancel_batch', summary: 'Cancel what a send has not handed to a provider (ends skipped, reason cancelled)',
+      description: 'Answers within a short transaction at any moment of a send. From the answer on, nothing more of the batch is handed to a provider: only messages a delivery run had already claimed can still be sent (at most 2 × 32 per delivery run, in practice those in flight); every other message ends skipped with reason `cancelled`. A scheduled send can be cancelled before it starts. A completed or already cancelled batch answers 200 with `cancelled: 0`.',
       params: Type.Object({ batch_id: Type.String({ maxLength: 64, description: 'the batch id (a UUID)', examples: [BATCH_ID_EXAMPLE] }) }),
       response: {
         200: ok('Cancelled (again: 200 with cancelled 0)', ref(CancelAnswer), exampleOf(CancelAnswer)),
@@ -270,7 +273,7 @@ export function registerSelfServiceRoutes(app: FastifyInstance, deps: AppDeps): 
       },
     },
   }, async (request) => {
-    const result = await cancelBatch(db, request.params.batch_id, null, deps.clock.now());
+    const result = await cancelBatch(db, deps.jobs, request.params.batch_id, null, deps.clock.now());
     const batch = await db.selectFrom('batches').select('company_id').where('batch_id', '=', result.batch_id).executeTakeFirstOrThrow();
     await recordAudit(db, { actor: 'admin', action: 'batch.cancel', target: `batch:${result.batch_id}`, company_id: batch.company_id, details: { cancelled: result.cancelled } });
     return result;

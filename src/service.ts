@@ -111,11 +111,13 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
   const automationLookups = new AutomationLookups(database.db, clock);
   const deps: AppDeps = { config, database, boss, acceptor, jobs, automationLookups, rateLimiter, auth, clock, logger, adminToken, sealSecret: (s) => secrets.seal(s), openSecret: (s) => secrets.open(s), addressPolicy, compiledSchemas: opts.compiledSchemas };
   const app = await buildApp(deps);
+  // Requests before background work (db/foreground-gate.ts): the gate knows which requests are in flight.
+  app.server.prependListener('request', (_req, res) => { res.once('close', database.gate.requestStarted()); });
   let workers: Workers | undefined;
   let eventLoop: EventLoop | undefined;
   if (role === 'worker' || role === 'all') {
     const [{ startWorkers }, { startEventLoop }] = await Promise.all([import('./queue/workers.ts'), import('./queue/events/loop.ts')]);
-    // Background work: on the embedded database its statements give way to requests' (db/pglite-gate.ts).
+    // Background work: on the embedded database its statements give way to requests' (db/foreground-gate.ts).
     workers = await database.runInBackground(() => startWorkers({ database, boss, logger, clock, secrets, config }));
     // Events out to companies (docs/events.md): their own loop, apart from message delivery.
     eventLoop = database.runInBackground(() => startEventLoop({ database, logger, clock, secrets, config }));

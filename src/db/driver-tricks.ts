@@ -30,7 +30,7 @@
  *    parsing and planning topped PGlite's profile of the test suite, and a typical SELECT went from
  *    about 160 to 35 µs. Off: `pglite.query` and the transaction's `tx.query`, as documented.
  */
-import type { DbGate } from './pglite-gate.ts';
+import type { ForegroundGate } from './foreground-gate.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import type { PGlite, Results, Transaction as PGliteTx } from '@electric-sql/pglite';
 import pg from 'pg';
@@ -138,7 +138,7 @@ interface Prepared { name: string; types: number[] }
  *
  * The object also serves pg-boss as its `PGliteLike` (query, exec, listen).
  *
- * With a `gate` (db/pglite-gate.ts), {@link query} and {@link exec} wait for their turn there first:
+ * With a `gate` (db/foreground-gate.ts), {@link query} and {@link exec} wait for their turn there first:
  * requests before background work.
  */
 export class PgliteStatements {
@@ -146,8 +146,8 @@ export class PgliteStatements {
   readonly #mod: PgliteModule;
   readonly #prepared: boolean;
   readonly #capacity: number;
-  /** Who goes first (db/pglite-gate.ts); absent: arrival order only. */
-  readonly gate: DbGate | undefined;
+  /** Who goes first (db/foreground-gate.ts); absent: arrival order only. */
+  readonly gate: ForegroundGate | undefined;
   /** SQL text -> statement, least recently used first (a Map keeps insertion order). */
   readonly #statements = new Map<string, Prepared>();
   /** Names of evicted statements, closed in the next call into PGlite. */
@@ -156,7 +156,7 @@ export class PgliteStatements {
   readonly #prefix = `cms_${randomBytes(4).toString('hex')}_`;
   #next = 0;
 
-  constructor(pglite: PGlite, mod: PgliteModule, opts: { tricks: boolean; capacity?: number; gate?: DbGate }) {
+  constructor(pglite: PGlite, mod: PgliteModule, opts: { tricks: boolean; capacity?: number; gate?: ForegroundGate }) {
     this.#pglite = pglite;
     this.#mod = mod;
     this.#prepared = opts.tricks;

@@ -8,7 +8,7 @@
  * query, Kysely's or pg-boss's, waits for it. Plain queries take the same lock per statement. Statements
  * run through {@link PgliteStatements} (db/driver-tricks.ts trick 5: named prepared statements, or
  * `pglite.query` / `tx.query` with the tricks off). Kysely's PostgreSQL adapter and compiler are used
- * unchanged. The statements' gate (db/pglite-gate.ts), when there is one, orders transactions too.
+ * unchanged. The statements' gate (db/foreground-gate.ts), when there is one, orders transactions too.
  */
 import type { PGlite, Transaction as PGliteTx } from '@electric-sql/pglite';
 import type { PgliteStatements } from './driver-tricks.ts';
@@ -60,7 +60,7 @@ class PGliteConnection implements DatabaseConnection {
 
   /**
    * Opens a PGlite transaction and keeps its lock until `finish` is called; with a gate
-   * (db/pglite-gate.ts) the whole transaction is one turn there.
+   * (db/foreground-gate.ts) the whole transaction is one turn there.
    */
   async begin(): Promise<void> {
     const leave = this.statements.gate ? await this.statements.gate.enter() : () => {};

@@ -31,7 +31,7 @@ import { createProviderRegistry } from '../providers/index.ts';
 import { createDeliveryAgent } from '../delivery/agent.ts';
 import { createTemplatesApi } from '../providers/whatsapp/templates-api.ts';
 import type { Boss } from './boss.ts';
-import { processBatch } from './handlers/batch-process.ts';
+import { FanOutInterrupted, processBatch } from './handlers/batch-process.ts';
 import type { PipelineContext } from './handlers/context.ts';
 import { ChunkBusyError, deliverChunk } from './handlers/messages-deliver.ts';
 import { recoverDead, releaseBatch, releaseDue } from './handlers/messages-release.ts';
@@ -110,7 +110,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   });
   const ctx: PipelineContext = {
     db: database.db, boss, clock, logger: log, providers, drain: drain.signal, deliveryConcurrency: DELIVERY_CONCURRENCY,
-    retrySchedule: config.deliveryRetrySchedule,
+    retrySchedule: config.deliveryRetrySchedule, idle: () => database.gate.idle(),
   };
   boss.on('error', (err: Error) => log.warn({ err: err.message }, 'queue error'));
   // Meta's template endpoints, for the periodic catalogue sync: an agent of its own, network-guarded.
@@ -138,7 +138,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
           return { id: job.id, status: 'completed' as const };
         } catch (err) {
           const message = (err as Error)?.message ?? String(err);
-          if (err instanceof ChunkBusyError) log.debug({ job: name, id: job.id, err: message }, 'job will be retried');
+          if (err instanceof ChunkBusyError || err instanceof FanOutInterrupted) log.debug({ job: name, id: job.id, err: message }, 'job will be retried');
           else log.warn({ job: name, id: job.id, retry: job.retryCount, err: message }, 'job failed; pg-boss retries it');
           return { id: job.id, status: 'failed' as const, output: { message } };
         }

@@ -3,7 +3,7 @@
  * resume (src/domain/batch-control.ts; docs/decisions.md "Cancel, pause and resume").
  *
  * - cancelled: its pending messages that no delivery run leases end skipped / `cancelled` in steps of
- *   CANCEL_STEP, each its own short statement, with a turn for other work between two; then the
+ *   CANCEL_STEP, each its own short statement, giving way to requests between two (ctx.idle); then the
  *   batch is completed if nothing is pending (the fan-out, and runs still holding messages, complete
  *   it otherwise). Running it again finds nothing left.
  * - running (resumed): `messages-deliver` chunks for every pending, released message no live run
@@ -22,8 +22,6 @@ import type { PipelineContext } from './context.ts';
 /** Delivery jobs enqueued per transaction by a resume. */
 export const ENQUEUE_STEP = 500;
 
-const yieldTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 /** Runs the `batch-control` job for `data.batch_id`; returns how many messages it cancelled or chunks it enqueued. */
 export async function controlBatch(ctx: PipelineContext, data: JobPayloads['batch-control']): Promise<number> {
   const c = await readBatchControl(ctx.db, data.batch_id);
@@ -37,7 +35,7 @@ export async function controlBatch(ctx: PipelineContext, data: JobPayloads['batc
       if (step.n) messagesFinal.inc({ status: 'skipped', provider: 'none' }, step.n);
       if (step.last !== null) after = step.last;
       if (step.n < CANCEL_STEP) break;
-      await yieldTurn();
+      await (ctx.idle?.() ?? new Promise<void>((resolve) => setImmediate(resolve)));
     }
     await completeBatchIfDone(ctx.db, c.batch_id, ctx.clock.now());
     return total;

@@ -36,7 +36,8 @@
  *
  * Contacts are written, and messages rendered, before the step's transaction opens (upserting a
  * contact again after a crash changes nothing), so the transaction itself is only the insert of the
- * step's rows, the counter and the jobs.
+ * step's rows, the counter and the jobs. Before each step the run waits until no request is in
+ * flight (ctx.idle, db/foreground-gate.ts): requests before background work.
  */
 import { sql } from 'kysely';
 import { expireAfterMs } from '../../domain/expiry.ts';
@@ -54,6 +55,7 @@ import type { PipelineContext } from './context.ts';
 import { FailureLog } from './failure-log.ts';
 import { chunkRanges, completeBatchIfDone, insertMessages, uuidv7, type NewMessage } from '../../db/messages.ts';
 import { cancelPendingStep } from '../../db/batch-control.ts';
+import { contactsByPhone } from '../../db/contacts.ts';
 
 interface BatchRow {
   company_id: number;
@@ -78,24 +80,34 @@ interface StoredBatchRow extends Omit<BatchRow, 'items'> {
 export interface FanOut { messages: number; pending: number; held: boolean; chunks: number; steps: number }
 
 /** Items one fan-out step writes: one short transaction each (tens of milliseconds on PGlite). */
-export const FAN_OUT_STEP = 500;
+export const FAN_OUT_STEP = 250;
 
 /** A batch as a fan-out run holds it: the stored row with its items parsed, and its progress. */
 interface FanOutBatch extends BatchRow { batch_id: string; fanned_out: number; cancelled: boolean }
 
-/** Writes the contacts of `items` (the valid ones) of `batch`; returns them by E.164 number. */
+/**
+ * Writes the contacts of `items` (the valid ones) of `batch`; returns them by E.164 number. A
+ * campaign (4.4) writes a contact by phone only, which changes nothing in one that exists: those are
+ * read, and only the missing ones written.
+ */
 async function writeContacts(db: PipelineContext['db'], batch: BatchRow, items: BatchItem[]): Promise<Map<string, StoredContact>> {
   const writes: ContactWrite[] = [];
+  const found = new Map<string, StoredContact>();
+  if (batch.kind === 'campaign') {
+    const phones = items.filter((i) => i.e164).map((i) => i.e164 as string);
+    for (const c of await contactsByPhone(db, batch.company_id, phones)) found.set(c.phone, { ...c, created: false });
+  }
   for (const item of items) {
-    if (!item.e164) continue;
+    if (!item.e164 || found.has(item.e164)) continue;
     writes.push(batch.kind === 'automation'
       ? { phone: item.e164, first_name: item.first_name ?? null, last_name: item.last_name ?? null, variables: item.variables ?? null }
       : { phone: item.e164 });
   }
+  if (writes.length === 0) return found;
   // A stable order keeps concurrent batches of one company from locking contacts in opposite orders.
   writes.sort((a, b) => (a.phone < b.phone ? -1 : a.phone > b.phone ? 1 : 0));
-  const stored = await upsertContacts(db, batch.company_id, writes);
-  return new Map(stored.map((c) => [c.phone, c]));
+  for (const c of await upsertContacts(db, batch.company_id, writes)) found.set(c.phone, c);
+  return found;
 }
 
 /**
@@ -176,6 +188,9 @@ export function messageFor(step: StepContext, item: BatchItem, seq: number): New
 
 /** A fan-out step lost a race with another run of the same batch: this run reads the batch again. */
 class StepRace extends Error {}
+
+/** The workers are stopping: the fan-out stops between two steps and resumes when pg-boss runs it again. */
+export class FanOutInterrupted extends Error {}
 
 /**
  * Starts (or resumes) the fan-out of `batchId`: moves an `accepted` batch to `processing`, taking a
@@ -275,9 +290,6 @@ function compiledOf(batch: BatchRow): CompiledTemplate {
   return c;
 }
 
-/** Lets requests waiting for the database go first between two steps (a macrotask turn). */
-const yieldTurn = () => new Promise<void>((resolve) => setImmediate(resolve));
-
 /**
  * Fans out batch `batchId` (or the rest of it, after a crash) step by step; null when there was
  * nothing to do (unknown, completed, or already written whole). Between steps it gives way to other
@@ -289,7 +301,9 @@ export async function processBatch(ctx: PipelineContext, batchId: string): Promi
   const out: FanOut = { messages: 0, pending: 0, held: false, chunks: 0, steps: 0 };
   let releaseQueued = false;
   while (batch.fanned_out < batch.items.length) {
-    if (ctx.drain.aborted) throw new Error(`workers stopping: the fan-out of batch ${batchId} resumes at item ${batch.fanned_out}`);
+    // Requests first: the step's CPU work (contacts, rendering) and its transaction wait for a turn.
+    await (ctx.idle?.() ?? new Promise<void>((resolve) => setImmediate(resolve)));
+    if (ctx.drain.aborted) throw new FanOutInterrupted(`workers stopping: the fan-out of batch ${batchId} resumes at item ${batch.fanned_out}`);
     let step;
     try {
       step = await fanOutStep(ctx, batch, batch.fanned_out, releaseQueued);
@@ -317,7 +331,6 @@ export async function processBatch(ctx: PipelineContext, batchId: string): Promi
       for (const f of failed) log.add({ level: 'error', message_id: f.message_id, error: String(f.error) });
       log.summary();
     }
-    await yieldTurn();
   }
   return out;
 }

@@ -98,7 +98,8 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
 
   const adminToken = config.adminToken ?? fileSecret(config.dataDir, 'admin-token', () => 'cms_admin_' + randomBytes(24).toString('base64url'), logger, 'ADMIN_TOKEN');
   const secrets = secretBox(config.secretsKey ?? fileSecret(config.dataDir, 'secrets-key', () => randomBytes(32).toString('base64url'), logger, 'SECRETS_KEY'));
-  const boss: Boss = await startBoss(database, { poolMax: Math.max(2, Math.ceil(config.dbPoolMax / 2)) });
+  // pg-boss's own timers (supervision, maintenance) are background work too.
+  const boss: Boss = await database.runInBackground(() => startBoss(database, { poolMax: Math.max(2, Math.ceil(config.dbPoolMax / 2)) }));
   const clock = opts.clock ?? systemClock;
   const auth = new ApiKeyAuthenticator(database.db, { clock });
   // One process owns an embedded database, so an in-memory log is exact there; on PostgreSQL the log
@@ -112,13 +113,16 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
   const mailer = config.smtpUrl ? smtpMailer(config.smtpUrl, config.mailFrom!) : undefined;
   const deps: AppDeps = { config, database, boss, acceptor, jobs, automationLookups, rateLimiter, auth, clock, logger, adminToken, sealSecret: (s) => secrets.seal(s), openSecret: (s) => secrets.open(s), addressPolicy, mailer, compiledSchemas: opts.compiledSchemas };
   const app = await buildApp(deps);
+  // Requests before background work (db/foreground-gate.ts): the gate knows which requests are in flight.
+  app.server.prependListener('request', (_req, res) => { res.once('close', database.gate.requestStarted()); });
   let workers: Workers | undefined;
   let eventLoop: EventLoop | undefined;
   if (role === 'worker' || role === 'all') {
     const [{ startWorkers }, { startEventLoop }] = await Promise.all([import('./queue/workers.ts'), import('./queue/events/loop.ts')]);
-    workers = await startWorkers({ database, boss, logger, clock, secrets, config });
+    // Background work: on the embedded database its statements give way to requests' (db/foreground-gate.ts).
+    workers = await database.runInBackground(() => startWorkers({ database, boss, logger, clock, secrets, config }));
     // Events out to companies (docs/events.md): their own loop, apart from message delivery.
-    eventLoop = startEventLoop({ database, logger, clock, secrets, config });
+    eventLoop = database.runInBackground(() => startEventLoop({ database, logger, clock, secrets, config }));
   }
   let closed = false;
   return {

@@ -8,9 +8,10 @@
  * counts in sent, delivered and read; `waiting` counts pending messages by what they wait for.
  */
 import { sql } from 'kysely';
+import { SHOWN_BATCH_STATUS, type ShownBatchStatus } from './batch-control.ts';
 import type { Db } from './database.ts';
 import { WAITING_BY_REASON, type BatchView } from '../domain/batches.ts';
-import type { BatchKind, BatchStatus } from './schema.ts';
+import type { BatchKind } from './schema.ts';
 import { batchCounts } from '../domain/batch-counts.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -23,11 +24,11 @@ export async function listCompanyBatches(db: Db, companyId: number, opts: { limi
   if (opts.before !== undefined && !UUID.test(opts.before)) return { batches: [], next_before: null };
   const before = opts.before?.toLowerCase() ?? null;
   const { rows } = await sql<{
-    batch_id: string; kind: BatchKind; source_id: number; status: BatchStatus; total: number; ignored_contacts: number;
+    batch_id: string; kind: BatchKind; source_id: number; status: ShownBatchStatus; total: number; ignored_contacts: number;
     created_at: Date; completed_at: Date | null; sent: number; delivered: number; read: number; failed: number; skipped: number;
     waiting: Record<string, number> | null;
   }>`
-    SELECT b.batch_id, b.kind, b.source_id, b.status, b.total, b.ignored_contacts, b.created_at, b.completed_at,
+    SELECT b.batch_id, b.kind, b.source_id, ${SHOWN_BATCH_STATUS} AS status, b.total, b.ignored_contacts, b.created_at, b.completed_at,
            coalesce(m.sent, 0)::int AS sent, coalesce(m.delivered, 0)::int AS delivered, coalesce(m.read, 0)::int AS read,
            coalesce(m.failed, 0)::int AS failed, coalesce(m.skipped, 0)::int AS skipped, ${WAITING_BY_REASON} AS waiting
     FROM (SELECT * FROM batches

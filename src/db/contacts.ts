@@ -233,3 +233,17 @@ export async function fillContactCountries(db: Db, ids: number[], countries: str
     UPDATE contacts c SET country = t.country FROM unnest(${ids}::int8[], ${countries}::text[]) AS t(id, country)
     WHERE c.contact_id = t.id AND c.country IS NULL`.execute(db);
 }
+
+/**
+ * The company's contacts with these E.164 `phones` (those that exist; erased ones have another
+ * phone), as the fan-out needs them: id, names, variables, opt-out.
+ */
+export async function contactsByPhone(db: Db, companyId: number, phones: string[]): Promise<{
+  contact_id: number; phone: string; first_name: string | null; last_name: string | null; variables: Record<string, unknown>; opted_out: boolean;
+}[]> {
+  if (phones.length === 0) return [];
+  const { rows } = await sql<{ contact_id: number; phone: string; first_name: string | null; last_name: string | null; variables: Record<string, unknown>; opted_out: boolean }>`
+    SELECT contact_id, phone, first_name, last_name, variables, opted_out FROM contacts
+    WHERE company_id = ${companyId} AND phone = ANY(${phones}::text[])`.execute(db);
+  return rows;
+}

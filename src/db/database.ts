@@ -11,6 +11,7 @@ import pg from 'pg';
 import type { DB } from './schema.ts';
 import { pgliteDialect } from './pglite-dialect.ts';
 import { clientClass, openPipelinePool, PgliteStatements } from './driver-tricks.ts';
+import { ForegroundGate } from './foreground-gate.ts';
 
 export type Db = Kysely<DB>;
 
@@ -44,6 +45,15 @@ export interface Database {
   readonly driverTricks: boolean;
   /** Runs a multi-statement SQL script inside one transaction, under a cluster-wide advisory lock. */
   runScriptLocked(lockKey: number, script: (run: ScriptRunner) => Promise<void>): Promise<void>;
+  /**
+   * Requests before background work (db/foreground-gate.ts): on the embedded database every
+   * statement and transaction of background work waits there for its turn; on either database
+   * background work asks it before a step's CPU work (`idle`), and the HTTP server tells it when a
+   * request arrives and ends.
+   */
+  readonly gate: ForegroundGate;
+  /** Runs `fn`, and everything it starts, as background work (the workers): `gate.runInBackground`. */
+  runInBackground<T>(fn: () => T): T;
   /** Resolves when the database answers `SELECT 1`; rejects otherwise. */
   ping(): Promise<void>;
   close(): Promise<void>;
@@ -101,7 +111,8 @@ export async function openPglite(dataDir: string, opts: { driverTricks?: boolean
   const pglite = await pgliteModule.PGlite.create(inMemory ? dataDir : path.join(dataDir, 'pglite'), {
     parsers: { [INT8]: parseInt8 },
   });
-  const statements = new PgliteStatements(pglite, pgliteModule, { tricks: opts.driverTricks ?? true });
+  const gate = new ForegroundGate();
+  const statements = new PgliteStatements(pglite, pgliteModule, { tricks: opts.driverTricks ?? true, gate });
   const db = new Kysely<DB>({ dialect: pgliteDialect(pglite, statements) });
   return {
     kind: 'pglite',
@@ -112,6 +123,8 @@ export async function openPglite(dataDir: string, opts: { driverTricks?: boolean
     pgPool: undefined,
     pipelinePool: undefined,
     driverTricks: opts.driverTricks ?? true,
+    gate,
+    runInBackground: (fn) => gate.runInBackground(fn),
     async runScriptLocked(_lockKey, script) {
       // One process owns a PGlite directory, and the transaction holds PGlite's exclusive lock.
       await pglite.transaction(async (tx) => {
@@ -149,6 +162,7 @@ export async function openPostgres(url: string, poolMax: number, opts: { driverT
   const pipelined = openPipelinePool(tricks, options, Math.min(4, poolMax));
   if (pipelined) guarded(pipelined);
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  const gate = new ForegroundGate();
   return {
     kind: 'postgres',
     db,
@@ -158,6 +172,8 @@ export async function openPostgres(url: string, poolMax: number, opts: { driverT
     pgPool: pool,
     pipelinePool: pipelined,
     driverTricks: tricks,
+    gate,
+    runInBackground: (fn) => gate.runInBackground(fn),
     async runScriptLocked(lockKey, script) {
       const client = await pool.connect();
       try {

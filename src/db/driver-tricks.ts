@@ -30,6 +30,7 @@
  *    parsing and planning topped PGlite's profile of the test suite, and a typical SELECT went from
  *    about 160 to 35 µs. Off: `pglite.query` and the transaction's `tx.query`, as documented.
  */
+import type { ForegroundGate } from './foreground-gate.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import type { PGlite, Results, Transaction as PGliteTx } from '@electric-sql/pglite';
 import pg from 'pg';
@@ -136,12 +137,17 @@ interface Prepared { name: string; types: number[] }
  * {@link inTransaction} runs inside a transaction the caller holds, like `tx.query`.
  *
  * The object also serves pg-boss as its `PGliteLike` (query, exec, listen).
+ *
+ * With a `gate` (db/foreground-gate.ts), {@link query} and {@link exec} wait for their turn there first:
+ * requests before background work.
  */
 export class PgliteStatements {
   readonly #pglite: PGlite;
   readonly #mod: PgliteModule;
   readonly #prepared: boolean;
   readonly #capacity: number;
+  /** Who goes first (db/foreground-gate.ts); absent: arrival order only. */
+  readonly gate: ForegroundGate | undefined;
   /** SQL text -> statement, least recently used first (a Map keeps insertion order). */
   readonly #statements = new Map<string, Prepared>();
   /** Names of evicted statements, closed in the next call into PGlite. */
@@ -150,15 +156,20 @@ export class PgliteStatements {
   readonly #prefix = `cms_${randomBytes(4).toString('hex')}_`;
   #next = 0;
 
-  constructor(pglite: PGlite, mod: PgliteModule, opts: { tricks: boolean; capacity?: number }) {
+  constructor(pglite: PGlite, mod: PgliteModule, opts: { tricks: boolean; capacity?: number; gate?: ForegroundGate }) {
     this.#pglite = pglite;
     this.#mod = mod;
     this.#prepared = opts.tricks;
     this.#capacity = opts.capacity ?? 200;
+    this.gate = opts.gate;
   }
 
-  /** One statement outside any transaction (waits for an open one to finish). */
+  /** One statement outside any transaction (waits for its turn at the gate, then for an open transaction to finish). */
   async query<R>(text: string, params: readonly unknown[] = []): Promise<Results<R>> {
+    return this.gate ? this.gate.run(() => this.#query<R>(text, params)) : this.#query<R>(text, params);
+  }
+
+  async #query<R>(text: string, params: readonly unknown[]): Promise<Results<R>> {
     if (!this.#prepared) return this.#pglite.query<R>(text, [...params]);
     await this.#pglite._checkReady();
     return this.#pglite._runExclusiveTransaction(async () => {
@@ -175,9 +186,9 @@ export class PgliteStatements {
     return this.#pglite._runExclusiveQuery(() => this.#run<R>(text, params));
   }
 
-  /** A multi-statement script (simple protocol), as `pglite.exec`. */
+  /** A multi-statement script (simple protocol), as `pglite.exec` (in its turn at the gate). */
   exec(text: string): Promise<Results[]> {
-    return this.#pglite.exec(text);
+    return this.gate ? this.gate.run(() => this.#pglite.exec(text)) : this.#pglite.exec(text);
   }
 
   /** LISTEN on `channel`, as `pglite.listen`. */

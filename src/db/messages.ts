@@ -61,33 +61,64 @@ export function uuidv7(now = Date.now()): string {
  */
 export interface Claimed { message_id: string; seq: number; rendered: Rendered; attempts: number }
 
-/** What a claim did: the messages claimed (by seq) and how many it found expired and skipped. */
-export interface Claim { claimed: Claimed[]; expired: number }
+/**
+ * A batch's delivery state as a claim sees it (db/batch-control.ts): `running`, `paused`, `cancelled`,
+ * or `gone` (the batch was deleted with its company).
+ */
+export type DeliveryState = 'running' | 'paused' | 'cancelled' | 'gone';
+
+/** What a claim did: the messages claimed (by seq), how many it found expired and skipped, and the batch's state. */
+export interface Claim { claimed: Claimed[]; expired: number; state: DeliveryState }
 
 /**
- * Claims the deliverable messages of a batch in `seq` range [from, to]: pending, released (not held),
- * and not leased by a live run. The lease lasts `leaseSeconds` of database time. In the same statement
- * the ones whose `expires_at` is at or before `now` (ms, the injectable clock) end `skipped` with reason
- * `expired` instead (docs/whatsapp.md "Messages that expire"); a claimed message loses the wait reason
- * it was released from.
+ * The batch's state, read under a share lock of its row (a CTE `b` of a claim): a pause or cancel
+ * (an UPDATE of the row) waits for the claims in progress, and a claim that starts after it sees it.
  */
-export async function claimMessages(db: Db, batchId: string, from: number, to: number, leaseSeconds: number, now: number): Promise<Claim> {
-  const { rows } = await sql<Claimed & { status: MessageStatus }>`
-    UPDATE messages SET
-      status = CASE WHEN expires_at <= ${iso(now)}::timestamptz THEN 'skipped' ELSE status END,
-      reason = CASE WHEN expires_at <= ${iso(now)}::timestamptz THEN 'expired' END,
-      next_attempt_at = CASE WHEN expires_at <= ${iso(now)}::timestamptz THEN NULL ELSE next_attempt_at END,
-      lease_until = CASE WHEN expires_at <= ${iso(now)}::timestamptz THEN NULL ELSE now() + make_interval(secs => ${leaseSeconds}) END
-    WHERE batch_id = ${batchId}::uuid AND seq BETWEEN ${from} AND ${to} AND status = 'pending' AND held_until IS NULL
-      AND (lease_until IS NULL OR lease_until < now())
-    RETURNING message_id, seq, rendered, attempts - uncounted_attempts AS attempts, status`.execute(db);
+const batchGate = (batchId: string) => sql`SELECT paused_at IS NOT NULL AS paused, cancelled_at IS NOT NULL AS cancelled
+  FROM batches WHERE batch_id = ${batchId}::uuid FOR SHARE`;
+
+const stateOf = (row: { paused: boolean | null; cancelled: boolean | null } | undefined): DeliveryState =>
+  !row || row.paused === null ? 'gone' : row.cancelled ? 'cancelled' : row.paused ? 'paused' : 'running';
+
+/**
+ * Claims at most `limit` deliverable messages of a batch in `seq` range [from, to], lowest seq first:
+ * pending, released (not held), and not leased by a live run; none while the batch is paused or
+ * cancelled (read under a share lock of the batch row, so nothing is claimed once a pause or cancel
+ * has committed: docs/decisions.md "Cancel, pause and resume"). The lease lasts `leaseSeconds` of
+ * database time. In the same statement the ones whose `expires_at` is at or before `now` (ms, the
+ * injectable clock) end `skipped` with reason `expired` instead (docs/whatsapp.md "Messages that
+ * expire"); a claimed message loses the wait reason it was released from. Rows another claim holds
+ * are skipped (SKIP LOCKED).
+ */
+export async function claimMessages(db: Db, batchId: string, from: number, to: number, leaseSeconds: number, now: number, limit = 2_147_483_647): Promise<Claim> {
+  const { rows } = await sql<{ paused: boolean | null; cancelled: boolean | null } & Partial<Claimed> & { status: MessageStatus | null }>`
+    WITH b AS (${batchGate(batchId)}),
+    pick AS (
+      SELECT message_id FROM messages
+      WHERE batch_id = ${batchId}::uuid AND seq BETWEEN ${from} AND ${to} AND status = 'pending' AND held_until IS NULL
+        AND (lease_until IS NULL OR lease_until < now())
+        AND EXISTS (SELECT 1 FROM b WHERE NOT b.paused AND NOT b.cancelled)
+      ORDER BY seq LIMIT ${limit}
+      FOR UPDATE SKIP LOCKED),
+    c AS (
+      UPDATE messages m SET
+        status = CASE WHEN m.expires_at <= ${iso(now)}::timestamptz THEN 'skipped' ELSE m.status END,
+        reason = CASE WHEN m.expires_at <= ${iso(now)}::timestamptz THEN 'expired' END,
+        next_attempt_at = CASE WHEN m.expires_at <= ${iso(now)}::timestamptz THEN NULL ELSE m.next_attempt_at END,
+        lease_until = CASE WHEN m.expires_at <= ${iso(now)}::timestamptz THEN NULL ELSE now() + make_interval(secs => ${leaseSeconds}) END
+      FROM pick
+      WHERE m.message_id = pick.message_id AND m.status = 'pending' AND m.held_until IS NULL
+        AND (m.lease_until IS NULL OR m.lease_until < now())
+      RETURNING m.message_id, m.seq, m.rendered, m.attempts - m.uncounted_attempts AS attempts, m.status)
+    SELECT b.paused, b.cancelled, c.* FROM b LEFT JOIN c ON true`.execute(db);
   const claimed: Claimed[] = [];
   let expired = 0;
   for (const r of rows) {
+    if (!r.message_id) continue;
     if (r.status === 'skipped') expired++;
-    else claimed.push({ message_id: r.message_id, seq: r.seq, rendered: r.rendered, attempts: r.attempts });
+    else claimed.push({ message_id: r.message_id, seq: r.seq!, rendered: r.rendered!, attempts: r.attempts! });
   }
-  return { claimed: claimed.sort((a, b) => a.seq - b.seq), expired };
+  return { claimed: claimed.sort((a, b) => a.seq - b.seq), expired, state: stateOf(rows[0]) };
 }
 
 /**
@@ -183,13 +214,15 @@ export async function optOutContactsOf(db: Db, messageIds: string[], source: str
 
 /**
  * The outbox provider's whole delivery of a range in one statement: recording a message as sent is
- * its hand-off, so claim and result are the same committed write. A message whose `expires_at` is at
- * or before `now` (ms, the injectable clock, also the `sent_at`) ends skipped / `expired` instead.
- * Returns how many were sent and how many expired.
+ * its hand-off, so claim and result are the same committed write (nothing while the batch is paused
+ * or cancelled, read as a claim reads it). A message whose `expires_at` is at or before `now` (ms, the
+ * injectable clock, also the `sent_at`) ends skipped / `expired` instead. Returns how many were sent
+ * and how many expired, and the batch's state.
  */
-export async function sendRangeToOutbox(db: Db, batchId: string, from: number, to: number, now: number): Promise<{ sent: number; expired: number }> {
-  const { rows } = await sql<{ sent: number; expired: number }>`
-    WITH done AS (
+export async function sendRangeToOutbox(db: Db, batchId: string, from: number, to: number, now: number): Promise<{ sent: number; expired: number; state: DeliveryState }> {
+  const { rows } = await sql<{ sent: number; expired: number; paused: boolean | null; cancelled: boolean | null }>`
+    WITH b AS (${batchGate(batchId)}),
+    done AS (
       UPDATE messages SET
         status = CASE WHEN expires_at <= ${iso(now)}::timestamptz THEN 'skipped' ELSE 'sent' END,
         reason = CASE WHEN expires_at <= ${iso(now)}::timestamptz THEN 'expired' END,
@@ -198,9 +231,12 @@ export async function sendRangeToOutbox(db: Db, batchId: string, from: number, t
         lease_until = NULL, next_attempt_at = NULL, updated_at = now()
       WHERE batch_id = ${batchId}::uuid AND seq BETWEEN ${from} AND ${to} AND status = 'pending' AND held_until IS NULL
         AND (lease_until IS NULL OR lease_until < now())
+        AND EXISTS (SELECT 1 FROM b WHERE NOT b.paused AND NOT b.cancelled)
       RETURNING status)
-    SELECT count(*) FILTER (WHERE status = 'sent')::int AS sent, count(*) FILTER (WHERE status = 'skipped')::int AS expired FROM done`.execute(db);
-  return { sent: rows[0]?.sent ?? 0, expired: rows[0]?.expired ?? 0 };
+    SELECT (SELECT count(*) FROM done WHERE status = 'sent')::int AS sent, (SELECT count(*) FROM done WHERE status = 'skipped')::int AS expired,
+      b.paused, b.cancelled
+    FROM (SELECT 1) one LEFT JOIN b ON true`.execute(db);
+  return { sent: rows[0]?.sent ?? 0, expired: rows[0]?.expired ?? 0, state: stateOf(rows[0]) };
 }
 
 /** Pending, released messages left in a range (leased by another run, or interrupted). */
@@ -212,13 +248,14 @@ export async function countUnfinished(db: Db, batchId: string, from: number, to:
 }
 
 /**
- * Marks the batch `completed` (at `now`, ms) when no message is pending any more; true when this call
- * did it. Safe under concurrency: of two chunks finishing together, the later statement sees both.
+ * Marks the batch `completed` (at `now`, ms) when every item has its message (the fan-out is done,
+ * `fanned_out = total`) and no message is pending any more; true when this call did it. Safe under
+ * concurrency: of two chunks finishing together, the later statement sees both.
  */
 export async function completeBatchIfDone(db: Db, batchId: string, now: number): Promise<boolean> {
   const result = await sql`
     UPDATE batches SET status = 'completed', completed_at = ${iso(now)}::timestamptz
-    WHERE batch_id = ${batchId}::uuid AND status <> 'completed'
+    WHERE batch_id = ${batchId}::uuid AND status <> 'completed' AND fanned_out >= total
       AND NOT EXISTS (SELECT 1 FROM messages WHERE batch_id = ${batchId}::uuid AND status = 'pending')`.execute(db);
   return Number(result.numAffectedRows ?? 0) > 0;
 }

@@ -8,7 +8,7 @@
  * query, Kysely's or pg-boss's, waits for it. Plain queries take the same lock per statement. Statements
  * run through {@link PgliteStatements} (db/driver-tricks.ts trick 5: named prepared statements, or
  * `pglite.query` / `tx.query` with the tricks off). Kysely's PostgreSQL adapter and compiler are used
- * unchanged.
+ * unchanged. The statements' gate (db/foreground-gate.ts), when there is one, orders transactions too.
  */
 import type { PGlite, Transaction as PGliteTx } from '@electric-sql/pglite';
 import type { PgliteStatements } from './driver-tricks.ts';
@@ -58,8 +58,21 @@ class PGliteConnection implements DatabaseConnection {
     throw new Error('PGlite does not support streaming queries');
   }
 
-  /** Opens a PGlite transaction and keeps its lock until `finish` is called. */
+  /**
+   * Opens a PGlite transaction and keeps its lock until `finish` is called; with a gate
+   * (db/foreground-gate.ts) the whole transaction is one turn there.
+   */
   async begin(): Promise<void> {
+    const leave = this.statements.gate ? await this.statements.gate.enter() : () => {};
+    try {
+      await this.#begin(leave);
+    } catch (err) {
+      leave();
+      throw err;
+    }
+  }
+
+  async #begin(leave: () => void): Promise<void> {
     let opened!: (tx: PGliteTx) => void;
     let failed!: (err: unknown) => void;
     const ready = new Promise<PGliteTx>((resolve, reject) => { opened = resolve; failed = reject; });
@@ -78,6 +91,7 @@ class PGliteConnection implements DatabaseConnection {
       } finally {
         this.tx = undefined;
         this.finish = undefined;
+        leave();
       }
     };
   }

@@ -125,6 +125,12 @@ export interface BatchesTable {
   template: Json<Record<string, unknown>>;
   created_at: Generated<Timestamp>;
   completed_at: Timestamp | null;
+  /** 027: items whose message row is written (the fan-out's progress; total when done). */
+  fanned_out: Generated<number>;
+  /** 027: when an operator paused the batch (null: not paused). */
+  paused_at: Timestamp | null;
+  /** 027: when the batch was cancelled (null: not cancelled). */
+  cancelled_at: Timestamp | null;
 }
 
 export type MessageStatus = 'pending' | 'sent' | 'delivered' | 'read' | 'failed' | 'skipped';

@@ -8,8 +8,9 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Selectable } from 'kysely';
 import { MESSAGE_COLUMNS } from '../db/batch-messages.ts';
+import { SHOWN_BATCH_STATUS, type ShownBatchStatus } from '../db/batch-control.ts';
 import type { Db } from '../db/database.ts';
-import type { BatchKind, BatchStatus, MessagesTable, MessageStatus } from '../db/schema.ts';
+import type { BatchKind, MessagesTable, MessageStatus } from '../db/schema.ts';
 import { batchesAccepted } from '../metrics.ts';
 import type { AnswerRecord, BatchAcceptor } from './accept-writer.ts';
 import { batchCounts } from './batch-counts.ts';
@@ -35,8 +36,6 @@ export interface BatchOverrides {
   send_at?: string | null;
   /** Campaign sends: not handed to the provider by this instant (ISO), a message ends skipped / `expired`. */
   expire_at?: string | null;
-  /** Set by a cancel before fan-out: every message is written skipped / `cancelled`. */
-  cancelled?: boolean;
   /** A campaign send to a segment accepted without items: batch-process resolves its members (campaign-sends.ts). */
   segment_id?: number;
 }
@@ -119,7 +118,10 @@ export interface BatchView {
   kind: BatchKind;
   source_id: number;
   company_id: number;
-  status: BatchStatus;
+  /** The stored status, or `paused` while an operator holds the batch back (docs/operator-api.md). */
+  status: ShownBatchStatus;
+  /** Whether the batch was cancelled (set by getBatch). */
+  cancelled?: boolean;
   counts: BatchCounts;
   /** Pending messages that wait for something, by `reason` (src/db/whatsapp-channel.ts WAIT_REASONS). */
   waiting: Record<string, number>;
@@ -164,11 +166,12 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 export async function getBatch(db: Db, batchId: string, companyId?: number): Promise<BatchView> {
   if (!UUID_RE.test(batchId)) throw notFound('Batch not found');
   const { rows } = await sql<{
-    batch_id: string; kind: BatchKind; source_id: number; company_id: number; status: BatchStatus; total: number;
+    batch_id: string; kind: BatchKind; source_id: number; company_id: number; status: ShownBatchStatus; total: number;
     ignored_contacts: number; created_at: Date; completed_at: Date | null; sent: number; delivered: number; read: number;
-    failed: number; skipped: number; waiting: Record<string, number> | null;
+    failed: number; skipped: number; waiting: Record<string, number> | null; cancelled: boolean;
   }>`
-    SELECT b.batch_id, b.kind, b.source_id, b.company_id, b.status, b.total, b.ignored_contacts, b.created_at, b.completed_at,
+    SELECT b.batch_id, b.kind, b.source_id, b.company_id, ${SHOWN_BATCH_STATUS} AS status, b.cancelled_at IS NOT NULL AS cancelled,
+           b.total, b.ignored_contacts, b.created_at, b.completed_at,
            coalesce(m.sent, 0)::int AS sent, coalesce(m.delivered, 0)::int AS delivered, coalesce(m.read, 0)::int AS read,
            coalesce(m.failed, 0)::int AS failed, coalesce(m.skipped, 0)::int AS skipped, ${WAITING_BY_REASON} AS waiting
     FROM batches b
@@ -183,6 +186,7 @@ export async function getBatch(db: Db, batchId: string, companyId?: number): Pro
     source_id: row.source_id,
     company_id: row.company_id,
     status: row.status,
+    cancelled: row.cancelled,
     counts: batchCounts(row.total, row),
     waiting: row.waiting ?? {},
     ignored_contacts: row.ignored_contacts,

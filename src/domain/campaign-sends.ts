@@ -1,6 +1,6 @@
 /**
- * Campaign sends started by a company (docs/operator-api.md `POST /admin/campaigns/{id}/sends`,
- * `POST /admin/batches/{id}/cancel`).
+ * Campaign sends started by a company (docs/operator-api.md `POST /admin/campaigns/{id}/sends`; a
+ * send is cancelled, paused and resumed as any batch: src/domain/batch-control.ts).
  *
  * - **Audience**: a segment of the company (its members' numbers) or a list of numbers, normalised and
  *   de-duplicated exactly as 4.4 does (`distinctItems`).
@@ -13,19 +13,12 @@
  *   (`acceptBatch`), its send time in `overrides.send_at`; `batch-process` fans it out at once and holds
  *   every message until max(send_at, next delivery-hours opening) (`held_until`, released by the
  *   workers' sweep), so a scheduled send uses the hold mechanism of delivery hours.
- * - **Cancel**: one UPDATE turns every `pending` message of the batch that no delivery run holds
- *   under a live lease (held or not) into `skipped` / `cancelled`; a batch not yet fanned out is
- *   flagged `overrides.cancelled` first, and its fan-out then writes every message skipped/cancelled.
- *   Race-free against delivery: delivery commits results only `WHERE status = 'pending'` and claims
- *   only unleased pending messages, so a message is either cancelled or handed to a provider, never
- *   both. A message already claimed under a lease (being sent at that moment) is left alone and may
- *   still end `sent`.
  */
 import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import type { DeliveryHours } from '../db/schema.ts';
 import type { AnswerRecord, BatchAcceptor } from './accept-writer.ts';
-import { acceptBatch, distinctItems, getBatch, newBatchId, type BatchItem } from './batches.ts';
+import { acceptBatch, distinctItems, newBatchId, type BatchItem } from './batches.ts';
 import { instantOf, nextSendTime } from './delivery-hours.ts';
 import { selectOptedOutNumbers } from '../db/consent.ts';
 import { countMembers, matchingPhones } from './dynamic-segments.ts';
@@ -153,36 +146,6 @@ export async function startCampaignSend(
     },
   });
   return batchId;
-}
-
-/** What a cancel did: messages it turned skipped/cancelled (and whether the batch was not yet fanned out). */
-export interface CancelResult { batch_id: string; cancelled: number; before_fan_out: boolean }
-
-/**
- * Cancels a batch's unsent messages (see the module comment); `companyId` scopes it (null: the
- * operator). 404 `Batch not found`. Then completes the batch when nothing is pending. Idempotent.
- */
-export async function cancelBatch(db: Db, batchId: string, companyId: number | null, now: number): Promise<CancelResult> {
-  const batch = await getBatch(db, batchId, companyId ?? undefined);
-  const id = batch.batch_id;
-  return db.transaction().execute(async (trx) => {
-    // Before fan-out: the flag makes batch-process write every message skipped/cancelled (it locks the
-    // row with its own UPDATE ... WHERE status = 'accepted', so one of the two wins cleanly).
-    const flagged = await sql<{ batch_id: string }>`
-      UPDATE batches SET overrides = coalesce(overrides, '{}'::jsonb) || '{"cancelled": true}'::jsonb
-      WHERE batch_id = ${id}::uuid AND status = 'accepted' RETURNING batch_id`.execute(trx);
-    const { rows } = await sql<{ n: number }>`
-      WITH c AS (
-        UPDATE messages SET status = 'skipped', reason = 'cancelled', held_until = NULL, next_attempt_at = NULL, updated_at = now()
-        WHERE batch_id = ${id}::uuid AND status = 'pending' AND (lease_until IS NULL OR lease_until < now())
-        RETURNING 1)
-      SELECT count(*)::int AS n FROM c`.execute(trx);
-    await sql`
-      UPDATE batches SET status = 'completed', completed_at = ${new Date(now).toISOString()}::timestamptz
-      WHERE batch_id = ${id}::uuid AND status = 'processing'
-        AND NOT EXISTS (SELECT 1 FROM messages WHERE batch_id = ${id}::uuid AND status = 'pending')`.execute(trx);
-    return { batch_id: id, cancelled: rows[0]?.n ?? 0, before_fan_out: flagged.rows.length > 0 };
-  });
 }
 
 /**

@@ -11,6 +11,8 @@ import type { DB } from '../db/schema.ts';
 export interface DomainJobs {
   /** A stored CSV import of contacts (domain/contact-imports.ts), run in chunks by the worker. */
   'contacts-import': { import_id: number; company_id: number };
+  /** A cancelled or resumed batch (domain/batch-control.ts), brought in line with its state by the worker. */
+  'batch-control': { batch_id: string };
 }
 
 /** Enqueues jobs in the caller's transaction. */

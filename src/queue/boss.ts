@@ -88,5 +88,5 @@ export function batchProcessJobs(boss: Boss): InsertBatchJobs {
 
 /** The domain's job queue (domain/job-queue.ts) on pg-boss: each job enqueued in the caller's transaction. */
 export function jobQueue(boss: Boss): JobQueue {
-  return { enqueue: (trx, name, data) => enqueue(boss, trx, name, data) };
+  return { enqueue: (trx, name, data) => enqueue(boss, trx, name, data as JobPayloads[typeof name]) };
 }

@@ -2,10 +2,11 @@
  * The typed job registry: every background job's queue name, payload, queue policy and worker options.
  * Jobs are small and idempotent: running one twice changes nothing the first run did not.
  *
- * - `batch-process` {batch_id}: an accepted batch (4.3 or 4.4) fans out, in one transaction, into its
- *   message rows (contacts written, templates rendered, skips decided, campaign holds scheduled) and the
- *   `messages-deliver` chunks (or one deferred `messages-release`). Guarded by the batch status
- *   (`accepted` → `processing`), so a second run finds nothing to do.
+ * - `batch-process` {batch_id}: an accepted batch (4.3 or 4.4) fans out, in steps of FAN_OUT_STEP items
+ *   each its own transaction, into its message rows (contacts written, templates rendered, skips
+ *   decided, campaign holds scheduled) and the `messages-deliver` chunks (or one deferred
+ *   `messages-release`). Guarded by the batch's `fanned_out` counter, so a second run resumes after
+ *   the last committed step and finds nothing to do once the batch is written.
  * - `messages-deliver` {batch_id, company_id, seq_from, seq_to}: the pending, released messages of one
  *   batch in a `seq` range (at most chunkSizeFor(provider) of them) are claimed (a renewable lease per message),
  *   handed to the company's provider and their results committed, set-based. A committed message is
@@ -18,6 +19,8 @@
  *
  * - `contacts-import` {import_id, company_id}: a CSV import of contacts, written in
  *   chunks with its progress; a run resumes after the rows already committed (handlers/contacts-import.ts).
+ * - `batch-control` {batch_id}: after a cancel, ends the batch's pending messages skipped / `cancelled`
+ *   in bounded steps; after a resume, enqueues its deliveries again (handlers/batch-control.ts).
  *
  * Crash recovery (pg-boss 12): every queue has a heartbeat (`heartbeatSeconds`: 10 for `batch-process`
  * and `messages-deliver`, pg-boss's minimum, so that work of a dead worker resumes within 30 s;
@@ -37,11 +40,12 @@ export interface JobPayloads {
   'messages-release': { batch_id: string };
   'receipts-apply': import('./handlers/receipts-apply.ts').ReceiptsJob;
   'contacts-import': import('./handlers/contacts-import.ts').ContactsImportJob;
+  'batch-control': { batch_id: string };
 }
 
 export type JobName = keyof JobPayloads;
 
-export const JOB_NAMES: readonly JobName[] = ['batch-process', 'messages-deliver', 'messages-release', 'receipts-apply', 'contacts-import'];
+export const JOB_NAMES: readonly JobName[] = ['batch-process', 'messages-deliver', 'messages-release', 'receipts-apply', 'contacts-import', 'batch-control'];
 
 /** Most pending messages one `messages-deliver` job covers (providers that make requests). */
 export const CHUNK_SIZE = 250;
@@ -71,7 +75,7 @@ const POLL = { pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 1, bur
 
 export const JOB_SPECS: { readonly [N in JobName]: JobSpec } = {
   'batch-process': {
-    // One transaction over at most 1000 items: seconds at worst.
+    // Steps of FAN_OUT_STEP items, each its own transaction: seconds for 100,000 items.
     queue: { ...RETRY, retryLimit: 20, heartbeatSeconds: 10, expireInSeconds: 300, notify: true },
     work: { ...POLL, batchSize: 4, localConcurrency: 2 },
   },
@@ -94,5 +98,10 @@ export const JOB_SPECS: { readonly [N in JobName]: JobSpec } = {
     // 20 MiB at most: well under a minute; a retry resumes after the committed chunks.
     queue: { ...RETRY, retryLimit: 10, heartbeatSeconds: 30, expireInSeconds: 900, notify: true },
     work: { ...POLL, batchSize: 1, localConcurrency: 1 },
+  },
+  'batch-control': {
+    // Steps of 1000 messages, or one statement and a few job inserts: seconds for 100,000 messages.
+    queue: { ...RETRY, retryLimit: 20, heartbeatSeconds: 30, expireInSeconds: 300, notify: true },
+    work: { ...POLL, batchSize: 2, localConcurrency: 1 },
   },
 };

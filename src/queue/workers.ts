@@ -3,7 +3,8 @@
  * run the held-message sweep, and feed the queue-depth metrics.
  *
  * - `batch-process` → handlers/batch-process.ts (fan-out), `messages-deliver` → handlers/messages-deliver.ts,
- *   `messages-release` → handlers/messages-release.ts, `contacts-import` → handlers/contacts-import.ts. Workers fetch jobs in small batches and settle
+ *   `messages-release` → handlers/messages-release.ts, `contacts-import` → handlers/contacts-import.ts,
+ *   `batch-control` → handlers/batch-control.ts. Workers fetch jobs in small batches and settle
  *   each job on its own (`perJobResults`): one failing job is retried by pg-boss without touching the
  *   others of its batch.
  * - Chunks in flight: `messages-deliver` runs `localConcurrency` fetch loops of `batchSize` jobs;
@@ -30,12 +31,13 @@ import { createProviderRegistry } from '../providers/index.ts';
 import { createDeliveryAgent } from '../delivery/agent.ts';
 import { createTemplatesApi } from '../providers/whatsapp/templates-api.ts';
 import type { Boss } from './boss.ts';
-import { processBatch } from './handlers/batch-process.ts';
+import { FanOutInterrupted, processBatch } from './handlers/batch-process.ts';
 import type { PipelineContext } from './handlers/context.ts';
 import { ChunkBusyError, deliverChunk } from './handlers/messages-deliver.ts';
 import { recoverDead, releaseBatch, releaseDue } from './handlers/messages-release.ts';
 import { applyReceiptsJob } from './handlers/receipts-apply.ts';
 import { runContactsImport } from './handlers/contacts-import.ts';
+import { controlBatch } from './handlers/batch-control.ts';
 import { JOB_NAMES, JOB_SPECS, type JobName, type JobPayloads } from './jobs.ts';
 
 export interface WorkerDeps {
@@ -89,6 +91,7 @@ const HANDLERS: { [N in JobName]: Handler<N> } = {
   'messages-release': (ctx, job) => releaseBatch(ctx, job.data),
   'receipts-apply': (ctx, job) => applyReceiptsJob(ctx, job.data),
   'contacts-import': (ctx, job) => runContactsImport(ctx, job.data),
+  'batch-control': (ctx, job) => controlBatch(ctx, job.data),
 };
 
 /** Starts the workers of this process (roles `worker` and `all`). */
@@ -107,7 +110,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   });
   const ctx: PipelineContext = {
     db: database.db, boss, clock, logger: log, providers, drain: drain.signal, deliveryConcurrency: DELIVERY_CONCURRENCY,
-    retrySchedule: config.deliveryRetrySchedule,
+    retrySchedule: config.deliveryRetrySchedule, idle: () => database.gate.idle(),
   };
   boss.on('error', (err: Error) => log.warn({ err: err.message }, 'queue error'));
   // Meta's template endpoints, for the periodic catalogue sync: an agent of its own, network-guarded.
@@ -135,7 +138,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
           return { id: job.id, status: 'completed' as const };
         } catch (err) {
           const message = (err as Error)?.message ?? String(err);
-          if (err instanceof ChunkBusyError) log.debug({ job: name, id: job.id, err: message }, 'job will be retried');
+          if (err instanceof ChunkBusyError || err instanceof FanOutInterrupted) log.debug({ job: name, id: job.id, err: message }, 'job will be retried');
           else log.warn({ job: name, id: job.id, retry: job.retryCount, err: message }, 'job failed; pg-boss retries it');
           return { id: job.id, status: 'failed' as const, output: { message } };
         }

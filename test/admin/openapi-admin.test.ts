@@ -53,6 +53,8 @@ const OPERATIONS: [method: string, path: string, statuses: number[]][] = [
   ['patch', '/admin/campaigns/{campaign_id}', [200, 401, 404, 422]],
   ['post', '/admin/campaigns/{campaign_id}/sends', [200, 202, 401, 404, 422]],
   ['post', '/admin/batches/{batch_id}/cancel', [200, 401, 404, 422]],
+  ['post', '/admin/batches/{batch_id}/pause', [200, 401, 404, 409, 422]],
+  ['post', '/admin/batches/{batch_id}/resume', [200, 401, 404, 409, 422]],
 ];
 
 /** Components these routes define (src/http/admin/components.ts and the route files). */
@@ -285,8 +287,19 @@ describe('real answers match the document', () => {
     assert.equal((await call('post', '/admin/campaigns/{campaign_id}/sends', `/admin/campaigns/${cid}/sends`, { contacts: [number], scheduled_for: '2020-01-01T00:00:00Z' })).status, 422);
     assert.equal((await call('post', '/admin/campaigns/{campaign_id}/sends', `/admin/campaigns/${cid}/sends`, {})).status, 422);
     assert.equal((await call('post', '/admin/campaigns/{campaign_id}/sends', `/admin/campaigns/${cid}/sends`, { segment_id: 2147483000 })).status, 404);
+    const paused = await call('post', '/admin/batches/{batch_id}/pause', `/admin/batches/${sent.body.batch_id}/pause`);
+    assert.deepEqual([paused.status, paused.body.status], [200, 'paused']);
+    const resumed = await call('post', '/admin/batches/{batch_id}/resume', `/admin/batches/${sent.body.batch_id}/resume`);
+    assert.equal(resumed.status, 200);
+    assert.notEqual(resumed.body.status, 'paused');
     assert.equal((await call('post', '/admin/batches/{batch_id}/cancel', `/admin/batches/${sent.body.batch_id}/cancel`)).status, 200);
     assert.equal((await call('post', '/admin/batches/{batch_id}/cancel', '/admin/batches/0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10/cancel')).status, 404);
+    for (const action of ['pause', 'resume']) {
+      const op = `/admin/batches/{batch_id}/${action}`;
+      assert.equal((await call('post', op, `/admin/batches/${sent.body.batch_id}/${action}`)).status, 409, `${action} of a cancelled batch`);
+      assert.equal((await call('post', op, '/admin/batches/0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10/' + action)).status, 404);
+      assert.equal((await call('post', op, `/admin/batches/${'x'.repeat(65)}/${action}`)).status, 422);
+    }
   });
 });
 

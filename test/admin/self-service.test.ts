@@ -171,20 +171,24 @@ test('a scheduled send is held until its time; cancel ends every message skipped
   assert.equal((await s.admin('POST', `/admin/batches/${sent.batch_id}/cancel`)).cancelled, 0);
 });
 
-test('outside delivery hours the plan says held; cancel before fan-out flags the batch', async () => {
+test('outside delivery hours the plan says held; cancel before fan-out marks the batch and counts its valid items', async () => {
   const { companyId } = await s.company({ delivery_hours: { start: '22:00', end: '23:00', timezone: 'UTC' } });
   const camp = await s.admin('POST', `/admin/companies/${companyId}/campaigns`, { name: 'night', template: { body: 'Night' } }, 201);
   const dry = await s.admin('POST', `/admin/campaigns/${camp.campaign_id}/sends`, { contacts: [phone(), phone()], dry_run: true });
   assert.equal(dry.plan.held_for_delivery_hours, 2);
   assert.equal(dry.plan.opens_at, '2026-03-02T22:00:00.000Z'.replace('03-02', new Date(clock.now()).toISOString().slice(5, 10)));
-  // A batch not yet fanned out (written directly as accepted, no job): cancel flags it.
+  // A batch not yet fanned out (written directly as accepted, no job): cancel marks it, counting the
+  // items with a valid number (the invalid one ends invalid_phone when the fan-out writes it).
   const db = s.service.deps.database.db;
   const batchId = crypto.randomUUID();
-  await db.insertInto('batches').values({ batch_id: batchId, company_id: companyId, kind: 'campaign', source_id: camp.campaign_id, status: 'accepted', total: 1, items: JSON.stringify([{ phone: phone(), e164: '+4915200000001' }]), template: JSON.stringify({ body: 'x' }) }).execute();
+  const items = [{ phone: phone(), e164: '+4915200000001' }, { phone: 'nope', e164: null }, { phone: phone(), e164: '+4915200000002' }];
+  await db.insertInto('batches').values({ batch_id: batchId, company_id: companyId, kind: 'campaign', source_id: camp.campaign_id, status: 'accepted', total: 3, items: JSON.stringify(items), template: JSON.stringify({ body: 'x' }) }).execute();
   const r = await s.admin('POST', `/admin/batches/${batchId}/cancel`);
-  assert.deepEqual([r.cancelled, r.before_fan_out], [0, true]);
-  const row = await db.selectFrom('batches').select('overrides').where('batch_id', '=', batchId).executeTakeFirstOrThrow();
-  assert.equal((row.overrides as any).cancelled, true);
+  assert.deepEqual([r.cancelled, r.before_fan_out], [2, true]);
+  const row = await db.selectFrom('batches').select(['cancelled_at', 'status']).where('batch_id', '=', batchId).executeTakeFirstOrThrow();
+  assert.ok(row.cancelled_at, 'marked cancelled');
+  assert.equal(row.status, 'accepted', 'not fanned out yet');
+  assert.equal((await s.admin('POST', `/admin/batches/${batchId}/cancel`)).cancelled, 0, 'again: nothing more to stop');
 });
 
 test('cms campaign send --dry-run / --at and cms batch cancel', async () => {

@@ -137,6 +137,8 @@ const EXPECTED: Record<string, readonly Role[] | typeof PUBLIC> = {
   'GET /console/sends/:batchId': ALL,
   'GET /console/sends/:batchId/cancel': ALL,
   'POST /console/sends/:batchId/cancel': OWNER_MARKETER,
+  'POST /console/sends/:batchId/pause': OWNER_MARKETER,
+  'POST /console/sends/:batchId/resume': OWNER_MARKETER,
   // WhatsApp templates: everyone reads, owners and marketers sync and submit (this company is not
   // WhatsApp, so an allowed POST answers 409 and changes nothing).
   'GET /console/whatsapp/templates': ALL,

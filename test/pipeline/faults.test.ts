@@ -121,7 +121,7 @@ describe('a delivery run that died holding its claims (handlers driven directly,
     assert.equal(res.status, 200, res.text);
     const batchId: string = res.json.batch_id;
 
-    assert.deepEqual(await processBatch(ctx, batchId), { messages: 5, pending: 5, held: false, chunks: 1 });
+    assert.deepEqual(await processBatch(ctx, batchId), { messages: 5, pending: 5, held: false, chunks: 1, steps: 1 });
     assert.equal(await processBatch(ctx, batchId), null, 'a second run of the fan-out does nothing');
     assert.equal((await messagesOf(s, batchId)).length, 5);
 

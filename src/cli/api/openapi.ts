@@ -579,6 +579,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/batches/{batch_id}/pause": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Pause a send: nothing more is handed to a provider until resume
+         * @description From the answer on, nothing more of the batch is handed to a provider: only messages a delivery run had already claimed can still be sent (at most 2 × 32 per delivery run, in practice those in flight). Every other message stays pending (held ones keep their time) and the batch shows `paused` until `POST /admin/batches/{batch_id}/resume`. Pausing a paused batch changes nothing.
+         */
+        post: operations["pause_batch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/batches/{batch_id}/resume": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Resume a paused send: its pending messages are delivered again
+         * @description Clears the pause: the batch's pending messages are enqueued for delivery again within seconds (held ones at their time); nothing is lost and nothing is sent twice. Resuming a batch that is not paused changes nothing.
+         */
+        post: operations["resume_batch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/companies/{company_id}/batches": {
         parameters: {
             query?: never;
@@ -605,7 +645,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Cancel what a send has not handed to a provider (ends skipped, reason cancelled) */
+        /**
+         * Cancel what a send has not handed to a provider (ends skipped, reason cancelled)
+         * @description Answers within a short transaction at any moment of a send. From the answer on, nothing more of the batch is handed to a provider: only messages a delivery run had already claimed can still be sent (at most 2 × 32 per delivery run, in practice those in flight); every other message ends skipped with reason `cancelled`. A scheduled send can be cancelled before it starts. A completed or already cancelled batch answers 200 with `cancelled: 0`.
+         */
         post: operations["cancel_batch"];
         delete?: never;
         options?: never;
@@ -2131,7 +2174,8 @@ export interface components {
             company_id: number;
             /** @description the automation or campaign id */
             source_id: number;
-            status: "accepted" | "processing" | "completed";
+            /** @description accepted → processing → completed; paused while an operator holds the batch back (POST /admin/batches/{batch_id}/pause, until resume) */
+            status: "accepted" | "processing" | "paused" | "completed";
             counts: components["schemas"]["BatchCounts"];
             /** @description pending messages that wait for something, by reason: channel_paused, template_paused, messaging_limit, pair_rate, marketing_held (docs/whatsapp.md); messages waiting for delivery hours or a retry are not counted here */
             waiting: {
@@ -2353,9 +2397,9 @@ export interface components {
         CancelAnswer: {
             /** Format: uuid */
             batch_id: string;
-            /** @description messages that ended skipped with reason cancelled now */
+            /** @description messages this cancel stopped: those not handed to a provider (pending and not claimed by a delivery run) and those not written yet; each ends skipped with reason cancelled (the last ones within seconds). 0 when the batch was completed or cancelled already */
             cancelled: number;
-            /** @description the batch was cancelled before its messages were written (each ends skipped / cancelled) */
+            /** @description none of the batch's messages was written yet (the fan-out writes each skipped / cancelled) */
             before_fan_out: boolean;
         };
         /**
@@ -9417,6 +9461,310 @@ export interface operations {
                      *             "after"
                      *           ],
                      *           "msg": "not a cursor of this list (use `next` of the previous page)"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminValidationError"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    pause_batch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the batch id (a UUID) answered by the send
+                 * @example 0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10
+                 */
+                batch_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batch as it is now (status `paused` while paused) */
+            200: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10",
+                     *       "kind": "campaign",
+                     *       "company_id": 12,
+                     *       "source_id": 8,
+                     *       "status": "paused",
+                     *       "counts": {
+                     *         "total": 3,
+                     *         "sent": 2,
+                     *         "delivered": 1,
+                     *         "read": 0,
+                     *         "failed": 0,
+                     *         "skipped": 1,
+                     *         "pending": 0
+                     *       },
+                     *       "waiting": {
+                     *         "messaging_limit": 120,
+                     *         "pair_rate": 2
+                     *       },
+                     *       "ignored_contacts": 0,
+                     *       "created_at": "2026-03-02T09:30:00.000Z",
+                     *       "completed_at": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description No such batch (an id that is not a UUID too) */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Batch not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The batch is completed (`Batch is completed`) or cancelled (`Batch is cancelled`): nothing to pause or resume; nothing changed */
+            409: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Batch is completed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "maxLength",
+                     *           "loc": [
+                     *             "path",
+                     *             "batch_id"
+                     *           ],
+                     *           "msg": "must NOT have more than 64 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminValidationError"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    resume_batch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the batch id (a UUID) answered by the send
+                 * @example 0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10
+                 */
+                batch_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The batch as it is now (status `paused` while paused) */
+            200: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10",
+                     *       "kind": "campaign",
+                     *       "company_id": 12,
+                     *       "source_id": 8,
+                     *       "status": "paused",
+                     *       "counts": {
+                     *         "total": 3,
+                     *         "sent": 2,
+                     *         "delivered": 1,
+                     *         "read": 0,
+                     *         "failed": 0,
+                     *         "skipped": 1,
+                     *         "pending": 0
+                     *       },
+                     *       "waiting": {
+                     *         "messaging_limit": 120,
+                     *         "pair_rate": 2
+                     *       },
+                     *       "ignored_contacts": 0,
+                     *       "created_at": "2026-03-02T09:30:00.000Z",
+                     *       "completed_at": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description No such batch (an id that is not a UUID too) */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Batch not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The batch is completed (`Batch is completed`) or cancelled (`Batch is cancelled`): nothing to pause or resume; nothing changed */
+            409: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Batch is completed"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "maxLength",
+                     *           "loc": [
+                     *             "path",
+                     *             "batch_id"
+                     *           ],
+                     *           "msg": "must NOT have more than 64 characters"
                      *         }
                      *       ]
                      *     }

@@ -9,7 +9,9 @@
  * for the next page when there is one. --json prints the page as answered (`batches`, `next_before`).
  *
  * `cms batch cancel BATCH_ID`: POST /admin/batches/{batch_id}/cancel; what the send has not handed to a
- * provider yet ends skipped / `cancelled` (src/domain/campaign-sends.ts).
+ * provider yet ends skipped / `cancelled`. `cms batch pause BATCH_ID` / `cms batch resume BATCH_ID`: POST
+ * /admin/batches/{id}/pause|resume; prints the batch's status and funnel (src/domain/batch-control.ts,
+ * docs/decisions.md "Cancel, pause and resume"). A completed or cancelled batch: the 409 as an error.
  *
  * The text output shows the batch's funnel (docs/decisions.md#7-a-messages-life) as one line,
  * `funnel: sent N → delivered N → read N · failed N · skipped N · pending N (of TOTAL)`, and per
@@ -157,4 +159,24 @@ export function registerBatch(program: Command, io: CliIo): void {
     if (ctx.json) printJson(io, res);
     else printRecord(io, res, 'Cancelled:');
   });
+
+  for (const action of ['pause', 'resume'] as const) {
+    addCommonOptions(
+      group
+        .command(action)
+        .description(action === 'pause'
+          ? 'pause a send: nothing more is handed to a provider until resume'
+          : 'resume a paused send: its pending messages are delivered again')
+        .argument('<batch_id>', 'batch id', parseNonEmpty),
+    ).action(async (batchId: string, _opts: unknown, cmd: Command) => {
+      const ctx = await contextFor(cmd, io);
+      const params = { params: { path: { batch_id: batchId } } };
+      const batch = await data(action === 'pause'
+        ? ctx.api.POST('/admin/batches/{batch_id}/pause', params)
+        : ctx.api.POST('/admin/batches/{batch_id}/resume', params));
+      if (ctx.json) return printJson(io, batch);
+      printRecord(io, { batch_id: batch.batch_id, status: batch.status }, action === 'pause' ? 'Paused:' : 'Resumed:');
+      printLine(io, funnelLine(batch.counts));
+    });
+  }
 }

@@ -5,10 +5,11 @@
  * domain/batches.ts (getBatch / listBatchMessages) with the company id.
  */
 import { sql } from 'kysely';
+import { SHOWN_BATCH_STATUS, type ShownBatchStatus } from '../../db/batch-control.ts';
 import type { Db } from '../../db/database.ts';
 import type { BatchCounts } from '../../domain/batches.ts';
 import { batchCounts } from '../../domain/batch-counts.ts';
-import type { BatchKind, BatchStatus, MessageStatus } from '../../db/schema.ts';
+import type { BatchKind, MessageStatus } from '../../db/schema.ts';
 import { toE164 } from '../../domain/phone.ts';
 
 /** Batches per page of the Sends list. */
@@ -20,7 +21,7 @@ export interface BatchRow {
   batch_id: string;
   kind: BatchKind;
   source_id: number;
-  status: BatchStatus;
+  status: ShownBatchStatus;
   created_at: Date;
   completed_at: Date | null;
   counts: BatchCounts;
@@ -30,10 +31,10 @@ export interface BatchRow {
 export async function listRecentBatches(db: Db, companyId: number, page: number): Promise<{ batches: BatchRow[]; more: boolean }> {
   const offset = (page - 1) * BATCHES_PER_PAGE;
   const { rows } = await sql<{
-    batch_id: string; kind: BatchKind; source_id: number; status: BatchStatus; created_at: Date; completed_at: Date | null;
+    batch_id: string; kind: BatchKind; source_id: number; status: ShownBatchStatus; created_at: Date; completed_at: Date | null;
     total: number; sent: number; delivered: number; read: number; failed: number; skipped: number;
   }>`
-    SELECT b.batch_id, b.kind, b.source_id, b.status, b.created_at, b.completed_at, b.total,
+    SELECT b.batch_id, b.kind, b.source_id, ${SHOWN_BATCH_STATUS} AS status, b.created_at, b.completed_at, b.total,
            coalesce(m.sent, 0)::int AS sent, coalesce(m.delivered, 0)::int AS delivered, coalesce(m.read, 0)::int AS read,
            coalesce(m.failed, 0)::int AS failed, coalesce(m.skipped, 0)::int AS skipped
     FROM (SELECT * FROM batches WHERE company_id = ${companyId}

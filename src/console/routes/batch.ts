@@ -5,7 +5,8 @@
  * 1,000,000-message send is as small and as quick as that of a 100-message one. `?status=` narrows the
  * messages to one status, `?phone=` to a number (any form of it) or to numbers containing 4+ digits.
  * While the batch is processing the page shows the delivery rate (messages per minute over the last
- * minutes) and the time left at that rate, and reloads itself every REFRESH_SECONDS (an HTTP `Refresh`
+ * minutes) and the time left at that rate, a Pause (or, paused, a Resume) button for roles that may
+ * send (routes/campaign-send.ts), and reloads itself every REFRESH_SECONDS (an HTTP `Refresh`
  * header: no script, and a "Stop refreshing" link, `?refresh=0`). Unknown or another company's batch
  * ids answer 404 (every lookup is scoped to the session's company id).
  */
@@ -54,9 +55,10 @@ export function registerBatchPage(scope: FastifyInstance, deps: AppDeps): void {
     if (refreshing) reply.header('refresh', String(REFRESH_SECONDS));
     return sendPage(request, reply, 200, {
       title: `Batch ${batch.batch_id}`, section: 'sends', crumbs: [['Sends', `${BASE}/sends`], [`Batch ${batch.batch_id.slice(0, 8)}`]],
-      body: () => batchView({
+      body: (csrf) => batchView({
         batch, messages: page.messages, next: page.next, paged: after !== undefined, phone, phoneError, status, matches, progress,
         refreshing: refreshing ? REFRESH_SECONDS : 0, canCancel: can(request, 'POST', `${BASE}/sends/:batchId/cancel`),
+        canPause: can(request, 'POST', `${BASE}/sends/:batchId/pause`), csrf,
       }),
     });
   });

@@ -10,13 +10,17 @@
  *   through the accept step, 303 to its page in Sends; the same confirm submitted again (double click,
  *   reload) 303s to the FIRST batch. A segment's members are counted here and resolved by batch-process;
  * - `GET /sends/{batch_id}/cancel`, `POST /sends/{batch_id}/cancel`: confirm, then cancel (303 back to
- *   the send): messages not yet handed to a provider end skipped / `cancelled`.
+ *   the send): messages not yet handed to a provider end skipped / `cancelled`;
+ * - `POST /sends/{batch_id}/pause`, `POST /sends/{batch_id}/resume` (the send page's buttons): 303 back
+ *   to the send; a completed or cancelled send answers the 409 error page
+ *   (src/domain/batch-control.ts; docs/decisions.md "Cancel, pause and resume").
  * Another company's campaign, segment or batch is 404.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAudit } from '../../domain/audit.ts';
 import { getBatch, newBatchId } from '../../domain/batches.ts';
-import { audiencePhones, cancelBatch, companyTimeZone, localToInstant, MAX_SEND_CONTACTS, planSegmentSend, planSend, sendCompany, startListSend, startSegmentSend, type Audience } from '../../domain/campaign-sends.ts';
+import { cancelBatch, pauseBatch, resumeBatch } from '../../domain/batch-control.ts';
+import { audiencePhones, companyTimeZone, localToInstant, MAX_SEND_CONTACTS, planSegmentSend, planSend, sendCompany, startListSend, startSegmentSend, type Audience } from '../../domain/campaign-sends.ts';
 import { claimKey, releaseKey } from '../../domain/idempotency.ts';
 import { checkConfirmToken, issueConfirmToken, type ConfirmBinding } from '../../domain/send-confirmations.ts';
 import { sendErrorPage } from '../errors.ts';
@@ -180,9 +184,20 @@ export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps)
 
   scope.post<{ Params: { batchId: string } }>('/sends/:batchId/cancel', async (request, reply) => {
     const session = sessionOf(request);
-    const result = await cancelBatch(db, request.params.batchId, session.company_id, deps.clock.now());
+    const result = await cancelBatch(db, deps.jobs, request.params.batchId, session.company_id, deps.clock.now());
     await recordAudit(db, { actor: `console:${session.email}`, action: 'batch.cancel', target: `batch:${result.batch_id}`, company_id: session.company_id, details: { cancelled: result.cancelled } });
     return reply.header('cache-control', 'no-store').redirect(`${BASE}/sends/${result.batch_id}`, 303);
   });
+
+  for (const action of ['pause', 'resume'] as const) {
+    scope.post<{ Params: { batchId: string } }>(`/sends/:batchId/${action}`, async (request, reply) => {
+      const session = sessionOf(request);
+      const batch = action === 'pause'
+        ? await pauseBatch(db, request.params.batchId, session.company_id, deps.clock.now())
+        : await resumeBatch(db, deps.jobs, request.params.batchId, session.company_id, deps.clock.now());
+      await recordAudit(db, { actor: `console:${session.email}`, action: `batch.${action}`, target: `batch:${batch.batch_id}`, company_id: session.company_id, details: {} });
+      return reply.header('cache-control', 'no-store').redirect(`${BASE}/sends/${batch.batch_id}`, 303);
+    });
+  }
 }
 

@@ -30,6 +30,23 @@ export interface BatchViewModel {
   refreshing: number;
   /** Whether the role may cancel the batch (the Cancel link is left out otherwise). */
   canCancel: boolean;
+  /** Whether the role may pause and resume the batch (the buttons are left out otherwise). */
+  canPause?: boolean;
+  /** The page's CSRF token (the Pause / Resume forms). */
+  csrf?: string;
+}
+
+/** Pause or Resume (docs/decisions.md "Cancel, pause and resume"), for a batch still running and not cancelled. */
+function controlForm(m: BatchViewModel, self: string): SafeHtml | '' {
+  const b = m.batch;
+  if (!m.canPause || !m.csrf || b.status === 'completed' || b.cancelled) return '';
+  const paused = b.status === 'paused';
+  return html`<form method="post" action="${self}/${paused ? 'resume' : 'pause'}" class="batch-control">
+<input type="hidden" name="_csrf" value="${m.csrf}">
+${paused
+    ? html`<p>Paused: nothing more of this send is handed to a provider until you resume it.</p><button type="submit" data-resume>Resume the send</button>`
+    : html`<button type="submit" class="secondary" data-pause>Pause the send</button> <small>Messages already handed to a provider still go out; the rest wait until you resume.</small>`}
+</form>`;
 }
 
 /** `~ 3 h 20 min` / `~ 4 min` / `under a minute` for a duration in ms. */
@@ -72,7 +89,9 @@ export function batchView(m: BatchViewModel): SafeHtml {
   <dt>Time left</dt><dd data-eta>${c.pending === 0 ? 'none' : m.progress.remaining_ms === null ? 'unknown (nothing delivered in the last 5 minutes)' : durationText(m.progress.remaining_ms)}</dd>` : ''}
 </dl>
 ${m.refreshing ? html`<p class="refresh-note">This page reloads every ${m.refreshing} seconds while the batch is being delivered. <a href="${query({ refresh: '0' })}">Stop refreshing</a></p>` : ''}
-${b.status === 'completed' ? '' : m.canCancel ? html`<p><a href="${self}/cancel" data-cancel>Cancel what has not been sent yet</a></p>` : ''}
+${controlForm(m, self)}
+${b.status === 'completed' || b.cancelled ? '' : m.canCancel ? html`<p><a href="${self}/cancel" data-cancel>Cancel what has not been sent yet</a></p>` : ''}
+${b.cancelled && b.status !== 'completed' ? html`<p role="status" data-cancelling>Cancelled: the messages not handed to a provider are being marked skipped.</p>` : ''}
 <h2>Messages</h2>
 <nav aria-label="Messages by status" class="status-filter"><ul>
   <li><a href="${m.phone ? `${self}?phone=${encodeURIComponent(m.phone)}` : self}"${m.status === undefined ? html` aria-current="page"` : ''}>All (${c.total})</a></li>

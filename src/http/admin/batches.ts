@@ -8,7 +8,11 @@
  * | GET /admin/batches/{batch_id} | 200 `Batch`; 401; 404 `Batch not found` (unknown or malformed id); 422 (id over 64 characters) |
  * | GET /admin/batches/{batch_id}/messages?after=&limit=&status=&phone= | 200 `MessagePage` `{messages: Message[], next}` in batch order, keyset pages (domain/batch-messages.ts); 401; 404; 422 |
  * | GET /admin/companies/{company_id}/batches?limit=&before= | 200 `BatchPage` newest first (keyset pages, db/batch-list.ts); 401; 404 `Company not found`; 422 (bad id, limit or before) |
- * | POST /admin/batches/{batch_id}/cancel | 200 `CancelAnswer` `{batch_id, cancelled, before_fan_out}`: what the send has not handed to a provider ends skipped, reason `cancelled` (src/domain/campaign-sends.ts); again: 200 with cancelled 0; 401; 404; 422 |
+ * | POST /admin/batches/{batch_id}/cancel | 200 `CancelAnswer` `{batch_id, cancelled, before_fan_out}`: what the send has not handed to a provider ends skipped, reason `cancelled` (src/domain/batch-control.ts); again: 200 with cancelled 0; 401; 404; 422 |
+ * | POST /admin/batches/{batch_id}/pause | 200 `Batch` (status `paused`; again: the same); 401; 404; 409 `Batch is completed` / `Batch is cancelled`; 422 |
+ * | POST /admin/batches/{batch_id}/resume | 200 `Batch` (a batch not paused: unchanged); 401; 404; 409 as pause; 422 |
+ *
+ * Pause and resume: src/domain/batch-control.ts (docs/decisions.md "Cancel, pause and resume").
  *
  * The list serves `cms batch list`, the cancel `cms batch cancel`.
  */
@@ -17,13 +21,13 @@ import { Type, type Static } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { recordAudit } from '../../domain/audit.ts';
 import { getBatch, type MessageView } from '../../domain/batches.ts';
-import { cancelBatch } from '../../domain/campaign-sends.ts';
+import { cancelBatch, pauseBatch, resumeBatch } from '../../domain/batch-control.ts';
 import { listMessagePage, MESSAGE_PAGE_DEFAULT, MESSAGE_PAGE_MAX, MESSAGE_STATUSES } from '../../domain/batch-messages.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { listCompanyBatches } from '../../db/batch-list.ts';
 import { getCompany } from '../../domain/companies.ts';
 import type { AppDeps } from '../deps.ts';
-import { addComponents, adminErrors, component, exampleOf, idParams, invalid, invalidInput, iso, notFound, ok, ref, renderedContent, TIME_EXAMPLE } from './components.ts';
+import { addComponents, adminErrors, component, conflict, exampleOf, idParams, invalid, invalidInput, iso, notFound, ok, ref, renderedContent, TIME_EXAMPLE } from './components.ts';
 
 const time = (description?: string) => Type.String({ format: 'date-time', ...(description ? { description } : {}) });
 const count = Type.Integer({ minimum: 0 });
@@ -41,7 +45,9 @@ export const Batch = component('Batch', Type.Object({
   kind: Type.Union([Type.Literal('automation'), Type.Literal('campaign')]),
   company_id: Type.Integer(),
   source_id: Type.Integer({ description: 'the automation or campaign id' }),
-  status: Type.Union([Type.Literal('accepted'), Type.Literal('processing'), Type.Literal('completed')]),
+  status: Type.Union([Type.Literal('accepted'), Type.Literal('processing'), Type.Literal('paused'), Type.Literal('completed')], {
+    description: 'accepted → processing → completed; paused while an operator holds the batch back (POST /admin/batches/{batch_id}/pause, until resume)',
+  }),
   counts: ref(BatchCounts),
   waiting: Type.Record(Type.String(), count, {
     description: 'pending messages that wait for something, by reason: channel_paused, template_paused, messaging_limit, pair_rate, marketing_held (docs/whatsapp.md); messages waiting for delivery hours or a retry are not counted here',
@@ -139,8 +145,8 @@ function messageJson(m: MessageView) {
 /** The answer of a cancel. */
 export const CancelAnswer = component('CancelAnswer', Type.Object({
   batch_id: Type.String({ format: 'uuid' }),
-  cancelled: Type.Integer({ description: 'messages that ended skipped with reason cancelled now' }),
-  before_fan_out: Type.Boolean({ description: 'the batch was cancelled before its messages were written (each ends skipped / cancelled)' }),
+  cancelled: Type.Integer({ description: 'messages this cancel stopped: those not handed to a provider (pending and not claimed by a delivery run) and those not written yet; each ends skipped with reason cancelled (the last ones within seconds). 0 when the batch was completed or cancelled already' }),
+  before_fan_out: Type.Boolean({ description: 'none of the batch\'s messages was written yet (the fan-out writes each skipped / cancelled)' }),
 }), { batch_id: BATCH_ID_EXAMPLE, cancelled: 118, before_fan_out: false });
 
 /** Registers the routes of the module comment. */
@@ -188,6 +194,37 @@ export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps): void {
     }
   });
 
+  const control = {
+    200: ok('The batch as it is now (status `paused` while paused)', ref(Batch), { ...exampleOf(Batch), status: 'paused', completed_at: null }),
+    ...errors,
+    409: conflict('The batch is completed (`Batch is completed`) or cancelled (`Batch is cancelled`): nothing to pause or resume; nothing changed', 'Batch is completed'),
+  };
+  r.post('/admin/batches/:batch_id/pause', {
+    schema: {
+      tags, operationId: 'pause_batch', params,
+      summary: 'Pause a send: nothing more is handed to a provider until resume',
+      description: 'From the answer on, nothing more of the batch is handed to a provider: only messages a delivery run had already claimed can still be sent (at most 2 × 32 per delivery run, in practice those in flight). Every other message stays pending (held ones keep their time) and the batch shows `paused` until `POST /admin/batches/{batch_id}/resume`. Pausing a paused batch changes nothing.',
+      response: control,
+    },
+  }, async (request) => {
+    const batch = await pauseBatch(db, request.params.batch_id, null, deps.clock.now());
+    await recordAudit(db, { actor: 'admin', action: 'batch.pause', target: `batch:${batch.batch_id}`, company_id: batch.company_id, details: {} });
+    return batchJson(batch);
+  });
+
+  r.post('/admin/batches/:batch_id/resume', {
+    schema: {
+      tags, operationId: 'resume_batch', params,
+      summary: 'Resume a paused send: its pending messages are delivered again',
+      description: 'Clears the pause: the batch\'s pending messages are enqueued for delivery again within seconds (held ones at their time); nothing is lost and nothing is sent twice. Resuming a batch that is not paused changes nothing.',
+      response: control,
+    },
+  }, async (request) => {
+    const batch = await resumeBatch(db, deps.jobs, request.params.batch_id, null, deps.clock.now());
+    await recordAudit(db, { actor: 'admin', action: 'batch.resume', target: `batch:${batch.batch_id}`, company_id: batch.company_id, details: {} });
+    return batchJson(batch);
+  });
+
   r.get('/admin/companies/:company_id/batches', {
     schema: {
       tags, operationId: 'list_company_batches', summary: "A company's send batches with their counts, newest first, a page at a time",
@@ -212,6 +249,7 @@ export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps): void {
   r.post('/admin/batches/:batch_id/cancel', {
     schema: {
       tags: ['operator: batches'], operationId: 'cancel_batch', summary: 'Cancel what a send has not handed to a provider (ends skipped, reason cancelled)',
+      description: 'Answers within a short transaction at any moment of a send. From the answer on, nothing more of the batch is handed to a provider: only messages a delivery run had already claimed can still be sent (at most 2 × 32 per delivery run, in practice those in flight); every other message ends skipped with reason `cancelled`. A scheduled send can be cancelled before it starts. A completed or already cancelled batch answers 200 with `cancelled: 0`.',
       params: Type.Object({ batch_id: Type.String({ maxLength: 64, description: 'the batch id (a UUID)', examples: [BATCH_ID_EXAMPLE] }) }),
       response: {
         200: ok('Cancelled (again: 200 with cancelled 0)', ref(CancelAnswer), exampleOf(CancelAnswer)),
@@ -221,7 +259,7 @@ export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps): void {
       },
     },
   }, async (request) => {
-    const result = await cancelBatch(db, request.params.batch_id, null, deps.clock.now());
+    const result = await cancelBatch(db, deps.jobs, request.params.batch_id, null, deps.clock.now());
     const batch = await db.selectFrom('batches').select('company_id').where('batch_id', '=', result.batch_id).executeTakeFirstOrThrow();
     await recordAudit(db, { actor: 'admin', action: 'batch.cancel', target: `batch:${result.batch_id}`, company_id: batch.company_id, details: { cancelled: result.cancelled } });
     return result;

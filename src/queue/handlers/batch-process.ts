@@ -1,31 +1,45 @@
 /**
- * `batch-process`: fans an accepted batch out into messages (docs/decisions.md#5-phone-numbers-and-digests, #6-contacts-personalisation-sending, docs/api.md 4.3 / 4.4), in
- * ONE transaction that also moves the batch from `accepted` to `processing` (or straight to `completed`
- * when nothing is left to send) and enqueues the follow-up jobs. A second run finds the batch no longer
- * `accepted` and does nothing.
+ * `batch-process`: fans an accepted batch out into messages (docs/decisions.md#5-phone-numbers-and-digests,
+ * #6-contacts-personalisation-sending, docs/api.md 4.3 / 4.4) in bounded steps (docs/architecture.md
+ * "Fan-out in steps"): FAN_OUT_STEP items at a time, each step its own short transaction that writes
+ * the step's messages, advances the batch's `fanned_out` and enqueues the step's delivery chunks (or
+ * the batch's `messages-release` job), so deliveries start while later steps are still being written,
+ * a request never waits behind the whole fan-out, and a crash resumes after the last committed step
+ * (pg-boss runs the job again): no item is lost, none is written twice (the counter moves only with
+ * its messages, and `(batch_id, seq)` is unique). The batch moves from `accepted` to `processing` at
+ * the start, and is completed once every item has its message and none is pending.
  *
- * Per item, in batch order (`seq` = position in `batches.items`):
+ * Per item, in batch order (`seq` = position in `batches.items`; {@link messageFor}):
  * - invalid phone → `skipped` / `invalid_phone` (both kinds);
  * - contacts: 4.3 creates missing ones, replaces given names, merges variables; 4.4 creates missing
  *   ones by phone only;
  * - 4.4 only: an opted-out contact → `skipped` / `opted_out`; a contact at the company's frequency cap
- *   → `skipped` / `frequency_cap` (src/domain/frequency-caps.ts `cappedRecipients`, judged here at
- *   fan-out; docs/audience.md); outside the company's delivery hours
- *   (judged at fan-out by the injectable clock) every message is held: `pending`, `scheduled_for` =
+ *   → `skipped` / `frequency_cap` (src/domain/frequency-caps.ts `cappedRecipients`, judged at each
+ *   fan-out step; docs/audience.md); outside the company's delivery hours
+ *   (judged at each step by the injectable clock) every message is held: `pending`, `scheduled_for` =
  *   `held_until` = the next opening, and one `messages-release` job is deferred to that instant;
  * - expiry (docs/whatsapp.md "Messages that expire", {@link expiryOf}): each pending message gets
  *   `expires_at`; a hold ends at the latest then (released, the claim skips it as `expired`); a batch
  *   fanned out after its expiry writes its messages `skipped` / `expired`;
  * - a campaign send to a segment accepted without items (`overrides.segment_id`) takes the segment's
- *   members as its items now, and its `total` becomes their number;
+ *   members as its items at the start (stored in `batches.items`, once), and its `total` becomes
+ *   their number;
  * - a scheduled send (`overrides.send_at`, src/domain/campaign-sends.ts) is held like delivery hours
- *   until max(send_at, the next opening at send_at); a batch cancelled before its fan-out
- *   (`overrides.cancelled`) writes every valid item `skipped` / `cancelled`;
+ *   until max(send_at, the next opening at send_at);
+ * - a cancelled batch (docs/decisions.md "Cancel, pause and resume") writes every valid item
+ *   `skipped` / `cancelled` (no contact written, nothing rendered); a step that sees the cancel only
+ *   at its commit cancels what it wrote. A paused batch is written as usual but no delivery chunk is
+ *   enqueued for it: the resume does that;
  * - the template (the batch's snapshot) is rendered per contact; a render error fails that message
  *   only (`failed`, error `template error: ...`, no attempt), logged at `error` with company, batch and
- *   message ids once the fan-out committed (failure-log.ts);
- * - the remaining `pending` messages are split into `messages-deliver` chunks (chunkSizeFor the
- *   company's provider at fan-out time: the outbox takes a whole batch in one statement).
+ *   message ids once the step committed (failure-log.ts);
+ * - the step's `pending` messages are split into `messages-deliver` chunks (chunkSizeFor the
+ *   company's provider at fan-out time: the outbox takes a whole chunk in one statement).
+ *
+ * Contacts are written, and messages rendered, before the step's transaction opens (upserting a
+ * contact again after a crash changes nothing), so the transaction itself is only the insert of the
+ * step's rows, the counter and the jobs. Before each step the run waits until no request is in
+ * flight (ctx.idle, db/foreground-gate.ts): requests before background work.
  */
 import { sql } from 'kysely';
 import { expireAfterMs } from '../../domain/expiry.ts';
@@ -35,7 +49,7 @@ import { segmentItems } from '../../domain/campaign-sends.ts';
 import { upsertContacts, type ContactWrite, type StoredContact } from '../../domain/contacts.ts';
 import { nextSendTime } from '../../domain/delivery-hours.ts';
 import { cappedRecipients } from '../../domain/frequency-caps.ts';
-import { compileTemplate, RenderError, renderMessage } from '../../domain/render.ts';
+import { compileTemplate, RenderError, renderMessage, type CompiledTemplate } from '../../domain/render.ts';
 import { normaliseTemplate, type Template } from '../../domain/templates.ts';
 import { messagesFinal } from '../../metrics.ts';
 import { enqueueMany } from '../boss.ts';
@@ -43,6 +57,8 @@ import { chunkSizeFor } from '../jobs.ts';
 import type { PipelineContext } from './context.ts';
 import { FailureLog } from './failure-log.ts';
 import { chunkRanges, completeBatchIfDone, insertMessages, uuidv7, type NewMessage } from '../../db/messages.ts';
+import { cancelPendingStep } from '../../db/batch-control.ts';
+import { contactsByPhone } from '../../db/contacts.ts';
 
 interface BatchRow {
   company_id: number;
@@ -63,22 +79,38 @@ interface StoredBatchRow extends Omit<BatchRow, 'items'> {
   items: string;
 }
 
-/** What a fan-out decided, for logs and tests. */
-export interface FanOut { messages: number; pending: number; held: boolean; chunks: number }
+/** What a fan-out decided, for logs and tests (over every step of this run). */
+export interface FanOut { messages: number; pending: number; held: boolean; chunks: number; steps: number }
 
-/** Writes the contacts of a batch's valid items; returns them by E.164 number. */
-async function writeContacts(db: PipelineContext['db'], batch: BatchRow): Promise<Map<string, StoredContact>> {
+/** Items one fan-out step writes: one short transaction each (tens of milliseconds on PGlite). */
+export const FAN_OUT_STEP = 250;
+
+/** A batch as a fan-out run holds it: the stored row with its items parsed, and its progress. */
+interface FanOutBatch extends BatchRow { batch_id: string; fanned_out: number; cancelled: boolean }
+
+/**
+ * Writes the contacts of `items` (the valid ones) of `batch`; returns them by E.164 number. A
+ * campaign (4.4) writes a contact by phone only, which changes nothing in one that exists: those are
+ * read, and only the missing ones written.
+ */
+async function writeContacts(db: PipelineContext['db'], batch: BatchRow, items: BatchItem[]): Promise<Map<string, StoredContact>> {
   const writes: ContactWrite[] = [];
-  for (const item of batch.items) {
-    if (!item.e164) continue;
+  const found = new Map<string, StoredContact>();
+  if (batch.kind === 'campaign') {
+    const phones = items.filter((i) => i.e164).map((i) => i.e164 as string);
+    for (const c of await contactsByPhone(db, batch.company_id, phones)) found.set(c.phone, { ...c, created: false });
+  }
+  for (const item of items) {
+    if (!item.e164 || found.has(item.e164)) continue;
     writes.push(batch.kind === 'automation'
       ? { phone: item.e164, first_name: item.first_name ?? null, last_name: item.last_name ?? null, variables: item.variables ?? null }
       : { phone: item.e164 });
   }
+  if (writes.length === 0) return found;
   // A stable order keeps concurrent batches of one company from locking contacts in opposite orders.
   writes.sort((a, b) => (a.phone < b.phone ? -1 : a.phone > b.phone ? 1 : 0));
-  const stored = await upsertContacts(db, batch.company_id, writes);
-  return new Map(stored.map((c) => [c.phone, c]));
+  for (const c of await upsertContacts(db, batch.company_id, writes)) found.set(c.phone, c);
+  return found;
 }
 
 /**
@@ -96,100 +128,220 @@ export function expiryOf(batch: Pick<BatchRow, 'overrides' | 'expire_after' | 'c
   return Math.max(new Date(batch.created_at).getTime(), Number.isFinite(sendAt) ? sendAt : 0) + after;
 }
 
-/** Fans out batch `batchId`; null when it was not `accepted` (already done, or unknown). */
-export async function processBatch(ctx: PipelineContext, batchId: string): Promise<FanOut | null> {
-  const finals: Record<string, number> = {};
-  // Messages failed by a template error, logged once the fan-out committed.
-  let templateFailures: { company_id: number; failed: { message_id: string; error: string }[] } | undefined;
-  const outcome = await ctx.db.transaction().execute(async (trx) => {
-    const { rows } = await sql<StoredBatchRow>`
-      UPDATE batches b SET status = 'processing'
-      FROM companies c
-      WHERE b.batch_id = ${batchId}::uuid AND b.status = 'accepted' AND c.company_id = b.company_id
-      RETURNING b.company_id, b.kind, b.source_id, b.items, b.overrides, b.template, c.delivery_hours, c.channel->>'provider' AS provider,
-        b.created_at, CASE b.kind
-          WHEN 'automation' THEN (SELECT a.expire_after FROM automations a WHERE a.automation_id = b.source_id)
-          ELSE (SELECT k.expire_after FROM campaigns k WHERE k.campaign_id = b.source_id) END AS expire_after`.execute(trx);
-    if (!rows[0]) return null;
-    const batch: BatchRow = { ...rows[0], items: JSON.parse(rows[0].items) as BatchItem[] };
-    if (batch.overrides?.segment_id !== undefined && batch.items.length === 0) {
-      // A segment send accepted without items (campaign-sends.ts startSegmentSend): its members now.
-      batch.items = await segmentItems(trx, batch.company_id, batch.overrides.segment_id, ctx.clock.now());
-      await trx.updateTable('batches').set({ total: batch.items.length }).where('batch_id', '=', batchId).execute();
-    }
+/**
+ * What every item of one fan-out step shares: the batch, the step's contacts (by E.164 number), the
+ * compiled template, and the step's decisions taken at `now` (ms, the injectable clock).
+ */
+export interface StepContext {
+  batch_id: string;
+  batch: BatchRow;
+  contacts: Map<string, StoredContact>;
+  compiled: CompiledTemplate;
+  now: number;
+  /** The batch is cancelled: every valid item ends skipped / `cancelled`. */
+  cancelled: boolean;
+  /** Held until `opensAt` (delivery hours or a scheduled send), at the latest until `holdUntil`. */
+  held: boolean;
+  opensAt: number;
+  holdUntil: number;
+  expiresAt: number | null;
+  expired: boolean;
+  /** Numbers of this step at the company's frequency cap (campaigns only; docs/audience.md). */
+  capped: ReadonlySet<string>;
+}
 
-    const contacts = await writeContacts(trx, batch);
-    const now = ctx.clock.now();
-    // A scheduled send (overrides.send_at) is held until then, and then until its delivery hours open.
-    const sendAt = Math.max(now, batch.overrides?.send_at ? Date.parse(batch.overrides.send_at) || now : now);
-    const opensAt = batch.kind === 'campaign' ? nextSendTime(batch.delivery_hours, sendAt) : sendAt;
-    const cancelled = batch.overrides?.cancelled === true;
-    const held = opensAt > now;
-    const expiresAt = expiryOf(batch);
-    const expired = expiresAt !== null && expiresAt <= now;
-    const holdUntil = expiresAt !== null ? Math.min(opensAt, expiresAt) : opensAt;
-    const compiled = compileTemplate(normaliseTemplate(batch.template));
-    // Frequency cap: of the recipients that would be sent (valid, not opted out), those at the cap.
-    const capped = batch.kind !== 'campaign' || cancelled || expired ? new Set<string>()
-      : await cappedRecipients(trx, { companyId: batch.company_id, kind: batch.kind, campaignId: batch.source_id },
-        batch.items.flatMap((i) => (i.e164 && !contacts.get(i.e164)!.opted_out ? [i.e164] : [])), now);
-
-    const messages: NewMessage[] = batch.items.map((item, seq) => {
-      const base = { message_id: uuidv7(), seq, contact_id: null, phone: item.e164 ?? item.phone, reason: null, error: null, scheduled_for: null, held_until: null, rendered: null };
-      if (!item.e164) return { ...base, status: 'skipped', reason: 'invalid_phone' };
-      if (cancelled) return { ...base, status: 'skipped', reason: 'cancelled' };
-      const contact = contacts.get(item.e164)!;
-      const withContact = { ...base, contact_id: contact.contact_id };
-      if (batch.kind === 'campaign' && contact.opted_out) return { ...withContact, status: 'skipped', reason: 'opted_out' };
-      if (capped.has(item.e164)) return { ...withContact, status: 'skipped', reason: 'frequency_cap' };
-      try {
-        const rendered = renderMessage(compiled, {
-          message_id: base.message_id,
-          batch_id: batchId,
-          company_id: batch.company_id,
-          kind: batch.kind,
-          source_id: batch.source_id,
-          contact: {
-            phone: item.e164,
-            first_name: contact.first_name,
-            last_name: contact.last_name,
-            variables: contact.variables,
-            image_url: item.image_url ?? null,
-            video_url: item.video_url ?? null,
-          },
-          overrides: batch.overrides ?? {},
-        });
-        if (expired) return { ...withContact, status: 'skipped', reason: 'expired', rendered };
-        return { ...withContact, status: 'pending', rendered, scheduled_for: held ? opensAt : null, held_until: held ? holdUntil : null, expires_at: expiresAt };
-      } catch (err) {
-        if (!(err instanceof RenderError)) throw err;
-        return { ...withContact, status: 'failed', error: err.message };
-      }
+/**
+ * The message row of one item (position `seq`) of a fan-out step: the per-contact decisions of the
+ * module comment, in order (invalid number, cancelled, opted out, frequency cap, render, expired, held). A check that
+ * skips a contact goes here, before the render.
+ */
+export function messageFor(step: StepContext, item: BatchItem, seq: number): NewMessage {
+  const { batch } = step;
+  const base = { message_id: uuidv7(), seq, contact_id: null, phone: item.e164 ?? item.phone, reason: null, error: null, scheduled_for: null, held_until: null, rendered: null };
+  if (!item.e164) return { ...base, status: 'skipped', reason: 'invalid_phone' };
+  if (step.cancelled) return { ...base, status: 'skipped', reason: 'cancelled' };
+  const contact = step.contacts.get(item.e164)!;
+  const withContact = { ...base, contact_id: contact.contact_id };
+  if (batch.kind === 'campaign' && contact.opted_out) return { ...withContact, status: 'skipped', reason: 'opted_out' };
+  if (step.capped.has(item.e164)) return { ...withContact, status: 'skipped', reason: 'frequency_cap' };
+  try {
+    const rendered = renderMessage(step.compiled, {
+      message_id: base.message_id,
+      batch_id: step.batch_id,
+      company_id: batch.company_id,
+      kind: batch.kind,
+      source_id: batch.source_id,
+      contact: {
+        phone: item.e164,
+        first_name: contact.first_name,
+        last_name: contact.last_name,
+        variables: contact.variables,
+        image_url: item.image_url ?? null,
+        video_url: item.video_url ?? null,
+      },
+      overrides: batch.overrides ?? {},
     });
-    await insertMessages(trx, batchId, batch.company_id, messages);
-    const failed = messages.filter((m) => m.status === 'failed').map((m) => ({ message_id: m.message_id, error: String(m.error) }));
-    templateFailures = failed.length ? { company_id: batch.company_id, failed } : undefined;
-    for (const m of messages) if (m.status !== 'pending') finals[m.status] = (finals[m.status] ?? 0) + 1;
+    if (step.expired) return { ...withContact, status: 'skipped', reason: 'expired', rendered };
+    return {
+      ...withContact, status: 'pending', rendered, scheduled_for: step.held ? step.opensAt : null,
+      held_until: step.held ? step.holdUntil : null, expires_at: step.expiresAt,
+    };
+  } catch (err) {
+    if (!(err instanceof RenderError)) throw err;
+    return { ...withContact, status: 'failed', error: err.message };
+  }
+}
 
-    const pendingSeqs = messages.filter((m) => m.status === 'pending').map((m) => m.seq);
+/** A fan-out step lost a race with another run of the same batch: this run reads the batch again. */
+class StepRace extends Error {}
+
+/** The workers are stopping: the fan-out stops between two steps and resumes when pg-boss runs it again. */
+export class FanOutInterrupted extends Error {}
+
+/**
+ * Starts (or resumes) the fan-out of `batchId`: moves an `accepted` batch to `processing`, taking a
+ * segment send's members as its items first; returns the batch with its progress, or null when there
+ * is nothing to fan out (unknown, completed, or every item written).
+ */
+async function openFanOut(ctx: PipelineContext, batchId: string): Promise<FanOutBatch | null> {
+  for (;;) {
+    const { rows } = await sql<StoredBatchRow & { status: string; fanned_out: number; total: number; cancelled: boolean }>`
+      SELECT b.company_id, b.kind, b.source_id, b.items, b.overrides, b.template, c.delivery_hours, c.channel->>'provider' AS provider,
+        b.created_at, b.status, b.fanned_out, b.total, b.cancelled_at IS NOT NULL AS cancelled, CASE b.kind
+          WHEN 'automation' THEN (SELECT a.expire_after FROM automations a WHERE a.automation_id = b.source_id)
+          ELSE (SELECT k.expire_after FROM campaigns k WHERE k.campaign_id = b.source_id) END AS expire_after
+      FROM batches b JOIN companies c ON c.company_id = b.company_id
+      WHERE b.batch_id = ${batchId}::uuid`.execute(ctx.db);
+    const row = rows[0];
+    if (!row || row.status === 'completed') return null;
+    let items = JSON.parse(row.items) as BatchItem[];
+    if (row.status === 'accepted') {
+      let total = row.total;
+      let itemsText: string | null = null;
+      if (row.overrides?.segment_id !== undefined && items.length === 0) {
+        // A segment send accepted without items (campaign-sends.ts startSegmentSend): its members now, once.
+        items = await segmentItems(ctx.db, row.company_id, row.overrides.segment_id, ctx.clock.now());
+        itemsText = JSON.stringify(items);
+        total = items.length;
+      }
+      const moved = await ctx.db.transaction().execute(async (trx) => {
+        const r = await sql`
+          UPDATE batches SET status = 'processing', items = coalesce(${itemsText}::text, items), total = ${total}
+          WHERE batch_id = ${batchId}::uuid AND status = 'accepted'`.execute(trx);
+        if (Number(r.numAffectedRows ?? 0) === 0) return false;
+        if (total === 0) await completeBatchIfDone(trx, batchId, ctx.clock.now());
+        return true;
+      });
+      if (!moved) continue; // another run moved it first: read it again
+      row.total = total;
+    }
+    return { ...row, batch_id: batchId, items, fanned_out: row.fanned_out };
+  }
+}
+
+/**
+ * Writes one step of `batch`: the items from position `from` (at most FAN_OUT_STEP). Returns what it
+ * wrote; throws StepRace when another run wrote these positions first.
+ */
+async function fanOutStep(ctx: PipelineContext, batch: FanOutBatch, from: number, releaseQueued: boolean) {
+  const items = batch.items.slice(from, from + FAN_OUT_STEP);
+  const contacts = batch.cancelled ? new Map<string, StoredContact>() : await writeContacts(ctx.db, batch, items);
+  const now = ctx.clock.now();
+  // A scheduled send (overrides.send_at) is held until then, and then until its delivery hours open.
+  const sendAt = Math.max(now, batch.overrides?.send_at ? Date.parse(batch.overrides.send_at) || now : now);
+  const opensAt = batch.kind === 'campaign' ? nextSendTime(batch.delivery_hours, sendAt) : sendAt;
+  const expiresAt = expiryOf(batch);
+  const expired = expiresAt !== null && expiresAt <= now;
+  // Frequency cap: of this step's recipients that would be sent (valid, not opted out), those at the cap.
+  const capped = batch.kind !== 'campaign' || batch.cancelled || expired ? new Set<string>()
+    : await cappedRecipients(ctx.db, { companyId: batch.company_id, kind: batch.kind, campaignId: batch.source_id },
+      items.flatMap((i) => (i.e164 && !contacts.get(i.e164)!.opted_out ? [i.e164] : [])), now);
+  const step: StepContext = {
+    batch_id: batch.batch_id, batch, contacts, compiled: compiledOf(batch), now, cancelled: batch.cancelled,
+    held: opensAt > now, opensAt, holdUntil: expiresAt !== null ? Math.min(opensAt, expiresAt) : opensAt,
+    expiresAt, expired, capped,
+  };
+  const messages = items.map((item, i) => messageFor(step, item, from + i));
+  const to = from + items.length;
+  return ctx.db.transaction().execute(async (trx) => {
+    await insertMessages(trx, batch.batch_id, batch.company_id, messages);
+    const { rows } = await sql<{ paused: boolean; cancelled: boolean }>`
+      UPDATE batches SET fanned_out = ${to} WHERE batch_id = ${batch.batch_id}::uuid AND fanned_out = ${from}
+      RETURNING paused_at IS NOT NULL AS paused, cancelled_at IS NOT NULL AS cancelled`.execute(trx);
+    if (!rows[0]) throw new StepRace(`batch ${batch.batch_id}: positions ${from}..${to - 1} were written by another run`);
+    let cancelledNow = 0;
+    if (rows[0].cancelled && !batch.cancelled) {
+      // Cancelled while this step was being prepared: what it wrote ends cancelled too.
+      cancelledNow = (await cancelPendingStep(trx, batch.batch_id, { from, to: to - 1 })).n;
+    }
+    const pendingSeqs = rows[0].cancelled ? [] : messages.filter((m) => m.status === 'pending').map((m) => m.seq);
     let chunks = 0;
-    if (pendingSeqs.length === 0) {
-      await completeBatchIfDone(trx, batchId, now);
-    } else if (held) {
+    let release = false;
+    if (pendingSeqs.length > 0 && step.held) {
       // pg-boss waits in real time; the workers' sweep also releases against the injectable clock.
-      await enqueueMany(ctx.boss, trx, 'messages-release', [{ data: { batch_id: batchId }, startAfter: new Date(Date.now() + (holdUntil - now)) }]);
-    } else {
+      if (!releaseQueued) {
+        await enqueueMany(ctx.boss, trx, 'messages-release', [{ data: { batch_id: batch.batch_id }, startAfter: new Date(Date.now() + (step.holdUntil - now)) }]);
+        release = true;
+      }
+    } else if (pendingSeqs.length > 0 && !rows[0].paused) {
       const ranges = chunkRanges(pendingSeqs, chunkSizeFor(batch.provider));
       chunks = ranges.length;
-      await enqueueMany(ctx.boss, trx, 'messages-deliver', ranges.map((r) => ({ data: { batch_id: batchId, company_id: batch.company_id, ...r } })));
+      await enqueueMany(ctx.boss, trx, 'messages-deliver', ranges.map((r) => ({ data: { batch_id: batch.batch_id, company_id: batch.company_id, ...r } })));
     }
-    return { messages: messages.length, pending: pendingSeqs.length, held, chunks };
+    if (to >= batch.items.length) await completeBatchIfDone(trx, batch.batch_id, now);
+    return { to, messages, pending: pendingSeqs.length, chunks, release, cancelled: rows[0].cancelled, cancelledNow, held: step.held };
   });
-  for (const [status, n] of Object.entries(finals)) messagesFinal.inc({ status, provider: 'none' }, n);
-  if (outcome && templateFailures) {
-    const log = new FailureLog(ctx.logger, { company_id: templateFailures.company_id, batch_id: batchId }, 'message not rendered: template error');
-    for (const f of templateFailures.failed) log.add({ level: 'error', ...f });
-    log.summary();
+}
+
+const compiled = new WeakMap<BatchRow, CompiledTemplate>();
+/** The batch's template compiled once per run. */
+function compiledOf(batch: BatchRow): CompiledTemplate {
+  let c = compiled.get(batch);
+  if (!c) compiled.set(batch, c = compileTemplate(normaliseTemplate(batch.template)));
+  return c;
+}
+
+/**
+ * Fans out batch `batchId` (or the rest of it, after a crash) step by step; null when there was
+ * nothing to do (unknown, completed, or already written whole). Between steps it gives way to other
+ * work; when the workers stop it ends early and pg-boss runs it again later (it resumes).
+ */
+export async function processBatch(ctx: PipelineContext, batchId: string): Promise<FanOut | null> {
+  let batch = await openFanOut(ctx, batchId);
+  if (!batch || batch.fanned_out >= batch.items.length) return null;
+  const out: FanOut = { messages: 0, pending: 0, held: false, chunks: 0, steps: 0 };
+  let releaseQueued = false;
+  while (batch.fanned_out < batch.items.length) {
+    // Requests first: the step's CPU work (contacts, rendering) and its transaction wait for a turn.
+    await (ctx.idle?.() ?? new Promise<void>((resolve) => setImmediate(resolve)));
+    if (ctx.drain.aborted) throw new FanOutInterrupted(`workers stopping: the fan-out of batch ${batchId} resumes at item ${batch.fanned_out}`);
+    let step;
+    try {
+      step = await fanOutStep(ctx, batch, batch.fanned_out, releaseQueued);
+    } catch (err) {
+      if (!(err instanceof StepRace)) throw err;
+      batch = await openFanOut(ctx, batchId);
+      if (!batch) return out;
+      continue;
+    }
+    batch.fanned_out = step.to;
+    if (step.cancelled) batch.cancelled = true;
+    releaseQueued ||= step.release;
+    out.steps++;
+    out.messages += step.messages.length;
+    out.pending += step.pending;
+    out.chunks += step.chunks;
+    out.held ||= step.held && step.pending > 0;
+    const finals: Record<string, number> = {};
+    for (const m of step.messages) if (m.status !== 'pending') finals[m.status] = (finals[m.status] ?? 0) + 1;
+    if (step.cancelledNow) finals.skipped = (finals.skipped ?? 0) + step.cancelledNow;
+    for (const [status, n] of Object.entries(finals)) messagesFinal.inc({ status, provider: 'none' }, n);
+    const failed = step.messages.filter((m) => m.status === 'failed');
+    if (failed.length) {
+      const log = new FailureLog(ctx.logger, { company_id: batch.company_id, batch_id: batchId }, 'message not rendered: template error');
+      for (const f of failed) log.add({ level: 'error', message_id: f.message_id, error: String(f.error) });
+      log.summary();
+    }
   }
-  return outcome;
+  return out;
 }

@@ -1,7 +1,8 @@
 /**
  * What every job handler gets: the database, the queue (to enqueue follow-up jobs), the injectable
  * clock (delivery-hours decisions, scheduled_for, sent_at, completed_at, next_attempt_at), the providers,
- * the retry schedule, a logger, and `drain`, aborted when the workers stop (no new delivery attempt starts after that).
+ * the retry schedule, a logger, `drain`, aborted when the workers stop (no new delivery attempt starts after that),
+ * and `idle`, the turn requests leave to background work.
  */
 import type { Logger } from 'pino';
 import type { Db } from '../../db/database.ts';
@@ -20,4 +21,9 @@ export interface PipelineContext {
   readonly deliveryConcurrency: number;
   /** DELIVERY_RETRY_SCHEDULE (ms): the waits after the 1st, 2nd, ... failed attempt (docs/decisions.md#8-retries). */
   readonly retrySchedule: readonly number[];
+  /**
+   * Resolves when background work may go on: no request in flight (db/foreground-gate.ts `idle`).
+   * Long handlers await it between steps, before a step's CPU work. Absent: at once.
+   */
+  readonly idle?: () => Promise<void>;
 }

@@ -3,9 +3,11 @@
  *
  * - outbox: one statement records every deliverable message of the range as sent (the hand-off is the
  *   commit itself).
- * - webhook / whatsapp: the deliverable messages are claimed under a lease (LEASE_SECONDS of database
- *   time, renewed every RENEW_MS while the run works), handed to the provider ONCE each with up to
- *   `deliveryConcurrency` in flight, and their results committed set-based every FLUSH_ROWS results or
+ * - webhook / whatsapp: the deliverable messages are claimed a slice at a time (at most
+ *   `deliveryConcurrency` per claim, a new slice when the last one has been started) under a lease
+ *   (LEASE_SECONDS of database time, renewed every RENEW_MS while the run works), handed to the
+ *   provider ONCE each with up to `deliveryConcurrency` in flight, and their results committed
+ *   set-based every FLUSH_ROWS results or
  *   FLUSH_MS, whichever comes first, so a crash loses at most the results of the last moments. After a
  *   transient failure the message waits `pending` with `next_attempt_at` (a hold, released by the
  *   workers' sweep) on DELIVERY_RETRY_SCHEDULE (docs/decisions.md#8-retries, providers/retry.ts); the
@@ -23,6 +25,15 @@
  * The lease is short (15 s) so that messages of a run whose process died are found by the workers'
  * sweep (`recoverDead`) within seconds of the lease running out and enqueued again.
  *
+ * Pause and cancel (docs/decisions.md "Cancel, pause and resume"): claims and the outbox statement
+ * take nothing of a paused or cancelled batch, and the run reads the batch's state again at every
+ * flush: once it sees a pause or cancel it starts no new attempt. Its claimed messages not yet started
+ * are handed back (paused) or end skipped / `cancelled`; so at most the messages of its current and
+ * next slice (2 × deliveryConcurrency) can still go out after the pause or cancel committed, in
+ * practice only those in flight. After a cancel the run also cancels what is left pending in its range
+ * (a retry that its own results just scheduled included). A paused batch's chunk ends without a
+ * retry: a resume enqueues the batch's deliveries again (handlers/batch-control.ts).
+ *
  * Afterwards the batch is completed if nothing is pending. If released pending messages are left in
  * the range (another run holds them, or this run was interrupted), the job fails with ChunkBusyError
  * and pg-boss retries it with backoff, until the range is done; messages waiting for a retry are held
@@ -39,8 +50,9 @@ import type { PipelineContext } from './context.ts';
 import { FailureLog } from './failure-log.ts';
 import {
   claimMessages, commitResults, completeBatchIfDone, countUnfinished, optOutContactsOf, renewLeases, sendRangeToOutbox,
-  type Claimed, type MessageResult,
+  type Claimed, type DeliveryState, type MessageResult,
 } from '../../db/messages.ts';
+import { cancelPending, deliveryState } from '../../db/batch-control.ts';
 
 /** How long a claim holds without renewal (s, database time). Renewed every RENEW_MS. */
 export const LEASE_SECONDS = 15;
@@ -58,16 +70,26 @@ export async function deliverChunk(ctx: PipelineContext, data: JobPayloads['mess
   const company = await ctx.db.selectFrom('companies').select('channel').where('company_id', '=', company_id).executeTakeFirst();
   if (!company) return; // the company is gone, and its batches with it
   const provider = ctx.providers.forChannel(company.channel);
+  let state: DeliveryState = 'running';
   if (!ctx.drain.aborted) {
     if (provider.name === 'outbox') {
-      const { sent, expired } = await sendRangeToOutbox(ctx.db, batch_id, seq_from, seq_to, ctx.clock.now());
+      const { sent, expired, state: seen } = await sendRangeToOutbox(ctx.db, batch_id, seq_from, seq_to, ctx.clock.now());
       if (sent) messagesFinal.inc({ status: 'sent', provider: 'outbox' }, sent);
       if (expired) messagesFinal.inc({ status: 'skipped', provider: 'outbox' }, expired);
+      state = seen;
     } else {
-      await deliverClaimed(ctx, provider, data, abort);
+      state = await deliverClaimed(ctx, provider, data, abort);
     }
   }
+  if (state === 'gone') return;
+  // Read after this run's results are committed: a cancel that committed before sees them below.
+  if (state === 'running') state = await deliveryState(ctx.db, batch_id);
+  if (state === 'cancelled') {
+    const n = await cancelPending(ctx.db, batch_id, { from: seq_from, to: seq_to });
+    if (n) messagesFinal.inc({ status: 'skipped', provider: provider.name }, n);
+  }
   await completeBatchIfDone(ctx.db, batch_id, ctx.clock.now());
+  if (state === 'paused' || state === 'gone') return; // a resume enqueues the batch's deliveries again
   const left = await countUnfinished(ctx.db, batch_id, seq_from, seq_to);
   if (left > 0) {
     throw new ChunkBusyError(`${left} message(s) of batch ${batch_id} seq ${seq_from}..${seq_to} are still pending (leased by another run, or interrupted); retrying later`);
@@ -127,17 +149,27 @@ async function applyEffects(db: Db, companyId: number, effects: { message_id: st
   if (pause !== null) await pauseChannel(db, companyId, pause, now);
 }
 
-async function deliverClaimed(ctx: PipelineContext, provider: Provider, data: JobPayloads['messages-deliver'], abort?: AbortSignal): Promise<void> {
-  const { claimed, expired } = await claimMessages(ctx.db, data.batch_id, data.seq_from, data.seq_to, LEASE_SECONDS, ctx.clock.now());
-  if (expired) messagesFinal.inc({ status: 'skipped', provider: provider.name }, expired);
-  if (claimed.length === 0) return;
+/** The result of a claimed message not started because its batch was cancelled meanwhile. */
+function cancelledResult(m: Claimed): MessageResult {
+  return { message_id: m.message_id, status: 'skipped', reason: 'cancelled', error: null, attempts: 0, sent_at: null };
+}
+
+/**
+ * Delivers the range's messages a slice at a time (see the module comment); returns the batch's state
+ * as the run last saw it.
+ */
+async function deliverClaimed(ctx: PipelineContext, provider: Provider, data: JobPayloads['messages-deliver'], abort?: AbortSignal): Promise<DeliveryState> {
+  const slice = ctx.deliveryConcurrency;
   const schedule = ctx.retrySchedule;
-  const held = new Set(claimed.map((m) => m.message_id)); // claimed and not yet committed
-  const queue: Claimed[] = [...claimed]; // claimed and not yet started (nor decided by prepare)
+  const held = new Set<string>(); // claimed and not yet committed
+  const queue: Claimed[] = []; // claimed and not yet started (nor decided by prepare)
+  let state: DeliveryState = 'running';
+  let exhausted = false; // the last claim found fewer than a slice: nothing more to claim now
   let buffer: MessageResult[] = [];
   let effects: { message_id: string; effect: SendEffect }[] = [];
   let chain: Promise<void> = Promise.resolve();
   let flushError: unknown;
+  const see = (s: DeliveryState) => { if (s !== 'running') state = s; };
 
   const flush = (): Promise<void> => {
     const rows = buffer;
@@ -157,6 +189,8 @@ async function deliverClaimed(ctx: PipelineContext, provider: Provider, data: Jo
         const counts: Record<string, number> = {};
         for (const s of written) if (s !== 'pending') counts[s] = (counts[s] ?? 0) + 1;
         for (const [status, n] of Object.entries(counts)) messagesFinal.inc({ status, provider: provider.name }, n);
+        // A pause or cancel since the last look: start nothing new (the lanes check `state`).
+        if (state === 'running' && (queue.length > 0 || !exhausted)) see(await deliveryState(ctx.db, data.batch_id));
       }).catch((err) => {
         flushError ??= err;
       });
@@ -165,24 +199,29 @@ async function deliverClaimed(ctx: PipelineContext, provider: Provider, data: Jo
   };
 
   // The provider's look before sending (providers/types.ts prepare): messages it does not send now
-  // are decided without an attempt; the rest stay in the queue, in order.
-  const decide = async (again: boolean): Promise<void> => {
-    if (!provider.prepare || queue.length === 0) return;
-    const items = queue.splice(0);
-    let decisions: Map<string, PrepareDecision>;
-    try {
-      decisions = await provider.prepare({ companyId: data.company_id, now: ctx.clock.now(), again }, items.map((m) => ({ message_id: m.message_id, rendered: m.rendered })));
-    } catch (err) {
-      queue.unshift(...items);
-      throw err;
-    }
+  // are decided without an attempt; the rest are returned, in order.
+  const decide = async (items: Claimed[], again: boolean): Promise<Claimed[]> => {
+    if (!provider.prepare || items.length === 0) return items;
+    const decisions = await provider.prepare({ companyId: data.company_id, now: ctx.clock.now(), again }, items.map((m) => ({ message_id: m.message_id, rendered: m.rendered })));
     const now = ctx.clock.now();
+    const send: Claimed[] = [];
     for (const m of items) {
       const d = decisions.get(m.message_id);
-      if (!d || d.action === 'send') queue.push(m);
+      if (!d || d.action === 'send') send.push(m);
       else buffer.push(decisionResult(m, d, now));
     }
+    return send;
   };
+  // The next slice: claimed (none while the batch is paused or cancelled), then looked at by prepare.
+  let refilling: Promise<void> | null = null;
+  const refill = (): Promise<void> => refilling ??= (async () => {
+    const claim = await claimMessages(ctx.db, data.batch_id, data.seq_from, data.seq_to, LEASE_SECONDS, ctx.clock.now(), slice);
+    see(claim.state);
+    if (claim.expired) messagesFinal.inc({ status: 'skipped', provider: provider.name }, claim.expired);
+    if (claim.claimed.length + claim.expired < slice) exhausted = true;
+    for (const m of claim.claimed) held.add(m.message_id);
+    queue.push(...await decide(claim.claimed, false));
+  })().finally(() => { refilling = null; });
   // An outcome asked for a recheck: its effects are committed first, then prepare looks again.
   let recheckWanted = false;
   let recheck: Promise<void> | null = null;
@@ -192,7 +231,15 @@ async function deliverClaimed(ctx: PipelineContext, provider: Provider, data: Jo
         recheckWanted = false;
         recheck = (async () => {
           await flush();
-          if (flushError === undefined) await decide(true);
+          if (flushError === undefined) {
+            const items = queue.splice(0);
+            try {
+              queue.unshift(...await decide(items, true));
+            } catch (err) {
+              queue.unshift(...items);
+              throw err;
+            }
+          }
         })().finally(() => { recheck = null; });
       }
       await recheck;
@@ -207,10 +254,15 @@ async function deliverClaimed(ctx: PipelineContext, provider: Provider, data: Jo
   // Failed attempts reach the log: `error` when the message ends failed, `warn`
   // when it waits for another attempt; bounded per run (failure-log.ts).
   const failures = new FailureLog(ctx.logger, { company_id: data.company_id, batch_id: data.batch_id }, 'message delivery failed');
-  const stopped = () => ctx.drain.aborted || !!abort?.aborted || flushError !== undefined;
+  const stopped = () => ctx.drain.aborted || !!abort?.aborted || flushError !== undefined || state !== 'running';
   const lane = async () => {
-    while (queue.length && !stopped()) {
+    while (!stopped()) {
       await recheckIfWanted();
+      if (queue.length === 0) {
+        if (exhausted && !refilling) break;
+        await refill();
+        continue;
+      }
       const m = queue.shift();
       if (!m || stopped()) {
         if (m) queue.unshift(m);
@@ -235,10 +287,11 @@ async function deliverClaimed(ctx: PipelineContext, provider: Provider, data: Jo
     }
   };
   try {
-    await decide(false);
-    await Promise.all(Array.from({ length: Math.min(ctx.deliveryConcurrency, queue.length) }, lane));
-    // Claimed but never started (the workers are stopping): give the leases back at once.
-    for (const m of queue.splice(0)) buffer.push(resultOf(m, null, true, schedule, ctx.clock.now()));
+    await refill();
+    if (queue.length > 0 || !exhausted) await Promise.all(Array.from({ length: slice }, lane));
+    // Claimed but never started: cancelled with the batch, or (paused, workers stopping) their leases
+    // given back at once.
+    for (const m of queue.splice(0)) buffer.push((state as DeliveryState) === 'cancelled' ? cancelledResult(m) : resultOf(m, null, true, schedule, ctx.clock.now()));
   } finally {
     clearInterval(flushTimer);
     clearInterval(renewTimer);
@@ -246,4 +299,5 @@ async function deliverClaimed(ctx: PipelineContext, provider: Provider, data: Jo
     await flush();
   }
   if (flushError !== undefined) throw flushError;
+  return state;
 }

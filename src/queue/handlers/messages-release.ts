@@ -1,8 +1,8 @@
 /**
  * Releases held messages once their time has come, judged by the injectable clock: campaign messages
  * waiting for delivery hours (4.4) and messages waiting for a retry (`next_attempt_at`,
- * docs/decisions.md#8-retries). In one transaction, due messages lose their hold and `messages-deliver`
- * chunks are enqueued for them. Two callers:
+ * docs/decisions.md#8-retries). In one transaction per step of RELEASE_STEP messages, due messages lose
+ * their hold and `messages-deliver` chunks are enqueued for them. Two callers:
  * - the `messages-release` {batch_id} job, deferred (pg-boss, real time) to the window opening; if the
  *   clock says the batch still has messages not yet due, it defers itself again to the next one;
  * - the workers' periodic sweep (`releaseDue` over every batch), which is what makes a moved clock
@@ -19,29 +19,45 @@ import type { Transaction } from 'kysely';
 import type { DB } from '../../db/schema.ts';
 import { chunkRanges, companyProviders, nextHeld, recoverExpiredLeases, releaseHeld, type Released } from '../../db/messages.ts';
 
-/** Most messages one release transaction takes; the rest wait for the next call. */
+/** Most messages one call releases (or recovers); the rest wait for the next call. */
 export const RELEASE_LIMIT = 10_000;
+
+/**
+ * Messages per release (or recovery) transaction: a call works in steps of this many, each its own
+ * short transaction, giving way to requests between two (docs/architecture.md "Requests before
+ * background work").
+ */
+export const RELEASE_STEP = 1_000;
+
+/** Runs `step` (at most `size` rows, one transaction) until a step takes fewer or RELEASE_LIMIT rows are done; returns how many. */
+async function inSteps(ctx: PipelineContext, step: (trx: Transaction<DB>, size: number) => Promise<Released[]>): Promise<number> {
+  let total = 0;
+  while (total < RELEASE_LIMIT) {
+    const size = Math.min(RELEASE_STEP, RELEASE_LIMIT - total);
+    const n = await ctx.db.transaction().execute(async (trx) => {
+      const rows = await step(trx, size);
+      await enqueueDelivery(ctx, trx, rows);
+      return rows.length;
+    });
+    total += n;
+    if (n < size) break;
+    await ctx.idle?.();
+  }
+  return total;
+}
 
 /** Releases due held messages (of one batch, or all) and enqueues their delivery; returns how many. */
 export async function releaseDue(ctx: PipelineContext, batchId: string | null = null): Promise<number> {
   const now = ctx.clock.now();
-  return ctx.db.transaction().execute(async (trx) => {
-    const released = await releaseHeld(trx, now, batchId, RELEASE_LIMIT);
-    await enqueueDelivery(ctx, trx, released);
-    return released.length;
-  });
+  return inSteps(ctx, (trx, size) => releaseHeld(trx, now, batchId, size));
 }
 
 /**
  * Re-enqueues the messages of dead delivery runs (lease ran out while still pending and released);
- * returns how many. One transaction: the leases are cleared only together with the new chunks.
+ * returns how many. Each step one transaction: the leases are cleared only together with the new chunks.
  */
 export async function recoverDead(ctx: PipelineContext): Promise<number> {
-  return ctx.db.transaction().execute(async (trx) => {
-    const recovered = await recoverExpiredLeases(trx, RELEASE_LIMIT);
-    await enqueueDelivery(ctx, trx, recovered);
-    return recovered.length;
-  });
+  return inSteps(ctx, (trx, size) => recoverExpiredLeases(trx, size));
 }
 
 /**

@@ -10,7 +10,10 @@
  *   quick, the batch ends with every message written once, each sent or cancelled; a second confirm
  *   meanwhile answers quickly too;
  * - bad input: unknown batch 404, finished batch 200 `cancelled: 0` / 409 for pause and resume; the
- *   console buttons and `cms batch pause|resume`.
+ *   console buttons and `cms batch pause|resume`;
+ * - with the handlers driven directly (no workers): a fan-out that dies between two steps is resumed
+ *   by its rerun (every item written once, each pending message in one delivery chunk); a cancel, or a
+ *   pause, between two steps.
  * With WORKER_CONCURRENCY=1: at most 4 delivery runs at once, so the bound is 4 × 2 × 32 messages.
  */
 import { after, before, describe, test } from 'node:test';
@@ -21,7 +24,11 @@ import { JOB_SPECS } from '../../src/queue/jobs.ts';
 import { ADMIN_TOKEN, eventually, FakeClock, type TestServer } from '../helpers/server.ts';
 import { startReceiver, type WebhookReceiver } from '../helpers/receiver.ts';
 import { confirmFrom, newCompany, signedInClient } from '../console/helpers.ts';
-import { batchStatus, completed, messagesOf, phone, startPipelineServer } from './helpers.ts';
+import { batchStatus, completed, directContext, messagesOf, phone, startPipelineServer } from './helpers.ts';
+import type { PipelineContext } from '../../src/queue/handlers/context.ts';
+import { FAN_OUT_STEP, processBatch } from '../../src/queue/handlers/batch-process.ts';
+import { deliverChunk } from '../../src/queue/handlers/messages-deliver.ts';
+import { controlBatch } from '../../src/queue/handlers/batch-control.ts';
 
 const WORKER_CONCURRENCY = 1;
 /** Delivery runs at once in the one worker process, and what each may still hand over after a pause or cancel. */
@@ -271,5 +278,90 @@ describe('a segment send cancelled while it is being fanned out', () => {
     if (before.fanned_out < before.total) assert.ok(rows[0].cancelled >= before.total - before.fanned_out - IN_FLIGHT_BOUND, 'the items not written at the cancel ended cancelled');
     const secondBatch = await completed(s, second.batchId, 120_000);
     assert.equal(onceEach(path).size, batch.counts.sent + secondBatch.counts.sent, 'sent = what the receiver got, each once');
+  });
+});
+
+describe('a fan-out that stops between steps (a crash, or a cancel meanwhile), handlers driven directly', () => {
+  let d: TestServer;
+  let ctx: PipelineContext;
+  before(async () => {
+    d = await startPipelineServer('batch_control_direct', { role: 'api', clock });
+    ctx = directContext(d, clock);
+  });
+  after(async () => {
+    await ctx?.providers.close();
+    await d?.close();
+  });
+
+  /** An outbox campaign send of `n` numbers, accepted (no workers: nothing runs it). */
+  async function accepted(n: number): Promise<string> {
+    const { companyId } = await d.company();
+    const campaign = await d.admin('POST', `/admin/companies/${companyId}/campaigns`, { name: 'direct', template: { body: 'Hi' } }, 201);
+    return (await d.admin('POST', `/admin/campaigns/${campaign.campaign_id}/sends`, { contacts: numbers(n) }, 202)).batch_id;
+  }
+  /** A context whose fan-out dies before its step number `at` (counted from 1). */
+  const dyingAt = (at: number): PipelineContext => {
+    let steps = 0;
+    return { ...ctx, idle: async () => { if (++steps === at) throw new Error('the process died'); } };
+  };
+  const written = async (batchId: string) => (await sql<{ n: number; seqs: number; max: number | null }>`
+    SELECT count(*)::int AS n, count(DISTINCT seq)::int AS seqs, max(seq) AS max FROM messages WHERE batch_id = ${batchId}::uuid`.execute(ctx.db)).rows[0];
+  const chunks = async (batchId: string) => (await sql<{ from: number; to: number }>`
+    SELECT (data->>'seq_from')::int AS "from", (data->>'seq_to')::int AS "to" FROM pgboss.job
+    WHERE name = 'messages-deliver' AND data->>'batch_id' = ${batchId} ORDER BY 1`.execute(ctx.db)).rows;
+
+  test('a crash after two steps: the rerun writes the rest, every item once, every pending message in one chunk', async () => {
+    const n = 1000;
+    const batchId = await accepted(n);
+    await assert.rejects(processBatch(dyingAt(3), batchId), /the process died/);
+    const part = await written(batchId);
+    assert.deepEqual([part.n, part.seqs, part.max], [2 * FAN_OUT_STEP, 2 * FAN_OUT_STEP, 2 * FAN_OUT_STEP - 1], 'two committed steps');
+    assert.equal((await batchStatus(d, batchId)).status, 'processing');
+    const rest = await processBatch(ctx, batchId);
+    assert.equal(rest?.messages, n - 2 * FAN_OUT_STEP, 'the rerun wrote only the rest');
+    assert.equal(await processBatch(ctx, batchId), null, 'a third run finds nothing to do');
+    const all = await written(batchId);
+    assert.deepEqual([all.n, all.seqs], [n, n]);
+    const covered = new Array<number>(n).fill(0);
+    for (const c of await chunks(batchId)) for (let q = c.from; q <= c.to; q++) covered[q]++;
+    assert.ok(covered.every((t) => t === 1), 'each message in exactly one delivery chunk');
+    const company = (await d.admin('GET', `/admin/batches/${batchId}`)).company_id;
+    for (const c of await chunks(batchId)) await deliverChunk(ctx, { batch_id: batchId, company_id: company, seq_from: c.from, seq_to: c.to });
+    const batch = await completed(d, batchId);
+    assert.deepEqual(batch.counts, { total: n, sent: n, delivered: 0, read: 0, failed: 0, skipped: 0, pending: 0 });
+  });
+
+  test('cancelled between two steps: what was written and what was not ends cancelled, the batch completes', async () => {
+    const n = 800;
+    const batchId = await accepted(n);
+    await assert.rejects(processBatch(dyingAt(2), batchId), /the process died/);
+    const answer = await d.admin('POST', `/admin/batches/${batchId}/cancel`);
+    assert.deepEqual([answer.cancelled, answer.before_fan_out], [n, false], 'the written step and the items not written');
+    assert.equal((await written(batchId)).n, FAN_OUT_STEP);
+    const rest = await processBatch(ctx, batchId);
+    assert.equal(rest?.pending, 0, 'the rest written cancelled');
+    const batch = await completed(d, batchId);
+    assert.deepEqual(batch.counts, { total: n, sent: 0, delivered: 0, read: 0, failed: 0, skipped: n, pending: 0 });
+    const { rows } = await sql<{ reason: string; n: number }>`
+      SELECT reason, count(*)::int AS n FROM messages WHERE batch_id = ${batchId}::uuid GROUP BY reason`.execute(ctx.db);
+    assert.deepEqual(rows, [{ reason: 'cancelled', n }]);
+    assert.equal(await controlBatch(ctx, { batch_id: batchId }), 0, 'the cancel job finds nothing left');
+  });
+
+  test('paused during the fan-out: no delivery chunk for what is written; the resume enqueues them', async () => {
+    const n = 600;
+    const batchId = await accepted(n);
+    await d.admin('POST', `/admin/batches/${batchId}/pause`);
+    await processBatch(ctx, batchId);
+    assert.deepEqual(await chunks(batchId), [], 'nothing to deliver while paused');
+    const company = (await d.admin('GET', `/admin/batches/${batchId}`)).company_id;
+    assert.equal((await d.admin('GET', `/admin/batches/${batchId}`)).status, 'paused');
+    await deliverChunk(ctx, { batch_id: batchId, company_id: company, seq_from: 0, seq_to: n - 1 });
+    assert.equal((await batchStatus(d, batchId)).counts.sent, 0, 'a chunk of a paused batch hands nothing over');
+    await d.admin('POST', `/admin/batches/${batchId}/resume`);
+    assert.equal(await controlBatch(ctx, { batch_id: batchId }), 1, 'one outbox chunk enqueued again');
+    const [c] = await chunks(batchId);
+    await deliverChunk(ctx, { batch_id: batchId, company_id: company, seq_from: c.from, seq_to: c.to });
+    assert.deepEqual((await completed(d, batchId)).counts, { total: n, sent: n, delivered: 0, read: 0, failed: 0, skipped: 0, pending: 0 });
   });
 });

@@ -6,8 +6,8 @@
  * the batch's `messages-release` job), so deliveries start while later steps are still being written,
  * a request never waits behind the whole fan-out, and a crash resumes after the last committed step
  * (pg-boss runs the job again): no item is lost, none is written twice (the counter moves only with
- * its messages, and `(batch_id, seq)` is unique). The batch moves from `accepted` to `processing` at
- * the start, and is completed once every item has its message and none is pending.
+ * its messages, and `(batch_id, seq)` is unique). The batch moves from `accepted` to `processing` with
+ * its first step, and is completed once every item has its message and none is pending.
  *
  * Per item, in batch order (`seq` = position in `batches.items`; {@link messageFor}):
  * - invalid phone → `skipped` / `invalid_phone` (both kinds);
@@ -199,9 +199,10 @@ class StepRace extends Error {}
 export class FanOutInterrupted extends Error {}
 
 /**
- * Starts (or resumes) the fan-out of `batchId`: moves an `accepted` batch to `processing`, taking a
- * segment send's members as its items first; returns the batch with its progress, or null when there
- * is nothing to fan out (unknown, completed, or every item written).
+ * Starts (or resumes) the fan-out of `batchId`: reads the batch, taking a segment send's members as its
+ * items first (stored once, with its total); returns the batch with its progress, or null when there
+ * is nothing to fan out (unknown or completed). The batch moves from `accepted` to `processing` with
+ * its first step (an empty one is completed here).
  */
 async function openFanOut(ctx: PipelineContext, batchId: string): Promise<FanOutBatch | null> {
   for (;;) {
@@ -215,25 +216,22 @@ async function openFanOut(ctx: PipelineContext, batchId: string): Promise<FanOut
     const row = rows[0];
     if (!row || row.status === 'completed') return null;
     let items = JSON.parse(row.items) as BatchItem[];
-    if (row.status === 'accepted') {
-      let total = row.total;
-      let itemsText: string | null = null;
-      if (row.overrides?.segment_id !== undefined && items.length === 0) {
-        // A segment send accepted without items (campaign-sends.ts startSegmentSend): its members now, once.
-        items = await segmentItems(ctx.db, row.company_id, row.overrides.segment_id, ctx.clock.now());
-        itemsText = JSON.stringify(items);
-        total = items.length;
-      }
-      const moved = await ctx.db.transaction().execute(async (trx) => {
-        const r = await sql`
-          UPDATE batches SET status = 'processing', items = coalesce(${itemsText}::text, items), total = ${total}
-          WHERE batch_id = ${batchId}::uuid AND status = 'accepted'`.execute(trx);
-        if (Number(r.numAffectedRows ?? 0) === 0) return false;
-        if (total === 0) await completeBatchIfDone(trx, batchId, ctx.clock.now());
-        return true;
+    if (row.status === 'accepted' && row.overrides?.segment_id !== undefined && items.length === 0 && row.fanned_out === 0) {
+      // A segment send accepted without items (campaign-sends.ts startSegmentSend): its members now, once.
+      items = await segmentItems(ctx.db, row.company_id, row.overrides.segment_id, ctx.clock.now());
+      const stored = await sql`
+        UPDATE batches SET items = ${JSON.stringify(items)}, total = ${items.length}
+        WHERE batch_id = ${batchId}::uuid AND status = 'accepted' AND fanned_out = 0 AND items = '[]'`.execute(ctx.db);
+      if (Number(stored.numAffectedRows ?? 0) === 0) continue; // another run took them first: read the batch again
+      row.total = items.length;
+    }
+    if (items.length === 0) {
+      // Nothing to write (a segment without members by now): the batch is done.
+      await ctx.db.transaction().execute(async (trx) => {
+        await sql`UPDATE batches SET status = 'processing' WHERE batch_id = ${batchId}::uuid AND status = 'accepted'`.execute(trx);
+        await completeBatchIfDone(trx, batchId, ctx.clock.now());
       });
-      if (!moved) continue; // another run moved it first: read it again
-      row.total = total;
+      return null;
     }
     return { ...row, batch_id: batchId, items, fanned_out: row.fanned_out };
   }
@@ -266,7 +264,8 @@ async function fanOutStep(ctx: PipelineContext, batch: FanOutBatch, from: number
   return ctx.db.transaction().execute(async (trx) => {
     await insertMessages(trx, batch.batch_id, batch.company_id, messages);
     const { rows } = await sql<{ paused: boolean; cancelled: boolean }>`
-      UPDATE batches SET fanned_out = ${to} WHERE batch_id = ${batch.batch_id}::uuid AND fanned_out = ${from}
+      UPDATE batches SET fanned_out = ${to}, status = CASE WHEN status = 'accepted' THEN 'processing' ELSE status END
+      WHERE batch_id = ${batch.batch_id}::uuid AND fanned_out = ${from} AND status <> 'completed'
       RETURNING paused_at IS NOT NULL AS paused, cancelled_at IS NOT NULL AS cancelled`.execute(trx);
     if (!rows[0]) throw new StepRace(`batch ${batch.batch_id}: positions ${from}..${to - 1} were written by another run`);
     let cancelledNow = 0;

@@ -78,6 +78,11 @@ describe('the editor\'s live preview in a browser', () => {
   }
 
   const bubbleBody = (page: Page) => page.locator('[data-bubble-body]').textContent();
+  /** Waits until the bubble's body is exactly `expected` (the preview renders once per frame), then asserts it. */
+  async function bubbleIs(page: Page, expected: string): Promise<void> {
+    await page.waitForFunction((e) => document.querySelector('[data-bubble-body]')?.textContent === e, expected, { timeout: 5_000 }).catch(() => {});
+    assert.equal(await bubbleBody(page), expected);
+  }
   const unescape = (t: string) => t.replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
 
   test('the served modules render in Chromium exactly as the server renders', { skip }, async () => {
@@ -135,19 +140,20 @@ describe('the editor\'s live preview in a browser', () => {
       const body = page.locator('#body');
       await body.click();
       await page.keyboard.type('Hi {{ first_name | default: "you" }} 🌷');
-      assert.equal(await bubbleBody(page), 'Hi you 🌷');
+      await bubbleIs(page, 'Hi you 🌷');
       await page.keyboard.press('Enter');
       await page.keyboard.insertText('\tTabbed');
       await page.keyboard.type(' {{ frist_name }}   ');
-      assert.equal(await bubbleBody(page), 'Hi you 🌷\n\tTabbed    ');
+      await bubbleIs(page, 'Hi you 🌷\n\tTabbed    ');
       await page.keyboard.type('{{');
       assert.match((await page.locator('[data-bubble-error]').textContent())!, /^Fix the template to see the message: Not a valid Liquid template: /);
       await page.keyboard.press('Backspace');
       await page.keyboard.press('Backspace');
       await page.getByLabel('Sample first name').fill('Kim');
-      assert.equal(await bubbleBody(page), 'Hi Kim 🌷\n\tTabbed    ');
+      await bubbleIs(page, 'Hi Kim 🌷\n\tTabbed    ');
       await page.getByLabel('Header type').selectOption('text');
       await page.getByLabel(/^Header text/).fill('  {{ first_name | upcase }}\t');
+      await page.waitForFunction(() => document.querySelector('[data-bubble-header]')?.textContent === '  KIM\t', undefined, { timeout: 5_000 }).catch(() => {});
       assert.equal(await page.locator('[data-bubble-header]').textContent(), '  KIM\t');
       assert.deepEqual(requests, [], 'typing sent nothing to the server');
       const typed = await bubbleBody(page);
@@ -193,7 +199,7 @@ describe('the editor\'s live preview in a browser', () => {
       assert.equal(requests.length, 1, requests.join('\n'));
       assert.match(requests[0], /^GET .*\/console\/automations\/preview-contact\.json\?phone=/);
       await page.locator('#body').fill('Moin {{ first_name }} ({{ phone }})');
-      assert.equal(await bubbleBody(page), `Moin Ada 🎉 (${ada})`);
+      await bubbleIs(page, `Moin Ada 🎉 (${ada})`);
       assert.equal(requests.length, 1, 'typing sent nothing more');
       const preview = await s.admin('POST', `/admin/automations/${a.automation_id}/preview`, { phone: ada });
       assert.equal(preview.rendered.body, 'Hi Ada 🎉, order A-7 to Köln\t.', 'the saved template, for the same contact, on the server');
@@ -229,7 +235,7 @@ describe('the editor\'s live preview in a browser', () => {
       await page.keyboard.type('bye');
       await tabTo('editor_preview_first_name');
       await page.keyboard.type('Lea');
-      assert.equal(await bubbleBody(page), 'Hello Lea\nbye');
+      await bubbleIs(page, 'Hello Lea\nbye');
       const outline = await page.evaluate(() => getComputedStyle(document.activeElement!).outlineStyle + ' ' + getComputedStyle(document.activeElement!).boxShadow);
       assert.notEqual(outline, 'none none', 'the focused field shows it');
       await page.keyboard.press('Shift+Tab');

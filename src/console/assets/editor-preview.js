@@ -175,8 +175,15 @@ function start(root, editor) {
     render();
   };
 
-  editor.addEventListener('input', (event) => { if (event.target !== phoneInput) render(); });
-  editor.addEventListener('change', (event) => { if (event.target === phoneInput) lookUp(); else render(); });
+  // At most one render per frame: keystrokes that come faster than renders are rendered together.
+  let scheduled = false;
+  const schedule = () => {
+    if (scheduled) return;
+    scheduled = true;
+    requestAnimationFrame(() => { scheduled = false; render(); });
+  };
+  editor.addEventListener('input', (event) => { if (event.target !== phoneInput) schedule(); });
+  editor.addEventListener('change', (event) => { if (event.target === phoneInput) lookUp(); else schedule(); });
   // A phone already filled in (e.g. after "Preview changes"): the server's bubble stays until its data is here.
   if (phoneInput && phoneInput.value.trim() !== '') lookUp();
   else render();

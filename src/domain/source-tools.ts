@@ -24,7 +24,7 @@ import { acceptBatch, distinctItems, newBatchId } from './batches.ts';
 import type { SourceRow } from './automations.ts';
 import { DomainError } from './errors.ts';
 import { RenderError, renderPreview, SAMPLE_PHONE, type PreviewContent, type RenderContact } from './render.ts';
-import { knownVariableNames } from '../db/template-variables.ts';
+import { knownVariableNames, selectPreviewContact } from '../db/template-variables.ts';
 import { ALWAYS_KNOWN, checkTemplate, type Template } from './templates.ts';
 import { whatsappMappingProblems } from './whatsapp-templates.ts';
 
@@ -58,9 +58,7 @@ export async function previewData(db: Db, companyId: number, input: PreviewInput
     const [item] = distinctItems([{ phone: input.phone.trim() }], await selectDefaultCountry(db, companyId));
     if (!item.e164) throw new DomainError(422, 'invalid phone number');
     phone = item.e164;
-    const row = await db.selectFrom('contacts').select(['first_name', 'last_name', 'variables'])
-      .where('company_id', '=', companyId).where('phone', '=', phone).executeTakeFirst();
-    if (row) contact = { first_name: row.first_name, last_name: row.last_name, variables: row.variables as Record<string, unknown> | null };
+    contact = await selectPreviewContact(db, companyId, phone);
   }
   const data = contact ?? { first_name: input.first_name ?? null, last_name: input.last_name ?? null, variables: input.variables ?? null };
   return { contact_found: contact !== undefined, contact: { phone, ...data } };

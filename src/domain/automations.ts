@@ -2,7 +2,8 @@
  * Automations and campaigns (the sources of messages), as operators define, list and change them
  * (docs/operator-api.md) and as 4.3 / 4.4 look them up (docs/decisions.md#3-outcomes-of-the-four-operations).
  * Another company's id answers exactly like an unknown one. Their preview and test send are in
- * src/domain/source-tools.ts.
+ * src/domain/source-tools.ts. Every template stored by create and update goes through
+ * `normaliseTemplate` (src/domain/templates.ts): line endings are LF whichever way it came in.
  */
 import { LRUCache } from 'lru-cache';
 import { systemClock, type Clock } from '../clock.ts';
@@ -82,7 +83,7 @@ export async function createAutomation(
 ): Promise<Automation> {
   if (!isRowId(companyId)) throw new DomainError(404, 'Company not found');
   const row = await insertAutomation(db, companyId, {
-    name: input.name, type: input.type, active: input.active, template: JSON.stringify(input.template), expire_after: input.expire_after ?? null,
+    name: input.name, type: input.type, active: input.active, template: JSON.stringify(normaliseTemplate(input.template)), expire_after: input.expire_after ?? null,
   }).finally(() => lookups.forget());
   if (!row) throw new DomainError(404, 'Company not found');
   return row as unknown as Automation;
@@ -102,7 +103,7 @@ export async function updateAutomation(
   if (input.name !== undefined) set.name = input.name;
   if (input.type !== undefined) set.type = input.type;
   if (input.active !== undefined) set.active = input.active;
-  if (input.template !== undefined) set.template = JSON.stringify(input.template);
+  if (input.template !== undefined) set.template = JSON.stringify(normaliseTemplate(input.template));
   if (input.expire_after !== undefined) set.expire_after = input.expire_after;
   const row = await updateAutomationRow(db, automationId, set).finally(() => lookups.forget());
   if (!row) throw notFound('Automation not found');
@@ -115,7 +116,7 @@ export async function createCampaign(
 ): Promise<Campaign> {
   if (!isRowId(companyId)) throw new DomainError(404, 'Company not found');
   const row = await insertCampaign(db, companyId, {
-    name: input.name, template: JSON.stringify(input.template),
+    name: input.name, template: JSON.stringify(normaliseTemplate(input.template)),
     expire_after: input.expire_after === undefined ? DEFAULT_CAMPAIGN_EXPIRE_AFTER : input.expire_after,
     ignore_frequency_cap: input.ignore_frequency_cap ?? false,
   });
@@ -190,7 +191,7 @@ export async function updateCampaign(
   if (!isRowId(campaignId)) throw notFoundOf('campaign');
   const set: Record<string, unknown> = {};
   if (input.name !== undefined) set.name = input.name;
-  if (input.template !== undefined) set.template = JSON.stringify(input.template);
+  if (input.template !== undefined) set.template = JSON.stringify(normaliseTemplate(input.template));
   if (input.expire_after !== undefined) set.expire_after = input.expire_after;
   if (input.ignore_frequency_cap !== undefined) set.ignore_frequency_cap = input.ignore_frequency_cap;
   if (Object.keys(set).length === 0) return findSource(db, 'campaign', campaignId, null);

@@ -19,6 +19,12 @@
  *   of the header text and of the body, in order, and for each URL button whose destination was
  *   replaced, its dynamic part (the new URL minus the template URL when the latter is a prefix of it,
  *   else the whole new URL); a button left unchanged has no parameter (null).
+ *
+ * The same module renders the console editor's live preview in the browser (docs/console.md "Editor and
+ * live preview"): `npm run gen:browser` writes it, with its types stripped by Node and `liquidjs`
+ * pointed at liquidjs's browser build, to src/console/assets/shared/render.js (a test keeps the copy
+ * equal). So it must stay free of Node-only APIs (no `node:` imports, Buffer or process), and its only
+ * run-time import is `liquidjs`.
  */
 import { analyzeSync, Liquid, Output, type Template as LiquidTemplate } from 'liquidjs';
 import type { BatchKind } from '../db/schema.ts';
@@ -263,6 +269,28 @@ export function renderMessage(compiled: CompiledTemplate, input: RenderInput): R
     };
   }
   return rendered;
+}
+
+/** Sample number of a preview without a phone (E.164, a reserved UK drama number). */
+export const SAMPLE_PHONE = '+447700900000';
+
+/** The delivered content of a message: `Rendered` without the ids only a real send has. */
+export type PreviewContent = Omit<Rendered, 'message_id' | 'batch_id' | 'company_id' | 'kind' | 'source_id'>;
+
+/**
+ * A preview: `template` rendered for `contact` exactly as the pipeline renders a message
+ * (`compileTemplate` then `renderMessage`, as batch-process calls them, with no request overrides and
+ * no per-contact media), without the ids. Used by the operator API's and the console's previews on the
+ * server and by the console's live preview in the browser. Throws RenderError when it does not render.
+ */
+export function renderPreview(template: Template, contact: RenderContact): PreviewContent {
+  const r = renderMessage(compileTemplate(template), {
+    message_id: '', batch_id: '', company_id: 0, kind: 'campaign', source_id: 0,
+    contact: { ...contact, image_url: null, video_url: null },
+    overrides: {},
+  });
+  const { message_id: _m, batch_id: _b, company_id: _c, kind: _k, source_id: _s, ...content } = r;
+  return content;
 }
 
 /** Where a Liquid text fails to parse: the engine's message (without its position) and 1-based line/column. */

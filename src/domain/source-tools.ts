@@ -9,6 +9,9 @@
  * (`to`, `header`, `body`, `buttons`, `whatsapp`): exactly the `rendered` message the pipeline stores,
  * without the ids that only a real send has.
  *
+ * The warnings of a template (variables no contact has; for a WhatsApp company, why it does not map
+ * to an approved template) are computed here for the operator API's answers and the console's pages.
+ *
  * A test send is a batch of one written through the same accept step as 4.3 / 4.4 (`acceptBatch`:
  * the batch and its `batch-process` job in one transaction): an automation's as kind `automation`
  * (whether or not it is active), a campaign's as kind `campaign` (so an opted-out number is skipped and
@@ -20,7 +23,10 @@ import type { BatchAcceptor } from './accept-writer.ts';
 import { acceptBatch, distinctItems, newBatchId } from './batches.ts';
 import type { SourceRow } from './automations.ts';
 import { DomainError } from './errors.ts';
-import { compileTemplate, RenderError, renderMessage, type Rendered } from './render.ts';
+import { RenderError, renderPreview, SAMPLE_PHONE, type PreviewContent, type RenderContact } from './render.ts';
+import { knownVariableNames, selectPreviewContact } from '../db/template-variables.ts';
+import { ALWAYS_KNOWN, checkTemplate, type Template } from './templates.ts';
+import { whatsappMappingProblems } from './whatsapp-templates.ts';
 
 /** Who a preview is for: a contact of the company by phone, or sample data (names and variables). */
 export interface PreviewInput {
@@ -30,45 +36,73 @@ export interface PreviewInput {
   variables?: Record<string, unknown> | null;
 }
 
-/** The delivered content of a message: `rendered` without its ids (see the module comment). */
-export type PreviewContent = Omit<Rendered, 'message_id' | 'batch_id' | 'company_id' | 'kind' | 'source_id'>;
+export { SAMPLE_PHONE, type PreviewContent } from './render.ts';
 
 /** What a preview answers: the content, or the render error every such message would fail with. */
 export type PreviewResult = { ok: true; contact_found: boolean; rendered: PreviewContent } | { ok: false; error: string };
 
-/** Sample number of a preview without a phone (E.164, a reserved UK drama number). */
-export const SAMPLE_PHONE = '+447700900000';
+/** The data a preview renders with: the contact's, or the sample's (`contact_found` false). */
+export interface PreviewData { contact_found: boolean; contact: RenderContact }
 
 /**
- * Renders `source`'s template for the input (see the module comment). A phone is normalised with the
- * company's default country; 422 `invalid phone number` when it is not a number. Sample names and
- * variables apply only when the number has no contact (or no number is given).
+ * The data a preview of a source of company `companyId` renders with (see the module comment): a
+ * phone is normalised with the company's default country (422 `invalid phone number` when it is not a
+ * number) and its contact's names and variables are used; sample names and variables apply when the
+ * number has no contact, or no number is given (then the number is SAMPLE_PHONE). The console's live
+ * preview asks for this once per phone and renders in the browser with it.
  */
-export async function previewSource(db: Db, source: SourceRow, input: PreviewInput): Promise<PreviewResult> {
-  const defaultCountry = await selectDefaultCountry(db, source.company_id);
+export async function previewData(db: Db, companyId: number, input: PreviewInput): Promise<PreviewData> {
   let phone = SAMPLE_PHONE;
   let contact: { first_name: string | null; last_name: string | null; variables: Record<string, unknown> | null } | undefined;
   if (input.phone !== undefined && input.phone.trim() !== '') {
-    const [item] = distinctItems([{ phone: input.phone.trim() }], defaultCountry);
+    const [item] = distinctItems([{ phone: input.phone.trim() }], await selectDefaultCountry(db, companyId));
     if (!item.e164) throw new DomainError(422, 'invalid phone number');
     phone = item.e164;
-    const row = await db.selectFrom('contacts').select(['first_name', 'last_name', 'variables'])
-      .where('company_id', '=', source.company_id).where('phone', '=', phone).executeTakeFirst();
-    if (row) contact = { first_name: row.first_name, last_name: row.last_name, variables: row.variables as Record<string, unknown> | null };
+    contact = await selectPreviewContact(db, companyId, phone);
   }
   const data = contact ?? { first_name: input.first_name ?? null, last_name: input.last_name ?? null, variables: input.variables ?? null };
+  return { contact_found: contact !== undefined, contact: { phone, ...data } };
+}
+
+/**
+ * Renders `source`'s template for the input (see the module comment and {@link previewData}) with
+ * `renderPreview` of src/domain/render.ts, the code the console's live preview runs in the browser.
+ */
+export async function previewSource(db: Db, source: SourceRow, input: PreviewInput): Promise<PreviewResult> {
+  const { contact_found, contact } = await previewData(db, source.company_id, input);
   try {
-    const r = renderMessage(compileTemplate(source.template), {
-      message_id: '', batch_id: '', company_id: source.company_id, kind: source.kind, source_id: source.id,
-      contact: { phone, ...data, image_url: null, video_url: null },
-      overrides: {},
-    });
-    const { message_id: _m, batch_id: _b, company_id: _c, kind: _k, source_id: _s, ...content } = r;
-    return { ok: true, contact_found: contact !== undefined, rendered: content };
+    return { ok: true, contact_found, rendered: renderPreview(source.template, contact) };
   } catch (err) {
     if (err instanceof RenderError) return { ok: false, error: err.message };
     throw err;
   }
+}
+
+/** The warning of a variable `name` that no contact of the company has (it renders empty). */
+export const unknownVariableWarning = (name: string) => `no contact of this company has the variable ${name}: it renders empty`;
+
+/**
+ * Warnings for the variables `reads` names (see `checkTemplate`) that no contact of the company has
+ * (first_name, last_name and phone always exist): the `warnings` of the operator API's answers when a
+ * template is stored, and what the console shows after a save and on a send's review.
+ */
+export async function variableWarnings(db: Db, companyId: number, reads: string[]): Promise<string[]> {
+  const names = reads.filter((n) => !ALWAYS_KNOWN.has(n));
+  const known = await knownVariableNames(db, companyId, names);
+  return names.filter((n) => !known.has(n)).map(unknownVariableWarning);
+}
+
+/**
+ * Every warning of a stored template of company `companyId`: why it does not map to an approved
+ * template of the company's WhatsApp catalogue (when its channel is WhatsApp: every message would
+ * fail), then, unless `variables` is false, the variables no contact has ({@link variableWarnings}).
+ * A template that does not parse has no variable warnings (saving refuses it anyway).
+ */
+export async function templateWarnings(db: Db, companyId: number, template: Template, opts: { variables?: boolean } = {}): Promise<string[]> {
+  const mapping = (await whatsappMappingProblems(db, companyId, template)).map((p) => p.msg);
+  if (opts.variables === false) return mapping;
+  const check = checkTemplate(template);
+  return [...mapping, ...(check.problems.length ? [] : await variableWarnings(db, companyId, check.reads))];
 }
 
 /**

@@ -162,7 +162,8 @@ test('"Preview changes" renders the unsaved template for a contact or sample dat
   await s.admin('PUT', `/admin/companies/${companyId}/contacts`, { contacts: [{ phone: p, first_name: 'Mo', variables: { plan: 'gold' } }] });
   const fresh = await c.submit('/console/campaigns/new', '/console/campaigns/new', form({ name: 'Draft', body: 'Plan {{ plan | upcase }} for {{ first_name }}', intent: 'preview', editor_preview_phone: p }));
   assert.equal(fresh.status, 200);
-  assert.match(fresh.text, /data-preview-body>Plan GOLD for Mo<\/pre>/);
+  assert.match(fresh.text, /data-bubble-body>Plan GOLD for Mo<\/div>/);
+  assert.match(fresh.text, /data-bubble-to>To \+49\d+ · a contact of your company</);
   const db = s.service.deps.database.db;
   assert.equal((await db.selectFrom('campaigns').select('campaign_id').where('company_id', '=', companyId).execute()).length, 0, 'nothing created');
 
@@ -170,7 +171,7 @@ test('"Preview changes" renders the unsaved template for a contact or sample dat
   const id = Number(/campaigns\/(\d+)/.exec(created.location!)![1]);
   const pv = await c.submit(`/console/campaigns/${id}`, `/console/campaigns/${id}`, form({ name: 'Draft', body: 'New {{ first_name | default: "there" }}', intent: 'preview' }));
   assert.equal(pv.status, 200);
-  assert.match(pv.text, /data-preview-body>New there<\/pre>/);
+  assert.match(pv.text, /data-bubble-body>New there<\/div>/);
   assert.match(pv.text, /unsaved changes/);
   assert.match(pv.text, /New \{\{ first_name \| default: &quot;there&quot; \}\}<\/textarea>/, 'the edited input is kept');
   assert.equal((await s.admin('GET', `/admin/campaigns/${id}`)).template.body, 'Old {{ first_name }}', 'nothing saved');

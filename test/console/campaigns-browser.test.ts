@@ -1,6 +1,6 @@
 /**
  * Automations, campaigns and campaign sends in a real browser: Playwright drives
- * the machine's Chromium through create → preview → test send, and campaign send → review → confirm →
+ * the machine's Chromium through create → live preview → test send, and campaign send → review → confirm →
  * cancel, at phone (360 px) and desktop widths; on every page no sideways scrolling and no axe-core
  * violations (WCAG 2.1 A/AA and best practices). Skipped, with the reason, without a Chromium (helpers.ts CHROMIUM).
  */
@@ -63,11 +63,13 @@ describe('automations and campaigns in a browser', () => {
         await page.getByRole('button', { name: 'Create automation' }).click();
         await page.waitForURL(/\/console\/automations\/\d+\?done=created$/);
         await checkPage(page, 'automation page');
-        await page.getByLabel(/^Contact phone for the preview/).fill(known);
+        await page.getByLabel(/^Contact phone \(empty/).fill(known);
+        await page.getByLabel(/^Contact phone \(empty/).press('Tab');
+        await page.locator('[data-bubble-to]', { hasText: 'a contact of your company' }).waitFor();
         await page.getByLabel(/^Body \(Liquid/).fill('Moin {{ first_name }}');
-        await page.getByRole('button', { name: 'Preview changes' }).click();
-        assert.equal(await page.locator('[data-preview-body]').textContent(), 'Moin Ada');
-        await checkPage(page, 'automation: preview of unsaved changes');
+        await page.waitForFunction(() => document.querySelector('[data-bubble-body]')?.textContent === 'Moin Ada', undefined, { timeout: 5_000 }).catch(() => {});
+        assert.equal(await page.locator('[data-bubble-body]').textContent(), 'Moin Ada', 'the live preview shows the unsaved change');
+        await checkPage(page, 'automation: live preview of unsaved changes');
         await page.goto(page.url());
         await page.getByRole('button', { name: 'Activate' }).click();
         await page.waitForURL(/done=activated$/);

@@ -1,17 +1,25 @@
 /**
  * Automations and campaigns in the console, registered once per kind:
  * - `GET /{kind}s`: the list; `GET /{kind}s/new`, `POST /{kind}s/new`: create (303 to its page);
- * - the editor's "Preview changes" (`intent=preview` on either POST): display only, the unsaved template
- *   rendered for a phone or sample data, nothing written;
+ * - the editor's live preview beside it (docs/console.md "Editor and live preview"): the server renders
+ *   the saved template into it, the browser then re-renders it as the marketer types, with the
+ *   server's own modules (editor-preview.js); `GET /{kind}s/preview-contact.json?phone=` answers the
+ *   data of the contact a phone names (asked once per phone, never while typing);
+ * - the editor's "Preview changes" (`intent=preview` on either POST; the preview for browsers without
+ *   script): display only, the unsaved template rendered for the editor's phone or sample first name
+ *   and variables, nothing written;
  * - `GET /{kind}s/{id}`: editor, preview (`?preview=1&preview_phone=&preview_first_name=&preview_variables=`
  *   re-renders with the pipeline's code, src/domain/source-tools.ts), test-send form;
- *   `POST /{kind}s/{id}`: save (303 `?done=saved`);
+ *   `POST /{kind}s/{id}`: save (303 `?done=saved`); after a create or a save the page shows the
+ *   template's warnings (src/domain/source-tools.ts `templateWarnings`: variables no contact has, a
+ *   WhatsApp mapping that does not map), otherwise only the mapping's;
  * - `POST /automations/{id}/active`: activate / deactivate (303);
  * - `POST /campaigns/{id}/frequency-cap` `ignore=true|false`: whether the campaign ignores the
  *   company's frequency cap (303; docs/audience.md);
  * - `POST /{kind}s/{id}/test-send`: a batch of one through the accept step, 303 to its Sends page.
- * Templates are checked on save by the operator API's function (`checkTemplate`): each problem is shown
- * beside its field with the input kept (422) and nothing is written. Another company's id is 404.
+ * Forms become templates through src/console/template-form.ts (line endings LF, then the operator API's
+ * checks, `checkTemplate`), the module the browser runs too: each problem is shown beside its field
+ * with the input kept (422) and nothing is written. Another company's id is 404.
  * A role that may only read these pages (permissions.ts) gets them without the buttons and forms it
  * could not use (`can`), and `GET /{kind}s/new` says so instead of showing the editor.
  */
@@ -21,8 +29,8 @@ import { DomainError } from '../../domain/errors.ts';
 import {
   createAutomation, createCampaign, findSource, listAutomations, listCampaigns, updateAutomation, updateCampaign, type SourceKind, type SourceRow,
 } from '../../domain/automations.ts';
-import { previewSource, testSend, type PreviewResult } from '../../domain/source-tools.ts';
-import { checkTemplate, type Template } from '../../domain/templates.ts';
+import { previewData, previewSource, templateWarnings, testSend, type PreviewInput, type PreviewResult } from '../../domain/source-tools.ts';
+import type { Template } from '../../domain/templates.ts';
 import { whatsappMappingProblems } from '../../domain/whatsapp-templates.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { can, field, parseId, sendPage, sessionOf } from '../context.ts';
@@ -30,75 +38,18 @@ import { BASE } from '../views/layout.ts';
 import { readOnlyNote } from '../views/format.ts';
 import { html } from '../views/html.ts';
 import { EMPTY_FORM, editorForm, formOf, kindTitle, sourcesPath, sourcesView, sourceView, type FieldErrors, type PreviewModel, type SourceForm } from '../views/automations.ts';
-import { parseTemplateChoice } from '../views/whatsapp-templates.ts';
+import { formTemplate, readSourceForm, templateOfForm } from '../template-form.ts';
 import { editorCatalogue } from './whatsapp-templates.ts';
 
-const FIELDS: (keyof SourceForm)[] = ['name', 'type', 'header_type', 'header_text', 'header_url', 'body', 'b1_text', 'b1_url', 'b2_text', 'b2_url', 'wa_name', 'wa_language', 'wa_body_parameters', 'wa_header_parameters', 'editor_preview_phone'];
-
-/** The editor's fields of a parsed form body. */
+/** The editor's fields of a parsed form body (src/console/template-form.ts, as the browser reads them). */
 export function sourceForm(body: unknown): SourceForm {
-  const f = {} as SourceForm;
-  for (const name of FIELDS) f[name] = field(body, name);
-  // A WhatsApp company's editor picks the template in one select (`name|language`).
-  if (typeof (body as Record<string, unknown> | undefined)?.wa_template === 'string') {
-    const { name, language } = parseTemplateChoice(field(body, 'wa_template'));
-    Object.assign(f, { wa_name: name, wa_language: language, wa_body_parameters: '', wa_header_parameters: '' });
-  }
-  return f;
+  return readSourceForm((name) => {
+    const v = (body as Record<string, unknown> | undefined)?.[name];
+    return typeof v === 'string' ? v : undefined;
+  });
 }
 
-const len = (s: string) => [...s].length;
-
-/**
- * The template of a form, checked by the operator API's rules (lengths of `templateSchema`, then
- * `checkTemplate`); problems by field, none when valid.
- */
-export function formTemplate(kind: SourceKind, f: SourceForm): { template?: Template; errors: FieldErrors } {
-  const errors: FieldErrors = {};
-  if (f.name.trim() === '' || len(f.name) > 255) errors.name = 'Enter a name of 1 to 255 characters.';
-  if (kind === 'automation' && (f.type.trim() === '' || len(f.type) > 32)) errors.type = 'Enter a type of 1 to 32 characters (api for operation 4.3).';
-  if (f.body === '' || len(f.body) > 4096) errors.body = 'Enter a body of 1 to 4096 characters.';
-  let header: Template['header'] = { type: 'none' };
-  if (f.header_type === 'text') {
-    if (len(f.header_text) > 1024) errors.header_text = 'At most 1024 characters.';
-    header = { type: 'text', text: f.header_text };
-  } else if (f.header_type === 'image' || f.header_type === 'video') {
-    header = { type: f.header_type, url: f.header_url.trim() };
-  } else if (f.header_type !== 'none') errors.header_type = 'Choose none, text, image or video.';
-  const buttons: Template['buttons'] = [];
-  for (const i of [1, 2] as const) {
-    const text = f[`b${i}_text`].trim();
-    const url = f[`b${i}_url`].trim();
-    if (text === '' && url === '') continue;
-    if (text === '' || len(text) > 25) errors[`b${i}_text`] = 'A button needs a text of 1 to 25 characters.';
-    buttons.push({ type: 'url', text, url });
-  }
-  let whatsapp: Template['whatsapp'];
-  const waName = f.wa_name.trim(), waLang = f.wa_language.trim();
-  if (waName || waLang || f.wa_body_parameters.trim() || f.wa_header_parameters.trim()) {
-    if (waName === '') errors.wa_name = 'Enter the approved template name (or clear the mapping).';
-    if (len(waLang) < 2) errors.wa_language = 'Enter the template language, e.g. en_US.';
-    whatsapp = { name: waName, language: waLang };
-    const count = (text: string, max: number, key: 'wa_body_parameters' | 'wa_header_parameters') => {
-      if (text.trim() === '') return undefined;
-      if (!/^[0-9]{1,3}$/.test(text.trim()) || Number(text) > max) { errors[key] = `A whole number from 0 to ${max}.`; return undefined; }
-      return Number(text);
-    };
-    const bp = count(f.wa_body_parameters, 100, 'wa_body_parameters');
-    const hp = count(f.wa_header_parameters, 1, 'wa_header_parameters');
-    if (bp !== undefined) whatsapp.body_parameters = bp;
-    if (hp !== undefined) whatsapp.header_parameters = hp;
-  }
-  const template: Template = { header, body: f.body, buttons, ...(whatsapp ? { whatsapp } : {}) };
-  if (Object.keys(errors).length) return { errors };
-  for (const p of checkTemplate(template).problems) {
-    const [a, b, c] = p.loc;
-    const key: keyof FieldErrors = a === 'body' ? 'body' : a === 'header' ? (b === 'text' ? 'header_text' : 'header_url')
-      : a === 'buttons' && b !== undefined && c === 'url' ? (b === '0' ? 'b1_url' : 'b2_url') : 'b1_text';
-    errors[key] = errors[key] ? `${errors[key]} ${p.msg}` : capitalise(p.msg) + '.';
-  }
-  return Object.keys(errors).length ? { errors } : { template, errors };
-}
+export { formTemplate };
 
 const capitalise = (s: string) => s.charAt(0).toUpperCase() + s.slice(1);
 
@@ -119,13 +70,27 @@ async function mappingErrors(db: AppDeps['database']['db'], companyId: number, t
   return errors;
 }
 
+/** Sample variables typed as a JSON object: the object, null when empty, or undefined when not an object. */
+function sampleVariables(text: string): Record<string, unknown> | null | undefined {
+  if (text.trim() === '') return null;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed) ? parsed as Record<string, unknown> : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /**
- * "Preview changes": the unsaved template rendered for the editor's phone (or sample data) by the
- * pipeline's code; nothing is written. Resolves to the result, or to an error of the phone field.
+ * The editor's preview: `template` rendered by the pipeline's code for the form's phone, or its sample
+ * first name and variables; nothing is written. Resolves to the result, or to errors of those fields.
  */
 async function previewUnsaved(db: AppDeps['database']['db'], base: SourceRow, template: Template, form: SourceForm): Promise<{ result?: PreviewResult; errors: FieldErrors }> {
+  const variables = sampleVariables(form.editor_preview_variables ?? '');
+  if (variables === undefined) return { errors: { editor_preview_variables: 'Enter a JSON object, e.g. {"city": "Berlin"}.' } };
+  const input: PreviewInput = { phone: form.editor_preview_phone ?? '', first_name: form.editor_preview_first_name || null, variables };
   try {
-    return { result: await previewSource(db, { ...base, template }, { phone: form.editor_preview_phone ?? '' }), errors: {} };
+    return { result: await previewSource(db, { ...base, template }, input), errors: {} };
   } catch (err) {
     if (!(err instanceof DomainError && err.status === 422)) throw err;
     return { errors: { editor_preview_phone: 'Not a phone number.' } };
@@ -153,13 +118,29 @@ export function registerSourcePages(scope: FastifyInstance, deps: AppDeps, kind:
     return sendPage(request, reply, 200, { title, section: `${kind}s`, crumbs: crumbs(), body: () => sourcesView(kind, rows, canEdit(request)) });
   });
 
+  /**
+   * The editor's preview when the page has none yet: the form's template (a 422 page keeps the input)
+   * rendered for the form's preview data, or what keeps it from being shown; the saved template with
+   * sample data when there is no form.
+   */
+  async function initialPreview(draft: SourceRow, form: SourceForm | undefined): Promise<{ result?: PreviewResult; problem?: string }> {
+    if (!form) return { result: await previewSource(db, draft, {}) };
+    const t = templateOfForm(form);
+    if (!t.template) return { problem: form.body === '' ? undefined : Object.values(t.errors)[0] };
+    const p = await previewUnsaved(db, draft, t.template, form);
+    return { result: p.result };
+  }
+
   async function showNew(request: FastifyRequest, reply: FastifyReply, status: number, form: SourceForm, errors: FieldErrors, preview?: PreviewResult) {
-    const catalogue = await editorCatalogue(db, sessionOf(request).company_id);
+    const session = sessionOf(request);
+    const catalogue = await editorCatalogue(db, session.company_id);
+    const draft: SourceRow = { kind, id: 0, company_id: session.company_id, name: form.name, template: { header: { type: 'none' }, body: '', buttons: [] }, expire_after: null, created_at: new Date(0) };
+    const shown = preview ? { result: preview } : await initialPreview(draft, form);
     return sendPage(request, reply, status, {
       title: `New ${kind}`, section: `${kind}s`, crumbs: crumbs(`New ${kind}`),
       body: (csrf) => canEdit(request)
         ? html`<h1>New ${kind}</h1>
-${editorForm(kind, csrf, form, errors, undefined, preview, true, catalogue)}`
+${editorForm(kind, csrf, form, errors, undefined, shown.result, true, catalogue, shown.problem)}`
         : html`<h1>New ${kind}</h1>
 ${readOnlyNote(`${kind}s`)}
 <p><a href="${sourcesPath(kind)}">Back to the ${kind}s</a></p>`,
@@ -167,6 +148,19 @@ ${readOnlyNote(`${kind}s`)}
   }
 
   scope.get(`${base}/new`, async (request, reply) => showNew(request, reply, 200, EMPTY_FORM, {}));
+
+  // The live preview's contact (docs/console.md "Editor and live preview"): the data the pipeline
+  // would render with for this phone. JSON, never cached; 422 when the phone is not a number.
+  scope.get<{ Querystring: Record<string, string | undefined> }>(`${base}/preview-contact.json`, async (request, reply) => {
+    reply.header('cache-control', 'no-store');
+    try {
+      const data = await previewData(db, sessionOf(request).company_id, { phone: String(request.query.phone ?? '') });
+      return reply.code(200).send(data);
+    } catch (err) {
+      if (!(err instanceof DomainError && err.status === 422)) throw err;
+      return reply.code(422).send({ error: 'Not a phone number.' });
+    }
+  });
 
   scope.post(`${base}/new`, async (request, reply) => {
     const session = sessionOf(request);
@@ -193,14 +187,16 @@ ${readOnlyNote(`${kind}s`)}
 
   async function showSource(request: FastifyRequest, reply: FastifyReply, status: number, source: SourceRow, o: {
     form?: SourceForm; errors?: FieldErrors; flash?: string; testPhone?: string; preview?: PreviewModel; editorPreview?: PreviewResult;
+    warnings?: string[];
   }) {
     const catalogue = await editorCatalogue(db, source.company_id);
+    const shown = o.editorPreview ? { result: o.editorPreview } : await initialPreview(source, o.form);
     return sendPage(request, reply, status, {
       title: source.name, section: `${kind}s`, crumbs: crumbs(source.name), flash: o.flash,
       body: (csrf) => sourceView({
         kind, csrf, source, form: o.form ?? formOf(source), errors: o.errors ?? {},
-        preview: o.preview ?? { phone: '', first_name: '', variables: '' }, testPhone: o.testPhone ?? '', editorPreview: o.editorPreview,
-        canEdit: canEdit(request), catalogue,
+        preview: o.preview ?? { phone: '', first_name: '', variables: '' }, testPhone: o.testPhone ?? '', editorPreview: shown.result,
+        editorProblem: shown.problem, canEdit: canEdit(request), catalogue, warnings: o.warnings,
       }),
     });
   }
@@ -231,7 +227,11 @@ ${readOnlyNote(`${kind}s`)}
         }
       }
     }
-    return showSource(request, reply, Object.keys(errors).length ? 422 : 200, source, { flash: NOTICES[String(q.done ?? '')], preview, errors });
+    // After a create or a save, every warning of the template; otherwise only a mapping that no longer
+    // maps (a WhatsApp template paused or removed since), which would fail every message.
+    const justSaved = q.done === 'created' || q.done === 'saved';
+    const warnings = await templateWarnings(db, source.company_id, source.template, { variables: justSaved });
+    return showSource(request, reply, Object.keys(errors).length ? 422 : 200, source, { flash: NOTICES[String(q.done ?? '')], preview, errors, warnings });
   });
 
   scope.post<{ Params: { id: string } }>(`${base}/:id`, async (request, reply) => {

@@ -3,7 +3,8 @@
  * - `GET /campaigns/{id}/send`: the audience (segment or pasted numbers) and time (now, or a local
  *   date-time in the company's time zone: that of its delivery hours, else UTC) form;
  * - `POST /campaigns/{id}/send`: review, display only (nothing written): how many will be sent, skipped
- *   as opted out, at the frequency cap or invalid, held for delivery hours; errors beside their fields with the input kept;
+ *   as opted out, at the frequency cap or invalid, held for delivery hours, and the template's warnings
+ *   (variables no contact has, a WhatsApp mapping that does not map); errors beside their fields with the input kept;
  * - `POST /campaigns/{id}/send/confirm`: the review's one-time token first (src/domain/send-confirmations.ts:
  *   bound to the company, user, campaign and reviewed choices; a changed or foreign token, or other
  *   choices, answer a 400 error page and create nothing), then the same checks again and the send
@@ -26,6 +27,7 @@ import { checkConfirmToken, issueConfirmToken, type ConfirmBinding } from '../..
 import { sendErrorPage } from '../errors.ts';
 import { localParts } from '../../domain/delivery-hours.ts';
 import { findSource, type SourceRow } from '../../domain/automations.ts';
+import { templateWarnings } from '../../domain/source-tools.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { can, field, parseId, sendPage, sessionOf } from '../context.ts';
 import { listCompanySegments } from '../queries/segments.ts';
@@ -119,11 +121,12 @@ export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps)
     const form = sendForm(request.body);
     const c = await check(campaign, form);
     if (!c.plan) return showForm(request, reply, 422, campaign, form, c.errors);
+    const warnings = await templateWarnings(db, campaign.company_id, campaign.template);
     return sendPage(request, reply, 200, {
       title: `Review: send ${campaign.name}`, section: 'campaigns', crumbs: [['Campaigns', `${BASE}/campaigns`], [campaign.name, `${BASE}/campaigns/${campaign.id}`], ['Review']],
       body: (csrf) => sendReviewView({
         csrf, campaign, form, plan: c.plan, audienceLabel: c.label, timeZone: c.tz, localTime: (ms) => localTime(ms, c.tz),
-        confirmToken: issueConfirmToken(deps.sealSecret, bindingOf(request, campaign, form), deps.clock.now()),
+        confirmToken: issueConfirmToken(deps.sealSecret, bindingOf(request, campaign, form), deps.clock.now()), warnings,
       }),
     });
   });

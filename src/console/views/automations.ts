@@ -3,8 +3,10 @@
  * editor (header none / text / image / video, Liquid body, up to two URL buttons, the WhatsApp mapping:
  * for a company whose channel is WhatsApp a select of the approved templates of its catalogue with the
  * chosen one's parameters beside it, otherwise name, language and parameter counts typed in),
- * each problem shown beside its field with the input kept, the live preview (re-rendered by a GET with
- * the chosen phone or sample data), the test-send form and, for automations, activate / deactivate.
+ * each problem shown beside its field with the input kept, the live preview beside the editor (a phone
+ * message bubble, see {@link livePreview}), the template's warnings after a save, the saved template's
+ * preview (re-rendered by a GET with the chosen phone or sample data), the test-send form and, for
+ * automations, activate / deactivate.
  * A role that may only read (`canEdit` false) sees the template in disabled fields and the GET preview,
  * without the create, save, activate, send and test-send buttons and forms.
  */
@@ -28,12 +30,19 @@ export interface SourceForm {
   name: string; type: string; header_type: string; header_text: string; header_url: string; body: string;
   b1_text: string; b1_url: string; b2_text: string; b2_url: string;
   wa_name: string; wa_language: string; wa_body_parameters: string; wa_header_parameters: string;
-  /** Phone of the editor's "Preview changes" (not part of the template). */
+  /** Phone of the editor's preview (not part of the template): a contact's data, or sample data when empty. */
   editor_preview_phone?: string;
+  /** Sample first name of the editor's preview (when no contact is used). */
+  editor_preview_first_name?: string;
+  /** Sample variables of the editor's preview, a JSON object (when no contact is used). */
+  editor_preview_variables?: string;
 }
 
 /** Problems by field name of SourceForm (and `test_phone`, `preview`). */
 export type FieldErrors = Partial<Record<keyof SourceForm | 'test_phone' | 'preview_phone' | 'preview_variables', string>>;
+
+/** The id of the editor's form (the live preview's fields belong to it through their `form` attribute). */
+export const EDITOR_FORM_ID = 'template-form';
 
 /** The form of a stored source. */
 export function formOf(s: { name: string; type?: string; template: Template }): SourceForm {
@@ -94,34 +103,110 @@ ${err(errors, name)}`;
 }
 
 /**
- * The template editor form (create when `id` is absent). Without `canEdit`: the same fields, disabled,
- * in no form (nothing to submit), and neither the save nor the "Preview changes" buttons. `catalogue`:
- * the company's WhatsApp templates when its channel is WhatsApp (the mapping is then picked from the
- * approved ones), undefined otherwise.
+ * The template editor (create when `id` is absent): the form, and beside it (below it on a phone) the
+ * live preview ({@link livePreview}) showing `preview` (the server's render of the saved template, or of
+ * the unsaved one after "Preview changes"), which the browser then keeps up to date. Without `canEdit`:
+ * the same fields, disabled, in no form (nothing to submit), and neither the save nor the "Preview
+ * changes" buttons. `catalogue`: the company's WhatsApp templates when its channel is WhatsApp (the
+ * mapping is then picked from the approved ones), undefined otherwise.
  */
-export function editorForm(kind: SourceKind, csrf: string, f: SourceForm, errors: FieldErrors, id?: number, preview?: PreviewResult, canEdit = true, catalogue?: StoredTemplate[]): SafeHtml {
+export function editorForm(kind: SourceKind, csrf: string, f: SourceForm, errors: FieldErrors, id?: number, preview?: PreviewResult, canEdit = true, catalogue?: StoredTemplate[], problem?: string): SafeHtml {
   const action = id === undefined ? `${sourcesPath(kind)}/new` : `${sourcesPath(kind)}/${id}`;
-  if (!canEdit) {
-    return html`<div class="template-editor" data-read-only-template><fieldset disabled>
+  const editor = canEdit
+    ? html`<form method="post" action="${action}" class="template-editor" id="${EDITOR_FORM_ID}" novalidate>
+<input type="hidden" name="_csrf" value="${csrf}">
+${editorFields(kind, f, errors, catalogue)}
+<button type="submit" name="intent" value="save">${id === undefined ? `Create ${kind}` : 'Save changes'}</button>
+</form>`
+    : html`<div class="template-editor" data-read-only-template><fieldset disabled>
 <legend class="visually-hidden">The saved template (read-only)</legend>
 ${editorFields(kind, f, errors, catalogue)}
 </fieldset></div>`;
-  }
-  return html`<form method="post" action="${action}" class="template-editor" novalidate>
-<input type="hidden" name="_csrf" value="${csrf}">
-${editorFields(kind, f, errors, catalogue)}
-<fieldset>
-  <legend>Preview before saving</legend>
-  <label for="editor_preview_phone">Contact phone for the preview (optional; empty: sample data)</label>
-  <input id="editor_preview_phone" name="editor_preview_phone" type="tel" value="${f.editor_preview_phone ?? ''}"${inv(errors, 'editor_preview_phone')}>
-  ${err(errors, 'editor_preview_phone')}
-</fieldset>
-<div class="grid">
-<button type="submit" name="intent" value="save">${id === undefined ? `Create ${kind}` : 'Save changes'}</button>
-<button type="submit" name="intent" value="preview" class="secondary">Preview changes</button>
+  return html`<div class="editor-layout" data-editor>
+${editor}
+${livePreview(kind, f, errors, preview, canEdit, problem)}
 </div>
-</form>
-${preview ? previewOutput(preview) : ''}`;
+<script type="module" src="${BASE}/assets/editor-preview.js"></script>`;
+}
+
+/** Liquid's name of a WhatsApp template parameter. */
+const placeholder = (i: number) => `{{${i + 1}}}`;
+
+/**
+ * The message as a phone shows it: a chat bubble with the header (text, or the media's URL), the body
+ * (white space kept) and the URL buttons under it; or the render error every message would fail
+ * with; or `problem`, the first problem of a template that cannot be saved as it is; or, without a
+ * template yet, what to do. Then, for a WhatsApp mapping, what each parameter of the approved template
+ * becomes. editor-preview.js builds the same markup in the browser.
+ */
+export function messageBubble(r: PreviewResult | undefined, problem?: string): SafeHtml {
+  if (!r && problem) return html`<div class="bubble-frame"><p class="bubble-error" data-bubble-error>Fix the template to see the message: ${problem}</p></div>`;
+  if (!r) return html`<div class="bubble-frame"><p class="bubble-empty" data-bubble-empty>Type a body to see the message here.</p></div>`;
+  if (!r.ok) return html`<div class="bubble-frame"><p class="bubble-error" data-bubble-error>Every message would fail: ${r.error}</p></div>`;
+  const m = r.rendered;
+  const wa = m.whatsapp;
+  const param = (label: string, value: string) => html`<dt>${label}</dt><dd${value === '' ? html` class="empty"` : ''}>${value === '' ? '(empty)' : value}</dd>`;
+  return html`<div class="bubble-frame">
+<p class="bubble-to" data-bubble-to>To ${m.to}${r.contact_found ? ' · a contact of your company' : ' · sample data'}</p>
+<div class="bubble" data-bubble>
+${m.header.type === 'text' ? html`<p class="bubble-header" data-bubble-header>${m.header.text}</p>` : m.header.type === 'none' ? '' : html`<p class="bubble-media" data-bubble-media>${m.header.type === 'image' ? 'Image' : 'Video'}: <span>${m.header.url}</span></p>`}
+<div class="bubble-body" data-bubble-body>${m.body}</div>
+</div>
+${m.buttons.length ? html`<ul class="bubble-buttons" data-bubble-buttons>${m.buttons.map((b) => html`<li><span class="bubble-button">${b.text}</span> <small>${b.url}</small></li>`)}</ul>` : ''}
+</div>
+${wa ? html`<div class="wa-mapping" data-bubble-whatsapp>
+<p>WhatsApp template <strong>${wa.name}</strong> (${wa.language}): its parameters become</p>
+<dl class="wa-parameters">
+${wa.header_parameters.map((v, i) => param(`Header ${placeholder(i)}`, v))}
+${wa.body_parameters.map((v, i) => param(`Body ${placeholder(i)}`, v))}
+${wa.button_parameters.map((v, i) => (v === null ? '' : param(`Button ${i + 1} {{1}}`, v)))}
+</dl>
+${wa.header_parameters.length + wa.body_parameters.length === 0 ? html`<p class="muted">No parameters: the approved text is sent as it is.</p>` : ''}
+</div>` : ''}`;
+}
+
+/**
+ * The live preview beside the editor: the bubble of `preview` ({@link messageBubble}), who it is for
+ * (a contact by phone, or a sample first name and variables: fields of the editor's form through
+ * their `form` attribute) and, for script-less browsers, the "Preview changes" button (a server round
+ * trip). editor-preview.js re-renders the bubble in the browser as the fields change, with the
+ * server's own modules (docs/console.md "Editor and live preview"), and hides that button.
+ */
+function livePreview(kind: SourceKind, f: SourceForm, errors: FieldErrors, preview: PreviewResult | undefined, canEdit: boolean, problem?: string): SafeHtml {
+  const of = canEdit ? html` form="${EDITOR_FORM_ID}"` : '';
+  return html`<aside class="live-preview" aria-labelledby="live-preview-title" data-live-preview data-contact-url="${sourcesPath(kind)}/preview-contact.json">
+<h2 id="live-preview-title">Preview</h2>
+<div class="phone" data-bubble-root>
+${messageBubble(preview, problem)}
+</div>
+<p class="muted preview-note" data-preview-note>Rendered by the server with the code that sends your messages.${canEdit ? ' Preview changes shows unsaved changes.' : ''}</p>
+<fieldset class="preview-data">
+  <legend>Preview for</legend>
+  <label for="editor_preview_phone">Contact phone (empty: sample data)</label>
+  <input id="editor_preview_phone" name="editor_preview_phone" type="tel" autocomplete="off" value="${f.editor_preview_phone ?? ''}"${of}${inv(errors, 'editor_preview_phone')}>
+  ${err(errors, 'editor_preview_phone')}
+  <p class="muted contact-status" data-contact-status aria-live="polite"></p>
+  <label for="editor_preview_first_name">Sample first name</label>
+  <input id="editor_preview_first_name" name="editor_preview_first_name" type="text" autocomplete="off" value="${f.editor_preview_first_name ?? ''}"${of}>
+  <label for="editor_preview_variables">Sample variables (JSON object)</label>
+  <input id="editor_preview_variables" name="editor_preview_variables" type="text" autocomplete="off" spellcheck="false" value="${f.editor_preview_variables ?? ''}" placeholder='{"city": "Berlin"}'${of}${inv(errors, 'editor_preview_variables')}>
+  <small id="editor_preview_variables-error" class="error" data-variables-error${errors.editor_preview_variables ? '' : html` hidden`}>${errors.editor_preview_variables ?? ''}</small>
+</fieldset>
+${canEdit ? html`<button type="submit" name="intent" value="preview" class="secondary" form="${EDITOR_FORM_ID}" data-server-preview>Preview changes</button>` : ''}
+</aside>`;
+}
+
+/**
+ * The warnings of a template (src/domain/source-tools.ts `templateWarnings`: variables no contact
+ * has, a WhatsApp mapping that does not map), where the marketer acted: after a save, on a send's
+ * review. Nothing when there are none.
+ */
+export function warningsView(warnings: readonly string[], intro = 'Check this before you send:'): SafeHtml | '' {
+  if (warnings.length === 0) return '';
+  return html`<div class="warnings" role="status" data-warnings>
+<p><strong>${intro}</strong></p>
+<ul>${warnings.map((w) => html`<li data-warning>${w.charAt(0).toUpperCase() + w.slice(1)}${/[.!?]$/.test(w) ? '' : '.'}</li>`)}</ul>
+</div>`;
 }
 
 /** The template's fields of the editor (name, type, header, body, buttons, WhatsApp mapping). */
@@ -139,7 +224,8 @@ ${kind === 'automation' ? input(f, errors, 'type', 'Type (api: triggered through
   ${input(f, errors, 'header_url', 'Default media URL (image and video headers)', html`maxlength="2048" inputmode="url"`)}
 </fieldset>
 <label for="body">Body (Liquid: {{ first_name }}, {{ last_name }}, {{ phone }}, any contact variable)</label>
-<textarea id="body" name="body" rows="6" required maxlength="4096"${inv(errors, 'body')}>${f.body}</textarea>
+<textarea id="body" name="body" rows="8" required maxlength="4096"${inv(errors, 'body')}>
+${f.body}</textarea>
 ${err(errors, 'body')}
 <fieldset>
   <legend>URL buttons (up to two)</legend>
@@ -230,8 +316,8 @@ function previewOutput(r: PreviewResult): SafeHtml {
 function previewSection(kind: SourceKind, id: number, p: PreviewModel, errors: FieldErrors): SafeHtml {
   const out = p.result ? previewOutput(p.result) : '';
   return html`<section aria-labelledby="preview-title">
-<h2 id="preview-title">Preview</h2>
-<p>Rendered by the same code that sends your messages, for a contact (by phone) or sample data.</p>
+<h2 id="preview-title">Preview of the saved template</h2>
+<p>The template as saved, rendered by the same code that sends your messages, for a contact (by phone) or sample data.</p>
 <form method="get" action="${sourcesPath(kind)}/${id}#preview-title">
   <div class="grid">
     <div><label for="preview_phone">Contact phone</label>
@@ -252,18 +338,23 @@ ${out}
 /** The edit page of one source: editor, status, preview, test send. */
 export function sourceView(m: {
   kind: SourceKind; csrf: string; source: SourceRow; form: SourceForm; errors: FieldErrors; preview: PreviewModel; testPhone: string;
-  /** The "Preview changes" result of the unsaved form. */
+  /** The editor's preview: the saved template's, or the "Preview changes" result of the unsaved form. */
   editorPreview?: PreviewResult;
+  /** Why the editor's form has no preview (its first problem), when it has none. */
+  editorProblem?: string;
   /** False for a role that may only read (no status, send, save or test-send forms); default true. */
   canEdit?: boolean;
   /** The company's WhatsApp catalogue when its channel is WhatsApp (see {@link editorForm}). */
   catalogue?: StoredTemplate[];
+  /** The saved template's warnings ({@link warningsView}). */
+  warnings?: readonly string[];
 }): SafeHtml {
   const canEdit = m.canEdit ?? true;
   const { kind, source: s } = m;
   const base = `${sourcesPath(kind)}/${s.id}`;
   const hidden = html`<input type="hidden" name="_csrf" value="${m.csrf}">`;
   return html`<h1>${s.name}</h1>
+${warningsView(m.warnings ?? [])}
 ${kind === 'automation' ? html`<section aria-labelledby="status-title">
 <h2 id="status-title">Status</h2>
 <p>${badge(s.active ? 'active' : 'inactive')} Automation id <code>${s.id}</code></p>
@@ -273,7 +364,7 @@ ${canEdit ? html`<form method="post" action="${base}/active" class="inline">${hi
 ${canEdit ? html`<form method="post" action="${base}/frequency-cap" class="inline">${hidden}<input type="hidden" name="ignore" value="${s.ignore_frequency_cap ? 'false' : 'true'}"><button type="submit" class="secondary outline small">${s.ignore_frequency_cap ? 'Apply the frequency cap' : 'Ignore the frequency cap'}</button></form>` : ''}</p>`}
 <section aria-labelledby="editor-title">
 <h2 id="editor-title">Template</h2>
-${editorForm(kind, m.csrf, m.form, m.errors, s.id, m.editorPreview, canEdit, m.catalogue)}
+${editorForm(kind, m.csrf, m.form, m.errors, s.id, m.editorPreview, canEdit, m.catalogue, m.editorProblem)}
 </section>
 ${previewSection(kind, s.id, m.preview, m.errors)}
 ${canEdit ? html`<section aria-labelledby="test-title">

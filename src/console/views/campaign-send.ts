@@ -7,6 +7,7 @@
 import type { SendPlan } from '../../domain/campaign-sends.ts';
 import type { SourceRow } from '../../domain/automations.ts';
 import type { SegmentRow } from '../queries/segments.ts';
+import { warningsView } from './automations.ts';
 import { readOnlyNote } from './format.ts';
 import { BASE } from './layout.ts';
 import { html, type SafeHtml } from './html.ts';
@@ -63,11 +64,12 @@ ${readOnlyNote('campaigns')}
 }
 
 /** The review page: the plan, and a confirm form carrying the same choices and the review's one-time token. */
-export function sendReviewView(m: { csrf: string; campaign: SourceRow; form: SendForm; plan: SendPlan; audienceLabel: string; timeZone: string; localTime: (ms: number) => string; confirmToken: string }): SafeHtml {
+export function sendReviewView(m: { csrf: string; campaign: SourceRow; form: SendForm; plan: SendPlan; audienceLabel: string; timeZone: string; localTime: (ms: number) => string; confirmToken: string; warnings?: readonly string[] }): SafeHtml {
   const p = m.plan;
   const action = `${BASE}/campaigns/${m.campaign.id}/send`;
   return html`<h1>Review: send ${m.campaign.name}</h1>
 <p>To ${m.audienceLabel}, ${m.form.when === 'later' ? html`at ${m.localTime(p.send_at)} (${m.timeZone})` : 'now'}.</p>
+${warningsView(m.warnings ?? [], 'The campaign\'s template: check this before you confirm.')}
 <dl class="plan" data-plan>
   <dt>Will be sent</dt><dd data-count="send">${p.send}</dd>
   <dt>Skipped: opted out</dt><dd data-count="skipped_opted_out">${p.skipped_opted_out}</dd>

@@ -91,11 +91,8 @@ export function templateChoice(name: string, language: string): string {
   return `${name}|${language}`;
 }
 
-/** The name and language of a select value of {@link templateChoice}; both '' for '' (no template). */
-export function parseTemplateChoice(value: string): { name: string; language: string } {
-  const at = value.lastIndexOf('|');
-  return at < 0 ? { name: value.trim(), language: '' } : { name: value.slice(0, at).trim(), language: value.slice(at + 1).trim() };
-}
+/** The name and language of a select value of {@link templateChoice} (src/console/template-form.ts). */
+export { parseTemplateChoice } from '../template-form.ts';
 
 /** The submit form's fields as text, exactly as the user typed them. */
 export interface SubmitForm {

@@ -26,7 +26,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { ALWAYS_KNOWN, checkTemplate, normaliseTemplate, templateSchema, type Template } from '../../domain/templates.ts';
+import { checkTemplate, normaliseTemplate, templateSchema, type Template } from '../../domain/templates.ts';
 import { recordAudit } from '../../domain/audit.ts';
 import { sendCompany } from '../../domain/campaign-sends.ts';
 import { DomainError } from '../../domain/errors.ts';
@@ -35,7 +35,6 @@ import { previewSource, testSend } from '../../domain/source-tools.ts';
 import { findSource, listAutomations, listCampaigns, type SourceKind, type SourceRow } from '../../domain/automations.ts';
 import { whatsappMappingProblems } from '../../domain/whatsapp-templates.ts';
 import type { Db } from '../../db/database.ts';
-import { knownVariableNames } from '../../db/template-variables.ts';
 import type { AppDeps } from '../deps.ts';
 import { AdminValidationError } from './errors.ts';
 import {
@@ -97,12 +96,8 @@ export function template(raw: unknown): { template: Template; reads: string[] } 
   return { template: t, reads };
 }
 
-/** Warnings for the variables `reads` names that no contact of the company has. */
-export async function variableWarnings(db: Db, companyId: number, reads: string[]): Promise<string[]> {
-  const names = reads.filter((n) => !ALWAYS_KNOWN.has(n));
-  const known = await knownVariableNames(db, companyId, names);
-  return names.filter((n) => !known.has(n)).map((n) => `no contact of this company has the variable ${n}: it renders empty`);
-}
+/** Warnings for the variables a template reads that no contact of the company has (src/domain/source-tools.ts). */
+export { variableWarnings } from '../../domain/source-tools.ts';
 
 /** A source's name. */
 export const sourceName = Type.String({ minLength: 1, maxLength: 255 });

@@ -50,7 +50,7 @@ describe('cms user', () => {
     const companyId = await newCompany(s);
     const email = freshEmail('cli');
     const inv = JSON.parse(await ok(['user', 'invite', '--company', String(companyId), '--email', email, '--json']));
-    assert.deepEqual(Object.keys(inv).sort(), ['company_id', 'email', 'expires_at', 'invitation_id', 'invite_url', 'role']);
+    assert.deepEqual(Object.keys(inv).sort(), ['company_id', 'email', 'email_sent', 'expires_at', 'invitation_id', 'invite_url', 'role']);
     assert.equal(inv.role, 'owner', 'default role');
     const list = JSON.parse(await ok(['user', 'list', '--company', String(companyId), '--json']));
     assert.deepEqual(list.invitations.map((i: { email: string; role: string }) => [i.email, i.role]), [[email, 'owner']]);

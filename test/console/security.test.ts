@@ -291,7 +291,7 @@ describe('pages and invitations', () => {
   test('operator API: invitation answer shape and refusals', async () => {
     const companyId = await newCompany(s);
     const inv = await invite(s, companyId, '  Grace.Hopper@Example.COM ');
-    assert.deepEqual(Object.keys(inv).sort(), ['company_id', 'email', 'expires_at', 'invitation_id', 'invite_url', 'role']);
+    assert.deepEqual(Object.keys(inv).sort(), ['company_id', 'email', 'email_sent', 'expires_at', 'invitation_id', 'invite_url', 'role']);
     assert.equal(inv.email, 'grace.hopper@example.com');
     assert.equal(inv.company_id, companyId);
     assert.match(inv.invite_url, new RegExp(`^${s.url}/console/invite/[A-Za-z0-9_-]{43}$`));

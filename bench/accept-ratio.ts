@@ -10,7 +10,8 @@
  * (bench/bare-accept-server.ts: node:http, JSON.parse, a shape check, group commit of the batch row and
  * its pg-boss job row) and (c) the bare no-op server (bench/bare-server.ts: reads the body, answers).
  * Seeds `--companies` companies through the operator API (4.3 allows 20 requests/s per company, so the
- * load is spread over them), then drives each server with autocannon: 4.3 trigger automation, 50
+ * load is spread over them), then drives each server with wrk in a process of its own (bench/lib/wrk.ts:
+ * one thread; its own CPU per request is reported beside the servers'): 4.3 trigger automation, 50
  * contacts per request, `--connections` at once, in interleaved rounds (a, b, c, a, b, c, ...), each
  * timed load after `--warmup` unmeasured seconds of the same load. For every load it prints
  * requests/s, p50/p99, non-2xx (with errors and timeouts), CPU µs per request of the server process
@@ -27,9 +28,9 @@ import path from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
 import {
-  cpuTicks, loadStats, median, postgresDelta, postgresTicks, rssMb, seedTenants, serviceNodeOptions, triggerLoad, usPer, waitForMessage, waitReady,
-  type LoadCounter,
+  cpuTicks, median, postgresDelta, postgresTicks, rssMb, seedTenants, serviceNodeOptions, triggerRequests, usPer, waitForMessage, waitReady,
 } from './lib/accept-load.ts';
+import { wrkLoad } from './lib/wrk.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -65,7 +66,7 @@ async function recreateDatabase(): Promise<void> {
   await client.end();
 }
 
-interface Row { round: number; name: string; rps: number; p50: number; p99: number; non2xx: number; requests: number; cpuUs: number; pgCpuUs: number; rssMb: number; load: number }
+interface Row { round: number; name: string; rps: number; p50: number; p99: number; non2xx: number; requests: number; cpuUs: number; pgCpuUs: number; wrkCpuUs: number; rssMb: number; load: number }
 
 async function main(): Promise<void> {
   await recreateDatabase();
@@ -87,22 +88,22 @@ async function main(): Promise<void> {
     noop = fork(path.join(import.meta.dirname, 'bare-server.ts'), [String(noopPort)], { stdio: 'inherit' });
     await Promise.all([waitForMessage(durable), waitForMessage(noop)]);
     const tenants = await seedTenants({ base, token: ADMIN_TOKEN }, COMPANIES);
-    const counter: LoadCounter = { n: 0 };
+    const requests = triggerRequests(tenants);
     const servers = [
       { name: 'service (cms serve --role api)', url: base, pid: service.pid! },
       { name: 'bare durable accept', url: `http://127.0.0.1:${durablePort}`, pid: durable.pid! },
       { name: 'bare no-op', url: `http://127.0.0.1:${noopPort}`, pid: noop.pid! },
     ];
-    const run = (url: string, duration: number) => triggerLoad(url, CONNECTIONS, duration, tenants, counter);
+    const run = (url: string, duration: number) => wrkLoad(url, CONNECTIONS, duration, requests);
     const rows: Row[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
       for (const s of servers) {
         if (WARMUP > 0) await run(s.url, WARMUP);
         const load = os.loadavg()[0];
         const before = { cpu: cpuTicks(s.pid), pg: postgresTicks() };
-        const stats = loadStats(await run(s.url, DURATION));
+        const { generatorTicks, ...stats } = await run(s.url, DURATION);
         const row: Row = {
-          round, name: s.name, ...stats,
+          round, name: s.name, ...stats, wrkCpuUs: usPer(generatorTicks, stats.requests),
           cpuUs: usPer(cpuTicks(s.pid) - before.cpu, stats.requests), pgCpuUs: usPer(postgresDelta(before.pg, postgresTicks()), stats.requests),
           rssMb: rssMb(s.pid, 'VmHWM'), load,
         };
@@ -110,10 +111,10 @@ async function main(): Promise<void> {
         console.error(JSON.stringify(row));
       }
     }
-    console.log(`\n### ${ROUNDS} interleaved rounds: 4.3 trigger automation, 50 contacts, ${CONNECTIONS} connections, ${DURATION} s loads (+${WARMUP} s warm-up), ${tenants.length} companies\n`);
-    console.log('| round | server | requests | requests/s | p50 ms | p99 ms | non-2xx | server CPU µs/request | PostgreSQL CPU µs/request | peak RSS MB | load (1 min) |');
-    console.log('|---|---|---|---|---|---|---|---|---|---|---|');
-    for (const r of rows) console.log(`| ${r.round} | ${r.name} | ${r.requests} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.cpuUs} | ${r.pgCpuUs} | ${r.rssMb} | ${r.load.toFixed(2)} |`);
+    console.log(`\n### ${ROUNDS} interleaved rounds, wrk (1 thread): 4.3 trigger automation, 50 contacts, ${CONNECTIONS} connections, ${DURATION} s loads (+${WARMUP} s warm-up), ${tenants.length} companies\n`);
+    console.log('| round | server | requests | requests/s | p50 ms | p99 ms | non-2xx | server CPU µs/request | PostgreSQL CPU µs/request | wrk CPU µs/request | peak RSS MB | load (1 min) |');
+    console.log('|---|---|---|---|---|---|---|---|---|---|---|---|');
+    for (const r of rows) console.log(`| ${r.round} | ${r.name} | ${r.requests} | ${r.rps} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${r.cpuUs} | ${r.pgCpuUs} | ${r.wrkCpuUs} | ${r.rssMb} | ${r.load.toFixed(2)} |`);
     // On a shared machine requests/s moves with the neighbours; the CPU (server + PostgreSQL) per request
     // of each server moves much less, and its inverse ratio is what the two could do on equal CPU.
     console.log('\n| round | service/bare durable | service/no-op | bare durable/no-op | CPU ratio bare durable/service |');

@@ -19,7 +19,8 @@
  * Seeds `--companies` companies through the operator API of each service, each with an API key, a
  * connected connector and an active `api` automation (the channel stays the default, outbox), so 4.3's
  * 20 requests/s per company does not bind. Then, in interleaved rounds (a, b, c, d, a, b, c, d, ...),
- * drives each server with autocannon: 4.3 trigger automation, 50 contacts per request, `--connections`
+ * drives each server with wrk in a process of its own (bench/lib/wrk.ts; one thread, its CPU per request
+ * reported): 4.3 trigger automation, 50 contacts per request, `--connections`
  * at once, `--warmup` s unmeasured, then `--duration` s measured.
  *
  * For (a) the round goes on after the load until every accepted message is final: the script polls
@@ -48,9 +49,10 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import {
-  cpuTicks, loadStats, median, rssMb, seedTenants, serviceNodeOptions, triggerLoad, usPer, waitForMessage, waitReady,
-  type LoadCounter, type Tenant,
+  cpuTicks, median, rssMb, seedTenants, serviceNodeOptions, triggerRequests, usPer, waitForMessage, waitReady,
+  type LoadRequest, type Tenant,
 } from './lib/accept-load.ts';
+import { wrkLoad } from './lib/wrk.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -125,7 +127,7 @@ async function waitDrained(base: string): Promise<{ p: Progress; at: number; dra
 
 interface Row {
   round: number; name: string; requests: number; rps: number; p50: number; p99: number; non2xx: number;
-  cpuUs: number; rssMb: number; rssNowMb: number; load: number;
+  cpuUs: number; wrkCpuUs: number; rssMb: number; rssNowMb: number; load: number;
   /** The service with its workers only: the round until every accepted message was final. */
   e2e?: { accepted: number; backlog: number; duringLoad: number; delivered: number; drainS: number; windowS: number; rate: number; cpuPerMsg: number; drained: boolean; exact: boolean };
 }
@@ -191,14 +193,17 @@ async function main(): Promise<void> {
   const apiTenants = apiOnly ? await seedTenants({ base: apiOnly.base, token: ADMIN_TOKEN }, COMPANIES) : [];
   console.error(`seeded ${tenants.length} companies per service in ${((performance.now() - seedStart) / 1000).toFixed(1)} s`);
 
-  const counter: LoadCounter = { n: 0 };
+  const requestsOf = new Map<readonly Tenant[], LoadRequest[]>();
   const servers: Server[] = [
     { name: 'service (npm start: cms serve, role all)', short: 'service', url: all.base, pid: all.child.pid!, tenants, e2e: true },
     { name: 'bare durable embedded accept (no delivery)', short: 'bare durable', url: `http://127.0.0.1:${durablePort}`, pid: durable.pid!, tenants, e2e: false },
     { name: 'bare no-op', short: 'no-op', url: `http://127.0.0.1:${noopPort}`, pid: noop.pid!, tenants, e2e: false },
   ];
   if (apiOnly) servers.push({ name: 'service, API only (cms serve --role api; no delivery)', short: 'API only', url: apiOnly.base, pid: apiOnly.child.pid!, tenants: apiTenants, e2e: false });
-  const run = (s: Server, duration: number) => triggerLoad(s.url, CONNECTIONS, duration, s.tenants, counter, CONTACTS);
+  const run = (s: Server, duration: number) => {
+    if (!requestsOf.has(s.tenants)) requestsOf.set(s.tenants, triggerRequests(s.tenants, CONTACTS));
+    return wrkLoad(s.url, CONNECTIONS, duration, requestsOf.get(s.tenants)!);
+  };
 
   const rows: Row[] = [];
   for (let round = 1; round <= ROUNDS; round++) {
@@ -211,8 +216,8 @@ async function main(): Promise<void> {
       const r = await run(s, DURATION);
       const t1 = performance.now();
       const cpu1 = cpuTicks(s.pid);
-      const { requests, rps, p50, p99, non2xx } = loadStats(r);
-      const row: Row = { round, name: s.name, requests, rps, p50, p99, non2xx, cpuUs: usPer(cpu1 - cpu0, requests), rssMb: 0, rssNowMb: 0, load };
+      const { requests, rps, p50, p99, non2xx, generatorTicks } = r;
+      const row: Row = { round, name: s.name, requests, rps, p50, p99, non2xx, cpuUs: usPer(cpu1 - cpu0, requests), wrkCpuUs: usPer(generatorTicks, requests), rssMb: 0, rssNowMb: 0, load };
       if (p0) {
         const p1 = await progress(s.url);
         const d = await waitDrained(s.url);
@@ -235,12 +240,12 @@ async function main(): Promise<void> {
 
   const dash = '-';
   console.log(`\n### ${ROUNDS} interleaved rounds, embedded: 4.3 trigger automation, ${CONTACTS} contacts, ${CONNECTIONS} connections, ${DURATION} s loads (+${WARMUP} s warm-up), ${tenants.length} companies\n`);
-  console.log('| round | server | requests | requests/s | p50 ms | p99 ms | non-2xx | messages accepted | messages delivered (backlog at start) | drain s | end-to-end messages/s | server CPU µs/request | server CPU µs/message | peak RSS MB | RSS after MB | load (1 min) |');
-  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
+  console.log('| round | server | requests | requests/s | p50 ms | p99 ms | non-2xx | messages accepted | messages delivered (backlog at start) | drain s | end-to-end messages/s | server CPU µs/request | server CPU µs/message | wrk CPU µs/request | peak RSS MB | RSS after MB | load (1 min) |');
+  console.log('|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|');
   for (const r of rows) {
     const e = r.e2e;
     const flag = e && !e.drained ? ' (NOT drained)' : e && !e.exact ? ' (counters disagree)' : '';
-    console.log(`| ${r.round} | ${r.name} | ${fmt(r.requests)} | ${fmt(r.rps)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${e ? fmt(e.accepted) : dash} | ${e ? `${fmt(e.delivered)} (${fmt(e.backlog)})${flag}` : dash} | ${e ? e.drainS.toFixed(1) : dash} | ${e ? fmt(e.rate) : dash} | ${fmt(r.cpuUs)} | ${e ? fmt(e.cpuPerMsg) : (r.cpuUs / CONTACTS).toFixed(1) + ' (accept only)'} | ${r.rssMb} | ${r.rssNowMb} | ${r.load.toFixed(2)} |`);
+    console.log(`| ${r.round} | ${r.name} | ${fmt(r.requests)} | ${fmt(r.rps)} | ${r.p50} | ${r.p99} | ${r.non2xx} | ${e ? fmt(e.accepted) : dash} | ${e ? `${fmt(e.delivered)} (${fmt(e.backlog)})${flag}` : dash} | ${e ? e.drainS.toFixed(1) : dash} | ${e ? fmt(e.rate) : dash} | ${fmt(r.cpuUs)} | ${e ? fmt(e.cpuPerMsg) : (r.cpuUs / CONTACTS).toFixed(1) + ' (accept only)'} | ${fmt(r.wrkCpuUs)} | ${r.rssMb} | ${r.rssNowMb} | ${r.load.toFixed(2)} |`);
   }
   if (apiOnly) {
     // The API-only service prices an accept in the same code on the same kind of database; what the

@@ -22,6 +22,10 @@
  * WHATSAPP_TEMPLATE_SYNC (default `1h`): how often the workers sync each WhatsApp company's template
  * catalogue with Meta (docs/whatsapp.md "Template catalogue").
  *
+ * Mail (docs/console.md#email): SMTP_URL (`smtp://user:pass@host:587` or `smtps://…:465`; unset: no mail is
+ * sent and the console works as without it) and MAIL_FROM (the sender, `Name <address>` or an address;
+ * required with SMTP_URL).
+ *
  * DB_DRIVER_TRICKS (`on` or `off`, default `on`): the node-postgres and pg-boss tricks of the accept
  * path (db/driver-tricks.ts); `off` runs on the libraries' documented APIs only.
  */
@@ -57,6 +61,10 @@ export interface Config {
   readonly eventConcurrency: number;
   /** How often (ms) the workers sync each WhatsApp company's template catalogue (WHATSAPP_TEMPLATE_SYNC). */
   readonly whatsappTemplateSyncMs: number;
+  /** SMTP_URL: where invitations and password resets are emailed; undefined: no mail. */
+  readonly smtpUrl: string | undefined;
+  /** MAIL_FROM: the sender of those emails (set whenever smtpUrl is). */
+  readonly mailFrom: string | undefined;
   /** DB_DRIVER_TRICKS: the tricks of db/driver-tricks.ts on (default) or off. */
   readonly driverTricks: boolean;
 }
@@ -162,5 +170,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventConcurrency: int(env, 'EVENT_CONCURRENCY', 8, 1, 256),
     whatsappTemplateSyncMs: duration(env, 'WHATSAPP_TEMPLATE_SYNC', '1h'),
     driverTricks: onOff(env, 'DB_DRIVER_TRICKS', true),
+    ...mail(blank(env.SMTP_URL), blank(env.MAIL_FROM)),
   });
+}
+
+/** SMTP_URL and MAIL_FROM, checked together: an smtp(s) URL, and a sender whenever it is set. */
+function mail(url: string | undefined, from: string | undefined): { smtpUrl: string | undefined; mailFrom: string | undefined } {
+  if (url === undefined) return { smtpUrl: undefined, mailFrom: from };
+  let parsed: URL;
+  try { parsed = new URL(url); } catch { throw new Error('SMTP_URL must be a URL such as smtp://user:password@mail.example.com:587'); }
+  if (parsed.protocol !== 'smtp:' && parsed.protocol !== 'smtps:') throw new Error(`SMTP_URL must start with smtp:// or smtps://, got ${parsed.protocol}//`);
+  if (from === undefined) throw new Error('MAIL_FROM must be set when SMTP_URL is (the sender of invitations and password resets, e.g. "Shop <no-reply@shop.example>")');
+  if (!/^[^<>@\s]+@[^<>@\s]+$|<[^<>@\s]+@[^<>@\s]+>\s*$/.test(from)) throw new Error(`MAIL_FROM must be an email address or "Name <address>", got ${JSON.stringify(from)}`);
+  return { smtpUrl: url, mailFrom: from };
 }

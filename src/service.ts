@@ -21,6 +21,7 @@ import { AcceptStore } from './db/accept-store.ts';
 import { AutomationLookups } from './domain/automations.ts';
 import { MemoryRateLimiter, type RateLimiter } from './http/rate-limit.ts';
 import { PgRateLimiter } from './http/rate-limit-pg.ts';
+import { smtpMailer } from './providers/mail.ts';
 import { batchProcessJobs, jobQueue, startBoss, type Boss } from './queue/boss.ts';
 // The workers and the event loop (job handlers, schedulers, the events-out loop) are imported only by
 // the roles that run them: an API process never loads their modules.
@@ -108,7 +109,8 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
   const acceptor = new AcceptStore(database, batchProcessJobs(boss));
   const jobs = jobQueue(boss);
   const automationLookups = new AutomationLookups(database.db, clock);
-  const deps: AppDeps = { config, database, boss, acceptor, jobs, automationLookups, rateLimiter, auth, clock, logger, adminToken, sealSecret: (s) => secrets.seal(s), openSecret: (s) => secrets.open(s), addressPolicy, compiledSchemas: opts.compiledSchemas };
+  const mailer = config.smtpUrl ? smtpMailer(config.smtpUrl, config.mailFrom!) : undefined;
+  const deps: AppDeps = { config, database, boss, acceptor, jobs, automationLookups, rateLimiter, auth, clock, logger, adminToken, sealSecret: (s) => secrets.seal(s), openSecret: (s) => secrets.open(s), addressPolicy, mailer, compiledSchemas: opts.compiledSchemas };
   const app = await buildApp(deps);
   let workers: Workers | undefined;
   let eventLoop: EventLoop | undefined;
@@ -132,6 +134,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
       await eventLoop?.stop();
       await boss.stop({ graceful: true, timeout: 10_000 }).catch((err) => logger.warn({ err }, 'queue stop'));
       await auth.close();
+      mailer?.close();
       await rateLimiter.close?.();
       await database.close();
     },

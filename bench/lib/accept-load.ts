@@ -1,12 +1,11 @@
 /**
  * What the accept benchmarks (bench/accept-ratio.ts, bench/embedded-accept.ts, bench/http.ts) share:
  * waiting for a server, the operator-API calls (docs docs/operator-api.md) that seed companies with an API
- * key, a connected connector and an active `api` automation, the autocannon POST load and its 4.3
- * trigger body, CPU ticks and RSS of a process from /proc (Linux only), and the median.
+ * key, a connected connector and an active `api` automation, the autocannon POST load (bench/http.ts),
+ * the 4.3 trigger body and requests (driven by wrk, bench/lib/wrk.ts), CPU ticks and RSS of a process from /proc (Linux only), and the median.
  *
  * CPU is counted in clock ticks of 10 ms (USER_HZ 100, as on every Linux this runs on); RSS in MB
- * (MiB, rounded). Nothing here keeps state between calls: the request counter of a run is the
- * caller's (`LoadCounter`).
+ * (MiB, rounded). Nothing here keeps state between calls.
  */
 import type { ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
@@ -111,18 +110,16 @@ export function postLoad(url: string, connections: number, timing: { duration: n
   } as unknown as autocannon.Options);
 }
 
-/** The request counter of a run, shared by its loads: it picks the tenant and seeds the body. */
-export interface LoadCounter { n: number }
-
 /**
- * The 4.3 trigger load: postLoad of `/api/automations/send` for `duration` seconds, each request
- * for the next tenant in turn (`tenants[counter.n++ % length]`) with triggerBody(its automation,
- * counter.n, `contacts`) and its key in `service-api-key`.
+ * The 4.3 trigger requests of a wrk load (bench/lib/wrk.ts): `perTenant` rounds over `tenants`, request
+ * `k` for `tenants[k % length]` with triggerBody(its automation, k, `contacts`) and its key in
+ * `service-api-key`. With the default 5 a round, 400 companies give 2,000 distinct requests, which the
+ * load hands out in turn, so each company sees 1/400 of the requests (4.3 allows 20 a second each).
  */
-export function triggerLoad(url: string, connections: number, duration: number, tenants: readonly Tenant[], counter: LoadCounter, contacts = 50): Promise<autocannon.Result> {
-  return postLoad(url, connections, { duration }, () => {
-    const t = tenants[counter.n++ % tenants.length];
-    return { path: '/api/automations/send', headers: { 'service-api-key': t.key }, body: triggerBody(t.automationId, counter.n, contacts) };
+export function triggerRequests(tenants: readonly Tenant[], contacts = 50, perTenant = 5): LoadRequest[] {
+  return Array.from({ length: tenants.length * perTenant }, (_, k) => {
+    const t = tenants[k % tenants.length];
+    return { path: '/api/automations/send', headers: { 'service-api-key': t.key }, body: triggerBody(t.automationId, k, contacts) };
   });
 }
 

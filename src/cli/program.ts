@@ -10,7 +10,6 @@ import { registerAudit } from './commands/audit.ts';
 import { registerAutomation } from './commands/automation.ts';
 import { registerBatch } from './commands/batch.ts';
 import { registerCampaign } from './commands/campaign.ts';
-import { registerCampaignSend } from './commands/campaign-send.ts';
 import { registerChannel } from './commands/channel.ts';
 import { registerCompany } from './commands/company.ts';
 import { registerConnector } from './commands/connector.ts';
@@ -77,7 +76,6 @@ export function buildProgram(io: CliIo, onAction?: (cmd: Command) => void): Comm
   registerSegment(program, io);
   registerBatch(program, io);
   registerOverview(program, io);
-  registerCampaignSend(program, io);
   registerAudit(program, io);
   registerEvents(program, io);
   registerUser(program, io);

@@ -31,6 +31,8 @@ export interface NewLink {
   role?: string;
   /** The user the reset link is for (reset links). */
   user_id?: number;
+  /** Whether the link was emailed too: true sent, false failed; absent when no mail is configured. */
+  emailed?: boolean;
 }
 
 interface Sealed { l: NewLink; c: number; s: string; e: number }

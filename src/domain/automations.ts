@@ -1,14 +1,20 @@
 /**
- * Automations and campaigns, as operators define them (docs/operator-api.md) and as 4.3 / 4.4 look them up
- * (docs/decisions.md#3-outcomes-of-the-four-operations). Another company's id answers exactly like an unknown one.
+ * Automations and campaigns (the sources of messages), as operators define, list and change them
+ * (docs/operator-api.md) and as 4.3 / 4.4 look them up (docs/decisions.md#3-outcomes-of-the-four-operations).
+ * Another company's id answers exactly like an unknown one. Their preview and test send are in
+ * src/domain/source-tools.ts.
  */
 import { LRUCache } from 'lru-cache';
 import { systemClock, type Clock } from '../clock.ts';
 import type { Db } from '../db/database.ts';
-import { findAutomationRow, insertAutomation, insertCampaign, selectCampaign, updateAutomationRow } from '../db/automations.ts';
+import {
+  findAutomationRow, insertAutomation, insertCampaign, selectAutomations, selectAutomationScoped, selectCampaign, selectCampaigns, selectCampaignScoped,
+  updateAutomationRow, updateCampaignRow,
+} from '../db/automations.ts';
+import type { BatchKind } from '../db/schema.ts';
 import { DomainError, isRowId, notFound } from './errors.ts';
 import { DEFAULT_CAMPAIGN_EXPIRE_AFTER } from './expiry.ts';
-import type { Template } from './templates.ts';
+import { normaliseTemplate, type Template } from './templates.ts';
 
 export interface Automation {
   automation_id: number; company_id: number; name: string; type: string; active: boolean; template: Template;
@@ -123,4 +129,72 @@ export async function findCampaign(db: Db, companyId: number, campaignId: number
   const row = await selectCampaign(db, companyId, campaignId);
   if (!row) throw notFound('Campaign not found');
   return row as unknown as Campaign;
+}
+
+/** Which kind of source: an automation or a campaign. */
+export type SourceKind = BatchKind;
+
+/** An automation or campaign as lists and pages show it. */
+export interface SourceRow {
+  kind: SourceKind;
+  id: number;
+  company_id: number;
+  name: string;
+  /** Automations only. */
+  type?: string;
+  active?: boolean;
+  template: Template;
+  /** How long its messages stay worth sending (a duration such as `24h`), or null. */
+  expire_after: string | null;
+  /** Campaigns only: not held to the company's frequency cap (docs/audience.md). */
+  ignore_frequency_cap?: boolean;
+  created_at: Date;
+}
+
+const notFoundOf = (kind: SourceKind) => notFound(kind === 'automation' ? 'Automation not found' : 'Campaign not found');
+
+/** The company's automations (newest first) as SourceRows. */
+export async function listAutomations(db: Db, companyId: number): Promise<SourceRow[]> {
+  if (!isRowId(companyId)) return [];
+  const rows = await selectAutomations(db, companyId);
+  return rows.map((r) => ({ kind: 'automation', id: r.automation_id, company_id: r.company_id, name: r.name, type: r.type, active: r.active, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, created_at: r.created_at as Date }));
+}
+
+/** The company's campaigns (newest first) as SourceRows. */
+export async function listCampaigns(db: Db, companyId: number): Promise<SourceRow[]> {
+  if (!isRowId(companyId)) return [];
+  const rows = await selectCampaigns(db, companyId);
+  return rows.map((r) => ({ kind: 'campaign', id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, ignore_frequency_cap: r.ignore_frequency_cap, created_at: r.created_at as Date }));
+}
+
+/**
+ * One automation or campaign; `companyId` scopes it (the console), null does not (the operator).
+ * 404 `Automation not found` / `Campaign not found` otherwise.
+ */
+export async function findSource(db: Db, kind: SourceKind, id: number, companyId: number | null): Promise<SourceRow> {
+  if (!isRowId(id)) throw notFoundOf(kind);
+  if (kind === 'automation') {
+    const r = await selectAutomationScoped(db, id, companyId);
+    if (!r) throw notFoundOf(kind);
+    return { kind, id: r.automation_id, company_id: r.company_id, name: r.name, type: r.type, active: r.active, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, created_at: r.created_at as Date };
+  }
+  const r = await selectCampaignScoped(db, id, companyId);
+  if (!r) throw notFoundOf(kind);
+  return { kind, id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, ignore_frequency_cap: r.ignore_frequency_cap, created_at: r.created_at as Date };
+}
+
+/** Changes a campaign's name, template, expire_after and/or ignore_frequency_cap (already checked by the caller); 404 `Campaign not found`. */
+export async function updateCampaign(
+  db: Db, campaignId: number, input: { name?: string; template?: Template; expire_after?: string | null; ignore_frequency_cap?: boolean },
+): Promise<SourceRow> {
+  if (!isRowId(campaignId)) throw notFoundOf('campaign');
+  const set: Record<string, unknown> = {};
+  if (input.name !== undefined) set.name = input.name;
+  if (input.template !== undefined) set.template = JSON.stringify(input.template);
+  if (input.expire_after !== undefined) set.expire_after = input.expire_after;
+  if (input.ignore_frequency_cap !== undefined) set.ignore_frequency_cap = input.ignore_frequency_cap;
+  if (Object.keys(set).length === 0) return findSource(db, 'campaign', campaignId, null);
+  const r = await updateCampaignRow(db, campaignId, set);
+  if (!r) throw notFoundOf('campaign');
+  return { kind: 'campaign', id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, ignore_frequency_cap: r.ignore_frequency_cap, created_at: r.created_at as Date };
 }

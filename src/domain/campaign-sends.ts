@@ -31,7 +31,7 @@ import { selectOptedOutNumbers } from '../db/consent.ts';
 import { countMembers, matchingPhones } from './dynamic-segments.ts';
 import { capFor, cappedRecipients } from './frequency-caps.ts';
 import { DomainError, isRowId, notFound } from './errors.ts';
-import type { SourceRow } from './source-tools.ts';
+import type { SourceRow } from './automations.ts';
 
 /** Most numbers one send takes (a pasted list or a segment). */
 export const MAX_SEND_CONTACTS = 100_000;

@@ -51,6 +51,28 @@ export function splitTags(cell: string): string[] {
   out.push(cur);
   return out.filter((t) => t !== '');
 }
+/**
+ * Spreadsheet formula injection (OWASP "CSV Injection"): a cell that starts with `=`, `+`, `-`, `@`, a
+ * tab or a carriage return is run as a formula by Excel, LibreOffice and Google Sheets. The export writes
+ * such a cell with a leading `'` (`formulaSafe`), and the import takes that `'` off again
+ * (`unescapeFormula`), so an export still imports unchanged. A cell that already starts with one or more
+ * `'` before such a character gets one more, so the two are exact inverses for every string.
+ * The `phone` column is exempt: it is always E.164 (`+` and digits), which no spreadsheet runs as
+ * anything but a number, and other tools read it as written (docs/contacts.md#exports-are-formula-safe).
+ */
+const FORMULA_START = /^'*[=+\-@\t\r]/;
+const ESCAPED_FORMULA = /^'+[=+\-@\t\r]/;
+
+/** A cell as the export writes it: prefixed with `'` when a spreadsheet would run it as a formula. */
+export function formulaSafe(cell: string): string {
+  return FORMULA_START.test(cell) ? `'${cell}` : cell;
+}
+
+/** The inverse of formulaSafe: a cell read on import loses the one `'` the export added. */
+export function unescapeFormula(cell: string): string {
+  return ESCAPED_FORMULA.test(cell) ? cell.slice(1) : cell;
+}
+
 /** Columns the export writes for information; not imported. */
 export const EXPORT_ONLY_COLUMNS = ['opt_out_source', 'opt_out_at'] as const;
 const IGNORED = new Set<string>(EXPORT_ONLY_COLUMNS);
@@ -113,7 +135,7 @@ export function recordToContact(record: Record<string, string>, line: number): C
   const contact: CsvContact = { phone };
   const variables: Record<string, string> = {};
   for (const [key, raw] of Object.entries(record)) {
-    const value = raw ?? '';
+    const value = unescapeFormula(raw ?? '');
     if (key === 'phone' || IGNORED.has(key)) continue;
     if (key === 'opted_out') {
       const b = parseOptedOut(value, line);

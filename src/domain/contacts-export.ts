@@ -5,7 +5,8 @@
  *
  * Columns: `phone`, `first_name`, `last_name`, `opted_out` (true/false), `opt_out_source`, `opt_out_at`
  * (ISO 8601), `tags` (separated by `|`, contacts-csv.ts joinTags), then one column per variable name any contact uses (sorted; a value that is not a string
- * is written as JSON). This is the import's format (contacts-csv.ts): importing an export changes
+ * is written as JSON). Every cell but the phone is formula-safe (contacts-csv.ts formulaSafe: a leading `'`
+ * before `=`, `+`, `-`, `@`, tab or CR). This is the import's format (contacts-csv.ts): importing an export changes
  * nothing (`opt_out_source` and `opt_out_at` are ignored on import). Erased contacts are left out.
  * Served by `GET /console/contacts/export.csv`, `GET /admin/companies/{id}/contacts/export` and
  * `cms contacts export`.
@@ -14,7 +15,7 @@ import { Readable } from 'node:stream';
 import { stringify } from 'csv-stringify';
 import type { Db } from '../db/database.ts';
 import { exportPage, variableNames } from '../db/contacts.ts';
-import { joinTags } from './contacts-csv.ts';
+import { formulaSafe, joinTags } from './contacts-csv.ts';
 
 /** Contacts read per query. */
 export const EXPORT_PAGE_SIZE = 1000;
@@ -41,12 +42,15 @@ export async function contactsCsvStream(db: Db, companyId: number): Promise<Read
       for (const c of page) {
         const v = c.variables ?? {};
         yield [
-          c.phone, c.first_name ?? '', c.last_name ?? '', String(c.opted_out), c.opt_out_source ?? '',
-          c.opt_out_at ? new Date(c.opt_out_at).toISOString() : '', joinTags(c.tags ?? []),
-          ...vars.map((k) => {
-            const x = v[k];
-            return x === undefined || x === null ? '' : typeof x === 'string' ? x : JSON.stringify(x);
-          }),
+          c.phone,
+          ...[
+            c.first_name ?? '', c.last_name ?? '', String(c.opted_out), c.opt_out_source ?? '',
+            c.opt_out_at ? new Date(c.opt_out_at).toISOString() : '', joinTags(c.tags ?? []),
+            ...vars.map((k) => {
+              const x = v[k];
+              return x === undefined || x === null ? '' : typeof x === 'string' ? x : JSON.stringify(x);
+            }),
+          ].map(formulaSafe),
         ];
       }
       if (page.length < EXPORT_PAGE_SIZE) return;

@@ -1,15 +1,48 @@
 /**
- * Segments (docs/api.md 4.1, 4.2; docs/decisions.md#3-outcomes-of-the-four-operations, #5-phone-numbers-and-digests): static segments of a company's contacts.
+ * Segments of a company's contacts (docs/api.md 4.1, 4.2; docs/decisions.md#3-outcomes-of-the-four-operations,
+ * #5-phone-numbers-and-digests): the public operations' creation and membership change, and their
+ * administration by a company's people and the operator.
  *
  * Creation takes a slot from `companies.segment_count` and inserts the segment in one statement, so the
  * limit of 20 holds under concurrent requests. Managing members matches every item of a request with
  * one indexed statement, whatever the number of items.
+ *
+ * Administration: the same rules in the console (`/console/segments…`), the operator API
+ * (`/admin/…/segments…`) and `cms segment`.
+ *
+ * - **Create**: the name rule of docs/api.md 4.1 (1 to 255 characters, counted as code points; names need
+ *   not be unique) and its limit of `MAX_SEGMENTS_PER_COMPANY` (20), through 4.1's own `createSegment`.
+ * - **Rename**: the same name rule.
+ * - **Delete**: removes the segment and its memberships (never the contacts) and frees its slot of the
+ *   20. A campaign send made from the segment, scheduled or already running, is **not affected**: the
+ *   send resolved the segment to its members' numbers when it was accepted (src/domain/campaign-sends.ts
+ *   `audiencePhones`; the batch stores those numbers), so it goes out as planned to the members of that
+ *   moment. To stop it, cancel the send.
+ * - **Members**: add or remove by phone numbers or SHA-256 digests with the matching of docs/api.md 4.2
+ *   (through 4.2's own `manageSegmentContacts`: E.164 in the company's default country; a digest of the
+ *   E.164 form with or without `+`, any case; only existing contacts, none created). Before matching,
+ *   items that are not a phone number (or, with digests, not 64 hex digits) are set aside as **invalid**
+ *   with their positions, and the rest are de-duplicated; at most `MAX_MEMBER_ITEMS` per change, all of
+ *   it in one transaction (chunks of `CHUNK` items per statement).
+ * - **Members paged**: keyset pagination by contact id (`after`), `MEMBERS_PAGE_SIZE` per page.
+ * - **Dynamic segments** (a `filter`, src/domain/dynamic-segments.ts): created and re-filtered here;
+ *   their `members` count and member pages are the contacts matching the filter at `now` (ms of the
+ *   caller's clock); members cannot be added or removed by hand (409).
  */
 import type { Db } from '../db/database.ts';
-import { changeSegmentMembers, insertSegmentInSlot } from '../db/segments.ts';
+import {
+  changeSegmentMembers, countDigestContacts, deleteSegmentRow, insertSegmentInSlot, selectMembersPage, selectSegment, selectSegments, updateSegmentFilter,
+  updateSegmentName, type MemberEntry, type SegmentSummary,
+} from '../db/segments.ts';
+import { checkFilter, countMembers, matchingPage } from './dynamic-segments.ts';
 import { DomainError, isRowId, notFound } from './errors.ts';
 import { isDigest, toE164 } from './phone.ts';
+import { storableText } from './storable.ts';
+import type { ListItem } from './segment-lists.ts';
 
+export type { MemberEntry, SegmentSummary };
+
+/** Segments (static and dynamic) a company can hold (docs/api.md 4.1). */
 export const MAX_SEGMENTS_PER_COMPANY = 20;
 
 /**
@@ -81,5 +114,176 @@ export async function manageSegmentContacts(
     contacts_found: row.found,
     contacts_not_found: provided - row.found,
     contacts_processed: row.processed,
+  };
+}
+
+/** Longest segment name (docs/api.md 4.1), in code points. */
+export const SEGMENT_NAME_MAX = 255;
+/** Members per page in the console; the operator API's default `limit`. */
+export const MEMBERS_PAGE_SIZE = 50;
+/** Largest `limit` of one members page in the operator API. */
+export const MEMBERS_PAGE_MAX = 1000;
+/** Most items (numbers or digests, before de-duplication) one change of members takes. */
+export const MAX_MEMBER_ITEMS = 100_000;
+/** Invalid items listed in a summary (all are counted). */
+export const INVALID_LISTED = 100;
+/** Items matched per statement. */
+const CHUNK = 10_000;
+
+/** What is wrong with a segment name (4.1: 1 to 255 characters), or undefined when it is fine. */
+export function segmentNameProblem(name: string): string | undefined {
+  const length = [...name].length;
+  if (length === 0) return 'Enter a name.';
+  if (length > SEGMENT_NAME_MAX) return `The name can have at most ${SEGMENT_NAME_MAX} characters (this one has ${length}).`;
+  return undefined;
+}
+
+/** The name as stored (U+0000 and lone surrogates replaced, as everywhere); 422 when it breaks the rule. */
+function checkedName(name: string): string {
+  const problem = segmentNameProblem(name);
+  if (problem) throw new DomainError(422, problem);
+  return storableText(name);
+}
+
+/** A dynamic segment's `members`: its matching contacts at `now`. */
+async function counted(db: Db, companyId: number, row: SegmentSummary, now: number): Promise<SegmentSummary> {
+  return row.filter == null ? { ...row, filter: null } : { ...row, members: await countMembers(db, companyId, row.filter, now) };
+}
+
+/** The company's segments with member counts (dynamic ones: matching contacts at `now`), oldest first. */
+export async function listSegments(db: Db, companyId: number, now = Date.now()): Promise<SegmentSummary[]> {
+  const rows = await selectSegments(db, companyId);
+  const out: SegmentSummary[] = [];
+  for (const row of rows) out.push(await counted(db, companyId, row, now));
+  return out;
+}
+
+/** One segment of the company; 404 `Segment not found` (also for another company's). */
+export async function getSegment(db: Db, companyId: number, segmentId: number, now = Date.now()): Promise<SegmentSummary> {
+  const row = isRowId(segmentId) ? await selectSegment(db, companyId, segmentId) : undefined;
+  if (!row) throw notFound('Segment not found');
+  return counted(db, companyId, row, now);
+}
+
+/**
+ * Creates an empty static segment, or a dynamic one with `filter`; 422 for a bad name, FilterError
+ * (422 with `loc`) for a bad filter, 400 when the company holds 20 already (4.1's answer).
+ */
+export async function newSegment(db: Db, companyId: number, name: string, filter?: unknown, now = Date.now()): Promise<SegmentSummary> {
+  const stored = checkedName(name);
+  if (filter !== undefined && filter !== null) await checkFilter(db, companyId, filter);
+  const created = await createSegment(db, companyId, stored, filter ?? null);
+  return getSegment(db, companyId, created.segment_id, now);
+}
+
+/**
+ * Replaces the filter of a dynamic segment of the company; FilterError (422) for a bad filter, 404
+ * `Segment not found`, 409 for a static segment (its members are kept by hand).
+ */
+export async function setSegmentFilter(db: Db, companyId: number, segmentId: number, filter: unknown, now = Date.now()): Promise<SegmentSummary> {
+  const before = await getSegment(db, companyId, segmentId, now);
+  if (before.filter == null) throw new DomainError(409, 'Segment is static: its members are kept by hand, it has no filter');
+  await checkFilter(db, companyId, filter);
+  const row = await updateSegmentFilter(db, companyId, before.segment_id, filter);
+  if (!row) throw notFound('Segment not found');
+  return getSegment(db, companyId, row.segment_id, now);
+}
+
+/** Renames a segment of the company; 422 for a bad name, 404 `Segment not found`. */
+export async function renameSegment(db: Db, companyId: number, segmentId: number, name: string): Promise<SegmentSummary> {
+  const stored = checkedName(name);
+  const row = isRowId(segmentId) ? await updateSegmentName(db, companyId, segmentId, stored) : undefined;
+  if (!row) throw notFound('Segment not found');
+  return row;
+}
+
+/** Deletes a segment of the company (see the module comment); the deleted segment; 404 `Segment not found`. */
+export async function deleteSegment(db: Db, companyId: number, segmentId: number): Promise<SegmentSummary> {
+  const row = isRowId(segmentId) ? await deleteSegmentRow(db, companyId, segmentId) : undefined;
+  if (!row) throw notFound('Segment not found');
+  return row;
+}
+
+/** One page of members (see the module comment); `next` is the cursor of the next page, null on the last. */
+export interface MembersPage { segment: SegmentSummary; members: MemberEntry[]; next: number | null }
+
+/** Members of a segment of the company after contact id `after` (0: from the start); 404 `Segment not found`. */
+export async function membersPage(db: Db, companyId: number, segmentId: number, after = 0, limit = MEMBERS_PAGE_SIZE, now = Date.now()): Promise<MembersPage> {
+  const segment = await getSegment(db, companyId, segmentId, now);
+  if (segment.filter != null) {
+    const rows = await matchingPage(db, companyId, segment.filter, now, Math.max(0, Math.trunc(after) || 0), limit + 1);
+    const members = rows.slice(0, limit).map((r) => ({ ...r, added_at: null }));
+    return { segment, members, next: rows.length > limit ? members[members.length - 1].contact_id : null };
+  }
+  const page = await selectMembersPage(db, companyId, segment.segment_id, Math.max(0, Math.trunc(after) || 0), limit);
+  return { segment, ...page };
+}
+
+/** What a change of members did. */
+export interface MembershipSummary {
+  segment_id: number;
+  mode: 'add' | 'delete';
+  /** Distinct items given (after normalisation), invalid ones included. */
+  contacts_provided: number;
+  /** Members added (add) or removed (delete). */
+  contacts_processed: number;
+  /** Contacts found but not changed: already members (add), not members (delete); a contact counts once. */
+  contacts_unchanged: number;
+  /** Valid numbers or digests that name no contact of the company. */
+  contacts_not_found: number;
+  /** Distinct items that are not a phone number (or, with digests, not a SHA-256 hex digest). */
+  contacts_invalid: number;
+  /** The first `INVALID_LISTED` invalid items with their first position. */
+  invalid: ListItem[];
+}
+
+/** The company data a change of members needs. */
+export interface MemberCompany { company_id: number; default_country: string }
+
+/**
+ * Adds (`add`) or removes (`delete`) members of a segment of the company (see the module comment).
+ * 404 `Segment not found`; 422 for no items or more than `MAX_MEMBER_ITEMS`.
+ */
+export async function changeMembers(
+  db: Db, company: MemberCompany, segmentId: number, mode: 'add' | 'delete', hashed: boolean, items: ListItem[],
+): Promise<MembershipSummary> {
+  if (items.length === 0) throw new DomainError(422, hashed ? 'Give at least one digest.' : 'Give at least one phone number.');
+  if (items.length > MAX_MEMBER_ITEMS) throw new DomainError(422, `At most ${MAX_MEMBER_ITEMS.toLocaleString('en')} numbers per change (got ${items.length.toLocaleString('en')}): split the list.`);
+  const segment = await getSegment(db, company.company_id, segmentId);
+  if (segment.filter != null) throw new DomainError(409, 'Segment is dynamic: its members follow its filter');
+  const keys = new Set<string>();
+  const invalid = new Map<string, number>();
+  for (const { value, position } of items) {
+    const key = hashed ? (isDigest(value) ? value.toLowerCase() : null) : toE164(value, company.default_country);
+    if (key) keys.add(key);
+    else if (!invalid.has(value)) invalid.set(value, position);
+  }
+  const valid = [...keys];
+  let found = 0;
+  let contacts = 0;
+  let processed = 0;
+  if (valid.length > 0) {
+    await db.transaction().execute(async (trx) => {
+      for (let i = 0; i < valid.length; i += CHUNK) {
+        const chunk = valid.slice(i, i + CHUNK);
+        const r = await manageSegmentContacts(trx, company.company_id, company.default_country, segment.segment_id, {
+          contacts: chunk, mode, use_hashed_phone: hashed,
+        });
+        found += r.contacts_found;
+        processed += r.contacts_processed;
+        // Numbers name one contact each; two digests (with and without `+`) may name the same one.
+        contacts += hashed ? await countDigestContacts(trx, company.company_id, chunk) : r.contacts_found;
+      }
+    });
+  }
+  return {
+    segment_id: segment.segment_id,
+    mode,
+    contacts_provided: valid.length + invalid.size,
+    contacts_processed: processed,
+    contacts_unchanged: contacts - processed,
+    contacts_not_found: valid.length - found,
+    contacts_invalid: invalid.size,
+    invalid: [...invalid].slice(0, INVALID_LISTED).map(([value, position]) => ({ value, position })),
   };
 }

@@ -1,6 +1,6 @@
 /**
- * Self-service tools for automations and campaigns (docs/operator-api.md): lists, one
- * source, campaign edits, the **preview** of a template and the **test send** of one message.
+ * Tools for automations and campaigns (docs/operator-api.md; the sources themselves are in
+ * src/domain/automations.ts): the **preview** of a template and the **test send** of one message.
  *
  * The preview is rendered by the pipeline's own code (`compileTemplate` / `renderMessage` of
  * src/domain/render.ts, as `batch-process` calls them), for a contact of the company chosen by phone
@@ -14,83 +14,13 @@
  * (whether or not it is active), a campaign's as kind `campaign` (so an opted-out number is skipped and
  * delivery hours hold it, as in a real campaign send). It appears in Sends like any batch.
  */
-import { selectAutomations, selectAutomationScoped, selectCampaigns, selectCampaignScoped, updateCampaignRow } from '../db/automations.ts';
 import { selectDefaultCountry } from '../db/companies.ts';
 import type { Db } from '../db/database.ts';
-import type { BatchKind } from '../db/schema.ts';
 import type { BatchAcceptor } from './accept-writer.ts';
 import { acceptBatch, distinctItems, newBatchId } from './batches.ts';
-import { DomainError, isRowId, notFound } from './errors.ts';
+import type { SourceRow } from './automations.ts';
+import { DomainError } from './errors.ts';
 import { compileTemplate, RenderError, renderMessage, type Rendered } from './render.ts';
-import { normaliseTemplate, type Template } from './templates.ts';
-
-/** Which kind of source: an automation or a campaign. */
-export type SourceKind = BatchKind;
-
-/** An automation or campaign as lists and pages show it. */
-export interface SourceRow {
-  kind: SourceKind;
-  id: number;
-  company_id: number;
-  name: string;
-  /** Automations only. */
-  type?: string;
-  active?: boolean;
-  template: Template;
-  /** How long its messages stay worth sending (a duration such as `24h`), or null. */
-  expire_after: string | null;
-  /** Campaigns only: not held to the company's frequency cap (docs/audience.md). */
-  ignore_frequency_cap?: boolean;
-  created_at: Date;
-}
-
-const notFoundOf = (kind: SourceKind) => notFound(kind === 'automation' ? 'Automation not found' : 'Campaign not found');
-
-/** The company's automations (newest first) as SourceRows. */
-export async function listAutomations(db: Db, companyId: number): Promise<SourceRow[]> {
-  if (!isRowId(companyId)) return [];
-  const rows = await selectAutomations(db, companyId);
-  return rows.map((r) => ({ kind: 'automation', id: r.automation_id, company_id: r.company_id, name: r.name, type: r.type, active: r.active, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, created_at: r.created_at as Date }));
-}
-
-/** The company's campaigns (newest first) as SourceRows. */
-export async function listCampaigns(db: Db, companyId: number): Promise<SourceRow[]> {
-  if (!isRowId(companyId)) return [];
-  const rows = await selectCampaigns(db, companyId);
-  return rows.map((r) => ({ kind: 'campaign', id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, ignore_frequency_cap: r.ignore_frequency_cap, created_at: r.created_at as Date }));
-}
-
-/**
- * One automation or campaign; `companyId` scopes it (the console), null does not (the operator).
- * 404 `Automation not found` / `Campaign not found` otherwise.
- */
-export async function findSource(db: Db, kind: SourceKind, id: number, companyId: number | null): Promise<SourceRow> {
-  if (!isRowId(id)) throw notFoundOf(kind);
-  if (kind === 'automation') {
-    const r = await selectAutomationScoped(db, id, companyId);
-    if (!r) throw notFoundOf(kind);
-    return { kind, id: r.automation_id, company_id: r.company_id, name: r.name, type: r.type, active: r.active, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, created_at: r.created_at as Date };
-  }
-  const r = await selectCampaignScoped(db, id, companyId);
-  if (!r) throw notFoundOf(kind);
-  return { kind, id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, ignore_frequency_cap: r.ignore_frequency_cap, created_at: r.created_at as Date };
-}
-
-/** Changes a campaign's name, template, expire_after and/or ignore_frequency_cap (already checked by the caller); 404 `Campaign not found`. */
-export async function updateCampaign(
-  db: Db, campaignId: number, input: { name?: string; template?: Template; expire_after?: string | null; ignore_frequency_cap?: boolean },
-): Promise<SourceRow> {
-  if (!isRowId(campaignId)) throw notFoundOf('campaign');
-  const set: Record<string, unknown> = {};
-  if (input.name !== undefined) set.name = input.name;
-  if (input.template !== undefined) set.template = JSON.stringify(input.template);
-  if (input.expire_after !== undefined) set.expire_after = input.expire_after;
-  if (input.ignore_frequency_cap !== undefined) set.ignore_frequency_cap = input.ignore_frequency_cap;
-  if (Object.keys(set).length === 0) return findSource(db, 'campaign', campaignId, null);
-  const r = await updateCampaignRow(db, campaignId, set);
-  if (!r) throw notFoundOf('campaign');
-  return { kind: 'campaign', id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, ignore_frequency_cap: r.ignore_frequency_cap, created_at: r.created_at as Date };
-}
 
 /** Who a preview is for: a contact of the company by phone, or sample data (names and variables). */
 export interface PreviewInput {

@@ -26,7 +26,7 @@ import {
 import type { GraphConnection, TemplatesApi } from '../providers/whatsapp/templates-api.ts';
 import { DomainError, isRowId } from './errors.ts';
 import { checkLiquid } from './render.ts';
-import { listAutomations, listCampaigns } from './source-tools.ts';
+import { listAutomations, listCampaigns } from './automations.ts';
 import type { Template, TemplateProblem } from './templates.ts';
 import { releaseWaiting, WAIT_REASONS } from '../db/whatsapp-channel.ts';
 

@@ -10,6 +10,7 @@ import type { BatchAcceptor } from '../domain/accept-writer.ts';
 import type { AutomationLookups } from '../domain/automations.ts';
 import type { JobQueue } from '../domain/job-queue.ts';
 import type { AddressPolicy } from '../domain/network-guard.ts';
+import type { Mailer } from '../providers/mail.ts';
 import type { Boss } from '../queue/boss.ts';
 import type { ApiKeyAuthenticator } from './auth.ts';
 import type { RateLimiter } from './rate-limit.ts';
@@ -37,6 +38,8 @@ export interface AppDeps {
   readonly openSecret: (sealed: string) => string;
   /** Which addresses provider URLs may point at. */
   readonly addressPolicy: AddressPolicy;
+  /** Email of invitations and password resets (SMTP_URL); undefined: none is sent. */
+  readonly mailer?: Mailer | undefined;
   /** Compiled schemas shared with the other apps of this process, if it builds several (http/lazy-compilers.ts). */
   readonly compiledSchemas?: CompiledSchemas | undefined;
 }

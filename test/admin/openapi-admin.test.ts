@@ -1,6 +1,6 @@
 /**
  * The operator API as `/openapi.json` documents it, for the routes of
- * src/http/admin/{api-keys,companies,sources,batches,audit,self-service}.ts:
+ * src/http/admin/{api-keys,companies,automations,campaigns,sources,batches,audit}.ts:
  *
  * - every operation has a unique `operationId`, tags, a summary, and a documented answer (description,
  *   body schema, example) for every status it can answer; no `200 "Default Response"` without a schema;

@@ -44,7 +44,8 @@ describe('invitations', () => {
   test('with a role: the answer names it, the list shows it, the accepted user has it; default owner', async () => {
     const companyId = await newCompany(s);
     const inv = await s.admin('POST', `/admin/companies/${companyId}/users/invitations`, { email: ' Grace@Shop.Example ', role: 'developer' }, 201);
-    assert.deepEqual(Object.keys(inv).sort(), ['company_id', 'email', 'expires_at', 'invitation_id', 'invite_url', 'role']);
+    assert.deepEqual(Object.keys(inv).sort(), ['company_id', 'email', 'email_sent', 'expires_at', 'invitation_id', 'invite_url', 'role']);
+    assert.equal(inv.email_sent, false, 'no SMTP_URL: nothing emailed');
     assert.equal(inv.role, 'developer');
     assert.equal(inv.email, 'grace@shop.example');
     const list = await s.admin('GET', `/admin/companies/${companyId}/users`);
@@ -179,7 +180,7 @@ describe('password reset links', () => {
     const browser = new ConsoleClient(s.url);
     await browser.signIn(m.email);
     const first = await s.admin('POST', `/admin/users/${m.user_id}/password-resets`, undefined, 201);
-    assert.deepEqual(Object.keys(first).sort(), ['company_id', 'email', 'expires_at', 'reset_url', 'user_id']);
+    assert.deepEqual(Object.keys(first).sort(), ['company_id', 'email', 'email_sent', 'expires_at', 'reset_url', 'user_id']);
     assert.match(first.reset_url, new RegExp(`^${s.url}/console/password-reset/[A-Za-z0-9_-]{43}$`));
     const ttl = Date.parse(first.expires_at) - Date.now();
     assert.ok(ttl > 59 * 60_000 && ttl <= 60 * 60_000 + 5_000, `expires in about an hour (${ttl} ms)`);

@@ -424,6 +424,40 @@ export interface paths {
         patch: operations["update_automation"];
         trace?: never;
     };
+    "/admin/automations/{automation_id}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Preview the automation's message for a contact (by phone) or sample data, rendered by the pipeline's code */
+        post: operations["preview_automation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/automations/{automation_id}/test-send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send the automation's message to one number now, through the send pipeline (appears in Sends) */
+        post: operations["test_send_automation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/companies/{company_id}/campaigns": {
         parameters: {
             query?: never;
@@ -436,6 +470,75 @@ export interface paths {
         put?: never;
         /** Create a campaign (the template is checked: 422 with line and column) */
         post: operations["create_campaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/campaigns/{campaign_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One campaign with its template */
+        get: operations["get_campaign"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change a campaign (template checked as at create) */
+        patch: operations["update_campaign"];
+        trace?: never;
+    };
+    "/admin/campaigns/{campaign_id}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Preview the campaign's message for a contact (by phone) or sample data, rendered by the pipeline's code */
+        post: operations["preview_campaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/campaigns/{campaign_id}/test-send": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send the campaign's message to one number now, through the send pipeline (appears in Sends) */
+        post: operations["test_send_campaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/campaigns/{campaign_id}/sends": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a campaign to a segment or a list of numbers, now or at scheduled_for; dry_run answers the plan only */
+        post: operations["send_campaign"];
         delete?: never;
         options?: never;
         head?: never;
@@ -487,6 +590,23 @@ export interface paths {
         get: operations["list_company_batches"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/batches/{batch_id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel what a send has not handed to a provider (ends skipped, reason cancelled) */
+        post: operations["cancel_batch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -752,126 +872,6 @@ export interface paths {
         put?: never;
         /** Send an event again (same webhook-id) to each enabled endpoint subscribed to it */
         post: operations["resend_event"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/automations/{automation_id}/preview": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Preview the automation's message for a contact (by phone) or sample data, rendered by the pipeline's code */
-        post: operations["preview_automation"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/automations/{automation_id}/test-send": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Send the automation's message to one number now, through the send pipeline (appears in Sends) */
-        post: operations["test_send_automation"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/campaigns/{campaign_id}": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** One campaign with its template */
-        get: operations["get_campaign"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        /** Change a campaign (template checked as at create) */
-        patch: operations["update_campaign"];
-        trace?: never;
-    };
-    "/admin/campaigns/{campaign_id}/preview": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Preview the campaign's message for a contact (by phone) or sample data, rendered by the pipeline's code */
-        post: operations["preview_campaign"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/campaigns/{campaign_id}/test-send": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Send the campaign's message to one number now, through the send pipeline (appears in Sends) */
-        post: operations["test_send_campaign"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/campaigns/{campaign_id}/sends": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Send a campaign to a segment or a list of numbers, now or at scheduled_for; dry_run answers the plan only */
-        post: operations["send_campaign"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/batches/{batch_id}/cancel": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Cancel what a send has not handed to a provider (ends skipped, reason cancelled) */
-        post: operations["cancel_batch"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1862,6 +1862,98 @@ export interface components {
             warnings: string[];
         };
         /**
+         * Source
+         * @example {
+         *       "id": 8,
+         *       "company_id": 12,
+         *       "name": "Spring sale",
+         *       "template": {
+         *         "header": {
+         *           "type": "none"
+         *         },
+         *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
+         *         "buttons": []
+         *       },
+         *       "expire_after": "24h",
+         *       "ignore_frequency_cap": false,
+         *       "created_at": "2026-03-02T09:30:00.000Z"
+         *     }
+         */
+        Source: {
+            /** @description the automation_id or campaign_id */
+            id: number;
+            company_id: number;
+            name: string;
+            /** @description automations only */
+            type?: string;
+            /** @description automations only */
+            active?: boolean;
+            template: components["schemas"]["Template"];
+            /** @description how long its messages stay worth sending (a duration such as `24h`); null: forever */
+            expire_after: string | null;
+            /** @description campaigns only: true when its messages are not held to the company's frequency cap */
+            ignore_frequency_cap?: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /**
+         * RenderedMessage
+         * @example {
+         *       "to": "+4915112345678",
+         *       "header": {
+         *         "type": "none"
+         *       },
+         *       "body": "Hi Anna, 20 % off all shoes this week.",
+         *       "buttons": []
+         *     }
+         */
+        RenderedMessage: {
+            /** @description E.164 */
+            to: string;
+            header: {
+                /** @description `none`, `text`, `image` or `video` */
+                type: string;
+                /** @description text: the header text */
+                text?: string;
+                /** @description image / video: the media URL */
+                url?: string;
+            };
+            body: string;
+            buttons: {
+                text: string;
+                url: string;
+            }[];
+            /** @description templates with a WhatsApp mapping: the Cloud API template parameters */
+            whatsapp?: {
+                name: string;
+                language: string;
+                header_parameters: string[];
+                body_parameters: string[];
+                button_parameters: (string | null)[];
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * Preview
+         * @example {
+         *       "contact_found": true,
+         *       "rendered": {
+         *         "to": "+4915112345678",
+         *         "header": {
+         *           "type": "none"
+         *         },
+         *         "body": "Hi Anna, 20 % off all shoes this week.",
+         *         "buttons": []
+         *       }
+         *     }
+         */
+        Preview: {
+            /** @description the phone is a contact of the company (its names and variables were used); false: sample data */
+            contact_found: boolean;
+            rendered: components["schemas"]["RenderedMessage"];
+        };
+        /**
          * Campaign
          * @example {
          *       "campaign_id": 8,
@@ -1898,6 +1990,83 @@ export interface components {
              *     ]
              */
             warnings: string[];
+        };
+        /**
+         * CampaignUpdate
+         * @example {
+         *       "id": 8,
+         *       "company_id": 12,
+         *       "name": "Spring sale",
+         *       "template": {
+         *         "header": {
+         *           "type": "none"
+         *         },
+         *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
+         *         "buttons": []
+         *       },
+         *       "expire_after": "24h",
+         *       "ignore_frequency_cap": false,
+         *       "created_at": "2026-03-02T09:30:00.000Z",
+         *       "campaign_id": 8,
+         *       "warnings": []
+         *     }
+         */
+        CampaignUpdate: {
+            /** @description the automation_id or campaign_id */
+            id: number;
+            company_id: number;
+            name: string;
+            /** @description automations only */
+            type?: string;
+            /** @description automations only */
+            active?: boolean;
+            template: components["schemas"]["Template"];
+            /** @description how long its messages stay worth sending (a duration such as `24h`); null: forever */
+            expire_after: string | null;
+            /** @description campaigns only: true when its messages are not held to the company's frequency cap */
+            ignore_frequency_cap?: boolean;
+            /** Format: date-time */
+            created_at: string;
+            campaign_id: number;
+            /** @description one per variable the new template reads that no contact of the company has; [] when none or the template is unchanged */
+            warnings: string[];
+        };
+        /**
+         * SendPlan
+         * @example {
+         *       "total": 4,
+         *       "send": 2,
+         *       "skipped_opted_out": 1,
+         *       "skipped_frequency_cap": 1,
+         *       "skipped_invalid": 0,
+         *       "held_for_delivery_hours": 0,
+         *       "send_at": "2026-03-02T09:30:00.000Z",
+         *       "opens_at": "2026-03-02T09:30:00.000Z"
+         *     }
+         */
+        SendPlan: {
+            /** @description distinct numbers of the audience */
+            total: number;
+            /** @description messages that will be sent */
+            send: number;
+            /** @description opted out of campaigns (a number whose erased contact had opted out included) */
+            skipped_opted_out: number;
+            /** @description not opted out, but at the company's frequency cap (skipped, reason `frequency_cap`) */
+            skipped_frequency_cap: number;
+            /** @description texts that are not phone numbers */
+            skipped_invalid: number;
+            /** @description of `send`: held because the delivery hours are closed at the send time */
+            held_for_delivery_hours: number;
+            /**
+             * Format: date-time
+             * @description the send time (now, or scheduled_for)
+             */
+            send_at: string;
+            /**
+             * Format: date-time
+             * @description when the first message may leave: send_at or the next opening of the delivery hours
+             */
+            opens_at: string;
         };
         /**
          * BatchCounts
@@ -2166,6 +2335,22 @@ export interface components {
             next_before: string | null;
         };
         /**
+         * CancelAnswer
+         * @example {
+         *       "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10",
+         *       "cancelled": 118,
+         *       "before_fan_out": false
+         *     }
+         */
+        CancelAnswer: {
+            /** Format: uuid */
+            batch_id: string;
+            /** @description messages that ended skipped with reason cancelled now */
+            cancelled: number;
+            /** @description the batch was cancelled before its messages were written (each ends skipped / cancelled) */
+            before_fan_out: boolean;
+        };
+        /**
          * AuditEntry
          * @example {
          *       "entry_id": 311,
@@ -2255,7 +2440,8 @@ export interface components {
          *       "role": "developer",
          *       "company_id": 12,
          *       "invite_url": "https://cms.example.com/console/invite/Q2hhbmdlIG1lOiB0aGlzIGlzIGFuIGV4YW1wbGUgdG9r",
-         *       "expires_at": "2026-03-09T09:30:00.000Z"
+         *       "expires_at": "2026-03-09T09:30:00.000Z",
+         *       "email_sent": true
          *     }
          */
         CreatedInvitation: {
@@ -2271,6 +2457,8 @@ export interface components {
             invite_url: string;
             /** Format: date-time */
             expires_at: string;
+            /** @description true when the link was also emailed to the person (SMTP_URL set and the mail server took it); false otherwise: hand the link over yourself */
+            email_sent: boolean;
         };
         /**
          * PasswordResetLink
@@ -2279,7 +2467,8 @@ export interface components {
          *       "company_id": 12,
          *       "email": "ada@shop.example",
          *       "reset_url": "https://cms.example.com/console/password-reset/UmVzZXQgbGluayBleGFtcGxlIHRva2VuIG9ubHkgaGVyZQ",
-         *       "expires_at": "2026-03-02T10:30:00.000Z"
+         *       "expires_at": "2026-03-02T10:30:00.000Z",
+         *       "email_sent": true
          *     }
          */
         PasswordResetLink: {
@@ -2290,6 +2479,8 @@ export interface components {
             reset_url: string;
             /** Format: date-time */
             expires_at: string;
+            /** @description true when the link was also emailed to the user (SMTP_URL set and the mail server took it); false otherwise: hand the link over yourself */
+            email_sent: boolean;
         };
         /**
          * EventEndpoint
@@ -2420,191 +2611,6 @@ export interface components {
             duration_ms: number;
             /** Format: date-time */
             at: string;
-        };
-        /**
-         * Source
-         * @example {
-         *       "id": 8,
-         *       "company_id": 12,
-         *       "name": "Spring sale",
-         *       "template": {
-         *         "header": {
-         *           "type": "none"
-         *         },
-         *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
-         *         "buttons": []
-         *       },
-         *       "expire_after": "24h",
-         *       "ignore_frequency_cap": false,
-         *       "created_at": "2026-03-02T09:30:00.000Z"
-         *     }
-         */
-        Source: {
-            /** @description the automation_id or campaign_id */
-            id: number;
-            company_id: number;
-            name: string;
-            /** @description automations only */
-            type?: string;
-            /** @description automations only */
-            active?: boolean;
-            template: components["schemas"]["Template"];
-            /** @description how long its messages stay worth sending (a duration such as `24h`); null: forever */
-            expire_after: string | null;
-            /** @description campaigns only: true when its messages are not held to the company's frequency cap */
-            ignore_frequency_cap?: boolean;
-            /** Format: date-time */
-            created_at: string;
-        };
-        /**
-         * CampaignUpdate
-         * @example {
-         *       "id": 8,
-         *       "company_id": 12,
-         *       "name": "Spring sale",
-         *       "template": {
-         *         "header": {
-         *           "type": "none"
-         *         },
-         *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
-         *         "buttons": []
-         *       },
-         *       "expire_after": "24h",
-         *       "ignore_frequency_cap": false,
-         *       "created_at": "2026-03-02T09:30:00.000Z",
-         *       "campaign_id": 8,
-         *       "warnings": []
-         *     }
-         */
-        CampaignUpdate: {
-            /** @description the automation_id or campaign_id */
-            id: number;
-            company_id: number;
-            name: string;
-            /** @description automations only */
-            type?: string;
-            /** @description automations only */
-            active?: boolean;
-            template: components["schemas"]["Template"];
-            /** @description how long its messages stay worth sending (a duration such as `24h`); null: forever */
-            expire_after: string | null;
-            /** @description campaigns only: true when its messages are not held to the company's frequency cap */
-            ignore_frequency_cap?: boolean;
-            /** Format: date-time */
-            created_at: string;
-            campaign_id: number;
-            /** @description one per variable the new template reads that no contact of the company has; [] when none or the template is unchanged */
-            warnings: string[];
-        };
-        /**
-         * SendPlan
-         * @example {
-         *       "total": 4,
-         *       "send": 2,
-         *       "skipped_opted_out": 1,
-         *       "skipped_frequency_cap": 1,
-         *       "skipped_invalid": 0,
-         *       "held_for_delivery_hours": 0,
-         *       "send_at": "2026-03-02T09:30:00.000Z",
-         *       "opens_at": "2026-03-02T09:30:00.000Z"
-         *     }
-         */
-        SendPlan: {
-            /** @description distinct numbers of the audience */
-            total: number;
-            /** @description messages that will be sent */
-            send: number;
-            /** @description opted out of campaigns (a number whose erased contact had opted out included) */
-            skipped_opted_out: number;
-            /** @description not opted out, but at the company's frequency cap (skipped, reason `frequency_cap`) */
-            skipped_frequency_cap: number;
-            /** @description texts that are not phone numbers */
-            skipped_invalid: number;
-            /** @description of `send`: held because the delivery hours are closed at the send time */
-            held_for_delivery_hours: number;
-            /**
-             * Format: date-time
-             * @description the send time (now, or scheduled_for)
-             */
-            send_at: string;
-            /**
-             * Format: date-time
-             * @description when the first message may leave: send_at or the next opening of the delivery hours
-             */
-            opens_at: string;
-        };
-        /**
-         * RenderedMessage
-         * @example {
-         *       "to": "+4915112345678",
-         *       "header": {
-         *         "type": "none"
-         *       },
-         *       "body": "Hi Anna, 20 % off all shoes this week.",
-         *       "buttons": []
-         *     }
-         */
-        RenderedMessage: {
-            /** @description E.164 */
-            to: string;
-            header: {
-                /** @description `none`, `text`, `image` or `video` */
-                type: string;
-                /** @description text: the header text */
-                text?: string;
-                /** @description image / video: the media URL */
-                url?: string;
-            };
-            body: string;
-            buttons: {
-                text: string;
-                url: string;
-            }[];
-            /** @description templates with a WhatsApp mapping: the Cloud API template parameters */
-            whatsapp?: {
-                name: string;
-                language: string;
-                header_parameters: string[];
-                body_parameters: string[];
-                button_parameters: (string | null)[];
-            };
-        } & {
-            [key: string]: unknown;
-        };
-        /**
-         * Preview
-         * @example {
-         *       "contact_found": true,
-         *       "rendered": {
-         *         "to": "+4915112345678",
-         *         "header": {
-         *           "type": "none"
-         *         },
-         *         "body": "Hi Anna, 20 % off all shoes this week.",
-         *         "buttons": []
-         *       }
-         *     }
-         */
-        Preview: {
-            /** @description the phone is a contact of the company (its names and variables were used); false: sample data */
-            contact_found: boolean;
-            rendered: components["schemas"]["RenderedMessage"];
-        };
-        /**
-         * CancelAnswer
-         * @example {
-         *       "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10",
-         *       "cancelled": 118,
-         *       "before_fan_out": false
-         *     }
-         */
-        CancelAnswer: {
-            /** Format: uuid */
-            batch_id: string;
-            /** @description messages that ended skipped with reason cancelled now */
-            cancelled: number;
-            /** @description the batch was cancelled before its messages were written (each ends skipped / cancelled) */
-            before_fan_out: boolean;
         };
         /**
          * Segment
@@ -7686,6 +7692,328 @@ export interface operations {
             };
         };
     };
+    preview_automation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the automation
+                 * @example 31
+                 */
+                automation_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "first_name": "Anna",
+                 *       "variables": {
+                 *         "order_id": "A-1042"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description a contact of the company (its names and variables); no contact: known by phone only */
+                    phone?: string;
+                    /** @description sample data when no contact is used */
+                    first_name?: string | null;
+                    last_name?: string | null;
+                    /** @description sample variables */
+                    variables?: {
+                        [key: string]: unknown;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The message as it would be delivered */
+            200: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "contact_found": true,
+                     *       "rendered": {
+                     *         "to": "+4915112345678",
+                     *         "header": {
+                     *           "type": "none"
+                     *         },
+                     *         "body": "Hi Anna, 20 % off all shoes this week.",
+                     *         "buttons": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Preview"];
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Not found: `Automation not found` */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Automation not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Request body larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The template does not render (`template_error`, nothing is sent), an invalid phone number, or an invalid body */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "value_error",
+                     *           "loc": [
+                     *             "body",
+                     *             "phone"
+                     *           ],
+                     *           "msg": "invalid phone number",
+                     *           "input": "not a phone"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminValidationError"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    test_send_automation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the automation
+                 * @example 31
+                 */
+                automation_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "phone": "+4915112345678"
+                 *     }
+                 */
+                "application/json": {
+                    phone: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted: the batch of one is committed and will be delivered */
+            202: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10"
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        batch_id: string;
+                    };
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Not found: `Automation not found` */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Automation not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Request body larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "value_error",
+                     *           "loc": [
+                     *             "body",
+                     *             "phone"
+                     *           ],
+                     *           "msg": "invalid phone number",
+                     *           "input": "not a phone"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminValidationError"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
     list_campaigns: {
         parameters: {
             query?: never;
@@ -7966,6 +8294,831 @@ export interface operations {
                      *             "body"
                      *           ],
                      *           "msg": "undefined filter: shout (line 1, column 7)"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminValidationError"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    get_campaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the campaign
+                 * @example 8
+                 */
+                campaign_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign */
+            200: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 8,
+                     *       "company_id": 12,
+                     *       "name": "Spring sale",
+                     *       "template": {
+                     *         "header": {
+                     *           "type": "none"
+                     *         },
+                     *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
+                     *         "buttons": []
+                     *       },
+                     *       "expire_after": "24h",
+                     *       "ignore_frequency_cap": false,
+                     *       "created_at": "2026-03-02T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Source"];
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Not found: `Campaign not found` */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Campaign not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "type",
+                     *           "loc": [
+                     *             "path",
+                     *             "campaign_id"
+                     *           ],
+                     *           "msg": "must be integer"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminValidationError"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    update_campaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the campaign
+                 * @example 8
+                 */
+                campaign_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Spring sale (week 2)"
+                 *     }
+                 */
+                "application/json": {
+                    name?: string;
+                    template?: components["schemas"]["Template"];
+                    /** @description how long its messages stay worth sending; null: forever (default unchanged) */
+                    expire_after?: string | null;
+                    /** @description true: its messages are not held to the company's frequency cap (they still count toward it) */
+                    ignore_frequency_cap?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The campaign as changed, with `warnings` */
+            200: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 8,
+                     *       "company_id": 12,
+                     *       "name": "Spring sale",
+                     *       "template": {
+                     *         "header": {
+                     *           "type": "none"
+                     *         },
+                     *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
+                     *         "buttons": []
+                     *       },
+                     *       "expire_after": "24h",
+                     *       "ignore_frequency_cap": false,
+                     *       "created_at": "2026-03-02T09:30:00.000Z",
+                     *       "campaign_id": 8,
+                     *       "warnings": []
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CampaignUpdate"];
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Not found: `Campaign not found` */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Campaign not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Request body larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "template_error",
+                     *           "loc": [
+                     *             "body",
+                     *             "template",
+                     *             "body"
+                     *           ],
+                     *           "msg": "undefined filter: shout (line 1, column 7)"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminValidationError"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    preview_campaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the campaign
+                 * @example 8
+                 */
+                campaign_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "first_name": "Anna",
+                 *       "variables": {
+                 *         "order_id": "A-1042"
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description a contact of the company (its names and variables); no contact: known by phone only */
+                    phone?: string;
+                    /** @description sample data when no contact is used */
+                    first_name?: string | null;
+                    last_name?: string | null;
+                    /** @description sample variables */
+                    variables?: {
+                        [key: string]: unknown;
+                    } | null;
+                };
+            };
+        };
+        responses: {
+            /** @description The message as it would be delivered */
+            200: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "contact_found": true,
+                     *       "rendered": {
+                     *         "to": "+4915112345678",
+                     *         "header": {
+                     *           "type": "none"
+                     *         },
+                     *         "body": "Hi Anna, 20 % off all shoes this week.",
+                     *         "buttons": []
+                     *       }
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Preview"];
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Not found: `Campaign not found` */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Campaign not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Request body larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The template does not render (`template_error`, nothing is sent), an invalid phone number, or an invalid body */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "value_error",
+                     *           "loc": [
+                     *             "body",
+                     *             "phone"
+                     *           ],
+                     *           "msg": "invalid phone number",
+                     *           "input": "not a phone"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminValidationError"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    test_send_campaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the campaign
+                 * @example 8
+                 */
+                campaign_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "phone": "+4915112345678"
+                 *     }
+                 */
+                "application/json": {
+                    phone: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted: the batch of one is committed and will be delivered */
+            202: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10"
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        batch_id: string;
+                    };
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Not found: `Campaign not found` */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Campaign not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Request body larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "value_error",
+                     *           "loc": [
+                     *             "body",
+                     *             "phone"
+                     *           ],
+                     *           "msg": "invalid phone number",
+                     *           "input": "not a phone"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminValidationError"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    send_campaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the campaign
+                 * @example 8
+                 */
+                campaign_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "segment_id": 5,
+                 *       "scheduled_for": "2026-03-03T08:00:00+01:00"
+                 *     }
+                 */
+                "application/json": {
+                    /** @description one of segment_id and contacts */
+                    segment_id?: number;
+                    /** @description phone numbers (E.164 or national); one of segment_id and contacts */
+                    contacts?: string[];
+                    /**
+                     * Format: date-time
+                     * @description an instant in the future (RFC 3339 with offset)
+                     */
+                    scheduled_for?: string;
+                    /**
+                     * Format: date-time
+                     * @description an instant in the future (RFC 3339 with offset), after scheduled_for: a message not handed to the provider by then ends skipped, reason `expired` (instead of the campaign's expire_after)
+                     */
+                    expire_at?: string;
+                    /** @description answer the plan only (200): how many would be sent, skipped as opted out, at the frequency cap or invalid; nothing is written */
+                    dry_run?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description dry_run: what the send would do; nothing was sent */
+            200: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "plan": {
+                     *         "total": 4,
+                     *         "send": 2,
+                     *         "skipped_opted_out": 1,
+                     *         "skipped_frequency_cap": 1,
+                     *         "skipped_invalid": 0,
+                     *         "held_for_delivery_hours": 0,
+                     *         "send_at": "2026-03-02T09:30:00.000Z",
+                     *         "opens_at": "2026-03-02T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        plan: components["schemas"]["SendPlan"];
+                    };
+                };
+            };
+            /** @description Accepted: the send batch is committed */
+            202: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10",
+                     *       "plan": {
+                     *         "total": 4,
+                     *         "send": 2,
+                     *         "skipped_opted_out": 1,
+                     *         "skipped_frequency_cap": 1,
+                     *         "skipped_invalid": 0,
+                     *         "held_for_delivery_hours": 0,
+                     *         "send_at": "2026-03-02T09:30:00.000Z",
+                     *         "opens_at": "2026-03-02T09:30:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** Format: uuid */
+                        batch_id: string;
+                        plan: components["schemas"]["SendPlan"];
+                    };
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description No such campaign, or the segment is not the campaign company's (`Segment not found`) */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Campaign not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Request body larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Invalid body: neither or both of segment_id and contacts, a past or offset-less scheduled_for or expire_at, an expire_at not after scheduled_for, an audience without numbers, more than 100,000 numbers */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "value_error",
+                     *           "loc": [
+                     *             "body",
+                     *             "scheduled_for"
+                     *           ],
+                     *           "msg": "must be in the future"
                      *         }
                      *       ]
                      *     }
@@ -8434,6 +9587,124 @@ export interface operations {
             };
         };
     };
+    cancel_batch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the batch id (a UUID)
+                 * @example 0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10
+                 */
+                batch_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Cancelled (again: 200 with cancelled 0) */
+            200: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10",
+                     *       "cancelled": 118,
+                     *       "before_fan_out": false
+                     *     }
+                     */
+                    "application/json": components["schemas"]["CancelAnswer"];
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description No such batch (an id that is not a UUID too) */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Batch not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "maxLength",
+                     *           "loc": [
+                     *             "path",
+                     *             "batch_id"
+                     *           ],
+                     *           "msg": "must NOT have more than 64 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminValidationError"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
     list_audit: {
         parameters: {
             query?: {
@@ -8602,7 +9873,8 @@ export interface operations {
                      *       "role": "developer",
                      *       "company_id": 12,
                      *       "invite_url": "https://cms.example.com/console/invite/Q2hhbmdlIG1lOiB0aGlzIGlzIGFuIGV4YW1wbGUgdG9r",
-                     *       "expires_at": "2026-03-09T09:30:00.000Z"
+                     *       "expires_at": "2026-03-09T09:30:00.000Z",
+                     *       "email_sent": true
                      *     }
                      */
                     "application/json": components["schemas"]["CreatedInvitation"];
@@ -9306,7 +10578,8 @@ export interface operations {
                      *       "company_id": 12,
                      *       "email": "ada@shop.example",
                      *       "reset_url": "https://cms.example.com/console/password-reset/UmVzZXQgbGluayBleGFtcGxlIHRva2VuIG9ubHkgaGVyZQ",
-                     *       "expires_at": "2026-03-02T10:30:00.000Z"
+                     *       "expires_at": "2026-03-02T10:30:00.000Z",
+                     *       "email_sent": true
                      *     }
                      */
                     "application/json": components["schemas"]["PasswordResetLink"];
@@ -11044,1271 +12317,6 @@ export interface operations {
                      *           "loc": [
                      *             "path",
                      *             "event_id"
-                     *           ],
-                     *           "msg": "must NOT have more than 64 characters"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["AdminValidationError"];
-                };
-            };
-            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
-            503: {
-                headers: {
-                    /** @description Whole seconds to wait before retrying. */
-                    "Retry-After": string;
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-        };
-    };
-    preview_automation: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description the automation
-                 * @example 31
-                 */
-                automation_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "first_name": "Anna",
-                 *       "variables": {
-                 *         "order_id": "A-1042"
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** @description a contact of the company (its names and variables); no contact: known by phone only */
-                    phone?: string;
-                    /** @description sample data when no contact is used */
-                    first_name?: string | null;
-                    last_name?: string | null;
-                    /** @description sample variables */
-                    variables?: {
-                        [key: string]: unknown;
-                    } | null;
-                };
-            };
-        };
-        responses: {
-            /** @description The message as it would be delivered */
-            200: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "contact_found": true,
-                     *       "rendered": {
-                     *         "to": "+4915112345678",
-                     *         "header": {
-                     *           "type": "none"
-                     *         },
-                     *         "body": "Hi Anna, 20 % off all shoes this week.",
-                     *         "buttons": []
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Preview"];
-                };
-            };
-            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
-            307: {
-                headers: {
-                    /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location: string;
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
-            401: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    /** @description always `Bearer` */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": "Not authenticated"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Not found: `Automation not found` */
-            404: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": "Automation not found"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Request body larger than 1 MiB. */
-            413: {
-                headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
-            415: {
-                headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description The template does not render (`template_error`, nothing is sent), an invalid phone number, or an invalid body */
-            422: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": [
-                     *         {
-                     *           "type": "value_error",
-                     *           "loc": [
-                     *             "body",
-                     *             "phone"
-                     *           ],
-                     *           "msg": "invalid phone number",
-                     *           "input": "not a phone"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["AdminValidationError"];
-                };
-            };
-            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
-            503: {
-                headers: {
-                    /** @description Whole seconds to wait before retrying. */
-                    "Retry-After": string;
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-        };
-    };
-    test_send_automation: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description the automation
-                 * @example 31
-                 */
-                automation_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "phone": "+4915112345678"
-                 *     }
-                 */
-                "application/json": {
-                    phone: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Accepted: the batch of one is committed and will be delivered */
-            202: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10"
-                     *     }
-                     */
-                    "application/json": {
-                        /** Format: uuid */
-                        batch_id: string;
-                    };
-                };
-            };
-            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
-            307: {
-                headers: {
-                    /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location: string;
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
-            401: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    /** @description always `Bearer` */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": "Not authenticated"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Not found: `Automation not found` */
-            404: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": "Automation not found"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Request body larger than 1 MiB. */
-            413: {
-                headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
-            415: {
-                headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Invalid request (schema or a rule of the operation); nothing changed */
-            422: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": [
-                     *         {
-                     *           "type": "value_error",
-                     *           "loc": [
-                     *             "body",
-                     *             "phone"
-                     *           ],
-                     *           "msg": "invalid phone number",
-                     *           "input": "not a phone"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["AdminValidationError"];
-                };
-            };
-            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
-            503: {
-                headers: {
-                    /** @description Whole seconds to wait before retrying. */
-                    "Retry-After": string;
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-        };
-    };
-    get_campaign: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description the campaign
-                 * @example 8
-                 */
-                campaign_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The campaign */
-            200: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "id": 8,
-                     *       "company_id": 12,
-                     *       "name": "Spring sale",
-                     *       "template": {
-                     *         "header": {
-                     *           "type": "none"
-                     *         },
-                     *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
-                     *         "buttons": []
-                     *       },
-                     *       "expire_after": "24h",
-                     *       "ignore_frequency_cap": false,
-                     *       "created_at": "2026-03-02T09:30:00.000Z"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Source"];
-                };
-            };
-            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
-            307: {
-                headers: {
-                    /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location: string;
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
-            401: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    /** @description always `Bearer` */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": "Not authenticated"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Not found: `Campaign not found` */
-            404: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": "Campaign not found"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Invalid request (schema or a rule of the operation); nothing changed */
-            422: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": [
-                     *         {
-                     *           "type": "type",
-                     *           "loc": [
-                     *             "path",
-                     *             "campaign_id"
-                     *           ],
-                     *           "msg": "must be integer"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["AdminValidationError"];
-                };
-            };
-            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
-            503: {
-                headers: {
-                    /** @description Whole seconds to wait before retrying. */
-                    "Retry-After": string;
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-        };
-    };
-    update_campaign: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description the campaign
-                 * @example 8
-                 */
-                campaign_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "name": "Spring sale (week 2)"
-                 *     }
-                 */
-                "application/json": {
-                    name?: string;
-                    template?: components["schemas"]["Template"];
-                    /** @description how long its messages stay worth sending; null: forever (default unchanged) */
-                    expire_after?: string | null;
-                    /** @description true: its messages are not held to the company's frequency cap (they still count toward it) */
-                    ignore_frequency_cap?: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description The campaign as changed, with `warnings` */
-            200: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "id": 8,
-                     *       "company_id": 12,
-                     *       "name": "Spring sale",
-                     *       "template": {
-                     *         "header": {
-                     *           "type": "none"
-                     *         },
-                     *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
-                     *         "buttons": []
-                     *       },
-                     *       "expire_after": "24h",
-                     *       "ignore_frequency_cap": false,
-                     *       "created_at": "2026-03-02T09:30:00.000Z",
-                     *       "campaign_id": 8,
-                     *       "warnings": []
-                     *     }
-                     */
-                    "application/json": components["schemas"]["CampaignUpdate"];
-                };
-            };
-            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
-            307: {
-                headers: {
-                    /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location: string;
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
-            401: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    /** @description always `Bearer` */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": "Not authenticated"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Not found: `Campaign not found` */
-            404: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": "Campaign not found"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Request body larger than 1 MiB. */
-            413: {
-                headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
-            415: {
-                headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Invalid request (schema or a rule of the operation); nothing changed */
-            422: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": [
-                     *         {
-                     *           "type": "template_error",
-                     *           "loc": [
-                     *             "body",
-                     *             "template",
-                     *             "body"
-                     *           ],
-                     *           "msg": "undefined filter: shout (line 1, column 7)"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["AdminValidationError"];
-                };
-            };
-            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
-            503: {
-                headers: {
-                    /** @description Whole seconds to wait before retrying. */
-                    "Retry-After": string;
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-        };
-    };
-    preview_campaign: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description the campaign
-                 * @example 8
-                 */
-                campaign_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "first_name": "Anna",
-                 *       "variables": {
-                 *         "order_id": "A-1042"
-                 *       }
-                 *     }
-                 */
-                "application/json": {
-                    /** @description a contact of the company (its names and variables); no contact: known by phone only */
-                    phone?: string;
-                    /** @description sample data when no contact is used */
-                    first_name?: string | null;
-                    last_name?: string | null;
-                    /** @description sample variables */
-                    variables?: {
-                        [key: string]: unknown;
-                    } | null;
-                };
-            };
-        };
-        responses: {
-            /** @description The message as it would be delivered */
-            200: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "contact_found": true,
-                     *       "rendered": {
-                     *         "to": "+4915112345678",
-                     *         "header": {
-                     *           "type": "none"
-                     *         },
-                     *         "body": "Hi Anna, 20 % off all shoes this week.",
-                     *         "buttons": []
-                     *       }
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Preview"];
-                };
-            };
-            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
-            307: {
-                headers: {
-                    /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location: string;
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
-            401: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    /** @description always `Bearer` */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": "Not authenticated"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Not found: `Campaign not found` */
-            404: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": "Campaign not found"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Request body larger than 1 MiB. */
-            413: {
-                headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
-            415: {
-                headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description The template does not render (`template_error`, nothing is sent), an invalid phone number, or an invalid body */
-            422: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": [
-                     *         {
-                     *           "type": "value_error",
-                     *           "loc": [
-                     *             "body",
-                     *             "phone"
-                     *           ],
-                     *           "msg": "invalid phone number",
-                     *           "input": "not a phone"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["AdminValidationError"];
-                };
-            };
-            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
-            503: {
-                headers: {
-                    /** @description Whole seconds to wait before retrying. */
-                    "Retry-After": string;
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-        };
-    };
-    test_send_campaign: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description the campaign
-                 * @example 8
-                 */
-                campaign_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "phone": "+4915112345678"
-                 *     }
-                 */
-                "application/json": {
-                    phone: string;
-                };
-            };
-        };
-        responses: {
-            /** @description Accepted: the batch of one is committed and will be delivered */
-            202: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10"
-                     *     }
-                     */
-                    "application/json": {
-                        /** Format: uuid */
-                        batch_id: string;
-                    };
-                };
-            };
-            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
-            307: {
-                headers: {
-                    /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location: string;
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
-            401: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    /** @description always `Bearer` */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": "Not authenticated"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Not found: `Campaign not found` */
-            404: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": "Campaign not found"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Request body larger than 1 MiB. */
-            413: {
-                headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
-            415: {
-                headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Invalid request (schema or a rule of the operation); nothing changed */
-            422: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": [
-                     *         {
-                     *           "type": "value_error",
-                     *           "loc": [
-                     *             "body",
-                     *             "phone"
-                     *           ],
-                     *           "msg": "invalid phone number",
-                     *           "input": "not a phone"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["AdminValidationError"];
-                };
-            };
-            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
-            503: {
-                headers: {
-                    /** @description Whole seconds to wait before retrying. */
-                    "Retry-After": string;
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-        };
-    };
-    send_campaign: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description the campaign
-                 * @example 8
-                 */
-                campaign_id: number;
-            };
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                /**
-                 * @example {
-                 *       "segment_id": 5,
-                 *       "scheduled_for": "2026-03-03T08:00:00+01:00"
-                 *     }
-                 */
-                "application/json": {
-                    /** @description one of segment_id and contacts */
-                    segment_id?: number;
-                    /** @description phone numbers (E.164 or national); one of segment_id and contacts */
-                    contacts?: string[];
-                    /**
-                     * Format: date-time
-                     * @description an instant in the future (RFC 3339 with offset)
-                     */
-                    scheduled_for?: string;
-                    /**
-                     * Format: date-time
-                     * @description an instant in the future (RFC 3339 with offset), after scheduled_for: a message not handed to the provider by then ends skipped, reason `expired` (instead of the campaign's expire_after)
-                     */
-                    expire_at?: string;
-                    /** @description answer the plan only (200): how many would be sent, skipped as opted out, at the frequency cap or invalid; nothing is written */
-                    dry_run?: boolean;
-                };
-            };
-        };
-        responses: {
-            /** @description dry_run: what the send would do; nothing was sent */
-            200: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "plan": {
-                     *         "total": 4,
-                     *         "send": 2,
-                     *         "skipped_opted_out": 1,
-                     *         "skipped_frequency_cap": 1,
-                     *         "skipped_invalid": 0,
-                     *         "held_for_delivery_hours": 0,
-                     *         "send_at": "2026-03-02T09:30:00.000Z",
-                     *         "opens_at": "2026-03-02T09:30:00.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        plan: components["schemas"]["SendPlan"];
-                    };
-                };
-            };
-            /** @description Accepted: the send batch is committed */
-            202: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10",
-                     *       "plan": {
-                     *         "total": 4,
-                     *         "send": 2,
-                     *         "skipped_opted_out": 1,
-                     *         "skipped_frequency_cap": 1,
-                     *         "skipped_invalid": 0,
-                     *         "held_for_delivery_hours": 0,
-                     *         "send_at": "2026-03-02T09:30:00.000Z",
-                     *         "opens_at": "2026-03-02T09:30:00.000Z"
-                     *       }
-                     *     }
-                     */
-                    "application/json": {
-                        /** Format: uuid */
-                        batch_id: string;
-                        plan: components["schemas"]["SendPlan"];
-                    };
-                };
-            };
-            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
-            307: {
-                headers: {
-                    /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location: string;
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
-            401: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    /** @description always `Bearer` */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": "Not authenticated"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description No such campaign, or the segment is not the campaign company's (`Segment not found`) */
-            404: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": "Campaign not found"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Request body larger than 1 MiB. */
-            413: {
-                headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description The body is not `application/json` (e.g. a form); nothing changed. */
-            415: {
-                headers: {
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Invalid body: neither or both of segment_id and contacts, a past or offset-less scheduled_for or expire_at, an expire_at not after scheduled_for, an audience without numbers, more than 100,000 numbers */
-            422: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": [
-                     *         {
-                     *           "type": "value_error",
-                     *           "loc": [
-                     *             "body",
-                     *             "scheduled_for"
-                     *           ],
-                     *           "msg": "must be in the future"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": components["schemas"]["AdminValidationError"];
-                };
-            };
-            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
-            503: {
-                headers: {
-                    /** @description Whole seconds to wait before retrying. */
-                    "Retry-After": string;
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-        };
-    };
-    cancel_batch: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /**
-                 * @description the batch id (a UUID)
-                 * @example 0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10
-                 */
-                batch_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Cancelled (again: 200 with cancelled 0) */
-            200: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "batch_id": "0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10",
-                     *       "cancelled": 118,
-                     *       "before_fan_out": false
-                     *     }
-                     */
-                    "application/json": components["schemas"]["CancelAnswer"];
-                };
-            };
-            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
-            307: {
-                headers: {
-                    /** @description The same URL with the trailing slash toggled, query string kept. */
-                    Location: string;
-                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
-            401: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    /** @description always `Bearer` */
-                    "WWW-Authenticate"?: string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": "Not authenticated"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description No such batch (an id that is not a UUID too) */
-            404: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": "Batch not found"
-                     *     }
-                     */
-                    "application/json": components["schemas"]["Detail"];
-                };
-            };
-            /** @description Invalid request (schema or a rule of the operation); nothing changed */
-            422: {
-                headers: {
-                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
-                    "x-request-id": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "detail": [
-                     *         {
-                     *           "type": "maxLength",
-                     *           "loc": [
-                     *             "path",
-                     *             "batch_id"
                      *           ],
                      *           "msg": "must NOT have more than 64 characters"
                      *         }

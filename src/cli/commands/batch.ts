@@ -8,6 +8,9 @@
  * /admin/companies/{company_id}/batches, newest first, one page; the text output ends with the command
  * for the next page when there is one. --json prints the page as answered (`batches`, `next_before`).
  *
+ * `cms batch cancel BATCH_ID`: POST /admin/batches/{batch_id}/cancel; what the send has not handed to a
+ * provider yet ends skipped / `cancelled` (src/domain/campaign-sends.ts).
+ *
  * The text output shows the batch's funnel (docs/decisions.md#7-a-messages-life) as one line,
  * `funnel: sent N → delivered N → read N · failed N · skipped N · pending N (of TOTAL)`, and per
  * message its status, error code, times and, for a message waiting for a retry, its next attempt; then the
@@ -141,5 +144,17 @@ export function registerBatch(program: Command, io: CliIo): void {
         for (const [m, text] of texts) printLine(io, `  ${m.message_id} to ${m.phone}:\n${text}`);
       }
     }
+  });
+
+  addCommonOptions(
+    group
+      .command('cancel')
+      .description('cancel what a send has not handed to a provider yet (ends skipped, reason cancelled)')
+      .argument('<batch_id>', 'batch id', parseNonEmpty),
+  ).action(async (batchId: string, _opts: unknown, cmd: Command) => {
+    const ctx = await contextFor(cmd, io);
+    const res = await data(ctx.api.POST('/admin/batches/{batch_id}/cancel', { params: { path: { batch_id: batchId } } }));
+    if (ctx.json) printJson(io, res);
+    else printRecord(io, res, 'Cancelled:');
   });
 }

@@ -67,7 +67,9 @@ export function registerUser(program: Command, io: CliIo): void {
     printLine(io);
     printLine(io, `  ${url}`);
     printLine(io);
-    printLine(io, `Send this link to ${inv.email}: it works once, until ${inv.expires_at}, and is shown only now.`);
+    printLine(io, inv.email_sent
+      ? `It was emailed to ${inv.email}. It works once, until ${inv.expires_at}, and is shown only now.`
+      : `Send this link to ${inv.email}: it works once, until ${inv.expires_at}, and is shown only now.`);
     printLine(io, `Opening it lets them choose a password and join as ${inv.role}; then they sign in at /console/login.`);
   });
 
@@ -135,6 +137,7 @@ export function registerUser(program: Command, io: CliIo): void {
     printLine(io);
     printLine(io, `  ${reset.reset_url}`);
     printLine(io);
+    if (reset.email_sent) printLine(io, `It was emailed to ${reset.email}.`);
     printLine(io, `It works once, until ${reset.expires_at}, and is shown only now; a newer link replaces it.`);
     printLine(io, 'Their password and sessions stay until they use it; then every session of theirs ends.');
   });

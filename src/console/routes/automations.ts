@@ -17,9 +17,11 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAudit } from '../../domain/audit.ts';
-import { createAutomation, createCampaign, updateAutomation } from '../../domain/automations.ts';
 import { DomainError } from '../../domain/errors.ts';
-import { findSource, listAutomations, listCampaigns, previewSource, testSend, updateCampaign, type PreviewResult, type SourceKind, type SourceRow } from '../../domain/source-tools.ts';
+import {
+  createAutomation, createCampaign, findSource, listAutomations, listCampaigns, updateAutomation, updateCampaign, type SourceKind, type SourceRow,
+} from '../../domain/automations.ts';
+import { previewSource, testSend, type PreviewResult } from '../../domain/source-tools.ts';
 import { checkTemplate, type Template } from '../../domain/templates.ts';
 import { whatsappMappingProblems } from '../../domain/whatsapp-templates.ts';
 import type { AppDeps } from '../../http/deps.ts';

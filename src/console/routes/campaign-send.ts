@@ -21,7 +21,7 @@ import { claimKey, releaseKey } from '../../domain/idempotency.ts';
 import { checkConfirmToken, issueConfirmToken, type ConfirmBinding } from '../../domain/send-confirmations.ts';
 import { sendErrorPage } from '../errors.ts';
 import { localParts } from '../../domain/delivery-hours.ts';
-import { findSource, type SourceRow } from '../../domain/source-tools.ts';
+import { findSource, type SourceRow } from '../../domain/automations.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { can, field, parseId, sendPage, sessionOf } from '../context.ts';
 import { listCompanySegments } from '../queries/segments.ts';

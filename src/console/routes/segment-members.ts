@@ -1,5 +1,5 @@
 /**
- * Adding and removing a segment's members from the console (src/domain/segment-admin.ts
+ * Adding and removing a segment's members from the console (src/domain/segments.ts
  * `changeMembers`, the matching of docs/api.md 4.2): `POST /segments/{id}/members` with `mode` (`add` or
  * `delete`), `hashed` (`on`: the items are SHA-256 digests) and either pasted `numbers` or a CSV `file`
  * (src/domain/segment-lists.ts), then 303 back to the segment's page, which shows the result once:
@@ -26,7 +26,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAudit } from '../../domain/audit.ts';
 import { getCompany } from '../../domain/companies.ts';
 import { DomainError } from '../../domain/errors.ts';
-import { changeMembers, getSegment, MAX_MEMBER_ITEMS, type MembershipSummary } from '../../domain/segment-admin.ts';
+import { changeMembers, getSegment, MAX_MEMBER_ITEMS, type MembershipSummary } from '../../domain/segments.ts';
 import { itemsFromCsv, itemsFromText, ListError, MAX_UPLOAD_BYTES, type ListItem } from '../../domain/segment-lists.ts';
 import type { SessionInfo } from '../../domain/users.ts';
 import type { AppDeps } from '../../http/deps.ts';

@@ -1,5 +1,5 @@
 /**
- * One segment (src/domain/segment-admin.ts):
+ * One segment (src/domain/segments.ts):
  * - `GET /segments/{id}[?after=CONTACT_ID]`: name, member count, members 50 per page (keyset by contact
  *   id), the result of the last members change (once), the members, rename and delete forms;
  * - `POST /segments/{id}/rename` `{name}`: the name rule of docs/api.md 4.1 (surrounding spaces dropped),
@@ -11,7 +11,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAudit } from '../../domain/audit.ts';
-import { deleteSegment, getSegment, membersPage, renameSegment, segmentNameProblem } from '../../domain/segment-admin.ts';
+import { deleteSegment, getSegment, membersPage, renameSegment, segmentNameProblem } from '../../domain/segments.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { can, field, parseId, sendPage, sessionOf } from '../context.ts';
 import { BASE } from '../views/layout.ts';

@@ -1,5 +1,5 @@
 /**
- * Segments (src/domain/segment-admin.ts):
+ * Segments (src/domain/segments.ts):
  * - `GET /segments`: the company's segments with member counts, and the create form;
  * - `POST /segments` `{name}`: creates a segment by the rules of docs/api.md 4.1 (name 1 to 255 characters,
  *   surrounding spaces dropped first; at most 20 segments), then 303 to its page. A refused name or
@@ -8,7 +8,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAudit } from '../../domain/audit.ts';
 import { DomainError } from '../../domain/errors.ts';
-import { listSegments, newSegment, segmentNameProblem } from '../../domain/segment-admin.ts';
+import { listSegments, newSegment, segmentNameProblem } from '../../domain/segments.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { can, field, sendPage, sessionOf } from '../context.ts';
 import { BASE } from '../views/layout.ts';

@@ -13,10 +13,15 @@
  * - `GET|POST /console/settings/users/:userId/remove`: confirmation, then removal (the user's sessions
  *   end at once); 409 for the last owner. Removing yourself signs you out.
  *
+ * With SMTP_URL set, invitation and reset links are also emailed (docs/console.md#email) and the page says
+ * whether the email went out; the link is shown as before either way.
+ *
  * Every change is audited by the domain (src/domain/users.ts) with actor `console:<email>`. Another
  * company's user or invitation ids answer 404 like unknown ones.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { getCompany } from '../../domain/companies.ts';
+import { invitationEmail, passwordResetEmail, sendUserEmail } from '../../domain/user-emails.ts';
 import { DomainError, notFound } from '../../domain/errors.ts';
 import {
   changeRole, createInvitation, createPasswordReset, findUser, isRole, listCompanyUsers, normaliseEmail, removeUser, revokeInvitation,
@@ -44,6 +49,7 @@ const linkBase = (request: FastifyRequest) => `${request.protocol}://${request.h
 /** Registers the users pages (signed-in scope). */
 export function registerUsersPages(scope: FastifyInstance, deps: AppDeps): void {
   const db = deps.database.db;
+  const sender = { mailer: deps.mailer, logger: deps.logger };
   const path = '/settings/users';
 
   async function showList(request: FastifyRequest, reply: FastifyReply, status: number, extra: { form?: InviteForm; errors?: InviteErrors; flash?: string } = {}) {
@@ -96,8 +102,12 @@ export function registerUsersPages(scope: FastifyInstance, deps: AppDeps): void 
       if (err instanceof DomainError && err.status === 422) return showList(request, reply, 422, { form, errors: { email: 'This is not an email address.' } });
       throw err;
     }
+    const url = `${linkBase(request)}/invite/${inv.token}`;
+    const emailed = deps.mailer
+      ? await sendUserEmail(sender, inv.email, invitationEmail({ companyName: (await getCompany(db, inv.company_id)).name, role: inv.role, link: url, expiresAt: inv.expires_at }))
+      : undefined;
     setLinkFlash(deps, request, reply, {
-      kind: 'invitation', email: inv.email, role: inv.role, url: `${linkBase(request)}/invite/${inv.token}`, expires_at: inv.expires_at.toISOString(),
+      kind: 'invitation', email: inv.email, role: inv.role, url, expires_at: inv.expires_at.toISOString(), ...(emailed === undefined ? {} : { emailed }),
     });
     return reply.header('cache-control', 'no-store').redirect(BASE + path, 303);
   });
@@ -135,8 +145,12 @@ export function registerUsersPages(scope: FastifyInstance, deps: AppDeps): void 
     const session = sessionOf(request);
     const user = await userOf(request);
     const reset = await createPasswordReset(db, user.user_id, { companyId: session.company_id, actor: actorOf(request) }, nowOf(deps));
+    const url = `${linkBase(request)}/password-reset/${reset.token}`;
+    const emailed = deps.mailer
+      ? await sendUserEmail(sender, reset.email, passwordResetEmail({ companyName: (await getCompany(db, reset.company_id)).name, link: url, expiresAt: reset.expires_at }))
+      : undefined;
     setLinkFlash(deps, request, reply, {
-      kind: 'password_reset', email: reset.email, user_id: reset.user_id, url: `${linkBase(request)}/password-reset/${reset.token}`, expires_at: reset.expires_at.toISOString(),
+      kind: 'password_reset', email: reset.email, user_id: reset.user_id, url, expires_at: reset.expires_at.toISOString(), ...(emailed === undefined ? {} : { emailed }),
     });
     return reply.header('cache-control', 'no-store').redirect(`${BASE + path}/${user.user_id}`, 303);
   });

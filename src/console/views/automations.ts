@@ -8,7 +8,8 @@
  * A role that may only read (`canEdit` false) sees the template in disabled fields and the GET preview,
  * without the create, save, activate, send and test-send buttons and forms.
  */
-import type { PreviewResult, SourceKind, SourceRow } from '../../domain/source-tools.ts';
+import type { SourceKind, SourceRow } from '../../domain/automations.ts';
+import type { PreviewResult } from '../../domain/source-tools.ts';
 import type { Template } from '../../domain/templates.ts';
 import type { StoredTemplate } from '../../domain/whatsapp-templates.ts';
 import { badge, time } from './format.ts';

@@ -5,7 +5,7 @@
  * confirmation of a send. A role that may not send or cancel sees a note instead of those forms.
  */
 import type { SendPlan } from '../../domain/campaign-sends.ts';
-import type { SourceRow } from '../../domain/source-tools.ts';
+import type { SourceRow } from '../../domain/automations.ts';
 import type { SegmentRow } from '../queries/segments.ts';
 import { readOnlyNote } from './format.ts';
 import { BASE } from './layout.ts';

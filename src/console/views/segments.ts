@@ -4,8 +4,7 @@
  * change, the rename form, a link to delete) and the delete confirmation. Every form shows its errors
  * beside the field, with the input kept.
  */
-import type { MembershipSummary, SegmentSummary, MemberEntry } from '../../domain/segment-admin.ts';
-import { MAX_SEGMENTS_PER_COMPANY, SEGMENT_NAME_MAX } from '../../domain/segment-admin.ts';
+import { MAX_SEGMENTS_PER_COMPANY, SEGMENT_NAME_MAX, type MembershipSummary, type SegmentSummary, type MemberEntry } from '../../domain/segments.ts';
 import { MAX_UPLOAD_BYTES } from '../../domain/segment-lists.ts';
 import { readOnlyNote, time } from './format.ts';
 import { BASE } from './layout.ts';

@@ -45,7 +45,12 @@ function newLinkPanel(link: NewLink): SafeHtml {
   const invitation = link.kind === 'invitation';
   return html`<article class="new-key" aria-labelledby="new-key-title">
   <h2 id="new-key-title" tabindex="-1">${invitation ? html`Invitation link for ${link.email}` : html`Password reset link for ${link.email}`}</h2>
-  <p><strong>Copy it now: it is shown only this once.</strong> Send it to ${link.email} yourself (for example by email or chat). It works once, until ${time(link.expires_at)}.
+  ${link.emailed === true
+    ? html`<p role="status">We emailed this link to <strong>${link.email}</strong>.</p>`
+    : link.emailed === false
+      ? html`<p role="alert" class="error">The email to ${link.email} could not be sent. Copy the link and send it yourself.</p>`
+      : ''}
+  <p><strong>${link.emailed === true ? 'You can also copy it now: it is shown only this once.' : 'Copy it now: it is shown only this once.'}</strong> ${link.emailed === true ? '' : html`Send it to ${link.email} yourself (for example by email or chat). `}It works once, until ${time(link.expires_at)}.
   ${invitation
     ? html`Opening it lets them choose a password and join as <strong>${link.role ?? ''}</strong>.`
     : 'Opening it lets them choose a new password; all their sessions then end. Their current password keeps working until then.'}</p>

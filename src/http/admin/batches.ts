@@ -8,13 +8,16 @@
  * | GET /admin/batches/{batch_id} | 200 `Batch`; 401; 404 `Batch not found` (unknown or malformed id); 422 (id over 64 characters) |
  * | GET /admin/batches/{batch_id}/messages?after=&limit=&status=&phone= | 200 `MessagePage` `{messages: Message[], next}` in batch order, keyset pages (domain/batch-messages.ts); 401; 404; 422 |
  * | GET /admin/companies/{company_id}/batches?limit=&before= | 200 `BatchPage` newest first (keyset pages, db/batch-list.ts); 401; 404 `Company not found`; 422 (bad id, limit or before) |
+ * | POST /admin/batches/{batch_id}/cancel | 200 `CancelAnswer` `{batch_id, cancelled, before_fan_out}`: what the send has not handed to a provider ends skipped, reason `cancelled` (src/domain/campaign-sends.ts); again: 200 with cancelled 0; 401; 404; 422 |
  *
- * The list serves `cms batch list`.
+ * The list serves `cms batch list`, the cancel `cms batch cancel`.
  */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { recordAudit } from '../../domain/audit.ts';
 import { getBatch, type MessageView } from '../../domain/batches.ts';
+import { cancelBatch } from '../../domain/campaign-sends.ts';
 import { listMessagePage, MESSAGE_PAGE_DEFAULT, MESSAGE_PAGE_MAX, MESSAGE_STATUSES } from '../../domain/batch-messages.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { listCompanyBatches } from '../../db/batch-list.ts';
@@ -133,11 +136,18 @@ function messageJson(m: MessageView) {
   };
 }
 
-/** Registers GET /admin/batches/{batch_id} and GET /admin/batches/{batch_id}/messages. */
+/** The answer of a cancel. */
+export const CancelAnswer = component('CancelAnswer', Type.Object({
+  batch_id: Type.String({ format: 'uuid' }),
+  cancelled: Type.Integer({ description: 'messages that ended skipped with reason cancelled now' }),
+  before_fan_out: Type.Boolean({ description: 'the batch was cancelled before its messages were written (each ends skipped / cancelled)' }),
+}), { batch_id: BATCH_ID_EXAMPLE, cancelled: 118, before_fan_out: false });
+
+/** Registers the routes of the module comment. */
 export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps): void {
   const db = deps.database.db;
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  addComponents(app, [BatchCounts, Batch, MessageRendered, Message, MessagePage, BatchPage]);
+  addComponents(app, [BatchCounts, Batch, MessageRendered, Message, MessagePage, BatchPage, CancelAnswer]);
   const params = Type.Object({ batch_id: Type.String({ maxLength: 64, description: 'the batch id (a UUID) answered by the send', examples: [BATCH_ID_EXAMPLE] }) });
   const tags = ['operator: batches'];
   const errors = {
@@ -197,5 +207,23 @@ export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps): void {
     const company = await getCompany(db, request.params.company_id);
     const page = await listCompanyBatches(db, company.company_id, { limit: request.query.limit ?? 20, before: request.query.before });
     return { batches: page.batches.map(batchJson), next_before: page.next_before };
+  });
+
+  r.post('/admin/batches/:batch_id/cancel', {
+    schema: {
+      tags: ['operator: batches'], operationId: 'cancel_batch', summary: 'Cancel what a send has not handed to a provider (ends skipped, reason cancelled)',
+      params: Type.Object({ batch_id: Type.String({ maxLength: 64, description: 'the batch id (a UUID)', examples: [BATCH_ID_EXAMPLE] }) }),
+      response: {
+        200: ok('Cancelled (again: 200 with cancelled 0)', ref(CancelAnswer), exampleOf(CancelAnswer)),
+        ...adminErrors,
+        404: notFound('Batch not found', 'No such batch (an id that is not a UUID too)'),
+        422: invalid({ type: 'maxLength', loc: ['path', 'batch_id'], msg: 'must NOT have more than 64 characters' }),
+      },
+    },
+  }, async (request) => {
+    const result = await cancelBatch(db, request.params.batch_id, null, deps.clock.now());
+    const batch = await db.selectFrom('batches').select('company_id').where('batch_id', '=', result.batch_id).executeTakeFirstOrThrow();
+    await recordAudit(db, { actor: 'admin', action: 'batch.cancel', target: `batch:${result.batch_id}`, company_id: batch.company_id, details: { cancelled: result.cancelled } });
+    return result;
   });
 }

@@ -12,8 +12,8 @@
  * | GET /admin/companies/{company_id}/contacts/{phone} | 200 `Contact`; 401; 404 company / contact; 422 |
  * | PATCH /admin/companies/{company_id}/contacts/{phone} `{first_name?, last_name?, variables?, opted_out?, consent_evidence?}` | 200 `Contact`; 401; 404; 422 |
  * | DELETE /admin/companies/{company_id}/contacts/{phone} (GDPR erasure) | 200 `ContactErasure`; 401; 404; 422 |
- * | POST /admin/companies/{company_id}/contacts/imports (text/csv, at most 20 MiB) | 202 `ContactImportJob`; 401; 404; 413; 422 |
- * | GET /admin/companies/{company_id}/contacts/imports/{import_id} | 200 `ContactImportJob`; 401; 404; 422 |
+ *
+ * A CSV import in the background is contact-imports.ts.
  *
  * Erasure is a DELETE on the contact (it disappears from every read; what it removes and keeps is in
  * domain/erasure.ts) answering 200 with what changed, not 204, so the operator sees the counts and
@@ -25,7 +25,6 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { getCompany } from '../../domain/companies.ts';
-import { createImport, getImport, MAX_IMPORT_BYTES, type ContactImport } from '../../domain/contact-imports.ts';
 import {
   changeTags, CONTACT_VIEW_LIMIT, getContactView, TAG_CHANGE_MAX, TAG_MAX_LENGTH, TAGS_MAX, importContacts, MIN_SEARCH_DIGITS, parseContactQuery, resolveContact, updateContact,
   VARIABLE_VALUE_MAX, VARIABLES_MAX, type ContactView,
@@ -37,7 +36,7 @@ import { recordAudit } from '../../domain/audit.ts';
 import { listContacts } from '../../db/contacts.ts';
 import type { AppDeps } from '../deps.ts';
 import {
-  addComponents, adminErrors, commonHeaders, component, Detail, exampleOf, idParams, invalid, invalidInput, iso, notFound, ok, ref, rowId, TIME_EXAMPLE,
+  addComponents, adminErrors, commonHeaders, component, exampleOf, idParams, invalid, invalidInput, iso, notFound, ok, ref, rowId, TIME_EXAMPLE,
 } from './components.ts';
 
 const time = Type.String({ format: 'date-time' });
@@ -143,25 +142,6 @@ export const ContactTagsChange = component('ContactTagsChange', Type.Object({
   not_found: Type.Integer({ minimum: 0, description: 'distinct numbers that name no contact, invalid ones included' }),
 }), { matched: 2, not_found: 1 });
 
-/** A CSV import running as a background job. */
-export const ContactImportJob = component('ContactImportJob', Type.Object({
-  import_id: Type.Integer(),
-  filename: nullableString(),
-  delimiter: Type.String({ description: 'the delimiter detected from the header row' }),
-  status: Type.Union([Type.Literal('queued'), Type.Literal('running'), Type.Literal('completed'), Type.Literal('failed')]),
-  total: Type.Integer({ minimum: 0, description: 'data rows in the file' }),
-  processed: Type.Integer({ minimum: 0, description: 'rows done so far' }),
-  created: Type.Integer({ minimum: 0 }), updated: Type.Integer({ minimum: 0 }),
-  failed: Type.Integer({ minimum: 0, description: 'rows not imported (see errors)' }),
-  errors: Type.Array(Type.Object({ line: Type.Integer({ description: 'line of the file (1 is the header)' }), error: Type.String() }), { description: 'the first 100 rows not imported' }),
-  error: nullableString('why the whole import failed'),
-  created_at: time,
-  finished_at: nullableTime(),
-}), {
-  import_id: 17, filename: 'customers.csv', delimiter: ';', status: 'running', total: 25000, processed: 12000, created: 11890, updated: 100, failed: 10,
-  errors: [{ line: 7, error: '"12" is not a valid phone number' }], error: null, created_at: TIME_EXAMPLE, finished_at: null,
-});
-
 const companyParams = idParams('company_id', 'the company', 12);
 const phoneParams = Type.Object({
   company_id: rowId('the company', 12),
@@ -188,10 +168,6 @@ function viewOut(c: ContactView) {
   };
 }
 
-function importOut(i: ContactImport) {
-  return { ...i, created_at: iso(new Date(i.created_at)), finished_at: i.finished_at ? iso(new Date(i.finished_at)) : null };
-}
-
 /** Registers the routes of the module comment. */
 
 /** The export's body: CSV text, sent as a stream (documented as a string). */
@@ -199,7 +175,7 @@ const csvBody = Type.Unsafe<string | Readable>({ type: 'string' });
 export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void {
   const db = deps.database.db;
   const tags = ['operator: contacts'];
-  addComponents(app, [ContactListItem, ContactList, Contact, ContactErasure, ContactImportResult, ContactTagsChange, ContactImportJob]);
+  addComponents(app, [ContactListItem, ContactList, Contact, ContactErasure, ContactImportResult, ContactTagsChange]);
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
 
   r.put('/admin/companies/:company_id/contacts', {
@@ -385,55 +361,5 @@ export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void
     return eraseContact(db, company.company_id, contact.contact_id, { actor: 'admin', now: new Date(deps.clock.now()) });
   });
 
-  // The CSV upload needs its own body parser: registered in a scope of its own.
-  void app.register(async (scope) => {
-    // The bytes travel as a latin1 string (one character per byte, so the UTF-8 check sees the file as
-    // sent): the admin scope's hooks and validator expect JSON-like data, not a Buffer.
-    scope.addContentTypeParser(['text/csv', 'text/plain'], { parseAs: 'buffer', bodyLimit: MAX_IMPORT_BYTES }, (_req, body, done) => done(null, (body as Buffer).toString('latin1')));
-    const s = scope.withTypeProvider<TypeBoxTypeProvider>();
-    s.post('/admin/companies/:company_id/contacts/imports', {
-      bodyLimit: MAX_IMPORT_BYTES,
-      schema: {
-        tags, operationId: 'start_contact_import', summary: 'Import a CSV of contacts in the background (progress at GET …/imports/{import_id})',
-        description: `Body: the CSV file (\`Content-Type: text/csv\`, UTF-8, at most ${MAX_IMPORT_BYTES / 1024 / 1024} MiB). Header row with a \`phone\` column; \`first_name\`, \`last_name\`, \`opted_out\`; other columns become variables; delimiter \`,\` \`;\` tab or \`|\` detected from the header. A file that cannot be read is refused (422) and nothing is written; rows that cannot be imported are reported with their line numbers.`,
-        params: companyParams,
-        querystring: Type.Object({ filename: Type.Optional(Type.String({ maxLength: 255, description: 'a name to show for the file' })) }),
-        consumes: ['text/csv'],
-        body: Type.String({ description: 'the CSV file', examples: [`phone;first_name;tier\n${PHONE};Ada;gold\n`] }),
-        response: {
-          202: ok('Accepted: the import is queued', ref(ContactImportJob), { ...exampleOf(ContactImportJob), status: 'queued', processed: 0, created: 0, updated: 0, failed: 0, errors: [] }),
-          ...adminErrors,
-          404: notFound('Company not found'),
-          413: ok(`The file is larger than ${MAX_IMPORT_BYTES / 1024 / 1024} MiB; nothing written`, ref(Detail), { detail: 'Request body too large' }),
-          422: invalid({ type: 'value_error', loc: ['body'], msg: 'The CSV header has no "phone" column (columns: mobile;name). The columns are separated by commas, semicolons, tabs or |.' }),
-        },
-      },
-    }, async (request, reply) => {
-      const company = await getCompany(db, request.params.company_id);
-      const bytes = Buffer.from(request.body, 'latin1');
-      try {
-        const imp = await createImport(db, deps.jobs, company.company_id, { bytes, filename: request.query.filename ?? null }, 'admin', new Date(deps.clock.now()));
-        return reply.code(202).send(importOut(imp));
-      } catch (err) {
-        if (err instanceof DomainError && err.status === 400) throw invalidInput(['body'], err.detail);
-        throw err;
-      }
-    });
-  });
 
-  r.get('/admin/companies/:company_id/contacts/imports/:import_id', {
-    schema: {
-      tags, operationId: 'get_contact_import', summary: 'Progress of a CSV import',
-      params: Type.Object({ company_id: rowId('the company', 12), import_id: rowId('the import', 17) }),
-      response: {
-        200: ok('The import', ref(ContactImportJob), exampleOf(ContactImportJob)),
-        ...adminErrors,
-        404: notFound('Import not found', 'Unknown company (`Company not found`), or no such import of this company (`Import not found`)'),
-        422: invalid({ type: 'type', loc: ['path', 'import_id'], msg: 'must be integer' }),
-      },
-    },
-  }, async (request) => {
-    const company = await getCompany(db, request.params.company_id);
-    return importOut(await getImport(db, company.company_id, request.params.import_id));
-  });
 }

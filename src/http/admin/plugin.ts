@@ -1,6 +1,7 @@
 /**
  * The operator API (docs/operator-api.md): everything under /admin, bearer ADMIN_TOKEN, JSON in and out.
- * Routes are typed from TypeBox schemas (see components.ts for how to write one). Every 422 of the
+ * Routes are typed from TypeBox schemas (see components.ts for how to write one), one file per resource
+ * (companies.ts, api-keys.ts, contacts.ts, automations.ts, campaigns.ts, batches.ts ...). Every 422 of the
  * operator API has one shape, FastAPI's list (`{"detail":[{type, loc, msg, input?}]}`):
  * schema errors, malformed JSON, handler checks (`invalidInput`) and a domain `DomainError(422, msg)`
  * (one item, `loc: ["body"]`). 401, 404 and 409 stay `{"detail": "..."}`.
@@ -14,15 +15,16 @@ import { sendDetail } from '../errors.ts';
 import { strictValidators } from '../strict-validators.ts';
 import { addComponents, sharedComponents } from './components.ts';
 import { registerAuditRoutes } from './audit.ts';
+import { registerAutomationRoutes } from './automations.ts';
 import { AdminValidationError } from './errors.ts';
 import { registerBatchRoutes } from './batches.ts';
+import { registerCampaignRoutes } from './campaigns.ts';
 import { registerCompanyRoutes } from './companies.ts';
+import { registerContactImportRoutes } from './contact-imports.ts';
 import { registerContactRoutes } from './contacts.ts';
 import { registerConsentRoutes } from './consent.ts';
 import { registerEventEndpointRoutes } from './event-endpoints.ts';
 import { registerKeyRoutes } from './api-keys.ts';
-import { registerSelfServiceRoutes } from './self-service.ts';
-import { registerSourceRoutes } from './sources.ts';
 import { registerSegmentRoutes } from './segments.ts';
 import { registerOverviewRoutes } from './overview.ts';
 import { registerUserRoutes } from './users.ts';
@@ -106,12 +108,13 @@ export async function adminPlugin(app: FastifyInstance, deps: AppDeps): Promise<
   registerCompanyRoutes(app, deps);
   registerKeyRoutes(app, deps);
   registerContactRoutes(app, deps);
-  registerSourceRoutes(app, deps);
+  registerContactImportRoutes(app, deps);
+  registerAutomationRoutes(app, deps);
+  registerCampaignRoutes(app, deps);
   registerBatchRoutes(app, deps);
   registerAuditRoutes(app, deps);
   registerUserRoutes(app, deps);
   registerEventEndpointRoutes(app, deps);
-  registerSelfServiceRoutes(app, deps);
   registerSegmentRoutes(app, deps);
   registerOverviewRoutes(app, deps);
   registerWhatsappTemplateRoutes(app, deps);

@@ -1,6 +1,6 @@
 /**
  * Operator API: segments, with the rules of the console's Segments pages and of
- * `cms segment` (src/domain/segment-admin.ts): create by docs/api.md 4.1's name rule (1 to 255 characters)
+ * `cms segment` (src/domain/segments.ts): create by docs/api.md 4.1's name rule (1 to 255 characters)
  * and limit (20 per company, the same `400` as 4.1), rename, delete (memberships go, contacts stay, the
  * slot is freed; campaign sends already made from the segment, scheduled ones included, are unchanged:
  * they hold the numbers the segment had when they were made), add or remove members with 4.2's matching
@@ -30,7 +30,7 @@ import { FilterError, MAX_CONDITIONS, MAX_DEPTH } from '../../domain/segment-fil
 import {
   changeMembers, deleteSegment, getSegment, INVALID_LISTED, listSegments, MAX_MEMBER_ITEMS, MAX_SEGMENTS_PER_COMPANY, MEMBERS_PAGE_MAX,
   MEMBERS_PAGE_SIZE, membersPage, newSegment, renameSegment, SEGMENT_NAME_MAX, setSegmentFilter, type SegmentSummary,
-} from '../../domain/segment-admin.ts';
+} from '../../domain/segments.ts';
 import { selectSegmentCompany } from '../../db/segments.ts';
 import type { AppDeps } from '../deps.ts';
 import { addComponents, adminErrors, component, Detail, exampleOf, freeObject, idParams, invalid, invalidInput, iso, notFound as notFoundAnswer, ok, ref, TIME_EXAMPLE } from './components.ts';

@@ -1,16 +1,21 @@
 /**
- * Operator API: automations and campaigns with their templates (docs/operator-api.md). Templates are checked
- * when saved (src/domain/templates.ts): a problem is `422 {"detail":[{type:"template_error",
+ * Operator API: what automations and campaigns (the two sources of messages) share
+ * (docs/operator-api.md). automations.ts and campaigns.ts hold each resource's routes; this module holds
+ * the template they carry and the routes every source has, registered for one kind by
+ * {@link registerSourceToolRoutes}:
+ *
+ * | route (`{kind}`: automation or campaign) | answers |
+ * |---|---|
+ * | GET /admin/companies/{company_id}/{kind}s | 200 `Source[]` (newest first); 401; 404 company; 422 |
+ * | GET /admin/{kind}s/{id} | 200 `Source`; 401; 404; 422 |
+ * | POST /admin/{kind}s/{id}/preview `{phone? \| first_name?, last_name?, variables?}` | 200 `Preview` `{contact_found, rendered}` (the pipeline's own render, see src/domain/source-tools.ts); 401; 404; 422 (`{"detail":[{type:"template_error", loc:["body"], msg}]}`, or an invalid phone number at `loc: ["body", "phone"]`) |
+ * | POST /admin/{kind}s/{id}/test-send `{phone}` | 202 `{batch_id}`: a batch of one through the accept step; 401; 404; 422 |
+ *
+ * Templates are checked when saved (src/domain/templates.ts): a problem is `422 {"detail":[{type:"template_error",
  * loc:["body","template",...], msg}]}` (the admin error shape; the message has the line and column),
  * nothing stored. A stored template's answer (201/200) carries `warnings`: one per variable the
  * template reads that no contact of the company has (first_name, last_name and phone always exist);
  * such a variable renders empty.
- *
- * | route | answers |
- * |---|---|
- * | POST /admin/companies/{company_id}/automations | 201 `Automation` with `warnings`; 401; 404 company; 422 |
- * | PATCH /admin/automations/{automation_id} | 200 `Automation` with `warnings`; 401; 404; 422 |
- * | POST /admin/companies/{company_id}/campaigns | 201 `Campaign` with `warnings`; 401; 404 company; 422 |
  *
  * For a company whose channel is WhatsApp, a template (on create, or when it changes) must also map to
  * an APPROVED template of the company's catalogue with matching parameters (docs/whatsapp.md "Sources
@@ -21,17 +26,21 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { createAutomation, createCampaign, updateAutomation } from '../../domain/automations.ts';
 import { ALWAYS_KNOWN, checkTemplate, normaliseTemplate, templateSchema, type Template } from '../../domain/templates.ts';
 import { recordAudit } from '../../domain/audit.ts';
-import { DEFAULT_CAMPAIGN_EXPIRE_AFTER, EXPIRE_AFTER_PATTERN, expireAfterProblem } from '../../domain/expiry.ts';
-import { findSource } from '../../domain/source-tools.ts';
+import { sendCompany } from '../../domain/campaign-sends.ts';
+import { DomainError } from '../../domain/errors.ts';
+import { EXPIRE_AFTER_PATTERN, expireAfterProblem } from '../../domain/expiry.ts';
+import { previewSource, testSend } from '../../domain/source-tools.ts';
+import { findSource, listAutomations, listCampaigns, type SourceKind, type SourceRow } from '../../domain/automations.ts';
 import { whatsappMappingProblems } from '../../domain/whatsapp-templates.ts';
 import type { Db } from '../../db/database.ts';
 import { knownVariableNames } from '../../db/template-variables.ts';
 import type { AppDeps } from '../deps.ts';
 import { AdminValidationError } from './errors.ts';
-import { addComponents, adminErrors, component, exampleOf, idParams, invalid, invalidInput, iso, notFound, ok, ref, TIME_EXAMPLE } from './components.ts';
+import {
+  addComponents, adminErrors, component, exampleOf, freeObject, idParams, invalid, invalidInput, iso, notFound, ok, ref, renderedContent, TIME_EXAMPLE,
+} from './components.ts';
 
 /** A template as requests give it (header and buttons optional) and answers show it (normalised). */
 type TemplateInput = Omit<Template, 'header' | 'buttons'> & Partial<Pick<Template, 'header' | 'buttons'>>;
@@ -43,13 +52,14 @@ export const TemplateComponent = component('Template', Type.Unsafe<TemplateInput
   buttons: [{ type: 'url', text: 'Track it', url: 'https://acme-shoes.example/track/{{ order_id }}' }],
 });
 
-const warnings = Type.Array(Type.String(), {
+/** The `warnings` of a stored template's answer. */
+export const templateWarnings = Type.Array(Type.String(), {
   description: 'one per variable the template reads that no contact of the company has (it renders empty); [] when none',
   examples: [['no contact of this company has the variable order_id: it renders empty']],
 });
 
 /** `expire_after` as answers show it. */
-const expireAfterShown = Type.Union([Type.String(), Type.Null()], { description: 'how long its messages stay worth sending (a duration such as `24h`); null: forever. A message not handed to the provider by then ends skipped, reason `expired`' });
+export const expireAfterShown = Type.Union([Type.String(), Type.Null()], { description: 'how long its messages stay worth sending (a duration such as `24h`); null: forever. A message not handed to the provider by then ends skipped, reason `expired`' });
 
 /** `expire_after` as requests give it (checked: a positive duration with its unit, or null). */
 export const expireAfterInput = (dflt: string) => Type.Optional(Type.Union([
@@ -74,35 +84,6 @@ export async function checkWhatsappMapping(db: Db, companyId: number, t: Templat
   if (problems.length) throw new AdminValidationError(problems.map((p) => ({ type: 'template_error', loc: ['body', 'template', ...p.loc], msg: p.msg })));
 }
 
-/** An automation, as created or changed (with the template's warnings). */
-export const Automation = component('Automation', Type.Object({
-  automation_id: Type.Integer(),
-  company_id: Type.Integer(),
-  name: Type.String(),
-  type: Type.String({ description: '`api`: triggered through POST /api/automations/send' }),
-  active: Type.Boolean(),
-  template: ref(TemplateComponent),
-  expire_after: expireAfterShown,
-  created_at: Type.String({ format: 'date-time' }),
-  updated_at: Type.String({ format: 'date-time' }),
-  warnings,
-}), {
-  automation_id: 31, company_id: 12, name: 'Order shipped', type: 'api', active: true, template: exampleOf(TemplateComponent),
-  expire_after: null, created_at: TIME_EXAMPLE, updated_at: TIME_EXAMPLE, warnings: [],
-});
-
-/** A campaign, as created (with the template's warnings). */
-export const Campaign = component('Campaign', Type.Object({
-  campaign_id: Type.Integer(),
-  company_id: Type.Integer(),
-  name: Type.String(),
-  template: ref(TemplateComponent),
-  expire_after: expireAfterShown,
-  ignore_frequency_cap: Type.Boolean({ description: "true: this campaign's messages are not held to the company's frequency cap (they still count toward it)" }),
-  created_at: Type.String({ format: 'date-time' }),
-  warnings,
-}), { campaign_id: 8, company_id: 12, name: 'Spring sale', template: { header: { type: 'none' }, body: 'Hi {{ first_name }}, 20 % off all shoes this week.', buttons: [] }, expire_after: '24h', ignore_frequency_cap: false, created_at: TIME_EXAMPLE, warnings: [] });
-
 /** The 422 example of a template that does not parse. */
 export const templateProblem: Parameters<typeof invalid>[0] = {
   type: 'template_error', loc: ['body', 'template', 'body'], msg: 'undefined filter: shout (line 1, column 7)',
@@ -123,97 +104,133 @@ export async function variableWarnings(db: Db, companyId: number, reads: string[
   return names.filter((n) => !known.has(n)).map((n) => `no contact of this company has the variable ${n}: it renders empty`);
 }
 
-/** The answer fields of an automation row (times as RFC 3339). */
-function automationJson(a: { automation_id: number; company_id: number; name: string; type: string; active: boolean; template: Template; expire_after: string | null; created_at: Date; updated_at: Date }) {
-  return { automation_id: a.automation_id, company_id: a.company_id, name: a.name, type: a.type, active: a.active, template: a.template, expire_after: a.expire_after ?? null, created_at: iso(a.created_at), updated_at: iso(a.updated_at) };
+/** A source's name. */
+export const sourceName = Type.String({ minLength: 1, maxLength: 255 });
+
+const time = Type.String({ format: 'date-time' });
+/** A batch id of the examples. */
+export const BATCH_ID_EXAMPLE = '0b6f3c1e-6f0a-4a55-9d1e-2f8f3a7c9b10';
+
+/** An automation or campaign as the lists and reads show it (`type` and `active`: automations only). */
+export const Source = component('Source', Type.Object({
+  id: Type.Integer({ description: 'the automation_id or campaign_id' }),
+  company_id: Type.Integer(),
+  name: Type.String(),
+  type: Type.Optional(Type.String({ description: 'automations only' })),
+  active: Type.Optional(Type.Boolean({ description: 'automations only' })),
+  template: ref(TemplateComponent),
+  expire_after: Type.Union([Type.String(), Type.Null()], { description: 'how long its messages stay worth sending (a duration such as `24h`); null: forever' }),
+  ignore_frequency_cap: Type.Optional(Type.Boolean({ description: "campaigns only: true when its messages are not held to the company's frequency cap" })),
+  created_at: time,
+}), { id: 8, company_id: 12, name: 'Spring sale', template: { header: { type: 'none' }, body: 'Hi {{ first_name }}, 20 % off all shoes this week.', buttons: [] }, expire_after: '24h', ignore_frequency_cap: false, created_at: TIME_EXAMPLE });
+
+/** The content a message would be delivered with (as the provider receives it, without ids). */
+export const RenderedMessage = component('RenderedMessage', Type.Object({
+  ...renderedContent,
+}, { additionalProperties: true }), { to: '+4915112345678', header: { type: 'none' }, body: 'Hi Anna, 20 % off all shoes this week.', buttons: [] });
+
+/** The answer of a preview. */
+export const Preview = component('Preview', Type.Object({
+  contact_found: Type.Boolean({ description: 'the phone is a contact of the company (its names and variables were used); false: sample data' }),
+  rendered: ref(RenderedMessage),
+}), { contact_found: true, rendered: exampleOf(RenderedMessage) });
+
+/** A source row as the answers show it (times as RFC 3339). */
+export const sourceJson = (s: SourceRow): Static<typeof Source> => ({
+  id: s.id, company_id: s.company_id, name: s.name, ...(s.kind === 'automation' ? { type: s.type, active: s.active } : {}),
+  template: s.template, expire_after: s.expire_after, ...(s.kind === 'campaign' ? { ignore_frequency_cap: s.ignore_frequency_cap ?? false } : {}), created_at: iso(s.created_at),
+});
+
+/** A 422 `invalid phone number` of a domain function, at the body's `phone`. */
+async function phoneChecked<T>(phone: string | undefined, run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof DomainError && err.status === 422) throw invalidInput(['body', 'phone'], err.detail, 'value_error', phone);
+    throw err;
+  }
 }
 
-const name = Type.String({ minLength: 1, maxLength: 255 });
+const badPhone = { type: 'value_error', loc: ['body', 'phone'], msg: 'invalid phone number', input: 'not a phone' };
 
-/** Registers the routes of the module comment. */
-export function registerSourceRoutes(app: FastifyInstance, deps: AppDeps): void {
+/**
+ * Registers the routes every source has (the module comment's table) for one kind: its list, one
+ * source, its preview and its test send. Called by automations.ts and campaigns.ts.
+ */
+export function registerSourceToolRoutes(app: FastifyInstance, deps: AppDeps, kind: SourceKind): void {
   const db = deps.database.db;
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
-  addComponents(app, [TemplateComponent, Automation, Campaign]);
-  const companyParams = idParams('company_id', 'the company', 12);
-  const companyNotFound = notFound('Company not found');
+  addComponents(app, [Source, RenderedMessage, Preview]);
+  const plural = `${kind}s`;
+  const tags = [`operator: ${plural}`];
+  const idName = `${kind}_id`;
+  const Kind = kind === 'automation' ? 'Automation' : 'Campaign';
+  const params = idParams(idName, `the ${kind}`, kind === 'automation' ? 31 : 8);
+  const sourceNotFound = notFound(`${Kind} not found`);
+  const badId = invalid({ type: 'type', loc: ['path', idName], msg: 'must be integer' });
+  const example = kind === 'automation'
+    ? { ...exampleOf(Source), id: 31, name: 'Order shipped', type: 'api', active: true }
+    : exampleOf(Source);
 
-  r.post('/admin/companies/:company_id/automations', {
+  r.get(`/admin/companies/:company_id/${plural}`, {
     schema: {
-      tags: ['operator: automations'], operationId: 'create_automation', summary: 'Create an automation (the template is checked: 422 with line and column)',
-      params: companyParams,
-      body: Type.Object({
-        name,
-        type: Type.String({ minLength: 1, maxLength: 32, description: '`api` to trigger it through POST /api/automations/send' }),
-        active: Type.Boolean(),
-        template: ref(TemplateComponent),
-        expire_after: expireAfterInput('null'),
-      }, { examples: [{ name: 'Order shipped', type: 'api', active: true, template: { body: 'Hi {{ first_name }}, order {{ order_id }} has shipped.' }, expire_after: '2h' }] }),
+      tags, operationId: `list_${plural}`, summary: `The company's ${plural}, newest first`, params: idParams('company_id', 'the company', 12),
       response: {
-        201: ok('The automation, with `warnings` about variables no contact has', ref(Automation), exampleOf(Automation)),
-        ...adminErrors, 404: companyNotFound, 422: invalid(templateProblem),
-      },
-    },
-  }, async (request, reply) => {
-    const b = request.body;
-    const checked = template(b.template);
-    const expire = expireAfter(b.expire_after);
-    await checkWhatsappMapping(db, request.params.company_id, checked.template);
-    const automation = await createAutomation(db, deps.automationLookups, request.params.company_id, { name: b.name, type: b.type, active: b.active, template: checked.template, expire_after: expire });
-    await recordAudit(db, { actor: 'admin', action: 'automation.create', target: `automation:${automation.automation_id}`, company_id: automation.company_id, details: { name: b.name, type: b.type, active: b.active } });
-    return reply.code(201).send({ ...automationJson(automation), warnings: await variableWarnings(db, automation.company_id, checked.reads) });
-  });
-
-  r.patch('/admin/automations/:automation_id', {
-    schema: {
-      tags: ['operator: automations'], operationId: 'update_automation', summary: 'Change an automation (only the fields given; a template is checked as at create)',
-      params: idParams('automation_id', 'the automation', 31),
-      body: Type.Object({
-        name: Type.Optional(name), active: Type.Optional(Type.Boolean()), template: Type.Optional(ref(TemplateComponent)),
-        expire_after: expireAfterInput('unchanged'),
-      }, { examples: [{ active: false }] }),
-      response: {
-        200: ok('The automation as changed; `warnings` for a new template, else []', ref(Automation), exampleOf(Automation)),
-        ...adminErrors, 404: notFound('Automation not found'), 422: invalid(templateProblem),
+        200: ok(`The ${plural}`, Type.Array(ref(Source)), [example]),
+        ...adminErrors, 404: notFound('Company not found'), 422: invalid({ type: 'type', loc: ['path', 'company_id'], msg: 'must be integer' }),
       },
     },
   }, async (request) => {
-    const b = request.body;
-    const checked = b.template === undefined ? undefined : template(b.template);
-    const expire = expireAfter(b.expire_after);
-    if (checked) {
-      const current = await findSource(db, 'automation', request.params.automation_id, null);
-      await checkWhatsappMapping(db, current.company_id, checked.template);
-    }
-    const automation = await updateAutomation(db, deps.automationLookups, request.params.automation_id, {
-      name: b.name, active: b.active, template: checked?.template, expire_after: expire,
-    });
-    await recordAudit(db, { actor: 'admin', action: 'automation.update', target: `automation:${automation.automation_id}`, company_id: automation.company_id, details: { name: b.name, active: b.active, template_changed: b.template !== undefined } });
-    return { ...automationJson(automation), warnings: checked ? await variableWarnings(db, automation.company_id, checked.reads) : [] };
+    const company = await sendCompany(db, request.params.company_id);
+    const rows = kind === 'automation' ? await listAutomations(db, company.company_id) : await listCampaigns(db, company.company_id);
+    return rows.map(sourceJson);
   });
 
-  r.post('/admin/companies/:company_id/campaigns', {
+  r.get(`/admin/${plural}/:${idName}`, {
     schema: {
-      tags: ['operator: campaigns'], operationId: 'create_campaign', summary: 'Create a campaign (the template is checked: 422 with line and column)',
-      params: companyParams,
-      body: Type.Object({ name, template: ref(TemplateComponent), expire_after: expireAfterInput(DEFAULT_CAMPAIGN_EXPIRE_AFTER), ignore_frequency_cap: Type.Optional(Type.Boolean({ description: "(default false) true: this campaign's messages are not held to the company's frequency cap (they still count toward it)" })) }, {
-        examples: [{ name: 'Spring sale', template: { body: 'Hi {{ first_name }}, 20 % off all shoes this week.' }, expire_after: '2d' }],
-      }),
+      tags, operationId: `get_${kind}`, summary: `One ${kind} with its template`, params,
+      response: { 200: ok(`The ${kind}`, ref(Source), example), ...adminErrors, 404: sourceNotFound, 422: badId },
+    },
+  }, async (request) => sourceJson(await findSource(db, kind, request.params[idName], null)));
+
+  r.post(`/admin/${plural}/:${idName}/preview`, {
+    schema: {
+      tags, operationId: `preview_${kind}`, params,
+      summary: `Preview the ${kind}'s message for a contact (by phone) or sample data, rendered by the pipeline's code`,
+      body: Type.Object({
+        phone: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: 'a contact of the company (its names and variables); no contact: known by phone only' })),
+        first_name: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()], { description: 'sample data when no contact is used' })),
+        last_name: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
+        variables: Type.Optional(Type.Union([freeObject(), Type.Null()], { description: 'sample variables' })),
+      }, { additionalProperties: false, examples: [{ first_name: 'Anna', variables: { order_id: 'A-1042' } }] }),
       response: {
-        201: ok('The campaign, with `warnings` about variables no contact has', ref(Campaign), exampleOf(Campaign)),
-        ...adminErrors, 404: companyNotFound, 422: invalid(templateProblem),
+        200: ok('The message as it would be delivered', ref(Preview), exampleOf(Preview)),
+        ...adminErrors, 404: sourceNotFound,
+        422: invalid(badPhone, 'The template does not render (`template_error`, nothing is sent), an invalid phone number, or an invalid body'),
       },
     },
   }, async (request, reply) => {
-    const checked = template(request.body.template);
-    const expire = expireAfter(request.body.expire_after);
-    await checkWhatsappMapping(db, request.params.company_id, checked.template);
-    const campaign = await createCampaign(db, request.params.company_id, { name: request.body.name, template: checked.template, expire_after: expire, ignore_frequency_cap: request.body.ignore_frequency_cap });
-    await recordAudit(db, { actor: 'admin', action: 'campaign.create', target: `campaign:${campaign.campaign_id}`, company_id: campaign.company_id, details: { name: campaign.name, ...(campaign.ignore_frequency_cap ? { ignore_frequency_cap: true } : {}) } });
-    return reply.code(201).send({
-      campaign_id: campaign.campaign_id, company_id: campaign.company_id, name: campaign.name, template: campaign.template,
-      expire_after: campaign.expire_after ?? null, ignore_frequency_cap: campaign.ignore_frequency_cap, created_at: iso(campaign.created_at),
-      warnings: await variableWarnings(db, campaign.company_id, checked.reads),
-    });
+    const source = await findSource(db, kind, request.params[idName], null);
+    const body = request.body ?? {};
+    const result = await phoneChecked(body.phone, () => previewSource(db, source, body));
+    if (!result.ok) return reply.code(422).send({ detail: [{ type: 'template_error', loc: ['body'], msg: result.error }] });
+    return { contact_found: result.contact_found, rendered: result.rendered };
+  });
+
+  r.post(`/admin/${plural}/:${idName}/test-send`, {
+    schema: {
+      tags, operationId: `test_send_${kind}`, params,
+      summary: `Send the ${kind}'s message to one number now, through the send pipeline (appears in Sends)`,
+      body: Type.Object({ phone: Type.String({ minLength: 1, maxLength: 64 }) }, { additionalProperties: false, examples: [{ phone: '+4915112345678' }] }),
+      response: {
+        202: ok('Accepted: the batch of one is committed and will be delivered', Type.Object({ batch_id: Type.String({ format: 'uuid' }) }), { batch_id: BATCH_ID_EXAMPLE }),
+        ...adminErrors, 404: sourceNotFound, 422: invalid(badPhone),
+      },
+    },
+  }, async (request, reply) => {
+    const source = await findSource(db, kind, request.params[idName], null);
+    const batchId = await phoneChecked(request.body.phone, () => testSend(db, deps.acceptor, source, request.body.phone));
+    await recordAudit(db, { actor: 'admin', action: `${kind}.test_send`, target: `batch:${batchId}`, company_id: source.company_id, details: { [idName]: source.id } });
+    return reply.code(202).send({ batch_id: batchId });
   });
 }

@@ -2,7 +2,8 @@
  * Operator API: console users, their roles, invitations and password reset links. The rules are the console's (src/domain/users.ts): emails are unique across
  * companies; a company keeps at least one owner (409 on demoting or removing the last); links are
  * one-time and shown only in the answer that makes them (only their SHA-256 is stored); every change
- * is audit-logged with actor `admin`. Links are built from the request's scheme and host.
+ * is audit-logged with actor `admin`. Links are built from the request's scheme and host. With SMTP_URL set,
+ * the link is also emailed to the person (`email_sent`; docs/console.md#email).
  *
  * | route | answers |
  * |---|---|
@@ -23,6 +24,7 @@ import {
   changeRole, createInvitation, createPasswordReset, EMAIL_MAX, findUser, listCompanyUsers, normaliseEmail, removeUser, revokeInvitation,
   ROLES, type Role,
 } from '../../domain/users.ts';
+import { invitationEmail, passwordResetEmail, sendUserEmail } from '../../domain/user-emails.ts';
 import type { AppDeps } from '../deps.ts';
 import {
   addComponents, adminErrors, component, conflict, exampleOf, idParams, invalid, invalidInput, iso, noContent, notFound as notFoundAnswer, ok, ref, TIME_EXAMPLE,
@@ -62,7 +64,8 @@ export const CreatedInvitation = component('CreatedInvitation', Type.Object({
   company_id: Type.Integer(),
   invite_url: Type.String({ description: 'the one-time link (`/console/invite/<token>`) to hand to the person: shown only in this answer, valid 7 days' }),
   expires_at: time(),
-}), { invitation_id: 5, email: 'grace@shop.example', role: 'developer', company_id: 12, invite_url: 'https://cms.example.com/console/invite/Q2hhbmdlIG1lOiB0aGlzIGlzIGFuIGV4YW1wbGUgdG9r', expires_at: '2026-03-09T09:30:00.000Z' });
+  email_sent: Type.Boolean({ description: 'true when the link was also emailed to the person (SMTP_URL set and the mail server took it); false otherwise: hand the link over yourself' }),
+}), { invitation_id: 5, email: 'grace@shop.example', role: 'developer', company_id: 12, invite_url: 'https://cms.example.com/console/invite/Q2hhbmdlIG1lOiB0aGlzIGlzIGFuIGV4YW1wbGUgdG9r', expires_at: '2026-03-09T09:30:00.000Z', email_sent: true });
 
 /** The answer of a password reset link: the one-time link, shown this once. */
 export const PasswordResetLink = component('PasswordResetLink', Type.Object({
@@ -71,7 +74,8 @@ export const PasswordResetLink = component('PasswordResetLink', Type.Object({
   email: Type.String(),
   reset_url: Type.String({ description: 'the one-time link (`/console/password-reset/<token>`) to hand to the person: shown only in this answer, valid 1 hour; using it sets a new password and ends every session of the user. A newer link replaces it' }),
   expires_at: time(),
-}), { user_id: 31, company_id: 12, email: 'ada@shop.example', reset_url: 'https://cms.example.com/console/password-reset/UmVzZXQgbGluayBleGFtcGxlIHRva2VuIG9ubHkgaGVyZQ', expires_at: '2026-03-02T10:30:00.000Z' });
+  email_sent: Type.Boolean({ description: 'true when the link was also emailed to the user (SMTP_URL set and the mail server took it); false otherwise: hand the link over yourself' }),
+}), { user_id: 31, company_id: 12, email: 'ada@shop.example', reset_url: 'https://cms.example.com/console/password-reset/UmVzZXQgbGluayBleGFtcGxlIHRva2VuIG9ubHkgaGVyZQ', expires_at: '2026-03-02T10:30:00.000Z', email_sent: true });
 
 const companyParams = idParams('company_id', 'the company', 12);
 const userParams = idParams('user_id', 'the console user', 31);
@@ -89,6 +93,7 @@ export function registerUserRoutes(app: FastifyInstance, deps: AppDeps): void {
   const tags = ['operator: console users'];
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   const now = () => new Date(deps.clock.now());
+  const sender = { mailer: deps.mailer, logger: deps.logger };
   addComponents(app, [ConsoleUser, PendingInvitation, CreatedInvitation, PasswordResetLink]);
 
   r.post('/admin/companies/:company_id/users/invitations', {
@@ -114,9 +119,12 @@ export function registerUserRoutes(app: FastifyInstance, deps: AppDeps): void {
     if (!normaliseEmail(address)) throw invalidInput(['body', 'email'], 'value is not a valid email address', 'value_error', address);
     const inv = await createInvitation(db, request.params.company_id, { email: address, role: chosen, actor: 'admin' }, now());
     request.log.info({ audit: true, action: 'user.invite', invitation_id: inv.invitation_id }, 'console invitation created');
+    const inviteUrl = `${consoleBase(request)}/invite/${inv.token}`;
+    const { name: companyName } = await getCompany(db, inv.company_id);
+    const emailSent = await sendUserEmail(sender, inv.email, invitationEmail({ companyName, role: inv.role, link: inviteUrl, expiresAt: inv.expires_at }));
     return reply.code(201).send({
       invitation_id: inv.invitation_id, email: inv.email, role: inv.role, company_id: inv.company_id,
-      invite_url: `${consoleBase(request)}/invite/${inv.token}`, expires_at: iso(inv.expires_at),
+      invite_url: inviteUrl, expires_at: iso(inv.expires_at), email_sent: emailSent,
     });
   });
 
@@ -208,9 +216,12 @@ export function registerUserRoutes(app: FastifyInstance, deps: AppDeps): void {
   }, async (request, reply) => {
     const reset = await createPasswordReset(db, request.params.user_id, { actor: 'admin' }, now());
     request.log.info({ audit: true, action: 'user.password_reset_link', user_id: reset.user_id }, 'password reset link created');
+    const resetUrl = `${consoleBase(request)}/password-reset/${reset.token}`;
+    const { name: companyName } = await getCompany(db, reset.company_id);
+    const emailSent = await sendUserEmail(sender, reset.email, passwordResetEmail({ companyName, link: resetUrl, expiresAt: reset.expires_at }));
     return reply.code(201).send({
       user_id: reset.user_id, company_id: reset.company_id, email: reset.email,
-      reset_url: `${consoleBase(request)}/password-reset/${reset.token}`, expires_at: iso(reset.expires_at),
+      reset_url: resetUrl, expires_at: iso(reset.expires_at), email_sent: emailSent,
     });
   });
 

@@ -22,8 +22,8 @@ export async function selectCapPolicy(db: Db, companyId: number, campaignId: num
 /**
  * Of the E.164 numbers `phones`, those that got at least `messages` campaign messages of the company
  * (status `sent`, `delivered` or `read`) sent after `since` (ms, exclusive). Probes the messages'
- * (company_id, phone) index per number and reads each of its messages (a heap fetch each: about 40 ms
- * per 1,000 recipients with 8 messages each, docs/audience.md "Measurements"); no index of its own,
+ * (company_id, phone) index per number and reads each of its messages (a heap fetch each: about 400 ms
+ * per 10,000 recipients with 8 messages each on a busy machine, docs/audience.md "Measurements"); no index of its own,
  * so the delivery path's status updates stay HOT.
  */
 export async function selectCappedPhones(db: Db, companyId: number, phones: string[], messages: number, since: number): Promise<string[]> {

@@ -101,7 +101,8 @@ export async function upsertContacts(
   }
   const given = opted.some((o) => o !== null);
   // `s`: the latest ledger entry of an erased contact with the same number (the partial index
-  // consent_ledger_erased holds only those, so a number never erased costs one probe of a tiny index).
+  // consent_ledger_erased holds only those, so a number never erased costs one probe of a tiny index,
+  // and a company without erasures none: the uncorrelated EXISTS runs once, as a one-time filter).
   const { rows: out } = await sql<StoredContact>`
     INSERT INTO contacts AS c (company_id, phone, sha256_plus, sha256_bare, first_name, last_name, variables, opted_out, opt_out_source, opt_out_at, opt_out_evidence, country)
     SELECT ${companyId}, t.phone, decode(t.plus, 'hex'), decode(t.bare, 'hex'), t.first_name, t.last_name, t.variables,
@@ -113,7 +114,8 @@ export async function upsertContacts(
       AS t(phone, plus, bare, first_name, last_name, variables, opted_out, evidence, country)
     LEFT JOIN LATERAL (
       SELECT l.opted_out, l.source, l.at, l.evidence FROM consent_ledger l
-      WHERE l.company_id = ${companyId} AND l.phone_sha256 = decode(t.plus, 'hex') AND l.erased
+      WHERE EXISTS (SELECT 1 FROM consent_ledger e WHERE e.company_id = ${companyId} AND e.erased)
+        AND l.company_id = ${companyId} AND l.phone_sha256 = decode(t.plus, 'hex') AND l.erased
       ORDER BY l.entry_id DESC LIMIT 1) s ON true
     ON CONFLICT (company_id, phone) DO UPDATE SET
       first_name = coalesce(EXCLUDED.first_name, c.first_name),

@@ -5,7 +5,7 @@
  *   node bench/pipeline.ts [--db pglite|postgres://...] [--provider outbox|webhook]
  *                          [--batches 30] [--size 1000] [--latency-batches 100] [--latency-size 50]
  *                          [--latency-interval-ms 100] [--profile drain.cpuprofile] [--named]
- *                          [--bench-db cms_bench] [--months-ahead 3]
+ *                          [--bench-db cms_bench]
  *
  * Phase 1, throughput: the service runs without workers while `--batches` campaign sends (4.4) of
  * `--size` distinct contacts each are accepted over HTTP (one company per batch: 4.4 allows one send
@@ -24,10 +24,6 @@
  * runs on a fresh database `--bench-db` (default `cms_bench`) created next to the one in the URL
  * (dropped first; give each concurrent run its own name).
  *
- * `--months-ahead n` creates the monthly partitions of `messages` up to n months ahead before the run
- * (migration 032 keeps 3; 13 gives the partition count of a service a year old with the default
- * MESSAGE_RETENTION): statements that cannot be pruned to one partition read one index per partition.
- *
  * CPU per message of phase 1 (`cpu_us_per_message`), for the accept and for the drain: this process
  * (process.cpuUsage: HTTP, fan-out, rendering, providers) and, on PostgreSQL, the server processes
  * connected to the bench database (/proc, sampled every 250 ms so that a backend that ends loses at
@@ -40,7 +36,6 @@ import inspector from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { sql } from 'kysely';
 import pg from 'pg';
 import pino from 'pino';
 import { loadConfig } from '../src/config.ts';
@@ -118,7 +113,6 @@ async function main(): Promise<void> {
       profile: { type: 'string' },
       named: { type: 'boolean', default: false },
       'bench-db': { type: 'string', default: 'cms_bench' },
-      'months-ahead': { type: 'string', default: '3' },
     },
   });
   const loadBefore = os.loadavg()[0];
@@ -135,8 +129,6 @@ async function main(): Promise<void> {
   const service = await startService(config, { role: 'api', logger });
   const url = await service.app.listen({ port: 0, host: '127.0.0.1' });
   const db = service.deps.database.db;
-  await sql`SELECT cms_messages_add_partitions(${Number(values['months-ahead'])}::int)`.execute(db);
-  const partitions = Number((await sql<{ n: number }>`SELECT count(*)::int AS n FROM cms_messages_partitions()`.execute(db)).rows[0].n);
 
   let receiver: CountingReceiver | undefined;
   let receiverUrl = '';
@@ -256,7 +248,6 @@ async function main(): Promise<void> {
   const result = {
     db: service.deps.database.kind,
     provider,
-    message_partitions: partitions,
     phase1: { batches, size, named: values.named, messages: total, accept_s: +(acceptMs / 1000).toFixed(2), drain_s: +(drainMs / 1000).toFixed(2), messages_per_s: Math.round(total / (drainMs / 1000)), cpu_us_per_message: cpuPerMessage, statuses: Object.fromEntries(counts.map((c) => [c.status, Number(c.n)])) },
     phase2: {
       batches: latencyBatches, size: latencySize, offered_per_s: Math.round((latencySize * 1000) / interval), messages: latencies.length,

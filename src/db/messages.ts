@@ -45,58 +45,14 @@ export async function insertMessages(db: Db, batchId: string, companyId: number,
 }
 
 /**
- * A version 7 UUID (RFC 9562): 48-bit Unix milliseconds `now`, then random bits (those of a v4 UUID
- * from the runtime's buffered generator). Fan-out passes its batch's acceptance time: `messages` is
- * partitioned by month on these ids (migration 032), so a batch's messages share one partition, and
- * ids arrive in roughly ascending order, so each partition's primary-key index grows at its right edge.
+ * A version 7 UUID (RFC 9562): 48-bit Unix milliseconds, then random bits (those of a v4 UUID from
+ * the runtime's buffered generator). Message ids made this way arrive in roughly ascending order, so
+ * the primary-key index grows at its right edge.
  */
 export function uuidv7(now = Date.now()): string {
   const ts = now.toString(16).padStart(12, '0').slice(-12);
   const r = randomUUID(); // xxxxxxxx-xxxx-4xxx-Nxxx-xxxxxxxxxxxx, variant bits already RFC 9562
   return `${ts.slice(0, 8)}-${ts.slice(8)}-7${r.slice(15)}`;
-}
-
-/**
- * Where a batch's messages are when fan-out made their ids with one time (`batches.message_ids_at`,
- * migration 032): `[from, to)`, the version 7 UUIDs of that time's UTC month, which is the range of the
- * month's partition of `messages`. Given to a statement over a batch's messages, it adds
- * `message_id >= from AND message_id < to` to the `batch_id` condition: the same rows, and the planner
- * reads that one partition instead of every partition (planning and opening 15 partitions cost a
- * chunk's statements about a third more server CPU; docs/operations.md "Partitions"). The month rather
- * than the millisecond, so that the planner never takes the condition for a selective one and reads
- * the primary key for it.
- */
-export interface IdRange { from: string; to: string }
-
-/** The {@link IdRange} of a batch whose `message_ids_at` is `at`; undefined when it is null. */
-export function messageIdRange(at: Date | string | number | null | undefined): IdRange | undefined {
-  if (at === null || at === undefined) return undefined;
-  const t = new Date(at);
-  const floor = (ms: number) => {
-    const hex = ms.toString(16).padStart(12, '0');
-    return `${hex.slice(0, 8)}-${hex.slice(8)}-0000-0000-000000000000`;
-  };
-  return { from: floor(Date.UTC(t.getUTCFullYear(), t.getUTCMonth(), 1)), to: floor(Date.UTC(t.getUTCFullYear(), t.getUTCMonth() + 1, 1)) };
-}
-
-/**
- * The ids of the messages of batches accepted this UTC month or the one before, as of `now` (ms): where
- * receipts look first (a WhatsApp receipt names the message by the provider's id, which no partition
- * bound knows, so a look-up without a range reads every partition's index; receipts come within
- * minutes or days of the send). Batch acceptance is database time; a month of margin covers clocks
- * that disagree.
- */
-export function recentIdRange(now: number): IdRange {
-  const t = new Date(now);
-  return {
-    from: messageIdRange(Date.UTC(t.getUTCFullYear(), t.getUTCMonth() - 1, 1))!.from,
-    to: messageIdRange(now)!.to,
-  };
-}
-
-/** The SQL condition of `range` on `column` (nothing without a range). */
-function inRange(range: IdRange | undefined, column = sql.ref('message_id')) {
-  return range ? sql` AND ${column} >= ${range.from}::uuid AND ${column} < ${range.to}::uuid` : sql``;
 }
 
 /**
@@ -115,7 +71,7 @@ export interface Claim { claimed: Claimed[]; expired: number }
  * `expired` instead (docs/whatsapp.md "Messages that expire"); a claimed message loses the wait reason
  * it was released from.
  */
-export async function claimMessages(db: Db, batchId: string, from: number, to: number, leaseSeconds: number, now: number, range?: IdRange): Promise<Claim> {
+export async function claimMessages(db: Db, batchId: string, from: number, to: number, leaseSeconds: number, now: number): Promise<Claim> {
   const { rows } = await sql<Claimed & { status: MessageStatus }>`
     UPDATE messages SET
       status = CASE WHEN expires_at <= ${iso(now)}::timestamptz THEN 'skipped' ELSE status END,
@@ -123,7 +79,7 @@ export async function claimMessages(db: Db, batchId: string, from: number, to: n
       next_attempt_at = CASE WHEN expires_at <= ${iso(now)}::timestamptz THEN NULL ELSE next_attempt_at END,
       lease_until = CASE WHEN expires_at <= ${iso(now)}::timestamptz THEN NULL ELSE now() + make_interval(secs => ${leaseSeconds}) END
     WHERE batch_id = ${batchId}::uuid AND seq BETWEEN ${from} AND ${to} AND status = 'pending' AND held_until IS NULL
-      AND (lease_until IS NULL OR lease_until < now())${inRange(range)}
+      AND (lease_until IS NULL OR lease_until < now())
     RETURNING message_id, seq, rendered, attempts - uncounted_attempts AS attempts, status`.execute(db);
   const claimed: Claimed[] = [];
   let expired = 0;
@@ -181,7 +137,7 @@ export interface MessageResult {
  * message event from the complete row); returns the statuses that were written (skipping rows no
  * longer pending).
  */
-export async function commitResults(db: Db, results: MessageResult[], range?: IdRange): Promise<MessageStatus[]> {
+export async function commitResults(db: Db, results: MessageResult[]): Promise<MessageStatus[]> {
   if (results.length === 0) return [];
   const doc = JSON.stringify(results.map((r) => ({
     message_id: r.message_id, status: r.status, error: r.error, error_code: r.error_code ?? null, attempts: r.attempts,
@@ -203,7 +159,7 @@ export async function commitResults(db: Db, results: MessageResult[], range?: Id
     FROM jsonb_to_recordset(${doc}::jsonb) AS t(message_id uuid, status text, error text, error_code text, attempts int,
       uncounted int, sent_at timestamptz, failed_at timestamptz, provider_message_id text, retry_at timestamptz, reason text,
       provider_error jsonb)
-    WHERE m.message_id = t.message_id AND m.status = 'pending'${inRange(range, sql.ref('m.message_id'))}
+    WHERE m.message_id = t.message_id AND m.status = 'pending'
     RETURNING m.status`.execute(db);
   return rows.map((r) => r.status);
 }
@@ -228,7 +184,7 @@ export async function optOutContactsOf(db: Db, messageIds: string[], source: str
  * or before `now` (ms, the injectable clock, also the `sent_at`) ends skipped / `expired` instead.
  * Returns how many were sent and how many expired.
  */
-export async function sendRangeToOutbox(db: Db, batchId: string, from: number, to: number, now: number, range?: IdRange): Promise<{ sent: number; expired: number }> {
+export async function sendRangeToOutbox(db: Db, batchId: string, from: number, to: number, now: number): Promise<{ sent: number; expired: number }> {
   const { rows } = await sql<{ sent: number; expired: number }>`
     WITH done AS (
       UPDATE messages SET
@@ -238,17 +194,17 @@ export async function sendRangeToOutbox(db: Db, batchId: string, from: number, t
         sent_at = CASE WHEN expires_at <= ${iso(now)}::timestamptz THEN NULL ELSE ${iso(now)}::timestamptz END,
         lease_until = NULL, next_attempt_at = NULL, updated_at = now()
       WHERE batch_id = ${batchId}::uuid AND seq BETWEEN ${from} AND ${to} AND status = 'pending' AND held_until IS NULL
-        AND (lease_until IS NULL OR lease_until < now())${inRange(range)}
+        AND (lease_until IS NULL OR lease_until < now())
       RETURNING status)
     SELECT count(*) FILTER (WHERE status = 'sent')::int AS sent, count(*) FILTER (WHERE status = 'skipped')::int AS expired FROM done`.execute(db);
   return { sent: rows[0]?.sent ?? 0, expired: rows[0]?.expired ?? 0 };
 }
 
 /** Pending, released messages left in a range (leased by another run, or interrupted). */
-export async function countUnfinished(db: Db, batchId: string, from: number, to: number, range?: IdRange): Promise<number> {
+export async function countUnfinished(db: Db, batchId: string, from: number, to: number): Promise<number> {
   const { rows } = await sql<{ n: number }>`
     SELECT count(*)::int AS n FROM messages
-    WHERE batch_id = ${batchId}::uuid AND seq BETWEEN ${from} AND ${to} AND status = 'pending' AND held_until IS NULL${inRange(range)}`.execute(db);
+    WHERE batch_id = ${batchId}::uuid AND seq BETWEEN ${from} AND ${to} AND status = 'pending' AND held_until IS NULL`.execute(db);
   return rows[0]?.n ?? 0;
 }
 
@@ -256,11 +212,11 @@ export async function countUnfinished(db: Db, batchId: string, from: number, to:
  * Marks the batch `completed` (at `now`, ms) when no message is pending any more; true when this call
  * did it. Safe under concurrency: of two chunks finishing together, the later statement sees both.
  */
-export async function completeBatchIfDone(db: Db, batchId: string, now: number, range?: IdRange): Promise<boolean> {
+export async function completeBatchIfDone(db: Db, batchId: string, now: number): Promise<boolean> {
   const result = await sql`
     UPDATE batches SET status = 'completed', completed_at = ${iso(now)}::timestamptz
     WHERE batch_id = ${batchId}::uuid AND status <> 'completed'
-      AND NOT EXISTS (SELECT 1 FROM messages WHERE batch_id = ${batchId}::uuid AND status = 'pending'${inRange(range)})`.execute(db);
+      AND NOT EXISTS (SELECT 1 FROM messages WHERE batch_id = ${batchId}::uuid AND status = 'pending')`.execute(db);
   return Number(result.numAffectedRows ?? 0) > 0;
 }
 

@@ -5,7 +5,6 @@
  */
 import { sql } from 'kysely';
 import type { Db } from './database.ts';
-import type { IdRange } from './messages.ts';
 
 /** A WhatsApp channel as webhooks need it. */
 export interface WhatsappChannelRow {
@@ -66,11 +65,9 @@ export interface ReceiptOutcome { id: string; known: boolean; applied: boolean }
  * sent → delivered → read (a `read` sets `delivered_at` too when missing; a `delivered` after `read`
  * changes nothing); `failed` only from `sent` and only when the receipt has no delivered/read;
  * failed / skipped / pending messages never change. `by` picks the lookup column:
- * `provider_message_id` (WhatsApp) or `message_id` (gateways; ids must be uuids). With `range`, only
- * messages whose id lies in it are looked at (src/db/messages.ts recentIdRange: the partitions of
- * `messages` read are then those of the last two months, not every one); the others are `known: false`.
+ * `provider_message_id` (WhatsApp) or `message_id` (gateways; ids must be uuids).
  */
-export async function applyReceipts(db: Db, companyId: number, by: 'provider_message_id' | 'message_id', rows: ReceiptRow[], range?: IdRange): Promise<ReceiptOutcome[]> {
+export async function applyReceipts(db: Db, companyId: number, by: 'provider_message_id' | 'message_id', rows: ReceiptRow[]): Promise<ReceiptOutcome[]> {
   if (rows.length === 0) return [];
   const ids = rows.map((r) => r.id);
   const ts = (v: number | null) => (v === null ? null : new Date(v).toISOString());
@@ -87,7 +84,7 @@ export async function applyReceipts(db: Db, companyId: number, by: 'provider_mes
     ), hit AS (
       SELECT m.message_id, i.*,
         CASE WHEN i.read_at IS NOT NULL THEN 3 WHEN i.delivered_at IS NOT NULL THEN 2 ELSE 0 END AS rank_in
-      FROM i JOIN messages m ON ${match} AND m.company_id = ${companyId}${range ? sql` AND m.message_id >= ${range.from}::uuid AND m.message_id < ${range.to}::uuid` : sql``}
+      FROM i JOIN messages m ON ${match} AND m.company_id = ${companyId}
     ), upd AS (
       UPDATE messages x SET
         status = CASE WHEN h.rank_in = 0 THEN 'failed' WHEN h.rank_in = 3 THEN 'read' ELSE 'delivered' END,
@@ -98,7 +95,7 @@ export async function applyReceipts(db: Db, companyId: number, by: 'provider_mes
         error = CASE WHEN h.rank_in = 0 THEN coalesce(h.error, 'failed') ELSE x.error END,
         updated_at = now()
       FROM hit h
-      WHERE x.message_id = h.message_id${range ? sql` AND x.message_id >= ${range.from}::uuid AND x.message_id < ${range.to}::uuid` : sql``} AND (
+      WHERE x.message_id = h.message_id AND (
         (h.rank_in = 0 AND h.failed_at IS NOT NULL AND x.status = 'sent')
         OR (h.rank_in > 0 AND x.status IN ('sent', 'delivered', 'read')
             AND h.rank_in > CASE x.status WHEN 'sent' THEN 1 WHEN 'delivered' THEN 2 ELSE 3 END))

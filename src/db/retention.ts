@@ -1,7 +1,7 @@
 /**
- * The statements of message retention (docs/operations.md "Retention"; migrations 028 and 032), one
- * per function, each bounded: it deletes at most `limit` rows, or drops one partition, so that the
- * retention job (src/queue/retention.ts) never holds locks or PGlite's one connection for long. `cutoff` is a Date
+ * The statements of message retention (docs/operations.md "Retention"; migration 028), one per
+ * function, each bounded: it deletes at most `limit` rows, so that the retention job
+ * (src/queue/retention.ts) never holds locks or PGlite's one connection for long. `cutoff` is a Date
  * of the injectable clock: what was made before it is due.
  *
  * "Finished" batches are those with a `completed_at` (set when the last message reached a final
@@ -9,44 +9,12 @@
  * whatever its age.
  */
 import { sql } from 'kysely';
-import type { Database, Db } from './database.ts';
-
-/**
- * Creates the missing monthly partitions of `messages`, this UTC month and `monthsAhead` next ones
- * (database time: a batch's messages go to the partition of the month it was accepted in, and
- * `batches.created_at` is database time). Returns how many it created; 0 (and no lock) when none was
- * missing.
- */
-export async function addMessagePartitions(db: Db, monthsAhead: number): Promise<number> {
-  const { rows } = await sql<{ n: number }>`SELECT cms_messages_add_partitions(${monthsAhead}::int) AS n`.execute(db);
-  return Number(rows[0]?.n ?? 0);
-}
-
-/**
- * Drops the oldest monthly partition of `messages` whose messages are all due (see migration 032's
- * cms_messages_drop_old_partition); its name, or null when none can be dropped. Dropping a partition
- * takes an exclusive lock on `messages` for an instant; on PostgreSQL the statement waits for it at
- * most `lockTimeoutMs` and then gives up (null: tried again by the next sweep) rather than queue
- * the sends behind it.
- */
-export async function dropOldMessagePartition(database: Database, cutoff: Date, lockTimeoutMs: number): Promise<string | null> {
-  return database.db.transaction().execute(async (trx) => {
-    if (database.kind === 'postgres') await sql`SELECT set_config('lock_timeout', ${`${lockTimeoutMs}ms`}, true)`.execute(trx);
-    try {
-      const { rows } = await sql<{ name: string | null }>`SELECT cms_messages_drop_old_partition(${cutoff}::timestamptz) AS name`.execute(trx);
-      return rows[0]?.name ?? null;
-    } catch (err) {
-      if ((err as { code?: string }).code === '55P03') return null; // lock_not_available
-      throw err;
-    }
-  });
-}
+import type { Db } from './database.ts';
 
 /**
  * Deletes up to `limit` messages of finished batches accepted and finished before `cutoff`, found
- * through the batches (index batches_finished, then each batch's (batch_id, seq) index): the rows a
- * dropped partition did not take (the current months', the default partition's, or those of a month
- * kept for an unfinished batch). Rows another round holds are skipped. Returns how many.
+ * through the batches (index batches_finished, then each batch's (batch_id, seq) index). Rows another
+ * round holds are skipped. Returns how many.
  */
 export async function deleteOldMessages(db: Db, cutoff: Date, limit: number): Promise<number> {
   const { rows } = await sql<{ n: number }>`

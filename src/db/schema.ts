@@ -116,11 +116,6 @@ export interface BatchesTable {
   template: Json<Record<string, unknown>>;
   created_at: Generated<Timestamp>;
   completed_at: Timestamp | null;
-  /**
-   * The acceptance time that fan-out put into the ids of the batch's messages (migration 032): they
-   * all lie in messageIdRange() of it. NULL before fan-out, and for batches fanned out before 032.
-   */
-  message_ids_at: Timestamp | null;
 }
 
 export type MessageStatus = 'pending' | 'sent' | 'delivered' | 'read' | 'failed' | 'skipped';

@@ -2,17 +2,13 @@
  * Message retention (docs/operations.md "Retention"): the workers' scheduled job that keeps storage
  * bounded. A round, with `cutoff` = the injectable clock's now - MESSAGE_RETENTION:
  *
- * 1. creates the monthly partitions of `messages` that are missing (this month and
- *    PARTITION_MONTHS_AHEAD next ones; migration 032), and drops the oldest ones whose messages are all
- *    due (their month ended before the cutoff and all their batches finished before it), one statement
- *    each;
- * 2. deletes, RETENTION_STEP rows per statement, the messages of finished batches accepted and
- *    finished before the cutoff that no dropped partition took, then (RETENTION_BATCH_STEP per
- *    statement) those batches, then the inbound messages stored before the cutoff;
- * 3. deletes the Overview's message counts older than the cutoff, but never those of the Overview's
+ * 1. deletes, RETENTION_STEP rows per statement, the messages of finished batches accepted and
+ *    finished before the cutoff, then (RETENTION_BATCH_STEP per statement) those batches, then the
+ *    inbound messages stored before the cutoff;
+ * 2. deletes the Overview's message counts older than the cutoff, but never those of the Overview's
  *    period (they are rollups kept by triggers and do not change when messages are deleted), and the
  *    idempotency keys past their 24-hour replay window;
- * 4. on PGlite, which runs no autovacuum, VACUUMs each table it deleted from, so that new rows reuse
+ * 3. on PGlite, which runs no autovacuum, VACUUMs each table it deleted from, so that new rows reuse
  *    the space (PostgreSQL's autovacuum does that by itself).
  *
  * Every statement is short and on its own (no transaction spans two), so sends interleave with a
@@ -20,36 +16,27 @@
  * The first round starts FIRST_ROUND_AFTER_MS after the workers start, then one whenever
  * RETENTION_EVERY_MS passed by real time or by the clock (so a test that moves the clock sees a round
  * without waiting); `run()` runs one now. Several worker processes may run rounds at once: the
- * deletes skip the rows another round holds, and the partition statements serialise on their locks.
+ * deletes skip the rows another round holds.
  */
 import type { Logger } from 'pino';
 import type { Clock } from '../clock.ts';
 import type { Database } from '../db/database.ts';
-import {
-  addMessagePartitions, deleteOldBatches, deleteOldInbound, deleteOldMessageCounts, deleteOldMessages, dropOldMessagePartition,
-  vacuumTable, type RETAINED_TABLES,
-} from '../db/retention.ts';
+import { deleteOldBatches, deleteOldInbound, deleteOldMessageCounts, deleteOldMessages, vacuumTable, type RETAINED_TABLES } from '../db/retention.ts';
 import { purgeExpiredKeys } from '../domain/idempotency.ts';
 import { OVERVIEW_DAYS } from '../console/queries/overview.ts';
 
 /** A round runs this often (real or clock time, ms), the first one this long after the start. */
 export const RETENTION_EVERY_MS = 10 * 60_000;
 export const FIRST_ROUND_AFTER_MS = 30_000;
-/** Rows per delete statement (batches: each also makes its cascade probe every partition once). */
+/** Rows per delete statement (batches: each also makes its cascade probe `messages` once). */
 export const RETENTION_STEP = 2_000;
 export const RETENTION_BATCH_STEP = 500;
-/** Monthly partitions of `messages` kept ready beyond the current month. */
-export const PARTITION_MONTHS_AHEAD = 3;
-/** How long (ms) dropping a partition waits for its lock on PostgreSQL before trying next round. */
-export const DROP_LOCK_TIMEOUT_MS = 1_000;
 /** Message counts of this many days before now are always kept (the Overview's period and a day). */
 const COUNTS_KEPT_DAYS = OVERVIEW_DAYS + 1;
 
 /** What one round did. */
 export interface RetentionRound {
   cutoff: string;
-  partitions_created: number;
-  partitions_dropped: string[];
   messages: number;
   batches: number;
   inbound: number;
@@ -108,21 +95,13 @@ export class MessageRetention {
   async #round(now: number, signal: AbortSignal): Promise<RetentionRound> {
     const db = this.#database.db;
     const cutoff = new Date(now - this.#retentionMs);
-    const round: RetentionRound = {
-      cutoff: cutoff.toISOString(), partitions_created: 0, partitions_dropped: [],
-      messages: 0, batches: 0, inbound: 0, message_counts: 0, idempotency_keys: 0, vacuumed: [],
-    };
+    const round: RetentionRound = { cutoff: cutoff.toISOString(), messages: 0, batches: 0, inbound: 0, message_counts: 0, idempotency_keys: 0, vacuumed: [] };
     /** Runs `step` until it deletes fewer than `limit` rows or the workers drain; the sum. */
     const drain = async (step: () => Promise<number>, limit: number) => {
       let sum = 0;
       for (let n = limit; n === limit && !signal.aborted;) sum += n = await step();
       return sum;
     };
-    round.partitions_created = await addMessagePartitions(db, PARTITION_MONTHS_AHEAD);
-    for (let name: string | null = ''; name !== null && !signal.aborted;) {
-      name = await dropOldMessagePartition(this.#database, cutoff, DROP_LOCK_TIMEOUT_MS);
-      if (name) round.partitions_dropped.push(name);
-    }
     round.messages = await drain(() => deleteOldMessages(db, cutoff, RETENTION_STEP), RETENTION_STEP);
     round.batches = await drain(() => deleteOldBatches(db, cutoff, RETENTION_BATCH_STEP), RETENTION_BATCH_STEP);
     round.inbound = await drain(() => deleteOldInbound(db, cutoff, RETENTION_STEP), RETENTION_STEP);
@@ -139,8 +118,8 @@ export class MessageRetention {
         round.vacuumed.push(table);
       }
     }
-    const { cutoff: _, vacuumed: __, partitions_dropped: dropped, ...counts } = round;
-    if (dropped.length || Object.values(counts).some((n) => n > 0)) this.#log.info(round, 'retention: old messages, batches and rows deleted');
+    const { cutoff: _, vacuumed: __, ...deleted } = round;
+    if (Object.values(deleted).some((n) => n > 0)) this.#log.info(round, 'retention: old messages, batches and rows deleted');
     return round;
   }
 }

@@ -3,7 +3,6 @@
  * straight into the database (the pipeline stamps batches with the database's clock, which a test
  * cannot move), and contacts through the operator API with their opt-out times set afterwards.
  */
-import { uuidv7 } from '../../src/db/messages.ts';
 import type { TestServer } from '../helpers/server.ts';
 
 type Msg = { status: 'pending' | 'sent' | 'delivered' | 'read' | 'failed' | 'skipped'; reason?: string; error?: string; error_code?: string };
@@ -11,10 +10,7 @@ type Msg = { status: 'pending' | 'sent' | 'delivered' | 'read' | 'failed' | 'ski
 let phoneSeq = 0;
 const runTag = String(Math.floor(Math.random() * 1e3)).padStart(3, '0');
 
-/**
- * Inserts a completed batch of `messages` accepted at `createdAt` (ISO) for the company; message ids
- * are version 7 UUIDs of that time, as fan-out makes them (they pick the month's partition).
- */
+/** Inserts a completed batch of `messages` accepted at `createdAt` (ISO) for the company. */
 export async function insertBatchAt(s: TestServer, companyId: number, createdAt: string, messages: Msg[]): Promise<string> {
   const db = s.service.deps.database.db;
   const batchId = crypto.randomUUID();
@@ -23,7 +19,7 @@ export async function insertBatchAt(s: TestServer, companyId: number, createdAt:
     total: messages.length, items: '[]', template: '{}', created_at: new Date(createdAt), completed_at: new Date(createdAt),
   }).execute();
   await db.insertInto('messages').values(messages.map((m, seq) => ({
-    message_id: uuidv7(Date.parse(createdAt)), batch_id: batchId, company_id: companyId, seq,
+    message_id: crypto.randomUUID(), batch_id: batchId, company_id: companyId, seq,
     phone: `+49151${runTag}${String(++phoneSeq).padStart(5, '0')}`, status: m.status,
     reason: m.reason ?? null, error: m.error ?? null, error_code: m.error_code ?? null,
   }))).execute();

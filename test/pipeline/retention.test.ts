@@ -7,9 +7,6 @@
  *   recent reply are kept; the Overview's counts (rollups) are the same before and after;
  * - in bounded steps: a backlog of several statements' worth of messages and batches is deleted by
  *   one round, a recent batch kept;
- * - by partition (MESSAGE_RETENTION=1d, clock two days into the month after next): the monthly
- *   partition of `messages` that held a finished batch is dropped, a recent batch kept, and sends
- *   still work;
  * - the job queue keeps finished jobs an hour or a day;
  * - MESSAGE_RETENTION's bad values are refused at start with a message naming the variable.
  * On PostgreSQL each server has a database of its own (startPipelineServer): retention deletes by
@@ -21,7 +18,6 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { sql } from 'kysely';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { messageIdRange } from '../../src/db/messages.ts';
 import { postInbound, postStatuses, startFakeGraph, waStatus, waText, type FakeGraph } from '../helpers/fake-graph.ts';
 import { CHILD_NODE_FLAGS, eventually, FakeClock, type TestServer } from '../helpers/server.ts';
 import { insertBatchAt } from '../console/overview-data.ts';
@@ -152,57 +148,6 @@ describe('retention in bounded steps: a backlog larger than two statements is de
     for (const [name, seconds] of [['messages-deliver', 3600], ['receipts-apply', 3600], ['batch-process', 86_400], ['messages-release', 86_400], ['contacts-import', 86_400]] as const) {
       assert.equal((await boss.getQueue(name))?.deleteAfterSeconds, seconds, name);
     }
-  });
-});
-
-describe('retention by partition: a month whose batches all finished is dropped whole', () => {
-  const t0 = Date.now();
-  const clock = new FakeClock(t0);
-  let s: TestServer;
-  before(async () => { s = await startPipelineServer('retention_parts', { clock, env: { MESSAGE_RETENTION: '1d' } }); });
-  after(async () => { await s?.close(); });
-
-  test('MESSAGE_RETENTION=1d, clock two days into the month after next', async () => {
-    const c = await s.company();
-    const a = await s.admin('POST', `/admin/companies/${c.companyId}/automations`, { name: 'a', type: 'api', active: true, template: { body: 'Hi' } }, 201);
-    const send = async (i: number) => {
-      const r = await s.api('/api/automations/send', { key: c.key, body: { automation_id: a.automation_id, contacts: [{ phone: phone(run, 100 + i) }, { phone: phone(run, 200 + i) }] } });
-      assert.equal(r.status, 200, r.text);
-      return (await completed(s, r.json.batch_id)).batch_id;
-    };
-    const old = await send(1);
-    const db = s.service.deps.database.db;
-    const { rows: [where] } = await sql<{ part: string }>`SELECT DISTINCT tableoid::regclass::text AS part FROM messages WHERE batch_id = ${old}::uuid`.execute(db);
-    assert.match(where.part, /^messages_(legacy|p\d{6})$/, 'fan-out wrote the batch into the partition of its month');
-    // Every message id carries the batch's acceptance time to the millisecond, recorded as
-    // message_ids_at: the month range the delivery statements add (messageIdRange) holds them all.
-    const { rows: [stamp] } = await sql<{ exact: number; at: Date }>`
-      SELECT (SELECT count(*)::int FROM messages m WHERE m.batch_id = b.batch_id
-                AND m.message_id >= cms_uuid_floor(b.created_at) AND m.message_id < cms_uuid_floor(b.created_at + interval '1 millisecond')) AS exact,
-             b.message_ids_at AS at
-      FROM batches b WHERE b.batch_id = ${old}::uuid AND b.message_ids_at = b.created_at`.execute(db);
-    assert.equal(stamp?.exact, 2);
-    const range = messageIdRange(stamp.at)!;
-    const { rows: [inside] } = await sql<{ n: number }>`SELECT count(*)::int AS n FROM messages WHERE batch_id = ${old}::uuid AND message_id >= ${range.from}::uuid AND message_id < ${range.to}::uuid`.execute(db);
-    assert.equal(inside.n, 2);
-
-    const month = new Date(t0);
-    const later = Date.UTC(month.getUTCFullYear(), month.getUTCMonth() + 2, 1) + 2 * DAY;
-    clock.set(later);
-    const recent = await insertBatchAt(s, c.companyId, iso(later - 3_600_000), [{ status: 'sent' }]);
-    const overview = await s.admin('GET', `/admin/companies/${c.companyId}/overview`);
-    await eventually(async () => (await s.admin('GET', `/admin/batches/${old}`, undefined, 404).then(() => true, () => false)));
-    await s.service.workers!.retentionNow();
-
-    const { rows: parts } = await sql<{ name: string }>`SELECT name FROM cms_messages_partitions()`.execute(db);
-    assert.ok(!parts.some((p) => p.name === where.part), `${where.part} was dropped (left: ${parts.map((p) => p.name).join(', ')})`);
-    assert.ok(parts.some((p) => p.name === 'messages_default'), 'the default partition stays');
-    assert.equal((await s.admin('GET', `/admin/batches/${recent}`)).counts.sent, 1, 'the recent batch is kept');
-    assert.deepEqual(await s.admin('GET', `/admin/companies/${c.companyId}/overview`), overview);
-    // Sends still work: a batch accepted now (database time) has no month partition any more and goes
-    // to the default one.
-    const again = await send(2);
-    assert.equal((await s.admin('GET', `/admin/batches/${again}`)).counts.sent, 2);
   });
 });
 

@@ -22,9 +22,6 @@
  * - the template (the batch's snapshot) is rendered per contact; a render error fails that message
  *   only (`failed`, error `template error: ...`, no attempt), logged at `error` with company, batch and
  *   message ids once the fan-out committed (failure-log.ts);
- * - message ids are version 7 UUIDs of the batch's acceptance time (`uuidv7(created_at)`, recorded as
- *   `message_ids_at`): every message of a batch falls in the monthly partition of `messages` of that
- *   time, and delivery's statements read only that partition (migration 032, messageIdRange);
  * - the remaining `pending` messages are split into `messages-deliver` chunks (chunkSizeFor the
  *   company's provider at fan-out time: the outbox takes a whole batch in one statement).
  */
@@ -42,7 +39,7 @@ import { enqueueMany } from '../boss.ts';
 import { chunkSizeFor } from '../jobs.ts';
 import type { PipelineContext } from './context.ts';
 import { FailureLog } from './failure-log.ts';
-import { chunkRanges, completeBatchIfDone, insertMessages, messageIdRange, uuidv7, type NewMessage } from '../../db/messages.ts';
+import { chunkRanges, completeBatchIfDone, insertMessages, uuidv7, type NewMessage } from '../../db/messages.ts';
 
 interface BatchRow {
   company_id: number;
@@ -103,7 +100,7 @@ export async function processBatch(ctx: PipelineContext, batchId: string): Promi
   let templateFailures: { company_id: number; failed: { message_id: string; error: string }[] } | undefined;
   const outcome = await ctx.db.transaction().execute(async (trx) => {
     const { rows } = await sql<StoredBatchRow>`
-      UPDATE batches b SET status = 'processing', message_ids_at = b.created_at
+      UPDATE batches b SET status = 'processing'
       FROM companies c
       WHERE b.batch_id = ${batchId}::uuid AND b.status = 'accepted' AND c.company_id = b.company_id
       RETURNING b.company_id, b.kind, b.source_id, b.items, b.overrides, b.template, c.delivery_hours, c.channel->>'provider' AS provider,
@@ -130,11 +127,8 @@ export async function processBatch(ctx: PipelineContext, batchId: string): Promi
     const holdUntil = expiresAt !== null ? Math.min(opensAt, expiresAt) : opensAt;
     const compiled = compileTemplate(normaliseTemplate(batch.template));
 
-    // Message ids carry the batch's acceptance time, so that a batch's messages share the monthly
-    // partition of that time (migration 032) and retention can drop whole months.
-    const acceptedAt = new Date(batch.created_at).getTime();
     const messages: NewMessage[] = batch.items.map((item, seq) => {
-      const base = { message_id: uuidv7(acceptedAt), seq, contact_id: null, phone: item.e164 ?? item.phone, reason: null, error: null, scheduled_for: null, held_until: null, rendered: null };
+      const base = { message_id: uuidv7(), seq, contact_id: null, phone: item.e164 ?? item.phone, reason: null, error: null, scheduled_for: null, held_until: null, rendered: null };
       if (!item.e164) return { ...base, status: 'skipped', reason: 'invalid_phone' };
       if (cancelled) return { ...base, status: 'skipped', reason: 'cancelled' };
       const contact = contacts.get(item.e164)!;
@@ -172,7 +166,7 @@ export async function processBatch(ctx: PipelineContext, batchId: string): Promi
     const pendingSeqs = messages.filter((m) => m.status === 'pending').map((m) => m.seq);
     let chunks = 0;
     if (pendingSeqs.length === 0) {
-      await completeBatchIfDone(trx, batchId, now, messageIdRange(acceptedAt));
+      await completeBatchIfDone(trx, batchId, now);
     } else if (held) {
       // pg-boss waits in real time; the workers' sweep also releases against the injectable clock.
       await enqueueMany(ctx.boss, trx, 'messages-release', [{ data: { batch_id: batchId }, startAfter: new Date(Date.now() + (holdUntil - now)) }]);

@@ -38,8 +38,8 @@ import type { JobPayloads } from '../jobs.ts';
 import type { PipelineContext } from './context.ts';
 import { FailureLog } from './failure-log.ts';
 import {
-  claimMessages, commitResults, completeBatchIfDone, countUnfinished, messageIdRange, optOutContactsOf, renewLeases, sendRangeToOutbox,
-  type Claimed, type IdRange, type MessageResult,
+  claimMessages, commitResults, completeBatchIfDone, countUnfinished, optOutContactsOf, renewLeases, sendRangeToOutbox,
+  type Claimed, type MessageResult,
 } from '../../db/messages.ts';
 
 /** How long a claim holds without renewal (s, database time). Renewed every RENEW_MS. */
@@ -55,24 +55,20 @@ export class ChunkBusyError extends Error {}
 /** Delivers the chunk `data`; `abort` is the job's signal (aborted when pg-boss takes the job back). */
 export async function deliverChunk(ctx: PipelineContext, data: JobPayloads['messages-deliver'], abort?: AbortSignal): Promise<void> {
   const { batch_id, company_id, seq_from, seq_to } = data;
-  // The company's channel, and the batch's message-id range (its statements then read one partition).
-  const company = await ctx.db.selectFrom('companies')
-    .leftJoin('batches', (j) => j.on('batches.batch_id', '=', batch_id).onRef('batches.company_id', '=', 'companies.company_id'))
-    .select(['companies.channel', 'batches.message_ids_at']).where('companies.company_id', '=', company_id).executeTakeFirst();
+  const company = await ctx.db.selectFrom('companies').select('channel').where('company_id', '=', company_id).executeTakeFirst();
   if (!company) return; // the company is gone, and its batches with it
   const provider = ctx.providers.forChannel(company.channel);
-  const range = messageIdRange(company.message_ids_at);
   if (!ctx.drain.aborted) {
     if (provider.name === 'outbox') {
-      const { sent, expired } = await sendRangeToOutbox(ctx.db, batch_id, seq_from, seq_to, ctx.clock.now(), range);
+      const { sent, expired } = await sendRangeToOutbox(ctx.db, batch_id, seq_from, seq_to, ctx.clock.now());
       if (sent) messagesFinal.inc({ status: 'sent', provider: 'outbox' }, sent);
       if (expired) messagesFinal.inc({ status: 'skipped', provider: 'outbox' }, expired);
     } else {
-      await deliverClaimed(ctx, provider, data, range, abort);
+      await deliverClaimed(ctx, provider, data, abort);
     }
   }
-  await completeBatchIfDone(ctx.db, batch_id, ctx.clock.now(), range);
-  const left = await countUnfinished(ctx.db, batch_id, seq_from, seq_to, range);
+  await completeBatchIfDone(ctx.db, batch_id, ctx.clock.now());
+  const left = await countUnfinished(ctx.db, batch_id, seq_from, seq_to);
   if (left > 0) {
     throw new ChunkBusyError(`${left} message(s) of batch ${batch_id} seq ${seq_from}..${seq_to} are still pending (leased by another run, or interrupted); retrying later`);
   }
@@ -126,8 +122,8 @@ async function applyEffects(db: Db, companyId: number, effects: { message_id: st
   if (pause !== null) await pauseChannel(db, companyId, pause, now);
 }
 
-async function deliverClaimed(ctx: PipelineContext, provider: Provider, data: JobPayloads['messages-deliver'], range: IdRange | undefined, abort?: AbortSignal): Promise<void> {
-  const { claimed, expired } = await claimMessages(ctx.db, data.batch_id, data.seq_from, data.seq_to, LEASE_SECONDS, ctx.clock.now(), range);
+async function deliverClaimed(ctx: PipelineContext, provider: Provider, data: JobPayloads['messages-deliver'], abort?: AbortSignal): Promise<void> {
+  const { claimed, expired } = await claimMessages(ctx.db, data.batch_id, data.seq_from, data.seq_to, LEASE_SECONDS, ctx.clock.now());
   if (expired) messagesFinal.inc({ status: 'skipped', provider: provider.name }, expired);
   if (claimed.length === 0) return;
   const schedule = ctx.retrySchedule;
@@ -146,9 +142,9 @@ async function deliverClaimed(ctx: PipelineContext, provider: Provider, data: Jo
     if (rows.length) {
       chain = chain.then(async () => {
         const written = fx.length === 0
-          ? await commitResults(ctx.db, rows, range)
+          ? await commitResults(ctx.db, rows)
           : await ctx.db.transaction().execute(async (trx) => {
-            const w = await commitResults(trx, rows, range);
+            const w = await commitResults(trx, rows);
             await applyEffects(trx, data.company_id, fx, ctx.clock.now());
             return w;
           });

@@ -6,8 +6,7 @@
  * statuses (`provider_message_id` for WhatsApp wamids, `message_id` for gateways), `source` the metric
  * label (`whatsapp` | `gateway`).
  *
- * 1. Statuses are collapsed per id and applied in one UPDATE, forward only (src/db/receipts.ts), to the
- *    messages of the last two months (a second UPDATE for ids not found there looks at all). A
+ * 1. Statuses are collapsed per id and applied in one UPDATE, forward only (src/db/receipts.ts). A
  *    status whose id is not (yet) a message of the company may have overtaken the sender's commit of the
  *    wamid (Meta can answer the send and post `sent` before the worker stores the id): those are sent
  *    again in a follow-up job `UNKNOWN_RETRY_S` seconds later, at most `UNKNOWN_ROUNDS` times, then
@@ -19,7 +18,6 @@
  * Idempotent: a second run changes nothing (forward-only updates, inbound stored once per id, template
  * fields set to the same values, a paused channel stays paused with its first reason).
  */
-import { recentIdRange } from '../../db/messages.ts';
 import { applyReceipts, companyForInbound } from '../../db/receipts.ts';
 import { storeInbound, type InboundCompany } from '../../domain/inbound.ts';
 import { collapseStatuses, type InboundItem, type StatusItem } from '../../domain/receipts.ts';
@@ -48,14 +46,7 @@ export const UNKNOWN_RETRY_S = 3;
 /** Applies one job; returns counts (for tests and logs). */
 export async function applyReceiptsJob(ctx: Pick<PipelineContext, 'db' | 'boss' | 'logger' | 'clock'>, job: ReceiptsJob): Promise<{ applied: number; ignored: number; unknown: number; inbound: number }> {
   const receipts = collapseStatuses(job.statuses);
-  // The messages of the last two months first (one or two partitions of `messages`), then every
-  // partition for the ids not found there (src/db/messages.ts recentIdRange).
-  const recent = await applyReceipts(ctx.db, job.company_id, job.by, receipts, recentIdRange(Date.now()));
-  const missed = new Set(recent.filter((o) => !o.known).map((o) => o.id));
-  const outcomes = missed.size === 0 ? recent : [
-    ...recent.filter((o) => o.known),
-    ...await applyReceipts(ctx.db, job.company_id, job.by, receipts.filter((r) => missed.has(r.id))),
-  ];
+  const outcomes = await applyReceipts(ctx.db, job.company_id, job.by, receipts);
   const unknownIds = new Set(outcomes.filter((o) => !o.known).map((o) => o.id));
   const applied = outcomes.filter((o) => o.applied).length;
   const ignored = outcomes.length - applied - unknownIds.size;

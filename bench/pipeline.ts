@@ -5,6 +5,7 @@
  *   node bench/pipeline.ts [--db pglite|postgres://...] [--provider outbox|webhook]
  *                          [--batches 30] [--size 1000] [--latency-batches 100] [--latency-size 50]
  *                          [--latency-interval-ms 100] [--profile drain.cpuprofile] [--named]
+ *                          [--bench-db cms_bench]
  *
  * Phase 1, throughput: the service runs without workers while `--batches` campaign sends (4.4) of
  * `--size` distinct contacts each are accepted over HTTP (one company per batch: 4.4 allows one send
@@ -20,7 +21,15 @@
  * bound of accept-to-delivery: it includes the accept round trip, reported too). p50 / p99.
  *
  * The webhook receiver is a child process (node:http on 127.0.0.1, answers 200 at once). PostgreSQL
- * runs on a fresh database `cms_bench` created next to the one in the URL (dropped first).
+ * runs on a fresh database `--bench-db` (default `cms_bench`) created next to the one in the URL
+ * (dropped first; give each concurrent run its own name).
+ *
+ * CPU per message of phase 1 (`cpu_us_per_message`), for the accept and for the drain: this process
+ * (process.cpuUsage: HTTP, fan-out, rendering, providers) and, on PostgreSQL, the server processes
+ * connected to the bench database (/proc, sampled every 250 ms so that a backend that ends loses at
+ * most one sample). CPU time rather than elapsed time, so that a machine shared with other work
+ * changes it less; the receiver child and PostgreSQL's shared processes (WAL writer, checkpointer)
+ * are not counted.
  */
 import fs from 'node:fs';
 import inspector from 'node:inspector/promises';
@@ -34,15 +43,56 @@ import { setChannel } from '../src/domain/companies.ts';
 import { startService } from '../src/service.ts';
 import { startWorkers } from '../src/queue/workers.ts';
 import { type CountingReceiver, startCountingReceiverProcess } from '../test/helpers/receiver.ts';
+import { cpuTicks } from './lib/accept-load.ts';
 
-async function freshPostgres(url: string): Promise<string> {
+/**
+ * CPU ticks (10 ms) used so far by the PostgreSQL backends connected to database `name` (their process
+ * title names it), each since it started; a backend that ended keeps its last sample. Samples /proc
+ * every 250 ms; `stop()` ends the sampling. The difference of two `ticks()` is the CPU between them.
+ */
+function backendCpu(name: string): { ticks(): number; stop(): void } {
+  const last = new Map<number, number>();
+  const ours = new Map<number, boolean>();
+  const notPostgres = new Set<number>();
+  const sample = () => {
+    for (const d of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(d)) continue;
+      const pid = Number(d);
+      if (!ours.get(pid) && !notPostgres.has(pid)) {
+        // A new backend shows the postmaster's title until it sets its own: asked again next time.
+        try {
+          if (fs.readFileSync(`/proc/${d}/comm`, 'utf8').trim() !== 'postgres') notPostgres.add(pid);
+          else ours.set(pid, fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(` ${name} `));
+        } catch { notPostgres.add(pid); }
+      }
+      if (ours.get(pid)) {
+        const t = cpuTicks(pid);
+        if (t > 0) last.set(pid, t);
+      }
+    }
+  };
+  sample();
+  const timer = setInterval(sample, 250);
+  return {
+    ticks() {
+      sample();
+      let sum = 0;
+      for (const t of last.values()) sum += t;
+      return sum;
+    },
+    stop: () => clearInterval(timer),
+  };
+}
+
+async function freshPostgres(url: string, name: string): Promise<string> {
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`--bench-db must be a plain database name, got ${name}`);
   const admin = new pg.Client({ connectionString: url });
   await admin.connect();
-  await admin.query('DROP DATABASE IF EXISTS cms_bench WITH (FORCE)');
-  await admin.query('CREATE DATABASE cms_bench');
+  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  await admin.query(`CREATE DATABASE ${name}`);
   await admin.end();
   const u = new URL(url);
-  u.pathname = '/cms_bench';
+  u.pathname = `/${name}`;
   return u.toString();
 }
 
@@ -62,6 +112,7 @@ async function main(): Promise<void> {
       'latency-interval-ms': { type: 'string', default: '100' },
       profile: { type: 'string' },
       named: { type: 'boolean', default: false },
+      'bench-db': { type: 'string', default: 'cms_bench' },
     },
   });
   const loadBefore = os.loadavg()[0];
@@ -69,7 +120,7 @@ async function main(): Promise<void> {
   const size = Number(values.size);
   const provider = values.provider as 'outbox' | 'webhook';
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-bench-'));
-  const databaseUrl = values.db === 'pglite' ? undefined : await freshPostgres(values.db!);
+  const databaseUrl = values.db === 'pglite' ? undefined : await freshPostgres(values.db!, values['bench-db']!);
   const config = loadConfig({
     DATA_DIR: dataDir, ADMIN_TOKEN: 'bench-admin-token-6Tf1Ys8Kw3Nq7Pz', SECRETS_KEY: 'bench-secrets-key-2Rw9Hc4Vj7Lx5Mb', LOG_LEVEL: 'warn', PROVIDER_ALLOWED_HOSTS: '127.0.0.1',
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),
@@ -114,6 +165,9 @@ async function main(): Promise<void> {
   const phoneOf = (n: number) => `+49151${String(n).padStart(8, '0')}`;
 
   // Phase 1: accept everything, then let the workers drain it.
+  const pgCpu = databaseUrl ? backendCpu(values['bench-db']!) : undefined;
+  const cpu0 = process.cpuUsage();
+  const pg0 = pgCpu?.ticks() ?? 0;
   const acceptStart = performance.now();
   for (let b = 0; b < batches; b++) {
     const c = await company();
@@ -126,6 +180,8 @@ async function main(): Promise<void> {
     await send(c.key, '/api/connector/send', { campaign_id: campaign.campaign_id, contacts: Array.from({ length: size }, (_, i) => ({ phone: phoneOf(b * size + i) })) });
   }
   const acceptMs = performance.now() - acceptStart;
+  const cpu1 = process.cpuUsage();
+  const pg1 = pgCpu?.ticks() ?? 0;
   const total = batches * size;
   // --profile: a CPU profile of this process during the drain only (open it in Chrome DevTools).
   const session = values.profile ? new inspector.Session() : undefined;
@@ -142,6 +198,15 @@ async function main(): Promise<void> {
     await new Promise((r) => setTimeout(r, 20));
   }
   const drainMs = performance.now() - t0;
+  const cpu2 = process.cpuUsage();
+  const pg2 = pgCpu?.ticks() ?? 0;
+  pgCpu?.stop();
+  const nodeUs = (a: NodeJS.CpuUsage, b: NodeJS.CpuUsage) => b.user + b.system - a.user - a.system;
+  const perMessage = (us: number) => +(us / total).toFixed(1);
+  const cpuPerMessage = {
+    accept: { node: perMessage(nodeUs(cpu0, cpu1)), ...(pgCpu ? { postgres: perMessage((pg1 - pg0) * 10_000) } : {}) },
+    drain: { node: perMessage(nodeUs(cpu1, cpu2)), ...(pgCpu ? { postgres: perMessage((pg2 - pg1) * 10_000) } : {}) },
+  };
   if (session) {
     const { profile } = await session.post('Profiler.stop');
     fs.writeFileSync(values.profile!, JSON.stringify(profile));
@@ -183,7 +248,7 @@ async function main(): Promise<void> {
   const result = {
     db: service.deps.database.kind,
     provider,
-    phase1: { batches, size, named: values.named, messages: total, accept_s: +(acceptMs / 1000).toFixed(2), drain_s: +(drainMs / 1000).toFixed(2), messages_per_s: Math.round(total / (drainMs / 1000)), statuses: Object.fromEntries(counts.map((c) => [c.status, Number(c.n)])) },
+    phase1: { batches, size, named: values.named, messages: total, accept_s: +(acceptMs / 1000).toFixed(2), drain_s: +(drainMs / 1000).toFixed(2), messages_per_s: Math.round(total / (drainMs / 1000)), cpu_us_per_message: cpuPerMessage, statuses: Object.fromEntries(counts.map((c) => [c.status, Number(c.n)])) },
     phase2: {
       batches: latencyBatches, size: latencySize, offered_per_s: Math.round((latencySize * 1000) / interval), messages: latencies.length,
       p50_ms: percentile(latencies, 50), p99_ms: percentile(latencies, 99), max_ms: latencies.at(-1),

@@ -21,6 +21,8 @@
  * EVENT_CONCURRENCY (event deliveries in flight per endpoint and process, default 8).
  * WHATSAPP_TEMPLATE_SYNC (default `1h`): how often the workers sync each WhatsApp company's template
  * catalogue with Meta (docs/whatsapp.md "Template catalogue").
+ * MESSAGE_RETENTION (default `400d`, from `1d` to `36500d`): finished batches, their messages and
+ * inbound messages older than this are deleted (docs/operations.md "Retention").
  *
  * Mail (docs/console.md#email): SMTP_URL (`smtp://user:pass@host:587` or `smtps://…:465`; unset: no mail is
  * sent and the console works as without it) and MAIL_FROM (the sender, `Name <address>` or an address;
@@ -67,6 +69,8 @@ export interface Config {
   readonly mailFrom: string | undefined;
   /** DB_DRIVER_TRICKS: the tricks of db/driver-tricks.ts on (default) or off. */
   readonly driverTricks: boolean;
+  /** MESSAGE_RETENTION (ms): how long finished batches, their messages and inbound messages are kept. */
+  readonly messageRetentionMs: number;
 }
 
 /** Thrown when an environment variable has a value that cannot be used; the message names it. */
@@ -96,6 +100,18 @@ export function parseDuration(name: string, raw: string): number {
 function duration(env: NodeJS.ProcessEnv, name: string, fallback: string): number {
   const raw = env[name];
   return parseDuration(name, raw === undefined || raw === '' ? fallback : raw);
+}
+
+/** MESSAGE_RETENTION's bounds: a day (less would delete what operators still look at) to 100 years. */
+const RETENTION_MIN_MS = 86_400_000;
+const RETENTION_MAX_MS = 36_500 * 86_400_000;
+
+function retention(env: NodeJS.ProcessEnv, name: string, fallback: string): number {
+  const value = duration(env, name, fallback);
+  if (value < RETENTION_MIN_MS || value > RETENTION_MAX_MS) {
+    throw new ConfigError(`${name} must be a duration from 1d to 36500d (such as 90d or 400d), got ${JSON.stringify(env[name])}`);
+  }
+  return value;
 }
 
 function schedule(env: NodeJS.ProcessEnv, name: string, fallback: string): readonly number[] {
@@ -170,6 +186,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     eventConcurrency: int(env, 'EVENT_CONCURRENCY', 8, 1, 256),
     whatsappTemplateSyncMs: duration(env, 'WHATSAPP_TEMPLATE_SYNC', '1h'),
     driverTricks: onOff(env, 'DB_DRIVER_TRICKS', true),
+    messageRetentionMs: retention(env, 'MESSAGE_RETENTION', '400d'),
     ...mail(blank(env.SMTP_URL), blank(env.MAIL_FROM)),
   });
 }

@@ -37,10 +37,16 @@ export async function deleteUnansweredKey(db: Db, companyId: number, key: string
     .where('company_id', '=', companyId).where('idempotency_key', '=', key).where('response_status', 'is', null).execute();
 }
 
-/** Deletes the keys created before `before`; how many. */
-export async function deleteKeysBefore(db: Db, before: Date): Promise<number> {
-  const r = await db.deleteFrom('idempotency_keys').where('created_at', '<', before).executeTakeFirst();
-  return Number(r.numDeletedRows);
+/** Deletes up to `limit` keys created before `before` (index idempotency_keys_created); how many. */
+export async function deleteKeysBefore(db: Db, before: Date, limit: number): Promise<number> {
+  const { rows } = await sql<{ n: number }>`
+    WITH gone AS (
+      DELETE FROM idempotency_keys k USING (
+        SELECT company_id, idempotency_key FROM idempotency_keys WHERE created_at < ${before} LIMIT ${limit}) d
+      WHERE k.company_id = d.company_id AND k.idempotency_key = d.idempotency_key
+      RETURNING 1)
+    SELECT count(*)::int AS n FROM gone`.execute(db);
+  return Number(rows[0]?.n ?? 0);
 }
 
 /**

@@ -60,7 +60,11 @@ export async function releaseKey(db: Db, companyId: number, key: string): Promis
   await deleteUnansweredKey(db, companyId, key);
 }
 
-/** Deletes answers older than the replay window; returns how many. */
-export async function purgeExpiredKeys(db: Db, now: number): Promise<number> {
-  return deleteKeysBefore(db, new Date(now - IDEMPOTENCY_TTL_MS));
+/**
+ * Deletes up to `limit` keys older than the replay window at `now` (ms, the injectable clock): a claim
+ * would take them over anyway. Returns how many (the retention sweep calls it until fewer than
+ * `limit`; docs/operations.md "Retention").
+ */
+export async function purgeExpiredKeys(db: Db, now: number, limit: number): Promise<number> {
+  return deleteKeysBefore(db, new Date(now - IDEMPOTENCY_TTL_MS), limit);
 }

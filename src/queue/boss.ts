@@ -6,6 +6,10 @@
  * Instance options chosen here: LISTEN/NOTIFY on (workers wake when a job is inserted instead of
  * waiting for a poll; on PostgreSQL it holds one extra connection), and the supervisor/monitor run
  * every 10 s so that a job whose worker died (no heartbeat, see jobs.ts) is retried within ~20 s (heartbeatSeconds 10 for batch-process and messages-deliver).
+ * Maintenance (which deletes finished jobs older than their queue's `deleteAfterSeconds`, jobs.ts
+ * KEEP_FINISHED) runs every MAINTENANCE_INTERVAL_SECONDS instead of pg-boss's daily default, so that
+ * each pass deletes a few minutes of jobs rather than a day of them in one statement
+ * (docs/operations.md "Retention").
  */
 import { warmQueueCache } from '../db/driver-tricks.ts';
 import { PREPARED } from '../db/prepared.ts';
@@ -22,6 +26,9 @@ export type Boss = PgBoss;
 /** How often pg-boss's supervisor looks for expired and heartbeat-less jobs (seconds). */
 export const MONITOR_INTERVAL_SECONDS = 10;
 
+/** How often pg-boss's maintenance deletes finished jobs (seconds). */
+export const MAINTENANCE_INTERVAL_SECONDS = 300;
+
 /** Creates pg-boss on the database and makes sure every queue of the registry exists with its policy. */
 export async function startBoss(database: Database, opts: { poolMax?: number } = {}): Promise<Boss> {
   const common = {
@@ -30,6 +37,7 @@ export async function startBoss(database: Database, opts: { poolMax?: number } =
     superviseIntervalSeconds: MONITOR_INTERVAL_SECONDS,
     monitorIntervalSeconds: MONITOR_INTERVAL_SECONDS,
     queueCacheIntervalSeconds: MONITOR_INTERVAL_SECONDS,
+    maintenanceIntervalSeconds: MAINTENANCE_INTERVAL_SECONDS,
   };
   const boss = database.pgliteStatements
     ? new PgBoss({ ...common, db: fromPglite(database.pgliteStatements), backend: 'pglite' } as ConstructorParameters<typeof PgBoss>[0])
@@ -40,8 +48,8 @@ export async function startBoss(database: Database, opts: { poolMax?: number } =
     const spec = JOB_SPECS[name].queue;
     await boss.createQueue(name, spec); // no-op when the queue exists
     // Keep an existing queue's policy in step with the registry (options can change between releases).
-    const { notify, retryLimit, retryDelay, retryBackoff, retryDelayMax, expireInSeconds, heartbeatSeconds } = spec;
-    await boss.updateQueue(name, { notify, retryLimit, retryDelay, retryBackoff, retryDelayMax, expireInSeconds, heartbeatSeconds });
+    const { notify, retryLimit, retryDelay, retryBackoff, retryDelayMax, expireInSeconds, heartbeatSeconds, deleteAfterSeconds } = spec;
+    await boss.updateQueue(name, { notify, retryLimit, retryDelay, retryBackoff, retryDelayMax, expireInSeconds, heartbeatSeconds, deleteAfterSeconds });
     // createQueue/updateQueue evict pg-boss's queue cache; refill it before the first accept
     // (db/driver-tricks.ts trick 4: on PGlite a refill inside the accept transaction would wait forever).
     await warmQueueCache(boss, name, { embedded: database.kind === 'pglite', tricks: database.driverTricks });

@@ -67,6 +67,16 @@ export interface JobSpec {
 const RETRY = { retryBackoff: true, retryDelay: 1, retryDelayMax: 30 } as const;
 
 /**
+ * How long a finished job (completed, or failed after its last retry) stays in pg-boss's job table
+ * before pg-boss's maintenance deletes it (`deleteAfterSeconds`; pg-boss's default is 7 days, see
+ * docs/operations.md "Retention"). Nothing reads a finished job: results are in the service's own
+ * tables and failures are logged. The per-message queues (`messages-deliver`, `receipts-apply`) keep
+ * theirs an hour, the others a day. Jobs not yet run are kept by pg-boss's `retentionSeconds`
+ * (default 14 days after their start time), left as it is.
+ */
+export const KEEP_FINISHED = { perMessage: 3_600, other: 86_400 } as const;
+
+/**
  * Polling: queues are `notify` queues (pg-boss LISTEN/NOTIFY wakes a worker the moment a job is
  * inserted); `notifyPollingIntervalSeconds` is the backstop for deferred jobs and retries coming due.
  * Workers fetch several jobs at once and keep fetching while batches come back full.
@@ -76,27 +86,27 @@ const POLL = { pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 1, bur
 export const JOB_SPECS: { readonly [N in JobName]: JobSpec } = {
   'batch-process': {
     // Steps of FAN_OUT_STEP items, each its own transaction: seconds for 100,000 items.
-    queue: { ...RETRY, retryLimit: 20, heartbeatSeconds: 10, expireInSeconds: 300, notify: true },
+    queue: { ...RETRY, retryLimit: 20, heartbeatSeconds: 10, expireInSeconds: 300, notify: true, deleteAfterSeconds: KEEP_FINISHED.other },
     work: { ...POLL, batchSize: 4, localConcurrency: 2 },
   },
   'messages-deliver': {
     // Up to CHUNK_SIZE provider deliveries, one attempt each; a chunk whose messages another run still
     // leases fails on purpose and is retried (hence the generous retryLimit).
-    queue: { ...RETRY, retryLimit: 50, heartbeatSeconds: 10, expireInSeconds: 900, notify: true },
+    queue: { ...RETRY, retryLimit: 50, heartbeatSeconds: 10, expireInSeconds: 900, notify: true, deleteAfterSeconds: KEEP_FINISHED.perMessage },
     work: { ...POLL, batchSize: 4, localConcurrency: 2 },
   },
   'messages-release': {
-    queue: { ...RETRY, retryLimit: 20, heartbeatSeconds: 30, expireInSeconds: 120, notify: true },
+    queue: { ...RETRY, retryLimit: 20, heartbeatSeconds: 30, expireInSeconds: 120, notify: true, deleteAfterSeconds: KEEP_FINISHED.other },
     work: { ...POLL, batchSize: 4, localConcurrency: 1 },
   },
   'receipts-apply': {
     // One UPDATE (and an inbound transaction) per job: well under a second; batches of jobs per fetch.
-    queue: { ...RETRY, retryLimit: 20, heartbeatSeconds: 30, expireInSeconds: 120, notify: true },
+    queue: { ...RETRY, retryLimit: 20, heartbeatSeconds: 30, expireInSeconds: 120, notify: true, deleteAfterSeconds: KEEP_FINISHED.perMessage },
     work: { ...POLL, batchSize: 8, localConcurrency: 2 },
   },
   'contacts-import': {
     // 20 MiB at most: well under a minute; a retry resumes after the committed chunks.
-    queue: { ...RETRY, retryLimit: 10, heartbeatSeconds: 30, expireInSeconds: 900, notify: true },
+    queue: { ...RETRY, retryLimit: 10, heartbeatSeconds: 30, expireInSeconds: 900, notify: true, deleteAfterSeconds: KEEP_FINISHED.other },
     work: { ...POLL, batchSize: 1, localConcurrency: 1 },
   },
   'batch-control': {

@@ -15,6 +15,8 @@
  * - The sweep (every SWEEP_INTERVAL_MS of real time) releases held messages whose time has come by the
  *   injectable clock (delivery hours, and retries' `next_attempt_at`), and re-enqueues the messages of
  *   dead delivery runs (lease ran out); see handlers/messages-release.ts.
+ * - Message retention (retention.ts): its own timer (SWEEP_INTERVAL_MS) starts a round when one is due,
+ *   apart from the sweep so that a long round never delays releases.
  * - stop(): no new delivery attempt starts, the sweep ends, and the call waits for the jobs in hand to
  *   settle (in-flight attempts finish; claimed messages not started are handed back for a later run).
  */
@@ -39,6 +41,7 @@ import { applyReceiptsJob } from './handlers/receipts-apply.ts';
 import { runContactsImport } from './handlers/contacts-import.ts';
 import { controlBatch } from './handlers/batch-control.ts';
 import { JOB_NAMES, JOB_SPECS, type JobName, type JobPayloads } from './jobs.ts';
+import { MessageRetention, type RetentionRound } from './retention.ts';
 
 export interface WorkerDeps {
   database: Database;
@@ -56,6 +59,8 @@ export interface Workers {
    * progress; resolves when it is done. Tests use it instead of waiting for the timer.
    */
   sweepNow(): Promise<void>;
+  /** Runs one message-retention round now (after one in progress); resolves to what it did. */
+  retentionNow(): Promise<RetentionRound>;
 }
 
 /** Real-time interval of the held-message sweep (ms). */
@@ -166,6 +171,12 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     void runSweep(sweeps % RECOVERY_EVERY_SWEEPS === 0, sweeps % TEMPLATE_SYNC_EVERY_SWEEPS === 0, sweeps % PACING_PRUNE_EVERY_SWEEPS === 0);
   }, SWEEP_INTERVAL_MS);
 
+  const retention = new MessageRetention(database, clock, log, config.messageRetentionMs);
+  const retentionTimer = setInterval(() => {
+    if (drain.signal.aborted) return;
+    retention.runIfDue(drain.signal).catch((err) => log.warn({ err: (err as Error).message }, 'retention round failed; tried again later'));
+  }, SWEEP_INTERVAL_MS);
+
   setQueueDepthSource({
     async jobs() {
       const queues = await boss.getQueues([...JOB_NAMES]);
@@ -189,14 +200,17 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
       sweeping = true;
       await runSweep();
     },
+    retentionNow: () => retention.run(drain.signal),
     async stop() {
       if (stopped) return;
       stopped = true;
       drain.abort();
       clearInterval(sweep);
+      clearInterval(retentionTimer);
       setQueueDepthSource(undefined);
       await Promise.all(JOB_NAMES.map((name) => boss.offWork(name, { wait: true }).catch(() => {})));
       while (sweeping) await new Promise((r) => setTimeout(r, 10));
+      await retention.idle();
       await providers.close();
       await templatesAgent.close();
     },

@@ -81,11 +81,7 @@ export class ForegroundGate {
       return this.#foregroundEnd();
     }
     await this.#turn(true);
-    const t0 = performance.now();
-    const stack = (globalThis as any).__gateDebug ? new Error().stack : undefined;
     return once(() => {
-      const d = performance.now() - t0;
-      if ((globalThis as any).__gateDebug) (globalThis as any).__gateDebug(d, stack);
       this.#busy = false;
       this.#lastBackgroundEnd = performance.now();
       this.#pump();

@@ -111,7 +111,7 @@ export const JOB_SPECS: { readonly [N in JobName]: JobSpec } = {
   },
   'batch-control': {
     // Steps of 1000 messages, or one statement and a few job inserts: seconds for 100,000 messages.
-    queue: { ...RETRY, retryLimit: 20, heartbeatSeconds: 30, expireInSeconds: 300, notify: true },
+    queue: { ...RETRY, retryLimit: 20, heartbeatSeconds: 30, expireInSeconds: 300, notify: true, deleteAfterSeconds: KEEP_FINISHED.other },
     work: { ...POLL, batchSize: 2, localConcurrency: 1 },
   },
 };

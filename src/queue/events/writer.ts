@@ -120,8 +120,11 @@ export class OutcomeWriter {
       this.#buffer = [];
       this.#endpointOutcomes = [];
       try {
-        await recordAttempts(db, rows);
-        await updateFailingSince(db, streaks.ok, streaks.failing);
+        // One transaction: a reader that sees an attempt logged also sees the streak it ended.
+        await db.transaction().execute(async (trx) => {
+          await recordAttempts(trx, rows);
+          await updateFailingSince(trx, streaks.ok, streaks.failing);
+        });
         if (streaks.gone.length) {
           const off = await disableEndpoints(db, streaks.gone, 'receiver answered 410 Gone');
           onDisabled(off);

@@ -26,8 +26,15 @@ import { capFor, cappedRecipients } from './frequency-caps.ts';
 import { DomainError, isRowId, notFound } from './errors.ts';
 import type { SourceRow } from './automations.ts';
 
-/** Most numbers one send takes (a pasted list or a segment). */
+/** Most numbers one send to a pasted list takes (they travel in the request). */
 export const MAX_SEND_CONTACTS = 100_000;
+
+/**
+ * Most members one send to a segment takes: its members are resolved from the database (at fan-out
+ * for a send accepted without items), never carried in a request, so a whole audience of a million
+ * fits (docs/segments.md "Sending to a segment").
+ */
+export const MAX_SEGMENT_SEND_CONTACTS = 1_000_000;
 
 /** Who a send goes to: a segment of the company, or numbers (as given). */
 export type Audience = { segment_id: number } | { contacts: string[] };
@@ -78,14 +85,14 @@ export async function audiencePhones(db: Db, companyId: number, audience: Audien
     .where('segment_id', '=', audience.segment_id).where('company_id', '=', companyId).executeTakeFirst();
   if (!seg) throw notFound('Segment not found');
   if (seg.filter != null) {
-    const phones = await matchingPhones(db, companyId, seg.filter, now, MAX_SEND_CONTACTS);
-    if (phones.length > MAX_SEND_CONTACTS) throw new DomainError(422, `at most ${MAX_SEND_CONTACTS} numbers per send`);
+    const phones = await matchingPhones(db, companyId, seg.filter, now, MAX_SEGMENT_SEND_CONTACTS);
+    if (phones.length > MAX_SEGMENT_SEND_CONTACTS) throw new DomainError(422, `at most ${MAX_SEGMENT_SEND_CONTACTS} numbers per send`);
     return phones;
   }
   const rows = await db.selectFrom('segment_members as m').innerJoin('contacts as c', 'c.contact_id', 'm.contact_id')
     .select('c.phone').where('m.segment_id', '=', audience.segment_id).where('c.company_id', '=', companyId)
-    .orderBy('c.contact_id').limit(MAX_SEND_CONTACTS + 1).execute();
-  if (rows.length > MAX_SEND_CONTACTS) throw new DomainError(422, `at most ${MAX_SEND_CONTACTS} numbers per send`);
+    .orderBy('c.contact_id').limit(MAX_SEGMENT_SEND_CONTACTS + 1).execute();
+  if (rows.length > MAX_SEGMENT_SEND_CONTACTS) throw new DomainError(422, `at most ${MAX_SEGMENT_SEND_CONTACTS} numbers per send`);
   return rows.map((r) => r.phone);
 }
 
@@ -153,7 +160,9 @@ export async function startCampaignSend(
  * members (a segment of 100,000 answers in milliseconds): members are contacts, so every number is a
  * valid E.164 one and distinct. With `campaignId` and a frequency cap that applies to it, the
  * members that are not opted out are loaded and checked against the cap at `now` (ms), as the
- * fan-out does. 404 `Segment not found`; 422 when it has more than MAX_SEND_CONTACTS.
+ * fan-out does (not beyond MAX_SEND_CONTACTS members: larger sends show no capped count at review;
+ * the fan-out still applies the cap). 404 `Segment not found`; 422 when it has more than
+ * MAX_SEGMENT_SEND_CONTACTS.
  */
 export async function planSegmentSend(db: Db, company: SendCompany, segmentId: number, sendAt: number, now: number, campaignId: number | null = null): Promise<SendPlan> {
   if (!isRowId(segmentId)) throw notFound('Segment not found');
@@ -183,9 +192,9 @@ export async function planSegmentSend(db: Db, company: SendCompany, segmentId: n
   return segmentPlan(company, row.total, row.opted_out, capped, sendAt);
 }
 
-/** The plan of a segment send from its member counts; 422 beyond MAX_SEND_CONTACTS. */
+/** The plan of a segment send from its member counts; 422 beyond MAX_SEGMENT_SEND_CONTACTS. */
 function segmentPlan(company: SendCompany, total: number, optedOut: number, capped: number, sendAt: number): SendPlan {
-  if (total > MAX_SEND_CONTACTS) throw new DomainError(422, `at most ${MAX_SEND_CONTACTS} numbers per send`);
+  if (total > MAX_SEGMENT_SEND_CONTACTS) throw new DomainError(422, `at most ${MAX_SEGMENT_SEND_CONTACTS} numbers per send`);
   const send = total - optedOut - capped;
   const opensAt = nextSendTime(company.delivery_hours, sendAt);
   return {
@@ -203,36 +212,40 @@ async function segmentFilter(db: Db, companyId: number, segmentId: number): Prom
 /**
  * Starts a send of `campaign` to segment `segmentId` whose plan counted `total` members: commits the
  * batch (without items, `overrides.segment_id`) and its job, with `idempotency` (the request's answer)
- * when given; batch-process resolves the members at fan-out and sets the batch's total to their number
- * then. Resolves to the batch id. 422 when `total` is 0.
+ * when given, and `expireAt` (ms) when given; batch-process resolves the members at fan-out and sets the
+ * batch's total to their number then. Resolves to the batch id. 422 when `total` is 0.
  */
 export async function startSegmentSend(
   acceptor: BatchAcceptor, campaign: SourceRow, segmentId: number, total: number, sendAt: number | null,
-  opts: { batchId?: string; idempotency?: (batchId: string) => AnswerRecord } = {},
+  opts: { batchId?: string; idempotency?: (batchId: string) => AnswerRecord; expireAt?: number | null } = {},
 ): Promise<string> {
   if (total === 0) throw new DomainError(422, 'the audience has no numbers');
   const batchId = opts.batchId ?? newBatchId();
   await acceptBatch(acceptor, {
     batchId, companyId: campaign.company_id, kind: 'campaign', sourceId: campaign.id, template: campaign.template,
-    items: [], total, ignored: 0, overrides: { segment_id: segmentId, ...(sendAt === null ? {} : { send_at: new Date(sendAt).toISOString() }) },
+    items: [], total, ignored: 0, overrides: {
+      segment_id: segmentId,
+      ...(sendAt === null ? {} : { send_at: new Date(sendAt).toISOString() }),
+      ...(opts.expireAt == null ? {} : { expire_at: new Date(opts.expireAt).toISOString() }),
+    },
   }, opts.idempotency ? { idempotency: opts.idempotency(batchId) } : {});
   return batchId;
 }
 
 /**
  * The items of a segment send at fan-out (batch-process): its members' numbers in contact order, at
- * most MAX_SEND_CONTACTS (each a contact's E.164 number, so valid and distinct); a dynamic segment's
+ * most MAX_SEGMENT_SEND_CONTACTS (each a contact's E.164 number, so valid and distinct); a dynamic segment's
  * are the contacts its filter matches at `now` (ms), evaluated this once.
  */
 export async function segmentItems(db: Db, companyId: number, segmentId: number, now: number): Promise<BatchItem[]> {
   const filter = await segmentFilter(db, companyId, segmentId);
   if (filter !== undefined && filter !== null) {
-    const phones = await matchingPhones(db, companyId, filter, now, MAX_SEND_CONTACTS);
-    return phones.slice(0, MAX_SEND_CONTACTS).map((phone) => ({ phone, e164: phone }));
+    const phones = await matchingPhones(db, companyId, filter, now, MAX_SEGMENT_SEND_CONTACTS);
+    return phones.slice(0, MAX_SEGMENT_SEND_CONTACTS).map((phone) => ({ phone, e164: phone }));
   }
   const rows = await db.selectFrom('segment_members as m').innerJoin('contacts as c', 'c.contact_id', 'm.contact_id')
     .select('c.phone').where('m.segment_id', '=', segmentId).where('c.company_id', '=', companyId)
-    .orderBy('c.contact_id').limit(MAX_SEND_CONTACTS).execute();
+    .orderBy('c.contact_id').limit(MAX_SEGMENT_SEND_CONTACTS).execute();
   return rows.map((r) => ({ phone: r.phone, e164: r.phone }));
 }
 

@@ -20,7 +20,7 @@ import { Type, type Static } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { createCampaign, findSource, updateCampaign } from '../../domain/automations.ts';
 import { recordAudit } from '../../domain/audit.ts';
-import { audiencePhones, planSend, sendCompany, startCampaignSend, type Audience, type SendPlan } from '../../domain/campaign-sends.ts';
+import { audiencePhones, planSegmentSend, planSend, sendCompany, startCampaignSend, startSegmentSend, type Audience, type SendPlan } from '../../domain/campaign-sends.ts';
 import { DEFAULT_CAMPAIGN_EXPIRE_AFTER } from '../../domain/expiry.ts';
 import type { AppDeps } from '../deps.ts';
 import { addComponents, adminErrors, component, exampleOf, idParams, invalid, invalidInput, iso, notFound, ok, ref, TIME_EXAMPLE } from './components.ts';
@@ -140,7 +140,7 @@ export function registerCampaignRoutes(app: FastifyInstance, deps: AppDeps): voi
         202: ok('Accepted: the send batch is committed', Type.Object({ batch_id: Type.String({ format: 'uuid' }), plan: ref(SendPlanSchema) }), { batch_id: BATCH_ID_EXAMPLE, plan: exampleOf(SendPlanSchema) }),
         ...adminErrors,
         404: notFound('Campaign not found', 'No such campaign, or the segment is not the campaign company\'s (`Segment not found`)'),
-        422: invalid({ type: 'value_error', loc: ['body', 'scheduled_for'], msg: 'must be in the future' }, 'Invalid body: neither or both of segment_id and contacts, a past or offset-less scheduled_for or expire_at, an expire_at not after scheduled_for, an audience without numbers, more than 100,000 numbers'),
+        422: invalid({ type: 'value_error', loc: ['body', 'scheduled_for'], msg: 'must be in the future' }, 'Invalid body: neither or both of segment_id and contacts, a past or offset-less scheduled_for or expire_at, an expire_at not after scheduled_for, an audience without numbers, more than 100,000 pasted numbers or 1,000,000 segment members'),
       },
     },
   }, async (request, reply) => {
@@ -165,12 +165,25 @@ export function registerCampaignRoutes(app: FastifyInstance, deps: AppDeps): voi
     }
     const company = await sendCompany(db, campaign.company_id);
     const audience: Audience = b.segment_id !== undefined ? { segment_id: b.segment_id } : { contacts: b.contacts! };
-    const phones = await audiencePhones(db, company.company_id, audience, now);
-    const { items, plan } = await planSend(db, company, phones, sendAt ?? now, { campaignId: campaign.id, now });
-    if (b.dry_run) return { plan: planJson(plan) };
-    if (items.length === 0) throw invalidInput(['body', 'segment_id' in audience ? 'segment_id' : 'contacts'], 'the audience has no numbers');
-    const batchId = await startCampaignSend(db, deps.acceptor, campaign, items, sendAt, expireAt);
-    await recordAudit(db, { actor: 'admin', action: 'campaign.send', target: `batch:${batchId}`, company_id: company.company_id, details: { campaign_id: campaign.id, ...('segment_id' in audience ? { segment_id: audience.segment_id } : { contacts: items.length }), scheduled_for: sendAt === null ? null : new Date(sendAt).toISOString(), ...(expireAt === null ? {} : { expire_at: new Date(expireAt).toISOString() }) } });
+    let plan: SendPlan;
+    let batchId: string;
+    let listed = 0;
+    if ('segment_id' in audience) {
+      // Counted in SQL; the members are resolved by the fan-out, not carried through this request.
+      plan = await planSegmentSend(db, company, audience.segment_id, sendAt ?? now, now, campaign.id);
+      if (b.dry_run) return { plan: planJson(plan) };
+      if (plan.total === 0) throw invalidInput(['body', 'segment_id'], 'the audience has no numbers');
+      batchId = await startSegmentSend(deps.acceptor, campaign, audience.segment_id, plan.total, sendAt, { expireAt });
+    } else {
+      const phones = await audiencePhones(db, company.company_id, audience, now);
+      const planned = await planSend(db, company, phones, sendAt ?? now, { campaignId: campaign.id, now });
+      plan = planned.plan;
+      if (b.dry_run) return { plan: planJson(plan) };
+      if (planned.items.length === 0) throw invalidInput(['body', 'contacts'], 'the audience has no numbers');
+      batchId = await startCampaignSend(db, deps.acceptor, campaign, planned.items, sendAt, expireAt);
+      listed = planned.items.length;
+    }
+    await recordAudit(db, { actor: 'admin', action: 'campaign.send', target: `batch:${batchId}`, company_id: company.company_id, details: { campaign_id: campaign.id, ...('segment_id' in audience ? { segment_id: audience.segment_id } : { contacts: listed }), scheduled_for: sendAt === null ? null : new Date(sendAt).toISOString(), ...(expireAt === null ? {} : { expire_at: new Date(expireAt).toISOString() }) } });
     return reply.code(202).send({ batch_id: batchId, plan: planJson(plan) });
   });
 }

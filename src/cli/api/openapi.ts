@@ -9149,7 +9149,7 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
-            /** @description Invalid body: neither or both of segment_id and contacts, a past or offset-less scheduled_for or expire_at, an expire_at not after scheduled_for, an audience without numbers, more than 100,000 numbers */
+            /** @description Invalid body: neither or both of segment_id and contacts, a past or offset-less scheduled_for or expire_at, an expire_at not after scheduled_for, an audience without numbers, more than 100,000 pasted numbers or 1,000,000 segment members */
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */

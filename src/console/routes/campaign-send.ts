@@ -15,7 +15,7 @@
  * - `POST /sends/{batch_id}/pause`, `POST /sends/{batch_id}/resume` (the send page's buttons): 303 back
  *   to the send; a completed or cancelled send answers the 409 error page
  *   (src/domain/batch-control.ts; docs/decisions.md "Cancel, pause and resume").
- * Another company's campaign, segment or batch is 404.
+ * Another company's campaign, segment or batch is 404, and so is an archived campaign.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAudit } from '../../domain/audit.ts';
@@ -26,7 +26,7 @@ import { claimKey, releaseKey } from '../../domain/idempotency.ts';
 import { checkConfirmToken, issueConfirmToken, type ConfirmBinding } from '../../domain/send-confirmations.ts';
 import { sendErrorPage } from '../errors.ts';
 import { localParts } from '../../domain/delivery-hours.ts';
-import { findSource, type SourceRow } from '../../domain/automations.ts';
+import { assertSendable, findSource, type SourceRow } from '../../domain/automations.ts';
 import { templateWarnings } from '../../domain/source-tools.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { can, field, parseId, sendPage, sessionOf } from '../context.ts';
@@ -111,7 +111,12 @@ export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps)
         ? 'These choices are not the ones you reviewed. Nothing was sent: review the send again.'
         : 'This confirmation is not valid (it was changed, or made for another campaign or user). Nothing was sent: review the send again.');
 
-  const campaignOf = (request: FastifyRequest<{ Params: { id: string } }>) => findSource(db, 'campaign', parseId(request.params.id), sessionOf(request).company_id);
+  /** The company's campaign of the path; 404 when unknown or archived (an archived campaign cannot be sent). */
+  const campaignOf = async (request: FastifyRequest<{ Params: { id: string } }>) => {
+    const campaign = await findSource(db, 'campaign', parseId(request.params.id), sessionOf(request).company_id);
+    assertSendable(campaign);
+    return campaign;
+  };
 
   scope.get<{ Params: { id: string } }>('/campaigns/:id/send', async (request, reply) =>
     showForm(request, reply, 200, await campaignOf(request), { audience: 'segment', segment_id: '', numbers: '', when: 'now', send_at: '' }, {}));

@@ -2135,6 +2135,7 @@ export interface components {
          *       "skipped_opted_out": 1,
          *       "skipped_frequency_cap": 1,
          *       "skipped_invalid": 0,
+         *       "duplicates_merged": 0,
          *       "held_for_delivery_hours": 0,
          *       "send_at": "2026-03-02T09:30:00.000Z",
          *       "opens_at": "2026-03-02T09:30:00.000Z"
@@ -2151,6 +2152,8 @@ export interface components {
             skipped_frequency_cap: number;
             /** @description texts that are not phone numbers */
             skipped_invalid: number;
+            /** @description numbers given more than once (after normalising to E.164): each is sent once; 0 for a segment */
+            duplicates_merged: number;
             /** @description of `send`: held because the delivery hours are closed at the send time */
             held_for_delivery_hours: number;
             /**
@@ -9619,6 +9622,7 @@ export interface operations {
                      *         "skipped_opted_out": 1,
                      *         "skipped_frequency_cap": 1,
                      *         "skipped_invalid": 0,
+                     *         "duplicates_merged": 0,
                      *         "held_for_delivery_hours": 0,
                      *         "send_at": "2026-03-02T09:30:00.000Z",
                      *         "opens_at": "2026-03-02T09:30:00.000Z"
@@ -9647,6 +9651,7 @@ export interface operations {
                      *         "skipped_opted_out": 1,
                      *         "skipped_frequency_cap": 1,
                      *         "skipped_invalid": 0,
+                     *         "duplicates_merged": 0,
                      *         "held_for_delivery_hours": 0,
                      *         "send_at": "2026-03-02T09:30:00.000Z",
                      *         "opens_at": "2026-03-02T09:30:00.000Z"

@@ -184,9 +184,10 @@ const placeholder = (i: number) => `{{${i + 1}}}`;
  * (white space kept) and the URL buttons under it; or the render error every message would fail
  * with; or `problem`, the first problem of a template that cannot be saved as it is; or, without a
  * template yet, what to do. Then, for a WhatsApp mapping, what each parameter of the approved template
- * becomes. editor-preview.js builds the same markup in the browser.
+ * becomes. `who` says who it is for (default: a contact, or sample data). editor-preview.js builds the
+ * same markup in the browser.
  */
-export function messageBubble(r: PreviewResult | undefined, problem?: string): SafeHtml {
+export function messageBubble(r: PreviewResult | undefined, problem?: string, who?: string): SafeHtml {
   if (!r && problem) return html`<div class="bubble-frame"><p class="bubble-error" data-bubble-error>Fix the template to see the message: ${problem}</p></div>`;
   if (!r) return html`<div class="bubble-frame"><p class="bubble-empty" data-bubble-empty>Type a body to see the message here.</p></div>`;
   if (!r.ok) return html`<div class="bubble-frame"><p class="bubble-error" data-bubble-error>Every message would fail: ${r.error}</p></div>`;
@@ -194,7 +195,7 @@ export function messageBubble(r: PreviewResult | undefined, problem?: string): S
   const wa = m.whatsapp;
   const param = (label: string, value: string) => html`<dt>${label}</dt><dd${value === '' ? html` class="empty"` : ''}>${value === '' ? '(empty)' : value}</dd>`;
   return html`<div class="bubble-frame">
-<p class="bubble-to" data-bubble-to>To ${m.to}${r.contact_found ? ' · a contact of your company' : ' · sample data'}</p>
+<p class="bubble-to" data-bubble-to>To ${m.to} · ${who ?? (r.contact_found ? 'a contact of your company' : 'sample data')}</p>
 <div class="bubble" data-bubble>
 ${m.header.type === 'text' ? html`<p class="bubble-header" data-bubble-header>${m.header.text}</p>` : m.header.type === 'none' ? '' : html`<p class="bubble-media" data-bubble-media>${m.header.type === 'image' ? 'Image' : 'Video'}: <span>${m.header.url}</span></p>`}
 <div class="bubble-body" data-bubble-body>${m.body}</div>

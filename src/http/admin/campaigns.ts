@@ -57,10 +57,11 @@ export const SendPlanSchema = component('SendPlan', Type.Object({
   skipped_opted_out: Type.Integer({ description: 'opted out of campaigns (a number whose erased contact had opted out included)' }),
   skipped_frequency_cap: Type.Integer({ description: "not opted out, but at the company's frequency cap (skipped, reason `frequency_cap`)" }),
   skipped_invalid: Type.Integer({ description: 'texts that are not phone numbers' }),
+  duplicates_merged: Type.Integer({ description: 'numbers given more than once (after normalising to E.164): each is sent once; 0 for a segment' }),
   held_for_delivery_hours: Type.Integer({ description: 'of `send`: held because the delivery hours are closed at the send time' }),
   send_at: Type.String({ format: 'date-time', description: 'the send time (now, or scheduled_for)' }),
   opens_at: Type.String({ format: 'date-time', description: 'when the first message may leave: send_at or the next opening of the delivery hours' }),
-}), { total: 4, send: 2, skipped_opted_out: 1, skipped_frequency_cap: 1, skipped_invalid: 0, held_for_delivery_hours: 0, send_at: TIME_EXAMPLE, opens_at: TIME_EXAMPLE });
+}), { total: 4, send: 2, skipped_opted_out: 1, skipped_frequency_cap: 1, skipped_invalid: 0, duplicates_merged: 0, held_for_delivery_hours: 0, send_at: TIME_EXAMPLE, opens_at: TIME_EXAMPLE });
 
 const planJson = (p: SendPlan): Static<typeof SendPlanSchema> => ({ ...p, send_at: new Date(p.send_at).toISOString(), opens_at: new Date(p.opens_at).toISOString() });
 

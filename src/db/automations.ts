@@ -3,6 +3,7 @@
  * drops its cached lookups after a write): one statement per function. The automation lookup of 4.3 is
  * a constant statement, run as a named prepared statement on PostgreSQL (db/prepared.ts).
  */
+import { sql } from 'kysely';
 import type { Db } from './database.ts';
 import { executePrepared } from './prepared.ts';
 
@@ -52,14 +53,16 @@ export async function selectCampaign(db: Db, companyId: number, campaignId: numb
     .where('campaign_id', '=', campaignId).where('company_id', '=', companyId).executeTakeFirst();
 }
 
-/** Company `companyId`'s automations (every column), newest first. */
-export async function selectAutomations(db: Db, companyId: number) {
-  return db.selectFrom('automations').selectAll().where('company_id', '=', companyId).orderBy('automation_id', 'desc').execute();
+/** Company `companyId`'s automations (every column), newest first: the archived ones when `archived`, else the others. */
+export async function selectAutomations(db: Db, companyId: number, archived = false) {
+  return db.selectFrom('automations').selectAll().where('company_id', '=', companyId)
+    .where('archived_at', archived ? 'is not' : 'is', null).orderBy('automation_id', 'desc').execute();
 }
 
-/** Company `companyId`'s campaigns (every column), newest first. */
-export async function selectCampaigns(db: Db, companyId: number) {
-  return db.selectFrom('campaigns').selectAll().where('company_id', '=', companyId).orderBy('campaign_id', 'desc').execute();
+/** Company `companyId`'s campaigns (every column), newest first: the archived ones when `archived`, else the others. */
+export async function selectCampaigns(db: Db, companyId: number, archived = false) {
+  return db.selectFrom('campaigns').selectAll().where('company_id', '=', companyId)
+    .where('archived_at', archived ? 'is not' : 'is', null).orderBy('campaign_id', 'desc').execute();
 }
 
 /** Automation `automationId` (every column), of company `companyId` unless null; or undefined. */
@@ -79,4 +82,28 @@ export async function selectCampaignScoped(db: Db, campaignId: number, companyId
 /** Sets the given columns (non-empty; JSON as text) of campaign `campaignId`; its row, or undefined. */
 export async function updateCampaignRow(db: Db, campaignId: number, set: Record<string, unknown>) {
   return db.updateTable('campaigns').set(set).where('campaign_id', '=', campaignId).returningAll().executeTakeFirst();
+}
+
+/**
+ * Archives automation `automationId` (of company `companyId` unless null) at `at`, or restores it when
+ * `at` is null; archiving an archived one keeps its first `archived_at`. Its row, or undefined.
+ */
+export async function setAutomationArchived(db: Db, automationId: number, companyId: number | null, at: Date | null) {
+  let q = db.updateTable('automations')
+    .set({ archived_at: at === null ? null : sql<Date>`coalesce(archived_at, ${at})`, updated_at: new Date() })
+    .where('automation_id', '=', automationId);
+  if (companyId !== null) q = q.where('company_id', '=', companyId);
+  return q.returningAll().executeTakeFirst();
+}
+
+/**
+ * Archives campaign `campaignId` (of company `companyId` unless null) at `at`, or restores it when `at`
+ * is null; archiving an archived one keeps its first `archived_at`. Its row, or undefined.
+ */
+export async function setCampaignArchived(db: Db, campaignId: number, companyId: number | null, at: Date | null) {
+  let q = db.updateTable('campaigns')
+    .set({ archived_at: at === null ? null : sql<Date>`coalesce(archived_at, ${at})` })
+    .where('campaign_id', '=', campaignId);
+  if (companyId !== null) q = q.where('company_id', '=', companyId);
+  return q.returningAll().executeTakeFirst();
 }

@@ -94,6 +94,8 @@ export interface AutomationsTable {
   updated_at: Generated<Timestamp>;
   /** 017: a duration (`24h`) after which a message of this source is no longer sent, or null. */
   expire_after: string | null;
+  /** 034: when it was archived (hidden from lists, cannot be triggered); null: not archived. */
+  archived_at: Timestamp | null;
 }
 
 export interface CampaignsTable {
@@ -106,6 +108,8 @@ export interface CampaignsTable {
   expire_after: Generated<string | null>;
   /** 029: this campaign's messages are not held to the company's frequency cap. */
   ignore_frequency_cap: Generated<boolean>;
+  /** 034: when it was archived (hidden from lists, cannot be sent); null: not archived. */
+  archived_at: Timestamp | null;
 }
 
 export type BatchKind = 'automation' | 'campaign';

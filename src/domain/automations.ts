@@ -4,13 +4,19 @@
  * Another company's id answers exactly like an unknown one. Their preview and test send are in
  * src/domain/source-tools.ts. Every template stored by create and update goes through
  * `normaliseTemplate` (src/domain/templates.ts): line endings are LF whichever way it came in.
+ *
+ * Either can be archived and restored ({@link archiveSource}, docs/operator-api.md "Archive and
+ * restore"): an archived source keeps everything it had, is left out of the lists (unless they ask
+ * for the archived ones) and cannot be sent: 4.3 answers an archived automation as an inactive one
+ * (`400 Automation is not active`), 4.4 an archived campaign as an unknown one (`404 Campaign not
+ * found`), and the operator's and the console's sends and test sends answer 404 (`assertSendable`).
  */
 import { LRUCache } from 'lru-cache';
 import { systemClock, type Clock } from '../clock.ts';
 import type { Db } from '../db/database.ts';
 import {
   findAutomationRow, insertAutomation, insertCampaign, selectAutomations, selectAutomationScoped, selectCampaign, selectCampaigns, selectCampaignScoped,
-  updateAutomationRow, updateCampaignRow,
+  setAutomationArchived, setCampaignArchived, updateAutomationRow, updateCampaignRow,
 } from '../db/automations.ts';
 import type { BatchKind } from '../db/schema.ts';
 import { DomainError, isRowId, notFound } from './errors.ts';
@@ -22,6 +28,8 @@ export interface Automation {
   /** How long its messages stay worth sending (a duration such as `24h`), or null (src/domain/expiry.ts). */
   expire_after: string | null;
   created_at: Date; updated_at: Date;
+  /** When it was archived, or null. */
+  archived_at: Date | null;
 }
 
 export interface Campaign {
@@ -29,6 +37,8 @@ export interface Campaign {
   /** Its messages are not held to the company's frequency cap (docs/audience.md "Frequency caps"). */
   ignore_frequency_cap: boolean;
   created_at: Date;
+  /** When it was archived, or null. */
+  archived_at: Date | null;
 }
 
 /**
@@ -67,7 +77,7 @@ export class AutomationLookups {
     }
     if (!row) throw notFound('Automation not found');
     if (row.type !== 'api') throw new DomainError(400, "Automation is not of type 'api'");
-    if (!row.active) throw new DomainError(400, 'Automation is not active');
+    if (!row.active || row.archived_at) throw new DomainError(400, 'Automation is not active');
     return row;
   }
 }
@@ -124,11 +134,11 @@ export async function createCampaign(
   return row as unknown as Campaign;
 }
 
-/** This company's campaign; 404 `Campaign not found` otherwise. */
+/** This company's campaign, not archived; 404 `Campaign not found` otherwise. */
 export async function findCampaign(db: Db, companyId: number, campaignId: number | bigint): Promise<Campaign> {
   if (!isRowId(campaignId)) throw notFound('Campaign not found');
   const row = await selectCampaign(db, companyId, campaignId);
-  if (!row) throw notFound('Campaign not found');
+  if (!row || row.archived_at) throw notFound('Campaign not found');
   return row as unknown as Campaign;
 }
 
@@ -150,22 +160,24 @@ export interface SourceRow {
   /** Campaigns only: not held to the company's frequency cap (docs/audience.md). */
   ignore_frequency_cap?: boolean;
   created_at: Date;
+  /** When it was archived (hidden from lists, cannot be sent), or null. */
+  archived_at: Date | null;
 }
 
 const notFoundOf = (kind: SourceKind) => notFound(kind === 'automation' ? 'Automation not found' : 'Campaign not found');
 
-/** The company's automations (newest first) as SourceRows. */
-export async function listAutomations(db: Db, companyId: number): Promise<SourceRow[]> {
+/** The company's automations (newest first) as SourceRows: those not archived, or with `archived` only the archived ones. */
+export async function listAutomations(db: Db, companyId: number, opts: { archived?: boolean } = {}): Promise<SourceRow[]> {
   if (!isRowId(companyId)) return [];
-  const rows = await selectAutomations(db, companyId);
-  return rows.map((r) => ({ kind: 'automation', id: r.automation_id, company_id: r.company_id, name: r.name, type: r.type, active: r.active, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, created_at: r.created_at as Date }));
+  const rows = await selectAutomations(db, companyId, opts.archived ?? false);
+  return rows.map((r) => ({ kind: 'automation', id: r.automation_id, company_id: r.company_id, name: r.name, type: r.type, active: r.active, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, created_at: r.created_at as Date, archived_at: (r.archived_at as Date | null) ?? null }));
 }
 
-/** The company's campaigns (newest first) as SourceRows. */
-export async function listCampaigns(db: Db, companyId: number): Promise<SourceRow[]> {
+/** The company's campaigns (newest first) as SourceRows: those not archived, or with `archived` only the archived ones. */
+export async function listCampaigns(db: Db, companyId: number, opts: { archived?: boolean } = {}): Promise<SourceRow[]> {
   if (!isRowId(companyId)) return [];
-  const rows = await selectCampaigns(db, companyId);
-  return rows.map((r) => ({ kind: 'campaign', id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, ignore_frequency_cap: r.ignore_frequency_cap, created_at: r.created_at as Date }));
+  const rows = await selectCampaigns(db, companyId, opts.archived ?? false);
+  return rows.map((r) => ({ kind: 'campaign', id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, ignore_frequency_cap: r.ignore_frequency_cap, created_at: r.created_at as Date, archived_at: (r.archived_at as Date | null) ?? null }));
 }
 
 /**
@@ -177,11 +189,11 @@ export async function findSource(db: Db, kind: SourceKind, id: number, companyId
   if (kind === 'automation') {
     const r = await selectAutomationScoped(db, id, companyId);
     if (!r) throw notFoundOf(kind);
-    return { kind, id: r.automation_id, company_id: r.company_id, name: r.name, type: r.type, active: r.active, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, created_at: r.created_at as Date };
+    return { kind, id: r.automation_id, company_id: r.company_id, name: r.name, type: r.type, active: r.active, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, created_at: r.created_at as Date, archived_at: (r.archived_at as Date | null) ?? null };
   }
   const r = await selectCampaignScoped(db, id, companyId);
   if (!r) throw notFoundOf(kind);
-  return { kind, id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, ignore_frequency_cap: r.ignore_frequency_cap, created_at: r.created_at as Date };
+  return { kind, id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, ignore_frequency_cap: r.ignore_frequency_cap, created_at: r.created_at as Date, archived_at: (r.archived_at as Date | null) ?? null };
 }
 
 /** Changes a campaign's name, template, expire_after and/or ignore_frequency_cap (already checked by the caller); 404 `Campaign not found`. */
@@ -197,5 +209,39 @@ export async function updateCampaign(
   if (Object.keys(set).length === 0) return findSource(db, 'campaign', campaignId, null);
   const r = await updateCampaignRow(db, campaignId, set);
   if (!r) throw notFoundOf('campaign');
-  return { kind: 'campaign', id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, ignore_frequency_cap: r.ignore_frequency_cap, created_at: r.created_at as Date };
+  return { kind: 'campaign', id: r.campaign_id, company_id: r.company_id, name: r.name, template: normaliseTemplate(r.template as unknown as Template), expire_after: r.expire_after ?? null, ignore_frequency_cap: r.ignore_frequency_cap, created_at: r.created_at as Date, archived_at: (r.archived_at as Date | null) ?? null };
+}
+
+/** The SourceRow of an automation or campaign row as stored. */
+function sourceRowOf(kind: SourceKind, r: Record<string, unknown>): SourceRow {
+  const common = {
+    company_id: r.company_id as number, name: r.name as string, template: normaliseTemplate(r.template as unknown as Template),
+    expire_after: (r.expire_after as string | null) ?? null, created_at: r.created_at as Date, archived_at: (r.archived_at as Date | null) ?? null,
+  };
+  return kind === 'automation'
+    ? { kind, id: r.automation_id as number, type: r.type as string, active: r.active as boolean, ...common }
+    : { kind, id: r.campaign_id as number, ignore_frequency_cap: r.ignore_frequency_cap as boolean, ...common };
+}
+
+/**
+ * Archives an automation or campaign at `now` (ms), or restores it (`archive` false); `companyId`
+ * scopes it (the console), null does not (the operator). Archiving an archived one keeps its first
+ * time, restoring one that is not archived changes nothing. Forgets `lookups` after the write (4.3 in
+ * this process refuses an archived automation at once). 404 `Automation not found` / `Campaign not found`.
+ */
+export async function archiveSource(
+  db: Db, lookups: AutomationLookups, kind: SourceKind, id: number, companyId: number | null, archive: boolean, now: number,
+): Promise<SourceRow> {
+  if (!isRowId(id)) throw notFoundOf(kind);
+  const at = archive ? new Date(now) : null;
+  const row = kind === 'automation'
+    ? await setAutomationArchived(db, id, companyId, at).finally(() => lookups.forget())
+    : await setCampaignArchived(db, id, companyId, at);
+  if (!row) throw notFoundOf(kind);
+  return sourceRowOf(kind, row as unknown as Record<string, unknown>);
+}
+
+/** 404 (`Automation not found` / `Campaign not found`, as an unknown one) when `source` is archived: it cannot be sent. */
+export function assertSendable(source: SourceRow): void {
+  if (source.archived_at) throw notFoundOf(source.kind);
 }

@@ -7,8 +7,12 @@
  * - **Plan** (shown before confirming, and the answer of a dry run): how many messages will be sent,
  *   skipped as opted out (a number whose erased contact had opted out included: the ledger keeps it
  *   opted out), skipped at the company's frequency cap (src/domain/frequency-caps.ts, the check the
- *   fan-out makes, judged now), skipped as invalid numbers, and held for the company's delivery hours
- *   at the send time. Nothing is written.
+ *   fan-out makes, judged now), skipped as invalid numbers, numbers given more than once (merged: sent
+ *   once), and held for the company's delivery hours at the send time. Nothing is written.
+ * - **Review** (the console's review page, {@link reviewSend}): the message rendered for a real
+ *   recipient of the audience (the first one it reaches) by the pipeline's render code
+ *   (src/domain/source-tools.ts `previewSource`), and each name the template reads that renders empty
+ *   for some recipients (a pasted number that is no contact has neither names nor variables).
  * - **Send** now or at `send_at` (ms): a `campaign` batch through the accept step of 4.3 / 4.4
  *   (`acceptBatch`), its send time in `overrides.send_at`; `batch-process` fans it out at once and holds
  *   every message until max(send_at, next delivery-hours opening) (`held_until`, released by the
@@ -25,6 +29,9 @@ import { countMembers, matchingPhones } from './dynamic-segments.ts';
 import { capFor, cappedRecipients } from './frequency-caps.ts';
 import { DomainError, isRowId, notFound } from './errors.ts';
 import type { SourceRow } from './automations.ts';
+import { firstSegmentRecipient, knownVariableNames, missingForNumbers, missingForSegment } from '../db/template-variables.ts';
+import { previewSource, type PreviewResult } from './source-tools.ts';
+import { ALWAYS_KNOWN, checkTemplate } from './templates.ts';
 
 /** Most numbers one send to a pasted list takes (they travel in the request). */
 export const MAX_SEND_CONTACTS = 100_000;
@@ -104,6 +111,8 @@ export interface SendPlan {
   /** Not opted out, but at the company's frequency cap (docs/audience.md). */
   skipped_frequency_cap: number;
   skipped_invalid: number;
+  /** Numbers given more than once (after normalising): merged, each sent once; 0 for a segment. */
+  duplicates_merged: number;
   /** Of `send`: held because the company's delivery hours are closed at the send time. */
   held_for_delivery_hours: number;
   send_at: number;
@@ -117,19 +126,21 @@ export interface SendPlan {
  */
 export async function planSend(
   db: Db, company: SendCompany, phones: string[], sendAt: number, cap: { campaignId: number; now: number } | null = null,
-): Promise<{ items: BatchItem[]; plan: SendPlan }> {
+): Promise<{ items: BatchItem[]; plan: SendPlan; recipients: string[] }> {
   const items = distinctItems(phones.map((phone) => ({ phone })), company.default_country);
   const valid = items.filter((i) => i.e164).map((i) => i.e164 as string);
   const optedOut = new Set(await selectOptedOutNumbers(db, company.company_id, valid));
   const rest = valid.filter((p) => !optedOut.has(p));
-  const capped = cap ? (await cappedRecipients(db, { companyId: company.company_id, kind: 'campaign', campaignId: cap.campaignId }, rest, cap.now)).size : 0;
-  const send = rest.length - capped;
+  const cappedSet = cap ? await cappedRecipients(db, { companyId: company.company_id, kind: 'campaign', campaignId: cap.campaignId }, rest, cap.now) : new Set<string>();
+  const recipients = rest.filter((p) => !cappedSet.has(p));
+  const send = recipients.length;
   const opensAt = nextSendTime(company.delivery_hours, sendAt);
   return {
     items,
+    recipients,
     plan: {
-      total: items.length, send, skipped_opted_out: optedOut.size, skipped_frequency_cap: capped, skipped_invalid: items.length - valid.length,
-      held_for_delivery_hours: opensAt > sendAt ? send : 0, send_at: sendAt, opens_at: opensAt,
+      total: items.length, send, skipped_opted_out: optedOut.size, skipped_frequency_cap: cappedSet.size, skipped_invalid: items.length - valid.length,
+      duplicates_merged: phones.length - items.length, held_for_delivery_hours: opensAt > sendAt ? send : 0, send_at: sendAt, opens_at: opensAt,
     },
   };
 }
@@ -198,7 +209,7 @@ function segmentPlan(company: SendCompany, total: number, optedOut: number, capp
   const send = total - optedOut - capped;
   const opensAt = nextSendTime(company.delivery_hours, sendAt);
   return {
-    total, send, skipped_opted_out: optedOut, skipped_frequency_cap: capped, skipped_invalid: 0,
+    total, send, skipped_opted_out: optedOut, skipped_frequency_cap: capped, skipped_invalid: 0, duplicates_merged: 0,
     held_for_delivery_hours: opensAt > sendAt ? send : 0, send_at: sendAt, opens_at: opensAt,
   };
 }
@@ -264,4 +275,59 @@ export async function startListSend(
     items, ignored: 0, overrides: sendAt === null ? {} : { send_at: new Date(sendAt).toISOString() },
   }, { idempotency: idempotency(batchId) });
   return batchId;
+}
+
+/** A name the template reads that renders empty for some of a send's recipients. */
+export interface MissingData {
+  /** `first_name`, `last_name` or a variable's name. */
+  name: string;
+  /** How many recipients lack it. */
+  recipients: number;
+  /** One of them (E.164). */
+  example: string;
+}
+
+/** What a send's review shows besides the plan (see the module comment). */
+export interface SendReview {
+  /** The message for the first recipient the send reaches; null when it reaches nobody. */
+  sample: { phone: string; preview: PreviewResult } | null;
+  /**
+   * The names the template reads that render empty for some recipients (phone never does), except
+   * variables no contact of the company has: the template's own warnings name those already.
+   */
+  missing: MissingData[];
+}
+
+/**
+ * The review of a send of `campaign` (see the module comment): for pasted numbers, `recipients` (the
+ * numbers planSend says will be sent, in order); for a segment, its members that are not opted out
+ * (a dynamic segment's as its filter matches at `now`, ms). Nothing is written.
+ */
+export async function reviewSend(
+  db: Db, campaign: SourceRow, audience: { recipients: string[] } | { segment_id: number }, now: number,
+): Promise<SendReview> {
+  const check = checkTemplate(campaign.template);
+  const names = check.problems.length ? [] : check.reads.filter((n) => n !== 'phone');
+  let first: string | undefined;
+  let missing;
+  if ('recipients' in audience) {
+    first = audience.recipients[0];
+    missing = await missingForNumbers(db, campaign.company_id, audience.recipients, names);
+  } else {
+    const filter = await segmentFilter(db, campaign.company_id, audience.segment_id);
+    if (filter !== undefined && filter !== null) {
+      const phones = await matchingPhones(db, campaign.company_id, { all: [filter, { field: 'opted_out', op: 'eq', value: false }] }, now, MAX_SEND_CONTACTS);
+      first = phones[0];
+      missing = await missingForNumbers(db, campaign.company_id, phones, names);
+    } else {
+      first = await firstSegmentRecipient(db, campaign.company_id, audience.segment_id);
+      missing = await missingForSegment(db, campaign.company_id, audience.segment_id, names);
+    }
+  }
+  // A variable no contact of the company has is already a warning of the template (templateWarnings).
+  const known = await knownVariableNames(db, campaign.company_id, names.filter((x) => !ALWAYS_KNOWN.has(x)));
+  return {
+    sample: first === undefined ? null : { phone: first, preview: await previewSource(db, campaign, { phone: first }) },
+    missing: missing.filter((m) => ALWAYS_KNOWN.has(m.name) || known.has(m.name)).map((m) => ({ name: m.name, recipients: m.missing, example: m.example })),
+  };
 }

@@ -125,7 +125,7 @@ test('campaign send to a segment: the plan counts the opted-out contact, which e
   const camp = await s.admin('POST', `/admin/companies/${companyId}/campaigns`, { name: 'seg', template: { body: 'Hi' } }, 201);
 
   const dry = await s.admin('POST', `/admin/campaigns/${camp.campaign_id}/sends`, { segment_id: segmentId, dry_run: true });
-  assert.deepEqual({ ...dry.plan, send_at: undefined, opens_at: undefined }, { total: 3, send: 2, skipped_opted_out: 1, skipped_frequency_cap: 0, skipped_invalid: 0, held_for_delivery_hours: 0, send_at: undefined, opens_at: undefined });
+  assert.deepEqual({ ...dry.plan, send_at: undefined, opens_at: undefined }, { total: 3, send: 2, skipped_opted_out: 1, skipped_frequency_cap: 0, skipped_invalid: 0, duplicates_merged: 0, held_for_delivery_hours: 0, send_at: undefined, opens_at: undefined });
   const sent = await s.admin('POST', `/admin/campaigns/${camp.campaign_id}/sends`, { segment_id: segmentId }, 202);
   const batch = await completed(sent.batch_id);
   assert.deepEqual(batch.counts, { total: 3, sent: 2, delivered: 0, read: 0, failed: 0, skipped: 1, pending: 0 });

@@ -73,6 +73,9 @@ describe('axe-core on every console page', () => {
     await s.admin('POST', `/admin/companies/${companyId}/contacts/tags`, { contacts: phones.slice(0, 6), add: ['vip', 'spring sale'] });
     const automation = await s.admin('POST', `/admin/companies/${companyId}/automations`, { name: 'Order shipped', type: 'api', active: true, template: { body: 'Hi {{ first_name }}, your order {{ order_id }} is on its way', buttons: [{ text: 'Track', url: 'https://shop.example/track' }] } }, 201);
     const campaign = await s.admin('POST', `/admin/companies/${companyId}/campaigns`, { name: 'Spring sale', template: { body: '{{ first_name }}, spring is here' } }, 201);
+    // An archived campaign: the archived list (with its Restore button) and its page.
+    const archived = await s.admin('POST', `/admin/companies/${companyId}/campaigns`, { name: 'Winter sale', template: { body: 'Winter' } }, 201);
+    await s.admin('DELETE', `/admin/campaigns/${archived.campaign_id}`, undefined, 200);
     // Sends: a campaign to the segment, an automation trigger; then failures for the overview.
     const send = await s.admin('POST', `/admin/campaigns/${campaign.campaign_id}/sends`, { segment_id: segmentId });
     const batchId = send.batch_id as string;
@@ -115,7 +118,7 @@ describe('axe-core on every console page', () => {
     signedInPages = listed.pages.filter((p) => !anonymousPages.includes(p));
     // Variants of pages that show more with a query: search results, a contact by id, a second page.
     signedInPages.push(`/console/sends?phone=${phones[1].slice(-6)}`, `/console/contacts?q=${phones[1].slice(-6)}`, '/console/contacts?q=Ada',
-      '/console/contacts?tag=vip', `/console/segments/${dynamic.segment_id}`);
+      '/console/contacts?tag=vip', `/console/segments/${dynamic.segment_id}`, '/console/campaigns?archived=true', `/console/campaigns/${archived.campaign_id}`);
     // The WhatsApp company (see the module comment).
     graph = await startFakeGraph();
     const wa = await whatsappCompany(s, graph, {

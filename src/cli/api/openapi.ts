@@ -395,7 +395,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The company's automations, newest first */
+        /** The company's automations, newest first (the archived ones with archived=true) */
         get: operations["list_automations"];
         put?: never;
         /** Create an automation (the template is checked: 422 with line and column) */
@@ -417,7 +417,8 @@ export interface paths {
         get: operations["get_automation"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Archive the automation: left out of the lists, it cannot be triggered (4.3 answers it as inactive); restore it with POST .../restore */
+        delete: operations["archive_automation"];
         options?: never;
         head?: never;
         /** Change an automation (only the fields given; a template is checked as at create) */
@@ -458,6 +459,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/automations/{automation_id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Restore an archived automation: listed and triggerable (when active) again */
+        post: operations["restore_automation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/companies/{company_id}/campaigns": {
         parameters: {
             query?: never;
@@ -465,7 +483,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The company's campaigns, newest first */
+        /** The company's campaigns, newest first (the archived ones with archived=true) */
         get: operations["list_campaigns"];
         put?: never;
         /** Create a campaign (the template is checked: 422 with line and column) */
@@ -487,7 +505,8 @@ export interface paths {
         get: operations["get_campaign"];
         put?: never;
         post?: never;
-        delete?: never;
+        /** Archive the campaign: left out of the lists, it cannot be sent (4.4 answers it as unknown); restore it with POST .../restore */
+        delete: operations["archive_campaign"];
         options?: never;
         head?: never;
         /** Change a campaign (template checked as at create) */
@@ -522,6 +541,23 @@ export interface paths {
         put?: never;
         /** Send the campaign's message to one number now, through the send pipeline (appears in Sends) */
         post: operations["test_send_campaign"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/campaigns/{campaign_id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Restore an archived campaign: listed and sendable again */
+        post: operations["restore_campaign"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1887,6 +1923,7 @@ export interface components {
          *       "expire_after": null,
          *       "created_at": "2026-03-02T09:30:00.000Z",
          *       "updated_at": "2026-03-02T09:30:00.000Z",
+         *       "archived_at": null,
          *       "warnings": []
          *     }
          */
@@ -1904,6 +1941,8 @@ export interface components {
             created_at: string;
             /** Format: date-time */
             updated_at: string;
+            /** @description when it was archived (DELETE /admin/automations/{id}): it cannot be triggered; null: not archived */
+            archived_at: string | null;
             /**
              * @description one per variable the template reads that no contact of the company has (it renders empty); [] when none
              * @example [
@@ -1927,7 +1966,8 @@ export interface components {
          *       },
          *       "expire_after": "24h",
          *       "ignore_frequency_cap": false,
-         *       "created_at": "2026-03-02T09:30:00.000Z"
+         *       "created_at": "2026-03-02T09:30:00.000Z",
+         *       "archived_at": null
          *     }
          */
         Source: {
@@ -1946,6 +1986,8 @@ export interface components {
             ignore_frequency_cap?: boolean;
             /** Format: date-time */
             created_at: string;
+            /** @description when it was archived (left out of the lists, cannot be sent or triggered); null: not archived */
+            archived_at: string | null;
         };
         /**
          * RenderedMessage
@@ -2058,6 +2100,7 @@ export interface components {
          *       "expire_after": "24h",
          *       "ignore_frequency_cap": false,
          *       "created_at": "2026-03-02T09:30:00.000Z",
+         *       "archived_at": null,
          *       "campaign_id": 8,
          *       "warnings": []
          *     }
@@ -2078,6 +2121,8 @@ export interface components {
             ignore_frequency_cap?: boolean;
             /** Format: date-time */
             created_at: string;
+            /** @description when it was archived (left out of the lists, cannot be sent or triggered); null: not archived */
+            archived_at: string | null;
             campaign_id: number;
             /** @description one per variable the new template reads that no contact of the company has; [] when none or the template is unchanged */
             warnings: string[];
@@ -2090,6 +2135,7 @@ export interface components {
          *       "skipped_opted_out": 1,
          *       "skipped_frequency_cap": 1,
          *       "skipped_invalid": 0,
+         *       "duplicates_merged": 0,
          *       "held_for_delivery_hours": 0,
          *       "send_at": "2026-03-02T09:30:00.000Z",
          *       "opens_at": "2026-03-02T09:30:00.000Z"
@@ -2106,6 +2152,8 @@ export interface components {
             skipped_frequency_cap: number;
             /** @description texts that are not phone numbers */
             skipped_invalid: number;
+            /** @description numbers given more than once (after normalising to E.164): each is sent once; 0 for a segment */
+            duplicates_merged: number;
             /** @description of `send`: held because the delivery hours are closed at the send time */
             held_for_delivery_hours: number;
             /**
@@ -7120,7 +7168,10 @@ export interface operations {
     };
     list_automations: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description true: only the archived automations; false (default): only those not archived */
+                archived?: boolean;
+            };
             header?: never;
             path: {
                 /**
@@ -7157,6 +7208,7 @@ export interface operations {
                      *         "expire_after": "24h",
                      *         "ignore_frequency_cap": false,
                      *         "created_at": "2026-03-02T09:30:00.000Z",
+                     *         "archived_at": null,
                      *         "type": "api",
                      *         "active": true
                      *       }
@@ -7320,6 +7372,7 @@ export interface operations {
                      *       "expire_after": null,
                      *       "created_at": "2026-03-02T09:30:00.000Z",
                      *       "updated_at": "2026-03-02T09:30:00.000Z",
+                     *       "archived_at": null,
                      *       "warnings": []
                      *     }
                      */
@@ -7472,6 +7525,138 @@ export interface operations {
                      *       "expire_after": "24h",
                      *       "ignore_frequency_cap": false,
                      *       "created_at": "2026-03-02T09:30:00.000Z",
+                     *       "archived_at": null,
+                     *       "type": "api",
+                     *       "active": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Source"];
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Not found: `Automation not found` */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Automation not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "type",
+                     *           "loc": [
+                     *             "path",
+                     *             "automation_id"
+                     *           ],
+                     *           "msg": "must be integer"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminValidationError"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    archive_automation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the automation
+                 * @example 31
+                 */
+                automation_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The archived automation (archiving it again answers the same, its first archived_at kept) */
+            200: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 31,
+                     *       "company_id": 12,
+                     *       "name": "Order shipped",
+                     *       "template": {
+                     *         "header": {
+                     *           "type": "none"
+                     *         },
+                     *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
+                     *         "buttons": []
+                     *       },
+                     *       "expire_after": "24h",
+                     *       "ignore_frequency_cap": false,
+                     *       "created_at": "2026-03-02T09:30:00.000Z",
+                     *       "archived_at": "2026-03-02T09:30:00.000Z",
                      *       "type": "api",
                      *       "active": true
                      *     }
@@ -7626,6 +7811,7 @@ export interface operations {
                      *       "expire_after": null,
                      *       "created_at": "2026-03-02T09:30:00.000Z",
                      *       "updated_at": "2026-03-02T09:30:00.000Z",
+                     *       "archived_at": null,
                      *       "warnings": []
                      *     }
                      */
@@ -8062,9 +8248,143 @@ export interface operations {
             };
         };
     };
-    list_campaigns: {
+    restore_automation: {
         parameters: {
             query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the automation
+                 * @example 31
+                 */
+                automation_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The automation, archived_at null (one that was not archived is answered unchanged) */
+            200: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 31,
+                     *       "company_id": 12,
+                     *       "name": "Order shipped",
+                     *       "template": {
+                     *         "header": {
+                     *           "type": "none"
+                     *         },
+                     *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
+                     *         "buttons": []
+                     *       },
+                     *       "expire_after": "24h",
+                     *       "ignore_frequency_cap": false,
+                     *       "created_at": "2026-03-02T09:30:00.000Z",
+                     *       "archived_at": null,
+                     *       "type": "api",
+                     *       "active": true
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Source"];
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Not found: `Automation not found` */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Automation not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "type",
+                     *           "loc": [
+                     *             "path",
+                     *             "automation_id"
+                     *           ],
+                     *           "msg": "must be integer"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminValidationError"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    list_campaigns: {
+        parameters: {
+            query?: {
+                /** @description true: only the archived campaigns; false (default): only those not archived */
+                archived?: boolean;
+            };
             header?: never;
             path: {
                 /**
@@ -8100,7 +8420,8 @@ export interface operations {
                      *         },
                      *         "expire_after": "24h",
                      *         "ignore_frequency_cap": false,
-                     *         "created_at": "2026-03-02T09:30:00.000Z"
+                     *         "created_at": "2026-03-02T09:30:00.000Z",
+                     *         "archived_at": null
                      *       }
                      *     ]
                      */
@@ -8401,7 +8722,137 @@ export interface operations {
                      *       },
                      *       "expire_after": "24h",
                      *       "ignore_frequency_cap": false,
-                     *       "created_at": "2026-03-02T09:30:00.000Z"
+                     *       "created_at": "2026-03-02T09:30:00.000Z",
+                     *       "archived_at": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Source"];
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Not found: `Campaign not found` */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Campaign not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "type",
+                     *           "loc": [
+                     *             "path",
+                     *             "campaign_id"
+                     *           ],
+                     *           "msg": "must be integer"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminValidationError"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    archive_campaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the campaign
+                 * @example 8
+                 */
+                campaign_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The archived campaign (archiving it again answers the same, its first archived_at kept) */
+            200: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 8,
+                     *       "company_id": 12,
+                     *       "name": "Spring sale",
+                     *       "template": {
+                     *         "header": {
+                     *           "type": "none"
+                     *         },
+                     *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
+                     *         "buttons": []
+                     *       },
+                     *       "expire_after": "24h",
+                     *       "ignore_frequency_cap": false,
+                     *       "created_at": "2026-03-02T09:30:00.000Z",
+                     *       "archived_at": "2026-03-02T09:30:00.000Z"
                      *     }
                      */
                     "application/json": components["schemas"]["Source"];
@@ -8546,6 +8997,7 @@ export interface operations {
                      *       "expire_after": "24h",
                      *       "ignore_frequency_cap": false,
                      *       "created_at": "2026-03-02T09:30:00.000Z",
+                     *       "archived_at": null,
                      *       "campaign_id": 8,
                      *       "warnings": []
                      *     }
@@ -8983,6 +9435,135 @@ export interface operations {
             };
         };
     };
+    restore_campaign: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description the campaign
+                 * @example 8
+                 */
+                campaign_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The campaign, archived_at null (one that was not archived is answered unchanged) */
+            200: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": 8,
+                     *       "company_id": 12,
+                     *       "name": "Spring sale",
+                     *       "template": {
+                     *         "header": {
+                     *           "type": "none"
+                     *         },
+                     *         "body": "Hi {{ first_name }}, 20 % off all shoes this week.",
+                     *         "buttons": []
+                     *       },
+                     *       "expire_after": "24h",
+                     *       "ignore_frequency_cap": false,
+                     *       "created_at": "2026-03-02T09:30:00.000Z",
+                     *       "archived_at": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Source"];
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Not found: `Campaign not found` */
+            404: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Campaign not found"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "type",
+                     *           "loc": [
+                     *             "path",
+                     *             "campaign_id"
+                     *           ],
+                     *           "msg": "must be integer"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminValidationError"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
     send_campaign: {
         parameters: {
             query?: never;
@@ -9041,6 +9622,7 @@ export interface operations {
                      *         "skipped_opted_out": 1,
                      *         "skipped_frequency_cap": 1,
                      *         "skipped_invalid": 0,
+                     *         "duplicates_merged": 0,
                      *         "held_for_delivery_hours": 0,
                      *         "send_at": "2026-03-02T09:30:00.000Z",
                      *         "opens_at": "2026-03-02T09:30:00.000Z"
@@ -9069,6 +9651,7 @@ export interface operations {
                      *         "skipped_opted_out": 1,
                      *         "skipped_frequency_cap": 1,
                      *         "skipped_invalid": 0,
+                     *         "duplicates_merged": 0,
                      *         "held_for_delivery_hours": 0,
                      *         "send_at": "2026-03-02T09:30:00.000Z",
                      *         "opens_at": "2026-03-02T09:30:00.000Z"
@@ -9111,7 +9694,7 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
-            /** @description No such campaign, or the segment is not the campaign company's (`Segment not found`) */
+            /** @description No such campaign, or it is archived (`Campaign not found`), or the segment is not the campaign company's (`Segment not found`) */
             404: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */

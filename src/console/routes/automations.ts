@@ -1,6 +1,8 @@
 /**
  * Automations and campaigns in the console, registered once per kind:
- * - `GET /{kind}s`: the list; `GET /{kind}s/new`, `POST /{kind}s/new`: create (303 to its page);
+ * - `GET /{kind}s`: the list, each with its status, last send and recent results
+ *   (src/domain/source-results.ts); `?archived=true`: the archived ones, each with a Restore button;
+ *   `GET /{kind}s/new`, `POST /{kind}s/new`: create (303 to its page);
  * - the editor's live preview beside it (docs/console.md "Editor and live preview"): the server renders
  *   the saved template into it, the browser then re-renders it as the marketer types, with the
  *   server's own modules (editor-preview.js); `GET /{kind}s/preview-contact.json?phone=` answers the
@@ -16,7 +18,10 @@
  * - `POST /automations/{id}/active`: activate / deactivate (303);
  * - `POST /campaigns/{id}/frequency-cap` `ignore=true|false`: whether the campaign ignores the
  *   company's frequency cap (303; docs/audience.md);
- * - `POST /{kind}s/{id}/test-send`: a batch of one through the accept step, 303 to its Sends page.
+ * - `POST /{kind}s/{id}/archive`, `POST /{kind}s/{id}/restore`: archive (hidden from the list, cannot be
+ *   sent or triggered) or restore (303 to its page; src/domain/automations.ts `archiveSource`);
+ * - `POST /{kind}s/{id}/test-send`: a batch of one through the accept step, 303 to its Sends page
+ *   (an archived one: 404).
  * Forms become templates through src/console/template-form.ts (line endings LF, then the operator API's
  * checks, `checkTemplate`), the module the browser runs too: each problem is shown beside its field
  * with the input kept (422) and nothing is written. Another company's id is 404.
@@ -27,8 +32,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAudit } from '../../domain/audit.ts';
 import { DomainError } from '../../domain/errors.ts';
 import {
-  createAutomation, createCampaign, findSource, listAutomations, listCampaigns, updateAutomation, updateCampaign, type SourceKind, type SourceRow,
+  archiveSource, assertSendable, createAutomation, createCampaign, findSource, listAutomations, listCampaigns, updateAutomation, updateCampaign,
+  type SourceKind, type SourceRow,
 } from '../../domain/automations.ts';
+import { sourceResults } from '../../domain/source-results.ts';
 import { previewData, previewSource, templateWarnings, testSend, type PreviewInput, type PreviewResult } from '../../domain/source-tools.ts';
 import type { Template } from '../../domain/templates.ts';
 import { whatsappMappingProblems } from '../../domain/whatsapp-templates.ts';
@@ -100,6 +107,7 @@ async function previewUnsaved(db: AppDeps['database']['db'], base: SourceRow, te
 const NOTICES: Record<string, string> = {
   created: 'Created.', saved: 'Saved.', activated: 'Activated: it can be triggered now.', deactivated: 'Deactivated: triggers are refused.',
   cap_ignored: 'This campaign now ignores the frequency cap.', cap_applies: 'The frequency cap applies to this campaign again.',
+  archived: 'Archived: it is hidden from the list and cannot be sent or triggered.', restored: 'Restored: it is listed and can be used again.',
 };
 
 /** Registers the pages of the module comment for `kind` (signed-in scope). */
@@ -112,10 +120,15 @@ export function registerSourcePages(scope: FastifyInstance, deps: AppDeps, kind:
   /** Whether the request's role may change this kind (create, save, activate, send, test-send). */
   const canEdit = (request: FastifyRequest) => can(request, 'POST', `${sourcesPath(kind)}/new`);
 
-  scope.get(base, async (request, reply) => {
+  scope.get<{ Querystring: Record<string, string | undefined> }>(base, async (request, reply) => {
     const companyId = sessionOf(request).company_id;
-    const rows = kind === 'automation' ? await listAutomations(db, companyId) : await listCampaigns(db, companyId);
-    return sendPage(request, reply, 200, { title, section: `${kind}s`, crumbs: crumbs(), body: () => sourcesView(kind, rows, canEdit(request)) });
+    const archived = request.query.archived === 'true';
+    const rows = kind === 'automation' ? await listAutomations(db, companyId, { archived }) : await listCampaigns(db, companyId, { archived });
+    const results = await sourceResults(db, companyId, rows, deps.clock.now());
+    return sendPage(request, reply, 200, {
+      title: archived ? `Archived ${kind}s` : title, section: `${kind}s`, crumbs: archived ? crumbs('Archived') : crumbs(),
+      body: (csrf) => sourcesView(kind, rows, canEdit(request), { results, archived, csrf }),
+    });
   });
 
   /**
@@ -134,7 +147,7 @@ export function registerSourcePages(scope: FastifyInstance, deps: AppDeps, kind:
   async function showNew(request: FastifyRequest, reply: FastifyReply, status: number, form: SourceForm, errors: FieldErrors, preview?: PreviewResult) {
     const session = sessionOf(request);
     const catalogue = await editorCatalogue(db, session.company_id);
-    const draft: SourceRow = { kind, id: 0, company_id: session.company_id, name: form.name, template: { header: { type: 'none' }, body: '', buttons: [] }, expire_after: null, created_at: new Date(0) };
+    const draft: SourceRow = { kind, id: 0, company_id: session.company_id, name: form.name, template: { header: { type: 'none' }, body: '', buttons: [] }, expire_after: null, created_at: new Date(0), archived_at: null };
     const shown = preview ? { result: preview } : await initialPreview(draft, form);
     return sendPage(request, reply, status, {
       title: `New ${kind}`, section: `${kind}s`, crumbs: crumbs(`New ${kind}`),
@@ -168,7 +181,7 @@ ${readOnlyNote(`${kind}s`)}
     const { template, errors } = formTemplate(kind, form);
     if (!template) return showNew(request, reply, 422, form, errors);
     if (field(request.body, 'intent') === 'preview') {
-      const draft: SourceRow = { kind, id: 0, company_id: session.company_id, name: form.name, template, expire_after: null, created_at: new Date(0) };
+      const draft: SourceRow = { kind, id: 0, company_id: session.company_id, name: form.name, template, expire_after: null, created_at: new Date(0), archived_at: null };
       const p = await previewUnsaved(db, draft, template, form);
       return showNew(request, reply, p.result ? 200 : 422, form, p.errors, p.result);
     }
@@ -278,9 +291,19 @@ ${readOnlyNote(`${kind}s`)}
     });
   }
 
+  for (const action of ['archive', 'restore'] as const) {
+    scope.post<{ Params: { id: string } }>(`${base}/:id/${action}`, async (request, reply) => {
+      const session = sessionOf(request);
+      const source = await archiveSource(db, deps.automationLookups, kind, parseId(request.params.id), session.company_id, action === 'archive', deps.clock.now());
+      await recordAudit(db, { actor: actor(request), action: `${kind}.${action}`, target: `${kind}:${source.id}`, company_id: session.company_id, details: {} });
+      return reply.header('cache-control', 'no-store').redirect(`${sourcesPath(kind)}/${source.id}?done=${action === 'archive' ? 'archived' : 'restored'}`, 303);
+    });
+  }
+
   scope.post<{ Params: { id: string } }>(`${base}/:id/test-send`, async (request, reply) => {
     const session = sessionOf(request);
     const source = await findSource(db, kind, parseId(request.params.id), session.company_id);
+    assertSendable(source);
     const phone = field(request.body, 'test_phone').trim();
     try {
       if (phone === '') throw new DomainError(422, 'invalid phone number');

@@ -2,31 +2,35 @@
  * Campaign sends from the console (src/domain/campaign-sends.ts):
  * - `GET /campaigns/{id}/send`: the audience (segment or pasted numbers) and time (now, or a local
  *   date-time in the company's time zone: that of its delivery hours, else UTC) form;
- * - `POST /campaigns/{id}/send`: review, display only (nothing written): how many will be sent, skipped
- *   as opted out, at the frequency cap or invalid, held for delivery hours, and the template's warnings
- *   (variables no contact has, a WhatsApp mapping that does not map); errors beside their fields with the input kept;
+ * - `POST /campaigns/{id}/send`: review, display only (nothing written): the message rendered for the
+ *   first recipient of the audience (src/domain/campaign-sends.ts `reviewSend`), how many will be sent,
+ *   skipped as opted out, at the frequency cap or invalid, duplicates merged, held for delivery hours,
+ *   the template's warnings (variables no contact has, a WhatsApp mapping that does not map) and the
+ *   names that render empty for some recipients; errors beside their fields with the input kept;
  * - `POST /campaigns/{id}/send/confirm`: the review's one-time token first (src/domain/send-confirmations.ts:
  *   bound to the company, user, campaign and reviewed choices; a changed or foreign token, or other
  *   choices, answer a 400 error page and create nothing), then the same checks again and the send
- *   through the accept step, 303 to its page in Sends; the same confirm submitted again (double click,
+ *   through the accept step, 303 to its page in Sends (its progress, routes/batch.ts); the same confirm submitted again (double click,
  *   reload) 303s to the FIRST batch. A segment's members are counted here and resolved by batch-process;
  * - `GET /sends/{batch_id}/cancel`, `POST /sends/{batch_id}/cancel`: confirm, then cancel (303 back to
  *   the send): messages not yet handed to a provider end skipped / `cancelled`;
  * - `POST /sends/{batch_id}/pause`, `POST /sends/{batch_id}/resume` (the send page's buttons): 303 back
  *   to the send; a completed or cancelled send answers the 409 error page
  *   (src/domain/batch-control.ts; docs/decisions.md "Cancel, pause and resume").
- * Another company's campaign, segment or batch is 404.
+ * Another company's campaign, segment or batch is 404, and so is an archived campaign.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAudit } from '../../domain/audit.ts';
 import { getBatch, newBatchId } from '../../domain/batches.ts';
 import { cancelBatch, pauseBatch, resumeBatch } from '../../domain/batch-control.ts';
-import { audiencePhones, companyTimeZone, localToInstant, MAX_SEND_CONTACTS, planSegmentSend, planSend, sendCompany, startListSend, startSegmentSend, type Audience } from '../../domain/campaign-sends.ts';
+import {
+  audiencePhones, companyTimeZone, localToInstant, MAX_SEND_CONTACTS, planSegmentSend, planSend, reviewSend, sendCompany, startListSend, startSegmentSend, type Audience,
+} from '../../domain/campaign-sends.ts';
 import { claimKey, releaseKey } from '../../domain/idempotency.ts';
 import { checkConfirmToken, issueConfirmToken, type ConfirmBinding } from '../../domain/send-confirmations.ts';
 import { sendErrorPage } from '../errors.ts';
 import { localParts } from '../../domain/delivery-hours.ts';
-import { findSource, type SourceRow } from '../../domain/automations.ts';
+import { assertSendable, findSource, type SourceRow } from '../../domain/automations.ts';
 import { templateWarnings } from '../../domain/source-tools.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { can, field, parseId, sendPage, sessionOf } from '../context.ts';
@@ -92,9 +96,9 @@ export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps)
       return { errors, items: undefined, plan, sendAt, label, tz, audience };
     }
     const phones = await audiencePhones(db, company.company_id, audience);
-    const { items, plan } = await planSend(db, company, phones, sendAt ?? now, { campaignId: campaign.id, now });
+    const { items, plan, recipients } = await planSend(db, company, phones, sendAt ?? now, { campaignId: campaign.id, now });
     if (items.length === 0) return { errors: { numbers: 'Paste at least one phone number.' } };
-    return { errors, items, plan, sendAt, label, tz, audience };
+    return { errors, items, plan, sendAt, label, tz, audience, recipients };
   }
 
   /** What a review's confirm token is bound to: the company, the user, the campaign and the choices. */
@@ -111,7 +115,12 @@ export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps)
         ? 'These choices are not the ones you reviewed. Nothing was sent: review the send again.'
         : 'This confirmation is not valid (it was changed, or made for another campaign or user). Nothing was sent: review the send again.');
 
-  const campaignOf = (request: FastifyRequest<{ Params: { id: string } }>) => findSource(db, 'campaign', parseId(request.params.id), sessionOf(request).company_id);
+  /** The company's campaign of the path; 404 when unknown or archived (an archived campaign cannot be sent). */
+  const campaignOf = async (request: FastifyRequest<{ Params: { id: string } }>) => {
+    const campaign = await findSource(db, 'campaign', parseId(request.params.id), sessionOf(request).company_id);
+    assertSendable(campaign);
+    return campaign;
+  };
 
   scope.get<{ Params: { id: string } }>('/campaigns/:id/send', async (request, reply) =>
     showForm(request, reply, 200, await campaignOf(request), { audience: 'segment', segment_id: '', numbers: '', when: 'now', send_at: '' }, {}));
@@ -122,10 +131,11 @@ export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps)
     const c = await check(campaign, form);
     if (!c.plan) return showForm(request, reply, 422, campaign, form, c.errors);
     const warnings = await templateWarnings(db, campaign.company_id, campaign.template);
+    const review = await reviewSend(db, campaign, c.recipients ? { recipients: c.recipients } : { segment_id: (c.audience as { segment_id: number }).segment_id }, deps.clock.now());
     return sendPage(request, reply, 200, {
       title: `Review: send ${campaign.name}`, section: 'campaigns', crumbs: [['Campaigns', `${BASE}/campaigns`], [campaign.name, `${BASE}/campaigns/${campaign.id}`], ['Review']],
       body: (csrf) => sendReviewView({
-        csrf, campaign, form, plan: c.plan, audienceLabel: c.label, timeZone: c.tz, localTime: (ms) => localTime(ms, c.tz),
+        csrf, campaign, form, plan: c.plan, audienceLabel: c.label, timeZone: c.tz, localTime: (ms) => localTime(ms, c.tz), review,
         confirmToken: issueConfirmToken(deps.sealSecret, bindingOf(request, campaign, form), deps.clock.now()), warnings,
       }),
     });

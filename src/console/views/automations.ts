@@ -12,6 +12,7 @@
  */
 import type { SourceKind, SourceRow } from '../../domain/automations.ts';
 import type { PreviewResult } from '../../domain/source-tools.ts';
+import { RESULTS_DAYS, type SourceResults } from '../../domain/source-results.ts';
 import type { Template } from '../../domain/templates.ts';
 import type { StoredTemplate } from '../../domain/whatsapp-templates.ts';
 import { badge, time } from './format.ts';
@@ -61,31 +62,77 @@ export function formOf(s: { name: string; type?: string; template: Template }): 
 /** An empty editor. */
 export const EMPTY_FORM: SourceForm = formOf({ name: '', template: { header: { type: 'none' }, body: '', buttons: [] } });
 
-/** The list page; without `canEdit` no New or Send links, and each row's link says View. */
-export function sourcesView(kind: SourceKind, rows: SourceRow[], canEdit = true): SafeHtml {
+const count = new Intl.NumberFormat('en');
+const share = new Intl.NumberFormat('en', { style: 'percent', maximumFractionDigits: 1 });
+
+/** What each status of a list means (the badge's title). */
+export const SOURCE_STATUS_MEANING: Record<string, string> = {
+  active: 'It can be triggered through the API.',
+  inactive: 'Triggers are refused until it is activated.',
+  archived: 'Hidden from the list; it cannot be sent or triggered until it is restored.',
+  draft: 'Never sent.',
+  scheduled: 'Its latest send waits for its scheduled time.',
+  sending: 'Its latest send is being delivered.',
+  paused: 'Its latest send is paused.',
+  sent: 'Its latest send is finished.',
+  cancelled: 'Its latest send was cancelled.',
+};
+
+/** A source's status as a badge with its meaning on hover (and for screen readers, in its title). */
+export function sourceBadge(status: string): SafeHtml {
+  return html`<span title="${SOURCE_STATUS_MEANING[status] ?? ''}" data-status="${status}">${badge(status)}</span>`;
+}
+
+/**
+ * The list page (the archived ones with `archived`): each row with its status, last send and the
+ * results of its last {@link RESULTS_DAYS} days (src/domain/source-results.ts); without `canEdit` no
+ * New, Send, Archive or Restore controls, and each row's link says View.
+ */
+export function sourcesView(kind: SourceKind, rows: SourceRow[], canEdit = true, o: { results?: Map<number, SourceResults>; archived?: boolean; csrf?: string } = {}): SafeHtml {
   const base = sourcesPath(kind);
+  const results = o.results ?? new Map<number, SourceResults>();
+  const pct = (x: number | null | undefined) => (x === null || x === undefined ? '—' : share.format(x));
   const table = rows.length === 0
-    ? html`<p>No ${kind}s yet.</p>`
+    ? html`<p>${o.archived ? `No archived ${kind}s.` : `No ${kind}s yet.`}</p>`
     : dataTable({
-      label: kindTitle(kind),
-      columns: [{ head: 'Name' }, ...(kind === 'automation' ? [{ head: 'Type' }, { head: 'Status' }] : []), { head: 'Body' }, { head: 'Created' }, { head: 'Actions', hiddenHead: true }],
-      rows: rows.map((r) => ({
-        attrs: html`data-${kind}-id="${r.id}"`,
-        cells: [
-          r.name,
-          ...(kind === 'automation' ? [html`<code>${r.type}</code>`, badge(r.active ? 'active' : 'inactive')] : []),
-          html`<span class="excerpt">${r.template.body.length > 80 ? r.template.body.slice(0, 80) + '…' : r.template.body}</span>`,
-          time(r.created_at),
-          html`<a href="${base}/${r.id}">${canEdit ? 'Edit' : 'View'}<span class="visually-hidden"> ${r.name}</span></a>${kind === 'campaign' && canEdit ? html` · <a href="${base}/${r.id}/send">Send<span class="visually-hidden"> ${r.name}</span></a>` : ''}`,
-        ],
-      })),
+      label: o.archived ? `Archived ${kind}s` : kindTitle(kind),
+      columns: [
+        { head: 'Name' }, ...(kind === 'automation' ? [{ head: 'Type' }] : []), { head: 'Status' }, { head: 'Last send' },
+        { head: 'Messages', num: true }, { head: 'Delivered', num: true }, { head: 'Read', num: true }, { head: 'Failed', num: true },
+        { head: 'Actions', hiddenHead: true },
+      ],
+      rows: rows.map((r) => {
+        const res = results.get(r.id);
+        const actions: (SafeHtml | string)[] = [html`<a href="${base}/${r.id}">${canEdit && !o.archived ? 'Edit' : 'View'}<span class="visually-hidden"> ${r.name}</span></a>`];
+        if (kind === 'campaign' && canEdit && !r.archived_at) actions.push(html`<a href="${base}/${r.id}/send">Send<span class="visually-hidden"> ${r.name}</span></a>`);
+        if (canEdit && r.archived_at && o.csrf) {
+          actions.push(html`<form method="post" action="${base}/${r.id}/restore" class="inline-form"><input type="hidden" name="_csrf" value="${o.csrf}"><button type="submit" class="secondary outline small">Restore<span class="visually-hidden"> ${r.name}</span></button></form>`);
+        }
+        return {
+          attrs: html`data-${kind}-id="${r.id}"`,
+          cells: [
+            html`${r.name}<br><small class="excerpt muted">${r.template.body.length > 60 ? r.template.body.slice(0, 60) + '…' : r.template.body}</small>`,
+            ...(kind === 'automation' ? [html`<code>${r.type}</code>`] : []),
+            sourceBadge(res?.status ?? (r.archived_at ? 'archived' : kind === 'automation' ? (r.active ? 'active' : 'inactive') : 'draft')),
+            time(res?.last_sent_at ?? null, 'never'),
+            html`<span data-result="messages">${count.format(res?.messages ?? 0)}</span>`,
+            html`<span data-result="delivered" title="${res ? `${count.format(res.delivered)} of ${count.format(res.sent)} sent` : ''}">${pct(res?.delivered_rate)}</span>`,
+            html`<span data-result="read" title="${res ? `${count.format(res.read)} of ${count.format(res.sent)} sent` : ''}">${pct(res?.read_rate)}</span>`,
+            html`<span data-result="failed">${count.format(res?.failed ?? 0)}</span>`,
+            html`<span class="actions">${actions}</span>`,
+          ],
+        };
+      }),
     });
-  return html`<h1>${kindTitle(kind)}</h1>
-<p>${kind === 'automation'
+  const intro = kind === 'automation'
     ? 'Automations are messages your integration triggers through the API (operation 4.3). Only active automations can be triggered.'
-    : 'Campaigns are messages you send to a segment or a list of numbers, now or at a scheduled time. Opted-out contacts are skipped; delivery hours hold messages until they open.'}</p>
-${canEdit ? html`<p><a href="${base}/new" role="button">New ${kind}</a></p>` : ''}
-${table}`;
+    : 'Campaigns are messages you send to a segment or a list of numbers, now or at a scheduled time. Opted-out contacts are skipped; delivery hours hold messages until they open.';
+  return html`<h1>${o.archived ? `Archived ${kind}s` : kindTitle(kind)}</h1>
+<p>${o.archived ? `Archived ${kind}s cannot be ${kind === 'automation' ? 'triggered' : 'sent'}. Restore one to use it again.` : intro}</p>
+${canEdit && !o.archived ? html`<p><a href="${base}/new" role="button">New ${kind}</a></p>` : ''}
+${table}
+<p class="muted">Messages, delivered, read and failed count the sends of the last ${RESULTS_DAYS} days; delivered and read are shares of the messages sent.</p>
+<p>${o.archived ? html`<a href="${base}">Back to the ${kind}s</a>` : html`<a href="${base}?archived=true" data-archived-link>Archived ${kind}s</a>`}</p>`;
 }
 
 function err(errors: FieldErrors, name: keyof FieldErrors): SafeHtml | '' {
@@ -137,9 +184,10 @@ const placeholder = (i: number) => `{{${i + 1}}}`;
  * (white space kept) and the URL buttons under it; or the render error every message would fail
  * with; or `problem`, the first problem of a template that cannot be saved as it is; or, without a
  * template yet, what to do. Then, for a WhatsApp mapping, what each parameter of the approved template
- * becomes. editor-preview.js builds the same markup in the browser.
+ * becomes. `who` says who it is for (default: a contact, or sample data). editor-preview.js builds the
+ * same markup in the browser.
  */
-export function messageBubble(r: PreviewResult | undefined, problem?: string): SafeHtml {
+export function messageBubble(r: PreviewResult | undefined, problem?: string, who?: string): SafeHtml {
   if (!r && problem) return html`<div class="bubble-frame"><p class="bubble-error" data-bubble-error>Fix the template to see the message: ${problem}</p></div>`;
   if (!r) return html`<div class="bubble-frame"><p class="bubble-empty" data-bubble-empty>Type a body to see the message here.</p></div>`;
   if (!r.ok) return html`<div class="bubble-frame"><p class="bubble-error" data-bubble-error>Every message would fail: ${r.error}</p></div>`;
@@ -147,7 +195,7 @@ export function messageBubble(r: PreviewResult | undefined, problem?: string): S
   const wa = m.whatsapp;
   const param = (label: string, value: string) => html`<dt>${label}</dt><dd${value === '' ? html` class="empty"` : ''}>${value === '' ? '(empty)' : value}</dd>`;
   return html`<div class="bubble-frame">
-<p class="bubble-to" data-bubble-to>To ${m.to}${r.contact_found ? ' · a contact of your company' : ' · sample data'}</p>
+<p class="bubble-to" data-bubble-to>To ${m.to} · ${who ?? (r.contact_found ? 'a contact of your company' : 'sample data')}</p>
 <div class="bubble" data-bubble>
 ${m.header.type === 'text' ? html`<p class="bubble-header" data-bubble-header>${m.header.text}</p>` : m.header.type === 'none' ? '' : html`<p class="bubble-media" data-bubble-media>${m.header.type === 'image' ? 'Image' : 'Video'}: <span>${m.header.url}</span></p>`}
 <div class="bubble-body" data-bubble-body>${m.body}</div>
@@ -353,13 +401,15 @@ export function sourceView(m: {
   const { kind, source: s } = m;
   const base = `${sourcesPath(kind)}/${s.id}`;
   const hidden = html`<input type="hidden" name="_csrf" value="${m.csrf}">`;
+  const archive = canEdit ? html`<form method="post" action="${base}/${s.archived_at ? 'restore' : 'archive'}" class="inline" data-archive-form>${hidden}<button type="submit" class="secondary outline small">${s.archived_at ? `Restore this ${kind}` : `Archive this ${kind}`}</button></form>` : '';
   return html`<h1>${s.name}</h1>
+${s.archived_at ? html`<p class="warnings" role="status" data-archived>${sourceBadge('archived')} Archived on ${time(s.archived_at)}: it is hidden from the list and cannot be ${kind === 'automation' ? 'triggered' : 'sent'}. ${archive}</p>` : ''}
 ${warningsView(m.warnings ?? [])}
 ${kind === 'automation' ? html`<section aria-labelledby="status-title">
 <h2 id="status-title">Status</h2>
 <p>${badge(s.active ? 'active' : 'inactive')} Automation id <code>${s.id}</code></p>
 ${canEdit ? html`<form method="post" action="${base}/active" class="inline">${hidden}<input type="hidden" name="active" value="${s.active ? 'false' : 'true'}"><button type="submit" class="secondary outline">${s.active ? 'Deactivate' : 'Activate'}</button></form>` : ''}
-</section>` : html`<p>Campaign id <code>${s.id}</code>${canEdit ? html` · <a href="${base}/send">Send this campaign</a>` : ''}</p>
+</section>` : html`<p>Campaign id <code>${s.id}</code>${canEdit && !s.archived_at ? html` · <a href="${base}/send">Send this campaign</a>` : ''}</p>
 <p data-frequency-cap="${s.ignore_frequency_cap ? 'ignored' : 'applies'}">Frequency cap: ${s.ignore_frequency_cap ? "ignored: this campaign's messages are sent however many campaign messages a contact got (they still count toward the cap)" : "applies: a contact who already got the company's maximum of campaign messages is skipped"}.
 ${canEdit ? html`<form method="post" action="${base}/frequency-cap" class="inline">${hidden}<input type="hidden" name="ignore" value="${s.ignore_frequency_cap ? 'false' : 'true'}"><button type="submit" class="secondary outline small">${s.ignore_frequency_cap ? 'Apply the frequency cap' : 'Ignore the frequency cap'}</button></form>` : ''}</p>`}
 <section aria-labelledby="editor-title">
@@ -367,7 +417,7 @@ ${canEdit ? html`<form method="post" action="${base}/frequency-cap" class="inlin
 ${editorForm(kind, m.csrf, m.form, m.errors, s.id, m.editorPreview, canEdit, m.catalogue, m.editorProblem)}
 </section>
 ${previewSection(kind, s.id, m.preview, m.errors)}
-${canEdit ? html`<section aria-labelledby="test-title">
+${canEdit && !s.archived_at ? html`<section aria-labelledby="test-title">
 <h2 id="test-title">Test send</h2>
 <p>Sends the saved template to one number through the real pipeline; it appears in Sends.${kind === 'campaign' ? ' As a campaign message, an opted-out number is skipped and delivery hours apply.' : ''}</p>
 <form method="post" action="${base}/test-send">${hidden}
@@ -376,5 +426,10 @@ ${canEdit ? html`<section aria-labelledby="test-title">
   ${err(m.errors, 'test_phone')}
   <button type="submit">Send test message</button>
 </form>
+</section>` : ''}
+${canEdit && !s.archived_at ? html`<section aria-labelledby="archive-title">
+<h2 id="archive-title">Archive</h2>
+<p>An archived ${kind} is hidden from the list and cannot be ${kind === 'automation' ? 'triggered' : 'sent'}; its sends and results stay. You can restore it from the archived ${kind}s.</p>
+${archive}
 </section>` : ''}`;
 }

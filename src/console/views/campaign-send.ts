@@ -1,13 +1,15 @@
 /**
  * Campaign send pages (routes/campaign-send.ts): choose an audience (a segment, or
  * pasted numbers) and a time (now, or a date and time in the company's time zone), review what will
- * happen (sent, skipped as opted out or invalid, held for delivery hours) and confirm; and the cancel
- * confirmation of a send. A role that may not send or cancel sees a note instead of those forms.
+ * happen (the message as its first recipient gets it; sent, skipped as opted out, at the frequency cap
+ * or invalid, duplicates merged, held for delivery hours; names that render empty for some recipients)
+ * and confirm; and the cancel confirmation of a send. A role that may not send or cancel sees a note
+ * instead of those forms.
  */
-import type { SendPlan } from '../../domain/campaign-sends.ts';
+import type { MissingData, SendPlan, SendReview } from '../../domain/campaign-sends.ts';
 import type { SourceRow } from '../../domain/automations.ts';
 import type { SegmentRow } from '../queries/segments.ts';
-import { warningsView } from './automations.ts';
+import { messageBubble, warningsView } from './automations.ts';
 import { readOnlyNote } from './format.ts';
 import { BASE } from './layout.ts';
 import { html, type SafeHtml } from './html.ts';
@@ -63,20 +65,50 @@ ${readOnlyNote('campaigns')}
 </form>`;
 }
 
+const plural = (n: number, one: string, many = `${one}s`) => `${count.format(n)} ${n === 1 ? one : many}`;
+const count = new Intl.NumberFormat('en');
+
+/** The warning of a name that renders empty for some recipients, e.g. "{{ first_name }} is empty for 1 recipient (+49…): ...". */
+export function missingWarning(m: MissingData, total: number): string {
+  const who = m.recipients === total && total > 1 ? `all ${plural(total, 'recipient')}` : `${plural(m.recipients, 'recipient')} of ${count.format(total)}`;
+  return `{{ ${m.name} }} is empty for ${who} (e.g. ${m.example}): the message shows nothing in its place. Add it to those contacts, or use a default such as {{ ${m.name} | default: "there" }}`;
+}
+
+/**
+ * The message as the review's sample recipient gets it (the first recipient of the audience), in the
+ * editor's bubble ({@link messageBubble}); or why there is none.
+ */
+function sampleView(review: SendReview | undefined): SafeHtml | '' {
+  if (!review) return '';
+  const s = review.sample;
+  return html`<section aria-labelledby="sample-title" class="review-sample" data-sample${s ? html` data-sample-phone="${s.phone}"` : ''}>
+<h2 id="sample-title">The message</h2>
+${s ? html`<p class="muted">As ${s.phone} will get it${s.preview.ok ? (s.preview.contact_found ? ' (a contact of your company, with their names and variables)' : ' (no contact of your company has this number: no names or variables)') : ''}: the first recipient of this send, rendered by the code that sends it.</p>
+<div class="phone">${messageBubble(s.preview, undefined, s.preview.ok ? (s.preview.contact_found ? 'first recipient' : 'first recipient, not a contact') : undefined)}</div>` : html`<p>Nobody in this audience will get it.</p>`}
+</section>`;
+}
+
 /** The review page: the plan, and a confirm form carrying the same choices and the review's one-time token. */
-export function sendReviewView(m: { csrf: string; campaign: SourceRow; form: SendForm; plan: SendPlan; audienceLabel: string; timeZone: string; localTime: (ms: number) => string; confirmToken: string; warnings?: readonly string[] }): SafeHtml {
+export function sendReviewView(m: { csrf: string; campaign: SourceRow; form: SendForm; plan: SendPlan; audienceLabel: string; timeZone: string; localTime: (ms: number) => string; confirmToken: string; warnings?: readonly string[]; review?: SendReview }): SafeHtml {
   const p = m.plan;
   const action = `${BASE}/campaigns/${m.campaign.id}/send`;
+  const missing = (m.review?.missing ?? []).map((x) => missingWarning(x, Math.max(p.send, x.recipients)));
   return html`<h1>Review: send ${m.campaign.name}</h1>
 <p>To ${m.audienceLabel}, ${m.form.when === 'later' ? html`at ${m.localTime(p.send_at)} (${m.timeZone})` : 'now'}.</p>
 ${warningsView(m.warnings ?? [], 'The campaign\'s template: check this before you confirm.')}
+${warningsView(missing, 'Some recipients lack data the message uses:')}
+<div class="review-layout">
 <dl class="plan" data-plan>
-  <dt>Will be sent</dt><dd data-count="send">${p.send}</dd>
-  <dt>Skipped: opted out</dt><dd data-count="skipped_opted_out">${p.skipped_opted_out}</dd>
-  <dt>Skipped: frequency cap</dt><dd data-count="skipped_frequency_cap">${p.skipped_frequency_cap}</dd>
-  <dt>Skipped: not a phone number</dt><dd data-count="skipped_invalid">${p.skipped_invalid}</dd>
-  <dt>Held for delivery hours</dt><dd data-count="held_for_delivery_hours">${p.held_for_delivery_hours}${p.held_for_delivery_hours ? html` (until ${m.localTime(p.opens_at)}, ${m.timeZone})` : ''}</dd>
+  <dt>Will be sent</dt><dd data-count="send">${count.format(p.send)}</dd>
+  <dt>Skipped: opted out</dt><dd data-count="skipped_opted_out">${count.format(p.skipped_opted_out)}</dd>
+  <dt>Skipped: frequency cap</dt><dd data-count="skipped_frequency_cap">${count.format(p.skipped_frequency_cap)}</dd>
+  <dt>Skipped: not a phone number</dt><dd data-count="skipped_invalid">${count.format(p.skipped_invalid)}</dd>
+  <dt>Duplicates merged</dt><dd data-count="duplicates_merged">${count.format(p.duplicates_merged)}${p.duplicates_merged ? html` (${p.duplicates_merged === 1 ? 'a number was' : 'numbers were'} given more than once: each is sent once)` : ''}</dd>
+  <dt>Held for delivery hours</dt><dd data-count="held_for_delivery_hours">${count.format(p.held_for_delivery_hours)}${p.held_for_delivery_hours ? html` (until ${m.localTime(p.opens_at)}, ${m.timeZone})` : ''}</dd>
 </dl>
+${sampleView(m.review)}
+</div>
+<p class="muted">After you confirm, the send's page shows its progress as the messages go out; you can pause or cancel it there.</p>
 ${p.send + p.skipped_opted_out + p.skipped_frequency_cap + p.skipped_invalid === 0 ? html`<p class="error" role="alert">Nobody to send to.</p>` : html`<form method="post" action="${action}/confirm">
 <input type="hidden" name="_csrf" value="${m.csrf}">
 ${hiddenFields(m.form)}

@@ -9,7 +9,9 @@
  * | GET /admin/companies/{company_id}/automations | 200 `Source[]` (newest first); 401; 404 company; 422 |
  * | GET /admin/automations/{automation_id} | 200 `Source`; 401; 404; 422 |
  * | POST /admin/automations/{automation_id}/preview | 200 `Preview`; 401; 404; 422 |
- * | POST /admin/automations/{automation_id}/test-send `{phone}` | 202 `{batch_id}`; 401; 404; 422 |
+ * | POST /admin/automations/{automation_id}/test-send `{phone}` | 202 `{batch_id}`; 401; 404 (an archived one too); 422 |
+ * | DELETE /admin/automations/{automation_id} | 200 `Source` with `archived_at` (archived: 4.3 answers it as inactive); 401; 404; 422 |
+ * | POST /admin/automations/{automation_id}/restore | 200 `Source`, `archived_at` null; 401; 404; 422 |
  */
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
@@ -35,15 +37,16 @@ export const Automation = component('Automation', Type.Object({
   expire_after: expireAfterShown,
   created_at: Type.String({ format: 'date-time' }),
   updated_at: Type.String({ format: 'date-time' }),
+  archived_at: Type.Union([Type.String({ format: 'date-time' }), Type.Null()], { description: 'when it was archived (DELETE /admin/automations/{id}): it cannot be triggered; null: not archived' }),
   warnings: templateWarnings,
 }), {
   automation_id: 31, company_id: 12, name: 'Order shipped', type: 'api', active: true, template: exampleOf(TemplateComponent),
-  expire_after: null, created_at: TIME_EXAMPLE, updated_at: TIME_EXAMPLE, warnings: [],
+  expire_after: null, created_at: TIME_EXAMPLE, updated_at: TIME_EXAMPLE, archived_at: null, warnings: [],
 });
 
 /** The answer fields of an automation row (times as RFC 3339). */
-function automationJson(a: { automation_id: number; company_id: number; name: string; type: string; active: boolean; template: Template; expire_after: string | null; created_at: Date; updated_at: Date }) {
-  return { automation_id: a.automation_id, company_id: a.company_id, name: a.name, type: a.type, active: a.active, template: a.template, expire_after: a.expire_after ?? null, created_at: iso(a.created_at), updated_at: iso(a.updated_at) };
+function automationJson(a: { automation_id: number; company_id: number; name: string; type: string; active: boolean; template: Template; expire_after: string | null; created_at: Date; updated_at: Date; archived_at: Date | null }) {
+  return { automation_id: a.automation_id, company_id: a.company_id, name: a.name, type: a.type, active: a.active, template: a.template, expire_after: a.expire_after ?? null, created_at: iso(a.created_at), updated_at: iso(a.updated_at), archived_at: a.archived_at ? iso(a.archived_at) : null };
 }
 
 /** Registers the routes of the module comment. */

@@ -10,7 +10,9 @@
  * | PATCH /admin/campaigns/{campaign_id} `{name?, template?, expire_after?, ignore_frequency_cap?}` | 200 `CampaignUpdate` with `warnings`; 401; 404; 422 (`template_error`, nothing stored) |
  * | POST /admin/campaigns/{campaign_id}/preview | 200 `Preview`; 401; 404; 422 |
  * | POST /admin/campaigns/{campaign_id}/test-send `{phone}` | 202 `{batch_id}`; 401; 404; 422 |
- * | POST /admin/campaigns/{campaign_id}/sends `{segment_id \| contacts, scheduled_for?, expire_at?, dry_run?}` | 202 `{batch_id, plan}` (200 `{plan}` with `dry_run`); 401; 404; 422 (`scheduled_for` in the past ...) |
+ * | POST /admin/campaigns/{campaign_id}/sends `{segment_id \| contacts, scheduled_for?, expire_at?, dry_run?}` | 202 `{batch_id, plan}` (200 `{plan}` with `dry_run`); 401; 404 (an archived campaign too); 422 (`scheduled_for` in the past ...) |
+ * | DELETE /admin/campaigns/{campaign_id} | 200 `Source` with `archived_at` (archived: hidden from lists, cannot be sent); 401; 404; 422 |
+ * | POST /admin/campaigns/{campaign_id}/restore | 200 `Source`, `archived_at` null; 401; 404; 422 |
  *
  * A send is cancelled through POST /admin/batches/{batch_id}/cancel (batches.ts). Unknown ids are
  * 404 `{"detail": "... not found"}`; every 422 is the admin list shape.
@@ -18,7 +20,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { createCampaign, findSource, updateCampaign } from '../../domain/automations.ts';
+import { assertSendable, createCampaign, findSource, updateCampaign } from '../../domain/automations.ts';
 import { recordAudit } from '../../domain/audit.ts';
 import { audiencePhones, planSegmentSend, planSend, sendCompany, startCampaignSend, startSegmentSend, type Audience, type SendPlan } from '../../domain/campaign-sends.ts';
 import { DEFAULT_CAMPAIGN_EXPIRE_AFTER } from '../../domain/expiry.ts';
@@ -55,10 +57,11 @@ export const SendPlanSchema = component('SendPlan', Type.Object({
   skipped_opted_out: Type.Integer({ description: 'opted out of campaigns (a number whose erased contact had opted out included)' }),
   skipped_frequency_cap: Type.Integer({ description: "not opted out, but at the company's frequency cap (skipped, reason `frequency_cap`)" }),
   skipped_invalid: Type.Integer({ description: 'texts that are not phone numbers' }),
+  duplicates_merged: Type.Integer({ description: 'numbers given more than once (after normalising to E.164): each is sent once; 0 for a segment' }),
   held_for_delivery_hours: Type.Integer({ description: 'of `send`: held because the delivery hours are closed at the send time' }),
   send_at: Type.String({ format: 'date-time', description: 'the send time (now, or scheduled_for)' }),
   opens_at: Type.String({ format: 'date-time', description: 'when the first message may leave: send_at or the next opening of the delivery hours' }),
-}), { total: 4, send: 2, skipped_opted_out: 1, skipped_frequency_cap: 1, skipped_invalid: 0, held_for_delivery_hours: 0, send_at: TIME_EXAMPLE, opens_at: TIME_EXAMPLE });
+}), { total: 4, send: 2, skipped_opted_out: 1, skipped_frequency_cap: 1, skipped_invalid: 0, duplicates_merged: 0, held_for_delivery_hours: 0, send_at: TIME_EXAMPLE, opens_at: TIME_EXAMPLE });
 
 const planJson = (p: SendPlan): Static<typeof SendPlanSchema> => ({ ...p, send_at: new Date(p.send_at).toISOString(), opens_at: new Date(p.opens_at).toISOString() });
 
@@ -139,7 +142,7 @@ export function registerCampaignRoutes(app: FastifyInstance, deps: AppDeps): voi
         200: ok('dry_run: what the send would do; nothing was sent', Type.Object({ plan: ref(SendPlanSchema) }), { plan: exampleOf(SendPlanSchema) }),
         202: ok('Accepted: the send batch is committed', Type.Object({ batch_id: Type.String({ format: 'uuid' }), plan: ref(SendPlanSchema) }), { batch_id: BATCH_ID_EXAMPLE, plan: exampleOf(SendPlanSchema) }),
         ...adminErrors,
-        404: notFound('Campaign not found', 'No such campaign, or the segment is not the campaign company\'s (`Segment not found`)'),
+        404: notFound('Campaign not found', 'No such campaign, or it is archived (`Campaign not found`), or the segment is not the campaign company\'s (`Segment not found`)'),
         422: invalid({ type: 'value_error', loc: ['body', 'scheduled_for'], msg: 'must be in the future' }, 'Invalid body: neither or both of segment_id and contacts, a past or offset-less scheduled_for or expire_at, an expire_at not after scheduled_for, an audience without numbers, more than 100,000 pasted numbers or 1,000,000 segment members'),
       },
     },
@@ -149,6 +152,7 @@ export function registerCampaignRoutes(app: FastifyInstance, deps: AppDeps): voi
       throw invalidInput(['body'], 'give exactly one of segment_id and contacts');
     }
     const campaign = await findSource(db, 'campaign', request.params.campaign_id, null);
+    assertSendable(campaign);
     const now = deps.clock.now();
     let sendAt: number | null = null;
     if (b.scheduled_for !== undefined) {

@@ -6,10 +6,12 @@
  *
  * | route (`{kind}`: automation or campaign) | answers |
  * |---|---|
- * | GET /admin/companies/{company_id}/{kind}s | 200 `Source[]` (newest first); 401; 404 company; 422 |
- * | GET /admin/{kind}s/{id} | 200 `Source`; 401; 404; 422 |
+ * | GET /admin/companies/{company_id}/{kind}s `?archived=true` | 200 `Source[]` (newest first): those not archived, or with `archived=true` the archived ones; 401; 404 company; 422 |
+ * | GET /admin/{kind}s/{id} | 200 `Source` (archived or not, `archived_at` says); 401; 404; 422 |
+ * | DELETE /admin/{kind}s/{id} | 200 `Source` with `archived_at`: archived (hidden from lists, cannot be sent; again: the same answer); 401; 404; 422 |
+ * | POST /admin/{kind}s/{id}/restore | 200 `Source` with `archived_at` null: listed and sendable again (one not archived: unchanged); 401; 404; 422 |
  * | POST /admin/{kind}s/{id}/preview `{phone? \| first_name?, last_name?, variables?}` | 200 `Preview` `{contact_found, rendered}` (the pipeline's own render, see src/domain/source-tools.ts); 401; 404; 422 (`{"detail":[{type:"template_error", loc:["body"], msg}]}`, or an invalid phone number at `loc: ["body", "phone"]`) |
- * | POST /admin/{kind}s/{id}/test-send `{phone}` | 202 `{batch_id}`: a batch of one through the accept step; 401; 404; 422 |
+ * | POST /admin/{kind}s/{id}/test-send `{phone}` | 202 `{batch_id}`: a batch of one through the accept step; 401; 404 (an archived one too); 422 |
  *
  * Templates are checked when saved (src/domain/templates.ts): a problem is `422 {"detail":[{type:"template_error",
  * loc:["body","template",...], msg}]}` (the admin error shape; the message has the line and column),
@@ -32,7 +34,7 @@ import { sendCompany } from '../../domain/campaign-sends.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { EXPIRE_AFTER_PATTERN, expireAfterProblem } from '../../domain/expiry.ts';
 import { previewSource, testSend } from '../../domain/source-tools.ts';
-import { findSource, listAutomations, listCampaigns, type SourceKind, type SourceRow } from '../../domain/automations.ts';
+import { archiveSource, assertSendable, findSource, listAutomations, listCampaigns, type SourceKind, type SourceRow } from '../../domain/automations.ts';
 import { whatsappMappingProblems } from '../../domain/whatsapp-templates.ts';
 import type { Db } from '../../db/database.ts';
 import type { AppDeps } from '../deps.ts';
@@ -117,7 +119,8 @@ export const Source = component('Source', Type.Object({
   expire_after: Type.Union([Type.String(), Type.Null()], { description: 'how long its messages stay worth sending (a duration such as `24h`); null: forever' }),
   ignore_frequency_cap: Type.Optional(Type.Boolean({ description: "campaigns only: true when its messages are not held to the company's frequency cap" })),
   created_at: time,
-}), { id: 8, company_id: 12, name: 'Spring sale', template: { header: { type: 'none' }, body: 'Hi {{ first_name }}, 20 % off all shoes this week.', buttons: [] }, expire_after: '24h', ignore_frequency_cap: false, created_at: TIME_EXAMPLE });
+  archived_at: Type.Union([time, Type.Null()], { description: 'when it was archived (left out of the lists, cannot be sent or triggered); null: not archived' }),
+}), { id: 8, company_id: 12, name: 'Spring sale', template: { header: { type: 'none' }, body: 'Hi {{ first_name }}, 20 % off all shoes this week.', buttons: [] }, expire_after: '24h', ignore_frequency_cap: false, created_at: TIME_EXAMPLE, archived_at: null });
 
 /** The content a message would be delivered with (as the provider receives it, without ids). */
 export const RenderedMessage = component('RenderedMessage', Type.Object({
@@ -134,6 +137,7 @@ export const Preview = component('Preview', Type.Object({
 export const sourceJson = (s: SourceRow): Static<typeof Source> => ({
   id: s.id, company_id: s.company_id, name: s.name, ...(s.kind === 'automation' ? { type: s.type, active: s.active } : {}),
   template: s.template, expire_after: s.expire_after, ...(s.kind === 'campaign' ? { ignore_frequency_cap: s.ignore_frequency_cap ?? false } : {}), created_at: iso(s.created_at),
+  archived_at: s.archived_at ? iso(s.archived_at) : null,
 });
 
 /** A 422 `invalid phone number` of a domain function, at the body's `phone`. */
@@ -169,7 +173,10 @@ export function registerSourceToolRoutes(app: FastifyInstance, deps: AppDeps, ki
 
   r.get(`/admin/companies/:company_id/${plural}`, {
     schema: {
-      tags, operationId: `list_${plural}`, summary: `The company's ${plural}, newest first`, params: idParams('company_id', 'the company', 12),
+      tags, operationId: `list_${plural}`, summary: `The company's ${plural}, newest first (the archived ones with archived=true)`, params: idParams('company_id', 'the company', 12),
+      querystring: Type.Object({
+        archived: Type.Optional(Type.Boolean({ default: false, description: `true: only the archived ${plural}; false (default): only those not archived` })),
+      }),
       response: {
         200: ok(`The ${plural}`, Type.Array(ref(Source)), [example]),
         ...adminErrors, 404: notFound('Company not found'), 422: invalid({ type: 'type', loc: ['path', 'company_id'], msg: 'must be integer' }),
@@ -177,7 +184,8 @@ export function registerSourceToolRoutes(app: FastifyInstance, deps: AppDeps, ki
     },
   }, async (request) => {
     const company = await sendCompany(db, request.params.company_id);
-    const rows = kind === 'automation' ? await listAutomations(db, company.company_id) : await listCampaigns(db, company.company_id);
+    const opts = { archived: request.query.archived === true };
+    const rows = kind === 'automation' ? await listAutomations(db, company.company_id, opts) : await listCampaigns(db, company.company_id, opts);
     return rows.map(sourceJson);
   });
 
@@ -224,8 +232,42 @@ export function registerSourceToolRoutes(app: FastifyInstance, deps: AppDeps, ki
     },
   }, async (request, reply) => {
     const source = await findSource(db, kind, request.params[idName], null);
+    assertSendable(source);
     const batchId = await phoneChecked(request.body.phone, () => testSend(db, deps.acceptor, source, request.body.phone));
     await recordAudit(db, { actor: 'admin', action: `${kind}.test_send`, target: `batch:${batchId}`, company_id: source.company_id, details: { [idName]: source.id } });
     return reply.code(202).send({ batch_id: batchId });
   });
+
+  const archivedExample = { ...example, archived_at: TIME_EXAMPLE };
+
+  r.delete(`/admin/${plural}/:${idName}`, {
+    schema: {
+      tags, operationId: `archive_${kind}`, params,
+      summary: `Archive the ${kind}: left out of the lists, it cannot be ${kind === 'automation' ? 'triggered (4.3 answers it as inactive)' : 'sent (4.4 answers it as unknown)'}; restore it with POST .../restore`,
+      response: {
+        200: ok(`The archived ${kind} (archiving it again answers the same, its first archived_at kept)`, ref(Source), archivedExample),
+        ...adminErrors, 404: sourceNotFound, 422: badId,
+      },
+    },
+  }, async (request) => {
+    const source = await archiveSource(db, deps.automationLookups, kind, request.params[idName], null, true, deps.clock.now());
+    await recordAudit(db, { actor: 'admin', action: `${kind}.archive`, target: `${kind}:${source.id}`, company_id: source.company_id, details: {} });
+    return sourceJson(source);
+  });
+
+  r.post(`/admin/${plural}/:${idName}/restore`, {
+    schema: {
+      tags, operationId: `restore_${kind}`, params,
+      summary: `Restore an archived ${kind}: listed and ${kind === 'automation' ? 'triggerable (when active)' : 'sendable'} again`,
+      response: {
+        200: ok(`The ${kind}, archived_at null (one that was not archived is answered unchanged)`, ref(Source), example),
+        ...adminErrors, 404: sourceNotFound, 422: badId,
+      },
+    },
+  }, async (request) => {
+    const source = await archiveSource(db, deps.automationLookups, kind, request.params[idName], null, false, deps.clock.now());
+    await recordAudit(db, { actor: 'admin', action: `${kind}.restore`, target: `${kind}:${source.id}`, company_id: source.company_id, details: {} });
+    return sourceJson(source);
+  });
+
 }

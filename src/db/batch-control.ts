@@ -94,17 +94,20 @@ export async function countCancellable(db: Db, batchId: string, fannedOut: numbe
 
 /**
  * Ends skipped / `cancelled` at most `limit` pending messages of a batch that no live run leases (held
- * ones too), lowest seq first, within seq range [from, to] when given, after seq `after` when given;
- * returns how many (and the last seq it changed, for the next step).
+ * ones too), lowest seq first, within seq range [from, to] when given, after seq `after` when given.
+ * Returns `n`, how many it changed, and `picked` / `last`: how many it looked at and the highest seq
+ * among them (null when none), for the next step. A step of a cancel that runs beside another (the
+ * request's inline steps and the batch-control job) may change fewer than it picked, the other
+ * having taken some: so "done" is `picked < limit`, never `n < limit`.
  */
 export async function cancelPendingStep(
   db: Db, batchId: string, opts: { from?: number; to?: number; after?: number; limit?: number } = {},
-): Promise<{ n: number; last: number | null }> {
+): Promise<{ n: number; picked: number; last: number | null }> {
   const from = Math.max(opts.from ?? 0, (opts.after ?? -1) + 1);
   const to = opts.to ?? 2_147_483_647;
-  const { rows } = await sql<{ n: number; last: number | null }>`
+  const { rows } = await sql<{ n: number; picked: number; last: number | null }>`
     WITH pick AS (
-      SELECT message_id FROM messages
+      SELECT message_id, seq FROM messages
       WHERE batch_id = ${batchId}::uuid AND status = 'pending' AND seq BETWEEN ${from} AND ${to}
         AND (lease_until IS NULL OR lease_until < now())
       ORDER BY seq LIMIT ${opts.limit ?? 2_147_483_647}),
@@ -112,8 +115,8 @@ export async function cancelPendingStep(
       UPDATE messages m SET status = 'skipped', reason = 'cancelled', held_until = NULL, next_attempt_at = NULL, lease_until = NULL, updated_at = now()
       FROM pick WHERE m.message_id = pick.message_id AND m.status = 'pending' AND (m.lease_until IS NULL OR m.lease_until < now())
       RETURNING m.seq)
-    SELECT count(*)::int AS n, max(seq) AS last FROM done`.execute(db);
-  return { n: rows[0]?.n ?? 0, last: rows[0]?.last ?? null };
+    SELECT (SELECT count(*) FROM done)::int AS n, count(*)::int AS picked, max(seq)::int AS last FROM pick`.execute(db);
+  return { n: rows[0]?.n ?? 0, picked: rows[0]?.picked ?? 0, last: rows[0]?.last ?? null };
 }
 
 /** {@link cancelPendingStep} over a whole seq range in one statement (a delivery chunk: at most 1000 messages); returns how many. */

@@ -69,11 +69,10 @@ export async function cancelBatch(db: Db, jobs: JobQueue, batchId: string, compa
   while (Date.now() < deadline) {
     const step = await cancelPendingStep(db, id, { after, limit: CANCEL_STEP });
     if (step.last !== null) after = step.last;
-    if (step.n < CANCEL_STEP) {
-      await completeBatchIfDone(db, id, now);
-      break;
-    }
+    if (step.picked < CANCEL_STEP) break; // not n: the batch-control job may have taken some
   }
+  // Also when the deadline ended the steps: the job may have finished before the last of them committed.
+  await completeBatchIfDone(db, id, now);
   return { batch_id: id, ...marked };
 }
 

@@ -29,6 +29,7 @@ import type { PipelineContext } from '../../src/queue/handlers/context.ts';
 import { FAN_OUT_STEP, processBatch } from '../../src/queue/handlers/batch-process.ts';
 import { deliverChunk } from '../../src/queue/handlers/messages-deliver.ts';
 import { controlBatch } from '../../src/queue/handlers/batch-control.ts';
+import { CANCEL_STEP } from '../../src/domain/batch-control.ts';
 
 const WORKER_CONCURRENCY = 1;
 /** Delivery runs at once in the one worker process, and what each may still hand over after a pause or cancel. */
@@ -346,6 +347,25 @@ describe('a fan-out that stops between steps (a crash, or a cancel meanwhile), h
       SELECT reason, count(*)::int AS n FROM messages WHERE batch_id = ${batchId}::uuid GROUP BY reason`.execute(ctx.db);
     assert.deepEqual(rows, [{ reason: 'cancelled', n }]);
     assert.equal(await controlBatch(ctx, { batch_id: batchId }), 0, 'the cancel job finds nothing left');
+  });
+
+  test('a cancel job whose first step finds its messages taken by a step beside it (the request\'s) goes on to the end', async () => {
+    const n = 3 * CANCEL_STEP;
+    const batchId = await accepted(n);
+    await processBatch(ctx, batchId);
+    await sql`UPDATE batches SET cancelled_at = now() WHERE batch_id = ${batchId}::uuid`.execute(ctx.db);
+    // The step beside it: the first CANCEL_STEP messages, changed in a transaction still open while the job picks them.
+    const beside = await ctx.db.startTransaction().execute();
+    await sql`UPDATE messages SET status = 'skipped', reason = 'cancelled' WHERE batch_id = ${batchId}::uuid AND seq < ${CANCEL_STEP}`.execute(beside);
+    const job = controlBatch(ctx, { batch_id: batchId });
+    if (d.kind === 'postgres') {
+      // The job's first step waits on those rows (PGlite has one connection: it waits for the commit instead).
+      await eventually(async () => (await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted`.execute(ctx.db)).rows[0].n > 0, 20_000, 10);
+    }
+    await beside.commit().execute();
+    assert.equal(await job, n - CANCEL_STEP, 'the job cancelled the rest');
+    const batch = await completed(d, batchId);
+    assert.deepEqual(batch.counts, { total: n, sent: 0, delivered: 0, read: 0, failed: 0, skipped: n, pending: 0 });
   });
 
   test('paused during the fan-out: no delivery chunk for what is written; the resume enqueues them', async () => {

@@ -34,7 +34,7 @@ export async function controlBatch(ctx: PipelineContext, data: JobPayloads['batc
       total += step.n;
       if (step.n) messagesFinal.inc({ status: 'skipped', provider: 'none' }, step.n);
       if (step.last !== null) after = step.last;
-      if (step.n < CANCEL_STEP) break;
+      if (step.picked < CANCEL_STEP) break; // not n: the request's inline steps may have taken some
       await (ctx.idle?.() ?? new Promise<void>((resolve) => setImmediate(resolve)));
     }
     await completeBatchIfDone(ctx.db, c.batch_id, ctx.clock.now());

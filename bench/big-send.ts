@@ -21,7 +21,8 @@
  *   for 4.3, whose rate limit is 10 per second per company), time the console
  *   (GET /console/login), the public API (4.3 `POST /api/automations/send`, one contact) and the
  *   operator API (`GET /admin/batches/{id}`) to the last byte, until the batch is completed: p50, p95,
- *   p99 and max per kind, and the delivery rate.
+ *   p99 and max per kind, and the delivery rate; the service process's peak RSS (VmHWM) and its CPU
+ *   per message during the send.
  * - cancel: a send through the operator API; once a fifth of it is sent, `POST .../cancel` is timed,
  *   the sent count read right after the answer, and again when the batch completes: the difference
  *   is what went out after the answer.
@@ -40,7 +41,8 @@ import pg from 'pg';
 import pino from 'pino';
 import { loadConfig } from '../src/config.ts';
 import { startService } from '../src/service.ts';
-import { serviceNodeOptions } from './lib/accept-load.ts';
+import { cpuTicks, percentile, rssMb, serviceNodeOptions } from './lib/accept-load.ts';
+import { segmentSeedSql } from './lib/segment-seed.ts';
 import { startCountingReceiverProcess, type CountingReceiver } from '../test/helpers/receiver.ts';
 
 const ADMIN = 'bench-bigsend-admin-3Qp7Wn2Lk9Vd4Hs';
@@ -50,10 +52,6 @@ const EMAIL = 'owner@bigsend.example.com';
 const DB_NAME = 'cms_bench_bigsend';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function percentile(sorted: number[], p: number): number {
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : NaN;
-}
 
 /** A cookie-keeping client that fills console forms with their CSRF token (no redirects followed). */
 class Browser {
@@ -120,15 +118,7 @@ async function setup(env: Record<string, string>, contacts: number): Promise<Set
   if (accepted.status !== 303) throw new Error(`accepting the invitation: ${accepted.status}`);
   const db = service.deps.database.db;
   const t0 = Date.now();
-  await sql`
-    INSERT INTO contacts (company_id, phone, sha256_plus, sha256_bare, first_name, last_name, variables, opted_out, country)
-    SELECT ${companyId}, p.phone, sha256(convert_to(p.phone, 'UTF8')), sha256(convert_to(substr(p.phone, 2), 'UTF8')),
-           (ARRAY['Anna','Ben','Chiara','David','Elif','Finn','Greta','Hugo','Ida','Jonas'])[1 + i % 10], 'Tester ' || i,
-           jsonb_build_object('city', (ARRAY['Berlin','Köln','Hamburg','München','Leipzig'])[1 + i % 5], 'order_id', 'A' || (100000 + i)),
-           i % 33 = 0, 'DE'
-    FROM generate_series(1, ${contacts}::int) AS i, LATERAL (SELECT '+49151' || lpad(i::text, 8, '0') AS phone) p`.execute(db);
-  await sql`INSERT INTO segment_members (segment_id, contact_id) SELECT ${segmentId}, contact_id FROM contacts WHERE company_id = ${companyId}`.execute(db);
-  await sql`VACUUM ANALYZE`.execute(db);
+  for (const q of segmentSeedSql(companyId, [segmentId], contacts, 33)) await sql.raw(q).execute(db);
   console.error(`  ${contacts} contacts and members written in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   await service.close();
   return { companyId, apiKey: key.api_key, automationId: automation.automation_id, campaignId: campaign.campaign_id, segmentId };
@@ -260,6 +250,7 @@ async function main(): Promise<void> {
       console.log(`review ${reviewMs.toFixed(0)} ms, confirm ${confirmMs.toFixed(0)} ms (batch ${batchId})`);
 
       const t0 = performance.now();
+      const ticks0 = cpuTicks(server.pid!);
       let finished!: () => void;
       const probing = probe(base, ids, batchId, gap, new Promise<void>((resolve) => { finished = resolve; }));
       let last: Batch;
@@ -272,6 +263,8 @@ async function main(): Promise<void> {
       const during = await probing;
       const secs = (performance.now() - t0) / 1000;
       console.log(`delivered: ${last.counts.sent} sent, ${last.counts.skipped} skipped of ${last.counts.total} in ${secs.toFixed(1)} s after the confirm (${(last.counts.total / secs).toFixed(0)} messages/s)`);
+      const cpuS = (cpuTicks(server.pid!) - ticks0) / 100;
+      console.log(`service process: peak RSS (VmHWM) ${rssMb(server.pid!, 'VmHWM')} MB, CPU ${cpuS.toFixed(1)} s during the send (${((cpuS * 1e6) / last.counts.total).toFixed(0)} µs a message)${receiver ? `; receiver peak RSS ${rssMb(receiver.pid, 'VmHWM')} MB` : ''}`);
       printProbes('requests during the send', during);
     }
 

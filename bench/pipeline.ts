@@ -43,46 +43,7 @@ import { setChannel } from '../src/domain/companies.ts';
 import { startService } from '../src/service.ts';
 import { startWorkers } from '../src/queue/workers.ts';
 import { type CountingReceiver, startCountingReceiverProcess } from '../test/helpers/receiver.ts';
-import { cpuTicks } from './lib/accept-load.ts';
-
-/**
- * CPU ticks (10 ms) used so far by the PostgreSQL backends connected to database `name` (their process
- * title names it), each since it started; a backend that ended keeps its last sample. Samples /proc
- * every 250 ms; `stop()` ends the sampling. The difference of two `ticks()` is the CPU between them.
- */
-function backendCpu(name: string): { ticks(): number; stop(): void } {
-  const last = new Map<number, number>();
-  const ours = new Map<number, boolean>();
-  const notPostgres = new Set<number>();
-  const sample = () => {
-    for (const d of fs.readdirSync('/proc')) {
-      if (!/^\d+$/.test(d)) continue;
-      const pid = Number(d);
-      if (!ours.get(pid) && !notPostgres.has(pid)) {
-        // A new backend shows the postmaster's title until it sets its own: asked again next time.
-        try {
-          if (fs.readFileSync(`/proc/${d}/comm`, 'utf8').trim() !== 'postgres') notPostgres.add(pid);
-          else ours.set(pid, fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(` ${name} `));
-        } catch { notPostgres.add(pid); }
-      }
-      if (ours.get(pid)) {
-        const t = cpuTicks(pid);
-        if (t > 0) last.set(pid, t);
-      }
-    }
-  };
-  sample();
-  const timer = setInterval(sample, 250);
-  return {
-    ticks() {
-      sample();
-      let sum = 0;
-      for (const t of last.values()) sum += t;
-      return sum;
-    },
-    stop: () => clearInterval(timer),
-  };
-}
+import { backendCpu } from './lib/accept-load.ts';
 
 async function freshPostgres(url: string, name: string): Promise<string> {
   if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`--bench-db must be a plain database name, got ${name}`);

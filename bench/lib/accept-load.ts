@@ -2,7 +2,8 @@
  * What the accept benchmarks (bench/accept-ratio.ts, bench/embedded-accept.ts, bench/http.ts) share:
  * waiting for a server, the operator-API calls (docs docs/operator-api.md) that seed companies with an API
  * key, a connected connector and an active `api` automation, the autocannon POST load (bench/http.ts),
- * the 4.3 trigger body and requests (driven by wrk, bench/lib/wrk.ts), CPU ticks and RSS of a process from /proc (Linux only), and the median.
+ * the 4.3 trigger body and requests (driven by wrk, bench/lib/wrk.ts), CPU ticks and RSS of a process and
+ * of a database's PostgreSQL backends from /proc (Linux only), the median and percentiles.
  *
  * CPU is counted in clock ticks of 10 ms (USER_HZ 100, as on every Linux this runs on); RSS in MB
  * (MiB, rounded). Nothing here keeps state between calls.
@@ -164,10 +165,54 @@ export function postgresDelta(before: Map<number, number>, after: Map<number, nu
   return sum;
 }
 
+/**
+ * CPU ticks (10 ms) used so far by the PostgreSQL backends connected to database `name` (their process
+ * title names it), each since it started; a backend that ended keeps its last sample. Samples /proc
+ * every 250 ms; `stop()` ends the sampling. The difference of two `ticks()` is the CPU between them.
+ */
+export function backendCpu(name: string): { ticks(): number; stop(): void } {
+  const last = new Map<number, number>();
+  const ours = new Map<number, boolean>();
+  const notPostgres = new Set<number>();
+  const sample = () => {
+    for (const d of fs.readdirSync('/proc')) {
+      if (!/^\d+$/.test(d)) continue;
+      const pid = Number(d);
+      if (!ours.get(pid) && !notPostgres.has(pid)) {
+        // A new backend shows the postmaster's title until it sets its own: asked again next time.
+        try {
+          if (fs.readFileSync(`/proc/${d}/comm`, 'utf8').trim() !== 'postgres') notPostgres.add(pid);
+          else ours.set(pid, fs.readFileSync(`/proc/${d}/cmdline`, 'utf8').includes(` ${name} `));
+        } catch { notPostgres.add(pid); }
+      }
+      if (ours.get(pid)) {
+        const t = cpuTicks(pid);
+        if (t > 0) last.set(pid, t);
+      }
+    }
+  };
+  sample();
+  const timer = setInterval(sample, 250);
+  return {
+    ticks() {
+      sample();
+      let sum = 0;
+      for (const t of last.values()) sum += t;
+      return sum;
+    },
+    stop: () => clearInterval(timer),
+  };
+}
+
 /** VmHWM (peak resident set since the process started) or VmRSS (now) of one process, in MB; throws if it is gone. */
 export function rssMb(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   const kb = Number(new RegExp(`${field}:\\s+(\\d+)`).exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
   return Math.round(kb / 1024);
+}
+
+/** The `p`-th percentile (0-100, nearest rank) of `sorted` (ascending); NaN for none. */
+export function percentile(sorted: readonly number[], p: number): number {
+  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] : NaN;
 }
 
 /** The median of `xs` (the mean of the middle two for an even count; NaN for none). */

@@ -187,6 +187,8 @@ export async function refusingPort(): Promise<number> {
 export interface CountingReceiver {
   /** `http://127.0.0.1:<port>`. */
   url: string;
+  /** The child's process id (for its CPU and memory in /proc). */
+  pid: number;
   /** Requests answered so far. */
   count(): Promise<number>;
   stop(): void;
@@ -200,6 +202,7 @@ export async function startCountingReceiverProcess(): Promise<CountingReceiver> 
   const port = await new Promise<number>((resolve) => child.once('message', (m: any) => resolve(m.port)));
   return {
     url: `http://127.0.0.1:${port}`,
+    pid: child.pid!,
     count: () => {
       child.send('count');
       return new Promise<number>((resolve) => child.once('message', (m: any) => resolve(m.count)));

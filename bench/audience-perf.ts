@@ -41,7 +41,8 @@ import { loadConfig } from '../src/config.ts';
 import { explainCount } from '../src/db/segment-filter.ts';
 import { checkFilter } from '../src/domain/dynamic-segments.ts';
 import { startService } from '../src/service.ts';
-import { freePort, percentile, startServeProcess } from './lib/serve.ts';
+import { percentile } from './lib/accept-load.ts';
+import { freePort, startServeProcess } from './lib/serve.ts';
 
 const ADMIN = 'bench-audience-admin-7Jr2Pw5Ns8Kd3Lq';
 const SECRETS = 'bench-audience-secrets-4Vh9Xc1Tb6Mz2Gf';

@@ -3,7 +3,7 @@
  * "A million-recipient campaign"):
  *
  *   node bench/million.ts [--db-url postgres://postgres@127.0.0.1:5432/postgres] [--contacts 1000000]
- *                         [--workers 2] [--console-gap-ms 250] [--cpu-prof DIR] [--keep]
+ *                         [--workers 2] [--segments 1] [--console-gap-ms 250] [--cpu-prof DIR] [--keep]
  *
  * Setup (not measured): a database `bench_million` next to the one in the URL (dropped and created);
  * the webhook receiver of the benchmarks in a process of its own (test/helpers/receiver.ts
@@ -11,9 +11,9 @@
  * (`cms serve --role api`, with the Node options of `npm start` and the service's defaults,
  * DB_POOL_MAX 10); through its operator API a company with the webhook channel on the receiver (a
  * `whsec_` secret), a campaign (a template with two variables and a button) and the segments; set-based
- * SQL (bench/lib/segment-seed.ts) writes `--contacts` contacts, none opted out. A send takes at most
- * MAX_SEND_CONTACTS (100,000) recipients, so the contacts are split over as many segments of equal size
- * as needed (ten for a million), one send each. Then `--workers` worker processes
+ * SQL (bench/lib/segment-seed.ts) writes `--contacts` contacts, none opted out, as members of
+ * `--segments` segments of equal size (default 1: a million is one send; a send to a segment takes up to
+ * MAX_SEGMENT_SEND_CONTACTS members), one send each. Then `--workers` worker processes
  * (`cms serve --role worker`) start.
  *
  * Service run: `POST /admin/campaigns/{id}/sends` with each segment, one after the other (the confirms),
@@ -44,13 +44,15 @@ import { admin, Harness, sleep, type Proc } from '../test/faults/helpers.ts';
 import { startCountingReceiverProcess, type CountingReceiver } from '../test/helpers/receiver.ts';
 import { backendCpu, cpuTicks, percentile, rssMb, serviceNodeOptions } from './lib/accept-load.ts';
 import { segmentSeedSql } from './lib/segment-seed.ts';
-import { MAX_SEND_CONTACTS } from '../src/domain/campaign-sends.ts';
+import { MAX_SEGMENT_SEND_CONTACTS } from '../src/domain/campaign-sends.ts';
 
 const { values: args } = parseArgs({
   options: {
     'db-url': { type: 'string', default: 'postgres://postgres@127.0.0.1:5432/postgres' },
     contacts: { type: 'string', default: '1000000' },
     workers: { type: 'string', default: '2' },
+    // Segments (and sends) the contacts are split over; 10 reproduces ten sends of 100,000.
+    segments: { type: 'string', default: '1' },
     'console-gap-ms': { type: 'string', default: '250' },
     'cpu-prof': { type: 'string' },
     keep: { type: 'boolean', default: false },
@@ -126,7 +128,7 @@ async function main(): Promise<void> {
     await admin(api.url, 'PUT', `/admin/companies/${c.company_id}/channel`, { provider: 'webhook', url: `${receiver.url}/hook`, secret });
     const campaign = await admin(api.url, 'POST', `/admin/companies/${c.company_id}/campaigns`, { name: 'Everyone', template: TEMPLATE, expire_after: null });
     const segmentIds: number[] = [];
-    for (let i = 0; i < Math.ceil(contacts / MAX_SEND_CONTACTS); i++) {
+    for (let i = 0; i < Math.max(Number(args.segments), Math.ceil(contacts / MAX_SEGMENT_SEND_CONTACTS)); i++) {
       const segRes = await fetch(`${api.url}/api/segments/create`, { method: 'POST', headers: { 'service-api-key': key.api_key, 'content-type': 'application/json' }, body: JSON.stringify({ name: `Everyone ${i + 1}` }) });
       if (!segRes.ok) throw new Error(`segment: ${segRes.status} ${await segRes.text()}`);
       segmentIds.push(((await segRes.json()) as { segment_id: number }).segment_id);

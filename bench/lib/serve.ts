@@ -1,6 +1,6 @@
 /**
  * Small pieces the service benchmarks share: the service as a process of its own (`node bin/cms.js
- * serve`, as deployed, with the Node options of `npm start`), a percentile, a free port.
+ * serve`, as deployed, with the Node options of `npm start`) and a free port.
  *
  * Units: ports are TCP ports on 127.0.0.1, times in ms. `startServeProcess` throws when /readyz does
  * not answer within 60 s (the child is killed first).
@@ -32,11 +32,6 @@ export async function startServeProcess(env: Record<string, string>, port: numbe
   }
   child.kill();
   throw new Error('the server did not start');
-}
-
-/** The `p`-th percentile (0-100, nearest rank) of ascending `sorted`; NaN when empty. */
-export function percentile(sorted: readonly number[], p: number): number {
-  return sorted.length ? sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] : NaN;
 }
 
 /** A TCP port free on 127.0.0.1 at the time of asking. */

@@ -23,6 +23,8 @@
  * catalogue with Meta (docs/whatsapp.md "Template catalogue").
  * MESSAGE_RETENTION (default `400d`, from `1d` to `36500d`): finished batches, their messages and
  * inbound messages older than this are deleted (docs/operations.md "Retention").
+ * PGLITE_VACUUM_INTERVAL (default `5s`; `0s` turns it off): how often the workers VACUUM the tables a
+ * send rewrites on the embedded database, which has no autovacuum (docs/operations.md).
  *
  * Mail (docs/console.md#email): SMTP_URL (`smtp://user:pass@host:587` or `smtps://…:465`; unset: no mail is
  * sent and the console works as without it) and MAIL_FROM (the sender, `Name <address>` or an address;
@@ -71,6 +73,8 @@ export interface Config {
   readonly driverTricks: boolean;
   /** MESSAGE_RETENTION (ms): how long finished batches, their messages and inbound messages are kept. */
   readonly messageRetentionMs: number;
+  /** PGLITE_VACUUM_INTERVAL (ms; 0 = off): the embedded database's VACUUM period (src/db/embedded-vacuum.ts). */
+  readonly pgliteVacuumIntervalMs: number;
 }
 
 /** Thrown when an environment variable has a value that cannot be used; the message names it. */
@@ -187,6 +191,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     whatsappTemplateSyncMs: duration(env, 'WHATSAPP_TEMPLATE_SYNC', '1h'),
     driverTricks: onOff(env, 'DB_DRIVER_TRICKS', true),
     messageRetentionMs: retention(env, 'MESSAGE_RETENTION', '400d'),
+    pgliteVacuumIntervalMs: duration(env, 'PGLITE_VACUUM_INTERVAL', '5s'),
     ...mail(blank(env.SMTP_URL), blank(env.MAIL_FROM)),
   });
 }

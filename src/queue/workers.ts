@@ -17,6 +17,8 @@
  *   dead delivery runs (lease ran out); see handlers/messages-release.ts.
  * - Message retention (retention.ts): its own timer (SWEEP_INTERVAL_MS) starts a round when one is due,
  *   apart from the sweep so that a long round never delays releases.
+ * - On the embedded database, a VACUUM of the tables a send rewrites every PGLITE_VACUUM_INTERVAL
+ *   (db/embedded-vacuum.ts: PGlite has no autovacuum).
  * - stop(): no new delivery attempt starts, the sweep ends, and the call waits for the jobs in hand to
  *   settle (in-flight attempts finish; claimed messages not started are handed back for a later run).
  */
@@ -42,6 +44,7 @@ import { runContactsImport } from './handlers/contacts-import.ts';
 import { controlBatch } from './handlers/batch-control.ts';
 import { JOB_NAMES, JOB_SPECS, type JobName, type JobPayloads } from './jobs.ts';
 import { MessageRetention, type RetentionRound } from './retention.ts';
+import { startEmbeddedVacuum } from '../db/embedded-vacuum.ts';
 
 export interface WorkerDeps {
   database: Database;
@@ -172,6 +175,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   }, SWEEP_INTERVAL_MS);
 
   const retention = new MessageRetention(database, clock, log, config.messageRetentionMs);
+  const vacuum = startEmbeddedVacuum(database, config.pgliteVacuumIntervalMs, log);
   const retentionTimer = setInterval(() => {
     if (drain.signal.aborted) return;
     retention.runIfDue(drain.signal).catch((err) => log.warn({ err: (err as Error).message }, 'retention round failed; tried again later'));
@@ -211,6 +215,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
       await Promise.all(JOB_NAMES.map((name) => boss.offWork(name, { wait: true }).catch(() => {})));
       while (sweeping) await new Promise((r) => setTimeout(r, 10));
       await retention.idle();
+      await vacuum.stop();
       await providers.close();
       await templatesAgent.close();
     },

@@ -85,7 +85,7 @@ export function batchView(m: BatchViewModel): SafeHtml {
   const filtered = m.status !== undefined || m.phone !== '';
   const status = sendStatus({ ...b, ...m.label }, m.now ?? Date.now());
   const sourcePath = `${BASE}/${b.kind}s/${b.source_id}`;
-  return html`<h1>${m.title ?? sourceName(b)}</h1>
+  return html`<h1 tabindex="-1" autofocus data-send-heading>${m.title ?? sourceName(b)}</h1>
 <dl class="facts">
   <dt>${b.kind === 'automation' ? 'Automation' : 'Campaign'}</dt><dd>${m.label?.source_name ? html`<a href="${sourcePath}">${m.label.source_name}</a>` : sourceName(b)}</dd>
   <dt>Status</dt><dd data-send-status="${status}">${badge(status)}</dd>

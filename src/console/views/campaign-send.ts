@@ -27,7 +27,10 @@ function hiddenFields(f: SendForm): SafeHtml {
   return html`${(Object.keys(f) as (keyof SendForm)[]).map((k) => html`<input type="hidden" name="${k}" value="${f[k]}">`)}`;
 }
 
-/** The audience and time form (without `canSend`, the read-only note instead). */
+/**
+ * The audience and time form (without `canSend`, the read-only note instead); the chosen audience's
+ * field has the focus, so a keyboard user starts where the choice is made.
+ */
 export function sendFormView(m: { csrf: string; campaign: SourceRow; segments: SegmentRow[]; form: SendForm; errors: SendErrors; timeZone: string; canSend?: boolean }): SafeHtml {
   const f = m.form;
   const action = `${BASE}/campaigns/${m.campaign.id}/send`;
@@ -43,14 +46,14 @@ ${readOnlyNote('campaigns')}
   <legend>Audience</legend>
   <label for="audience-segment"><input type="radio" id="audience-segment" name="audience" value="segment"${f.audience !== 'numbers' ? html` checked` : ''}> A segment</label>
   <label for="segment_id">Segment</label>
-  <select id="segment_id" name="segment_id"${inv(m.errors, 'segment_id')}>
+  <select id="segment_id" name="segment_id"${inv(m.errors, 'segment_id')}${f.audience !== 'numbers' ? html` autofocus` : ''}>
     <option value="">Choose a segment</option>
     ${m.segments.map((s) => html`<option value="${s.segment_id}"${String(s.segment_id) === f.segment_id ? html` selected` : ''}>${s.name} (${num(s.members)} members${s.filter == null ? '' : ' now, dynamic'})</option>`)}
   </select>
   ${err(m.errors, 'segment_id')}
   <label for="audience-numbers"><input type="radio" id="audience-numbers" name="audience" value="numbers"${f.audience === 'numbers' ? html` checked` : ''}> Phone numbers</label>
   <label for="numbers">Numbers (one per line, or separated by commas)</label>
-  <textarea id="numbers" name="numbers" rows="5"${inv(m.errors, 'numbers')}>${f.numbers}</textarea>
+  <textarea id="numbers" name="numbers" rows="5"${inv(m.errors, 'numbers')}${f.audience === 'numbers' ? html` autofocus` : ''}>${f.numbers}</textarea>
   ${err(m.errors, 'numbers')}
 </fieldset>
 <fieldset>
@@ -102,7 +105,10 @@ ${s ? html`<p class="muted">As ${s.phone} will get it${s.preview.ok ? (s.preview
 </section>`;
 }
 
-/** The review page: the plan, and a confirm form carrying the same choices and the review's one-time token. */
+/**
+ * The review page: the plan, and a confirm form carrying the same choices and the review's one-time
+ * token; its Confirm send button has the focus (Enter confirms).
+ */
 export function sendReviewView(m: { csrf: string; campaign: SourceRow; form: SendForm; plan: SendPlan; audienceLabel: string; timeZone: string; localTime: (ms: number) => string; confirmToken: string; warnings?: readonly string[]; review?: SendReview; timeChange?: TimeChange | null }): SafeHtml {
   const p = m.plan;
   const action = `${BASE}/campaigns/${m.campaign.id}/send`;
@@ -128,7 +134,7 @@ ${p.send + p.skipped_opted_out + p.skipped_frequency_cap + p.skipped_invalid ===
 <input type="hidden" name="_csrf" value="${m.csrf}">
 ${hiddenFields(m.form)}
 <input type="hidden" name="confirm_token" value="${m.confirmToken}">
-<button type="submit">Confirm send</button>
+<button type="submit" autofocus data-confirm>Confirm send</button>
 </form>`}
 <p><a href="${action}">Change</a></p>`;
 }

@@ -7,6 +7,7 @@ import type { SessionInfo } from '../domain/users.ts';
 import { isAllowed } from './permissions.ts';
 import { BASE, layout, type PageOptions } from './views/layout.ts';
 import type { SafeHtml } from './views/html.ts';
+import { inTimeZone } from './views/format.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -26,14 +27,17 @@ export function sendHtml(reply: FastifyReply, status: number, doc: SafeHtml): Fa
   return reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(doc.value);
 }
 
-/** Renders a page in the layout, with the request's user (if any) and a CSRF token for its forms. */
+/**
+ * Renders a page in the layout, with the request's user (if any) and a CSRF token for its forms; its
+ * times are shown in the company's time zone (views/format.ts `inTimeZone`), UTC without a session.
+ */
 export function sendPage(
   request: FastifyRequest, reply: FastifyReply, status: number,
   page: Omit<PageOptions, 'csrf' | 'user' | 'body'> & { body: (csrf: string) => SafeHtml },
 ): FastifyReply {
   const csrf = reply.generateCsrf();
   const s = request.consoleSession;
-  return sendHtml(reply, status, layout({ ...page, csrf, body: page.body(csrf), user: s ? { email: s.email, company_name: s.company_name, role: s.role, channel_provider: s.channel_provider } : undefined }));
+  return sendHtml(reply, status, layout({ ...page, csrf, body: inTimeZone(s?.time_zone ?? 'UTC', () => page.body(csrf)), user: s ? { email: s.email, company_name: s.company_name, role: s.role, channel_provider: s.channel_provider } : undefined }));
 }
 
 /**

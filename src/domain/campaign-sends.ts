@@ -23,7 +23,7 @@ import type { Db } from '../db/database.ts';
 import type { DeliveryHours } from '../db/schema.ts';
 import type { AnswerRecord, BatchAcceptor } from './accept-writer.ts';
 import { acceptBatch, distinctItems, newBatchId, type BatchItem } from './batches.ts';
-import { instantOf, nextSendTime } from './delivery-hours.ts';
+import { instantOf, nextSendTime, wallClockInstants } from './delivery-hours.ts';
 import { selectOptedOutNumbers } from '../db/consent.ts';
 import { countMembers, matchingPhones } from './dynamic-segments.ts';
 import { capFor, cappedRecipients } from './frequency-caps.ts';
@@ -75,6 +75,23 @@ export function localToInstant(text: string, timeZone: string): number | null {
   const check = new Date(Date.UTC(y, mo - 1, d));
   if (check.getUTCMonth() !== mo - 1) return null;
   return instantOf(y, mo, d, h * 60 + mi, timeZone);
+}
+
+/**
+ * How a local date-time `YYYY-MM-DDTHH:MM` reads in `timeZone` around a daylight-saving change:
+ * `gap` when that wall-clock time does not exist (the clocks jump over it; {@link localToInstant} then
+ * takes the end of the gap, `at`), `overlap` when it exists twice (the clocks go back over it;
+ * {@link localToInstant} takes the first, `at`, and `later` is the second); null for an ordinary or
+ * malformed time.
+ */
+export function localTimeChange(text: string, timeZone: string): { kind: 'gap' | 'overlap'; at: number; later?: number } | null {
+  const at = localToInstant(text, timeZone);
+  if (at === null) return null;
+  const [y, mo, d, h, mi] = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})$/.exec(text.trim())!.slice(1).map(Number);
+  const instants = wallClockInstants(y, mo, d, h * 60 + mi, timeZone);
+  if (instants.length === 0) return { kind: 'gap', at };
+  if (instants.length > 1) return { kind: 'overlap', at: instants[0], later: instants[1] };
+  return null;
 }
 
 /**

@@ -63,6 +63,16 @@ export function instantOf(y: number, m: number, d: number, minutes: number, time
   return t;
 }
 
+/**
+ * Every instant (ms, ascending) whose wall clock in `timeZone` reads `minutes` on the local date
+ * `y-m-d`: none inside a DST gap (spring forward), two inside an overlap (fall back), else one.
+ */
+export function wallClockInstants(y: number, m: number, d: number, minutes: number, timeZone: string): number[] {
+  const wall = Date.UTC(y, m - 1, d, 0, minutes);
+  const guesses = [wall - offsetAt(wall - 43_200_000, timeZone), wall - offsetAt(wall + 43_200_000, timeZone)];
+  return [...new Set(guesses.filter((t) => localWall(t, timeZone) === wall))].sort((a, b) => a - b);
+}
+
 function localWall(ms: number, timeZone: string): number {
   const p = localParts(ms, timeZone);
   return Date.UTC(p.year, p.month - 1, p.day, 0, p.minutes);

@@ -473,6 +473,8 @@ export interface SessionInfo {
   company_name: string;
   /** The company's channel provider (`outbox`, `webhook`, `whatsapp`): the console links WhatsApp pages by it. */
   channel_provider: string;
+  /** The company's time zone (that of its delivery hours, else UTC): the console shows times in it. */
+  time_zone: string;
 }
 
 /** Starts a session for the user; resolves to the cookie value (shown to the browser only). */
@@ -499,7 +501,7 @@ export async function findSession(db: Db, token: string | undefined, now: Date):
   const row = await db.selectFrom('console_sessions as s')
     .innerJoin('console_users as u', 'u.user_id', 's.user_id')
     .innerJoin('companies as c', 'c.company_id', 'u.company_id')
-    .select(['s.created_at', 's.last_seen_at', 'u.user_id', 'u.email', 'u.role', 'u.company_id', 'c.name as company_name', sql<string | null>`c.channel->>'provider'`.as('channel_provider')])
+    .select(['s.created_at', 's.last_seen_at', 'u.user_id', 'u.email', 'u.role', 'u.company_id', 'c.name as company_name', sql<string | null>`c.channel->>'provider'`.as('channel_provider'), sql<string | null>`c.delivery_hours->>'timezone'`.as('time_zone')])
     .where('s.session_hash', '=', tokenHash)
     .where('s.expires_at', '>', now)
     .executeTakeFirst();
@@ -509,7 +511,7 @@ export async function findSession(db: Db, token: string | undefined, now: Date):
     await db.updateTable('console_sessions').set({ last_seen_at: now, expires_at: expiresAt })
       .where('session_hash', '=', tokenHash).execute();
   }
-  return { token, user_id: row.user_id, email: row.email, role: row.role, company_id: row.company_id, company_name: row.company_name, channel_provider: row.channel_provider ?? 'outbox' };
+  return { token, user_id: row.user_id, email: row.email, role: row.role, company_id: row.company_id, company_name: row.company_name, channel_provider: row.channel_provider ?? 'outbox', time_zone: row.time_zone ?? 'UTC' };
 }
 
 /** Ends a session (sign-out). Unknown tokens are ignored. */

@@ -49,7 +49,7 @@ describe('console send page of a big batch', () => {
     assert.ok(Buffer.byteLength(first.text) < 100_000, `page of ${Buffer.byteLength(first.text)} bytes`);
     assert.equal(rowIds(first.text).length, 100);
     assert.equal(first.headers.get('refresh'), null, 'a completed batch does not reload');
-    assert.match(first.text, /1000 total: 900 sent, 100 failed, 0 skipped, 0 pending/);
+    assert.match(first.text, /1,000 total: 900 sent, 100 failed, 0 skipped, 0 pending/);
     const seen: string[] = [];
     let page = first;
     for (let i = 0; i < 20; i++) {
@@ -81,7 +81,7 @@ describe('console send page of a big batch', () => {
     assert.match(short.text, /at least 4 of its digits/);
     const one = await c.get(`/console/sends/${batchId}?phone=${encodeURIComponent(phoneOf(123))}`);
     assert.deepEqual(rowIds(one.text), [ids[123]]);
-    assert.match(one.text, /1 of 1000 messages match/);
+    assert.match(one.text, /1 of 1,000 messages match/);
   });
 
   test('a processing batch shows its rate and time left and reloads itself until told to stop', async () => {

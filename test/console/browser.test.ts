@@ -116,7 +116,7 @@ describe('console in a browser', () => {
         const text = (await lastUsed(page, keyId).innerText()).trim();
         return text !== 'Never' && text;
       }, 20_000, 500);
-      assert.match(used, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} UTC$/);
+      assert.match(used, /^\d{1,2} [A-Z][a-z]{2} \d{4}, \d{2}:\d{2}:\d{2} UTC$/);
 
       // Revoke, with confirmation.
       await row.getByRole('link', { name: /Revoke/ }).click();
@@ -162,14 +162,14 @@ describe('console in a browser', () => {
       await assertHeading(page, 'Sends');
       const row = page.locator(`tr[data-batch-id="${batchId}"]`);
       const rowText = await row.innerText();
-      assert.match(rowText, /Automation #\d+/);
+      assert.match(rowText, /Shipped/, 'the send is named by its automation');
       assert.match(rowText, /completed/);
       assert.equal((await row.locator('td[data-label="Sent"]').innerText()).trim(), '1');
       assert.equal((await row.locator('td[data-label="Skipped"]').innerText()).trim(), '1');
 
-      await row.getByRole('link').click();
+      await row.getByRole('link', { name: 'Shipped' }).click();
       await page.waitForURL(new RegExp(`/console/sends/${batchId}$`));
-      await assertHeading(page, `Batch ${batchId}`);
+      await assertHeading(page, /^Shipped — send of \d{1,2} [A-Z][a-z]{2} \d{4}, \d\d:\d\d$/);
       const messages = page.getByRole('region', { name: 'Messages' }).locator('tbody tr');
       assert.equal(await messages.count(), 2);
       assert.match(await messages.nth(0).innerText(), /\+4915112345678[\s\S]*sent/);
@@ -267,7 +267,7 @@ describe('console in a browser', () => {
   const mainNav = (page: Page, name: string) => page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name });
 
   /** Asserts the page's main heading. */
-  async function assertHeading(page: Page, text: string, level = 1): Promise<void> {
+  async function assertHeading(page: Page, text: string | RegExp, level = 1): Promise<void> {
     await page.getByRole('heading', { level, name: text }).first().waitFor();
   }
 

@@ -79,7 +79,8 @@ test('pasted numbers scheduled in the company time zone: held, then cancelled; a
   const review = await cl.submit(page, page, form);
   assert.equal(review.status, 200);
   assert.deepEqual(['send', 'skipped_opted_out', 'skipped_invalid', 'held_for_delivery_hours'].map((k) => count(review.text, k)), [2, 0, 1, 0]);
-  assert.match(review.text, /at 2026-06-01 14:30 \(Europe\/Berlin\)/);
+  assert.match(review.text, /at 1 Jun 2026, 14:30 Europe\/Berlin/);
+  assert.doesNotMatch(review.text, /data-time-change/, 'an ordinary time needs no daylight-saving note');
   const confirm = await confirmFrom(cl, review, `${page}/confirm`, form);
   assert.equal(confirm.status, 303);
   const batchId = /^\/console\/sends\/([0-9a-f-]{36})$/.exec(confirm.location!)![1];
@@ -92,7 +93,17 @@ test('pasted numbers scheduled in the company time zone: held, then cancelled; a
   await s.service.workers?.sweepNow();
   assert.equal((await s.admin('GET', `/admin/batches/${batchId}`)).counts.pending, 2, 'held until its time');
 
-  assert.ok((await cl.get(`/console/sends/${batchId}`)).text.includes(`href="/console/sends/${batchId}/cancel"`), 'the send page links to cancel');
+  const waiting = await cl.get(`/console/sends/${batchId}`);
+  assert.ok(waiting.text.includes(`href="/console/sends/${batchId}/cancel"`), 'the send page links to cancel');
+  // Named by its campaign and time, "scheduled" (not "processing"), times in the company's zone, named.
+  assert.match(waiting.text, /<h1>Later — send scheduled for 1 Jun 2026, 14:30<\/h1>/);
+  assert.match(waiting.text, /data-send-status="scheduled"><span class="badge badge-scheduled" title="[^"]+">scheduled</);
+  assert.match(waiting.text, /data-scheduled-for><time datetime="2026-06-01T12:30:00.000Z"><span>1 Jun 2026, 14:30:00<\/span> <span class="zone">Europe\/Berlin<\/span>/);
+  assert.doesNotMatch(waiting.text, /processing|UTC</);
+  const list = await cl.get('/console/sends');
+  const row = list.text.slice(list.text.indexOf(`data-batch-id="${batchId}"`)).split('</tr>')[0];
+  assert.match(row, /data-send-link>Later<\/a>/, 'the list names the campaign');
+  assert.match(row, /badge-scheduled/);
   const cancelPage = await cl.get(`/console/sends/${batchId}/cancel`);
   assert.equal(cancelPage.status, 200);
   assert.match(cancelPage.text, /2 messages not yet handed to a provider/);
@@ -105,7 +116,32 @@ test('pasted numbers scheduled in the company time zone: held, then cancelled; a
   assert.equal(bt.status, 'completed');
   assert.deepEqual(bt.counts, { total: 3, sent: 0, delivered: 0, read: 0, failed: 0, skipped: 3, pending: 0 });
   assert.deepEqual((await s.admin('GET', `/admin/batches/${batchId}/messages`)).messages.map((m: any) => m.reason), ['cancelled', 'cancelled', 'invalid_phone']);
+  // A cancelled send reads "cancelled", not "completed", on its page and in the list.
+  assert.match((await cl.get(`/console/sends/${batchId}`)).text, /data-send-status="cancelled"><span class="badge badge-cancelled"/);
+  const after = (await cl.get('/console/sends')).text;
+  assert.match(after.slice(after.indexOf(`data-batch-id="${batchId}"`)).split('</tr>')[0], /badge-cancelled/);
   clock.set(Date.parse('2026-06-01T10:00:00Z'));
+});
+
+test('a scheduled time on a daylight-saving change is explained on the review, not shifted silently', async () => {
+  const companyId = await newCompany(s, { delivery_hours: { start: '00:00', end: '00:00', timezone: 'Europe/Berlin' } });
+  const camp = await s.admin('POST', `/admin/companies/${companyId}/campaigns`, { name: 'Clocks', template: { body: 'Hi' } }, 201);
+  const cl = await signedInClient(s, companyId);
+  const page = `/console/campaigns/${camp.campaign_id}/send`;
+  const review = (send_at: string) => cl.submit(page, page, { audience: 'numbers', segment_id: '', numbers: phone(), when: 'later', send_at });
+
+  // 28 Mar 2027: Berlin's clocks go from 02:00 to 03:00; 02:30 does not exist.
+  const gap = await review('2027-03-28T02:30');
+  assert.equal(gap.status, 200);
+  assert.match(gap.text, /data-time-change="gap"/);
+  assert.match(gap.text, /02:30 on 28 Mar 2027 does not exist in Europe\/Berlin[^<]*The send will go at 28 Mar 2027, 03:00 \(UTC\+02:00\)/);
+  assert.match(gap.text, /at 28 Mar 2027, 03:00 Europe\/Berlin/, 'the review states the time it will use');
+
+  // 31 Oct 2027: the clocks go back from 03:00 to 02:00; 02:30 happens twice.
+  const overlap = await review('2027-10-31T02:30');
+  assert.equal(overlap.status, 200);
+  assert.match(overlap.text, /data-time-change="overlap"/);
+  assert.match(overlap.text, /02:30 on 31 Oct 2027 happens twice in Europe\/Berlin[^<]*the first 02:30 \(UTC\+02:00\), not at the second \(UTC\+01:00\)/);
 });
 
 test("another company's campaign, segment and batch answer 404; an unknown segment is refused beside its field", async () => {

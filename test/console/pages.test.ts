@@ -84,8 +84,8 @@ describe('console pages', () => {
     const c = await signedInClient(s, companyId);
     const page = await c.get('/console/settings/integrations/credentials');
     assert.equal(page.status, 200);
-    assert.match(page.text, /badge-inactive">inactive</);
-    assert.match(page.text, /badge-connected">connected<\/span> <span>pushy</);
+    assert.match(page.text, /badge-inactive" title="[^"]+">inactive</);
+    assert.match(page.text, /badge-connected" title="[^"]+">connected<span class="visually-hidden">[^<]*<\/span><\/span> <span>pushy</);
     assert.match(page.text, /Webhook \(signed HTTP delivery\)/);
     assert.doesNotMatch(page.text, /TOPSECRET|127\.0\.0\.1:9/);
   });

@@ -19,6 +19,8 @@ import type { AppDeps } from '../../http/deps.ts';
 import { can, sendPage, sessionOf } from '../context.ts';
 import { BASE } from '../views/layout.ts';
 import { batchView } from '../views/batch.ts';
+import { sendLabel } from '../queries/sends.ts';
+import { sendTitle } from '../views/sends.ts';
 
 /** Seconds between reloads of a processing batch's page. */
 export const REFRESH_SECONDS = 10;
@@ -29,9 +31,13 @@ type Query = { phone?: string; status?: string; after?: string; refresh?: string
 export function registerBatchPage(scope: FastifyInstance, deps: AppDeps): void {
   const db = deps.database.db;
   scope.get<{ Params: { batchId: string }; Querystring: Query }>('/sends/:batchId', async (request, reply) => {
-    const companyId = sessionOf(request).company_id;
+    const session = sessionOf(request);
+    const companyId = session.company_id;
     const q = request.query;
     const batch = await getBatch(db, request.params.batchId, companyId);
+    const label = await sendLabel(db, companyId, batch.batch_id);
+    const now = deps.clock.now();
+    const title = sendTitle({ ...batch, ...label }, session.time_zone, now);
     const phone = typeof q.phone === 'string' ? q.phone.trim().slice(0, 64) : '';
     const status = MESSAGE_STATUSES.find((st) => st === q.status) as MessageStatus | undefined;
     let after: string | undefined;
@@ -54,9 +60,9 @@ export function registerBatchPage(scope: FastifyInstance, deps: AppDeps): void {
     const refreshing = processing && q.refresh !== '0';
     if (refreshing) reply.header('refresh', String(REFRESH_SECONDS));
     return sendPage(request, reply, 200, {
-      title: `Batch ${batch.batch_id}`, section: 'sends', crumbs: [['Sends', `${BASE}/sends`], [`Batch ${batch.batch_id.slice(0, 8)}`]],
+      title, section: 'sends', crumbs: [['Sends', `${BASE}/sends`], [title]],
       body: (csrf) => batchView({
-        batch, messages: page.messages, next: page.next, paged: after !== undefined, phone, phoneError, status, matches, progress,
+        batch, title, label, now, messages: page.messages, next: page.next, paged: after !== undefined, phone, phoneError, status, matches, progress,
         refreshing: refreshing ? REFRESH_SECONDS : 0, canCancel: can(request, 'POST', `${BASE}/sends/:batchId/cancel`),
         canPause: can(request, 'POST', `${BASE}/sends/:batchId/pause`), csrf,
       }),

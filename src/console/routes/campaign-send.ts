@@ -24,26 +24,25 @@ import { recordAudit } from '../../domain/audit.ts';
 import { getBatch, newBatchId } from '../../domain/batches.ts';
 import { cancelBatch, pauseBatch, resumeBatch } from '../../domain/batch-control.ts';
 import {
-  audiencePhones, companyTimeZone, localToInstant, MAX_SEND_CONTACTS, planSegmentSend, planSend, reviewSend, sendCompany, startListSend, startSegmentSend, type Audience,
+  audiencePhones, companyTimeZone, localTimeChange, localToInstant, MAX_SEND_CONTACTS, planSegmentSend, planSend, reviewSend, sendCompany, startListSend, startSegmentSend, type Audience,
 } from '../../domain/campaign-sends.ts';
 import { claimKey, releaseKey } from '../../domain/idempotency.ts';
 import { checkConfirmToken, issueConfirmToken, type ConfirmBinding } from '../../domain/send-confirmations.ts';
 import { sendErrorPage } from '../errors.ts';
-import { localParts } from '../../domain/delivery-hours.ts';
+import { localDateTime } from '../views/format.ts';
 import { assertSendable, findSource, type SourceRow } from '../../domain/automations.ts';
 import { templateWarnings } from '../../domain/source-tools.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { can, field, parseId, sendPage, sessionOf } from '../context.ts';
 import { listCompanySegments } from '../queries/segments.ts';
+import { sendLabel } from '../queries/sends.ts';
+import { sendStatus, sendTitle } from '../views/sends.ts';
 import { BASE } from '../views/layout.ts';
 import { cancelView, sendFormView, sendReviewView, type SendErrors, type SendForm } from '../views/campaign-send.ts';
 
-const pad = (n: number) => String(n).padStart(2, '0');
-
-/** `YYYY-MM-DD HH:MM` of instant `ms` in `timeZone`. */
+/** `27 Nov 2026, 14:05` of instant `ms` in `timeZone` (the zone named by the caller). */
 function localTime(ms: number, timeZone: string): string {
-  const p = localParts(ms, timeZone);
-  return `${p.year}-${pad(p.month)}-${pad(p.day)} ${pad(Math.floor(p.minutes / 60))}:${pad(p.minutes % 60)}`;
+  return localDateTime(ms, timeZone);
 }
 
 function sendForm(body: unknown): SendForm {
@@ -86,19 +85,20 @@ export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps)
     if (f.when === 'later') {
       sendAt = localToInstant(f.send_at, tz);
       if (sendAt === null) errors.send_at = `Enter a date and time (${tz}).`;
-      else if (sendAt <= now) errors.send_at = `That time has passed: choose a time after ${localTime(now, tz)} (${tz}).`;
+      else if (sendAt <= now) errors.send_at = `That time has passed: choose a time after ${localTime(now, tz)} ${tz}.`;
     }
     if (!audience || Object.keys(errors).length) return { errors };
+    const timeChange = f.when === 'later' ? localTimeChange(f.send_at, tz) : null;
     if ('segment_id' in audience) {
       // Counted in SQL; the members are resolved by the batch-process job (a segment of 100,000 stays quick).
       const plan = await planSegmentSend(db, company, audience.segment_id, sendAt ?? now, now, campaign.id);
       if (plan.total === 0) return { errors: { segment_id: 'This segment has no members.' } };
-      return { errors, items: undefined, plan, sendAt, label, tz, audience };
+      return { errors, items: undefined, plan, sendAt, label, tz, audience, timeChange };
     }
     const phones = await audiencePhones(db, company.company_id, audience);
     const { items, plan, recipients } = await planSend(db, company, phones, sendAt ?? now, { campaignId: campaign.id, now });
     if (items.length === 0) return { errors: { numbers: 'Paste at least one phone number.' } };
-    return { errors, items, plan, sendAt, label, tz, audience, recipients };
+    return { errors, items, plan, sendAt, label, tz, audience, recipients, timeChange };
   }
 
   /** What a review's confirm token is bound to: the company, the user, the campaign and the choices. */
@@ -135,7 +135,7 @@ export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps)
     return sendPage(request, reply, 200, {
       title: `Review: send ${campaign.name}`, section: 'campaigns', crumbs: [['Campaigns', `${BASE}/campaigns`], [campaign.name, `${BASE}/campaigns/${campaign.id}`], ['Review']],
       body: (csrf) => sendReviewView({
-        csrf, campaign, form, plan: c.plan, audienceLabel: c.label, timeZone: c.tz, localTime: (ms) => localTime(ms, c.tz), review,
+        csrf, campaign, form, plan: c.plan, audienceLabel: c.label, timeZone: c.tz, localTime: (ms) => localTime(ms, c.tz), review, timeChange: c.timeChange,
         confirmToken: issueConfirmToken(deps.sealSecret, bindingOf(request, campaign, form), deps.clock.now()), warnings,
       }),
     });
@@ -188,10 +188,14 @@ export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps)
   });
 
   scope.get<{ Params: { batchId: string } }>('/sends/:batchId/cancel', async (request, reply) => {
-    const batch = await getBatch(db, request.params.batchId, sessionOf(request).company_id);
+    const session = sessionOf(request);
+    const batch = await getBatch(db, request.params.batchId, session.company_id);
+    const label = await sendLabel(db, session.company_id, batch.batch_id);
+    const now = deps.clock.now();
+    const title = sendTitle({ ...batch, ...label }, session.time_zone, now);
     return sendPage(request, reply, 200, {
-      title: 'Cancel send', section: 'sends', crumbs: [['Sends', `${BASE}/sends`], ['Cancel']],
-      body: (csrf) => cancelView({ csrf, batchId: batch.batch_id, pending: batch.counts.pending, status: batch.status, canCancel: can(request, 'POST', `${BASE}/sends/:batchId/cancel`) }),
+      title: `Cancel ${title}`, section: 'sends', crumbs: [['Sends', `${BASE}/sends`], [title, `${BASE}/sends/${batch.batch_id}`], ['Cancel']],
+      body: (csrf) => cancelView({ csrf, batchId: batch.batch_id, title, pending: batch.counts.pending, status: sendStatus({ ...batch, ...label }, now), canCancel: can(request, 'POST', `${BASE}/sends/:batchId/cancel`) }),
     });
   });
 

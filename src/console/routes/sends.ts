@@ -33,7 +33,7 @@ export function registerSendsPage(scope: FastifyInstance, deps: AppDeps): void {
     const { batches, more } = await listRecentBatches(db, companyId, page);
     return sendPage(request, reply, 200, {
       title: 'Sends', section: 'sends', crumbs: [['Sends']],
-      body: () => sendsView({ phone: '', batches, page, more }),
+      body: () => sendsView({ phone: '', batches, page, more, now: deps.clock.now() }),
     });
   });
 }

@@ -15,7 +15,7 @@ import type { PreviewResult } from '../../domain/source-tools.ts';
 import { RESULTS_DAYS, type SourceResults } from '../../domain/source-results.ts';
 import type { Template } from '../../domain/templates.ts';
 import type { StoredTemplate } from '../../domain/whatsapp-templates.ts';
-import { badge, time } from './format.ts';
+import { badge, num, percent, time } from './format.ts';
 import { BASE } from './layout.ts';
 import { html, type SafeHtml } from './html.ts';
 import { dataTable } from './table.ts';
@@ -62,8 +62,8 @@ export function formOf(s: { name: string; type?: string; template: Template }): 
 /** An empty editor. */
 export const EMPTY_FORM: SourceForm = formOf({ name: '', template: { header: { type: 'none' }, body: '', buttons: [] } });
 
-const count = new Intl.NumberFormat('en');
-const share = new Intl.NumberFormat('en', { style: 'percent', maximumFractionDigits: 1 });
+const count = { format: num };
+const share = { format: percent };
 
 /** What each status of a list means (the badge's title). */
 export const SOURCE_STATUS_MEANING: Record<string, string> = {
@@ -80,7 +80,7 @@ export const SOURCE_STATUS_MEANING: Record<string, string> = {
 
 /** A source's status as a badge with its meaning on hover (and for screen readers, in its title). */
 export function sourceBadge(status: string): SafeHtml {
-  return html`<span title="${SOURCE_STATUS_MEANING[status] ?? ''}" data-status="${status}">${badge(status)}</span>`;
+  return html`<span data-status="${status}">${badge(status, SOURCE_STATUS_MEANING[status])}</span>`;
 }
 
 /**
@@ -125,7 +125,7 @@ export function sourcesView(kind: SourceKind, rows: SourceRow[], canEdit = true,
       }),
     });
   const intro = kind === 'automation'
-    ? 'Automations are messages your integration triggers through the API (operation 4.3). Only active automations can be triggered.'
+    ? 'Automations are messages your own systems send through the API when something happens, such as an order confirmation. Only active automations can be sent.'
     : 'Campaigns are messages you send to a segment or a list of numbers, now or at a scheduled time. Opted-out contacts are skipped; delivery hours hold messages until they open.';
   return html`<h1>${o.archived ? `Archived ${kind}s` : kindTitle(kind)}</h1>
 <p>${o.archived ? `Archived ${kind}s cannot be ${kind === 'automation' ? 'triggered' : 'sent'}. Restore one to use it again.` : intro}</p>
@@ -143,9 +143,11 @@ function inv(errors: FieldErrors, name: keyof FieldErrors): SafeHtml | '' {
   return errors[name] ? html` aria-invalid="true" aria-describedby="${name}-error"` : '';
 }
 
-function input(f: SourceForm, errors: FieldErrors, name: keyof SourceForm, label: string, attrs: SafeHtml | string = ''): SafeHtml {
+function input(f: SourceForm, errors: FieldErrors, name: keyof SourceForm, label: string, attrs: SafeHtml | string = '', help = ''): SafeHtml {
+  const describedBy = [help ? `${name}-help` : '', errors[name] ? `${name}-error` : ''].filter(Boolean).join(' ');
   return html`<label for="${name}">${label}</label>
-<input id="${name}" name="${name}" type="text" value="${f[name]}"${attrs ? html` ${attrs}` : ''}${inv(errors, name)}>
+<input id="${name}" name="${name}" type="text" value="${f[name]}"${attrs ? html` ${attrs}` : ''}${errors[name] ? html` aria-invalid="true"` : ''}${describedBy ? html` aria-describedby="${describedBy}"` : ''}>
+${help ? html`<small id="${name}-help">${help}</small>` : ''}
 ${err(errors, name)}`;
 }
 
@@ -260,7 +262,7 @@ export function warningsView(warnings: readonly string[], intro = 'Check this be
 /** The template's fields of the editor (name, type, header, body, buttons, WhatsApp mapping). */
 function editorFields(kind: SourceKind, f: SourceForm, errors: FieldErrors, catalogue?: StoredTemplate[]): SafeHtml {
   return html`${input(f, errors, 'name', 'Name', html`required maxlength="255"`)}
-${kind === 'automation' ? input(f, errors, 'type', 'Type (api: triggered through operation 4.3)', html`required maxlength="32"`) : ''}
+${kind === 'automation' ? input(f, errors, 'type', 'Type', html`required maxlength="32"`, 'Use api to let your own systems send it through the API (for example an order confirmation). Any other word keeps it from being sent that way.') : ''}
 <fieldset>
   <legend>Header</legend>
   <label for="header_type">Header type</label>
@@ -327,7 +329,7 @@ function whatsappPicker(f: SourceForm, errors: FieldErrors, catalogue: StoredTem
   return html`<fieldset data-wa-picker>
   <legend>WhatsApp template</legend>
   <p class="muted">Your channel is WhatsApp: every message uses one of your approved templates. The body, header and buttons above fill its parameters.</p>
-  ${approved.length === 0 ? html`<p data-no-approved-templates>Your WhatsApp catalogue has no approved templates${catalogue.length ? ` (${catalogue.length} not usable: pending, rejected or paused)` : ''}. <a href="${TEMPLATES_PATH}">Open the Templates page</a> to sync with Meta or submit one.</p>` : ''}
+  ${approved.length === 0 ? html`<p data-no-approved-templates>Your WhatsApp catalogue has no approved templates${catalogue.length ? ` (${num(catalogue.length)} not usable: pending, rejected or paused)` : ''}. <a href="${TEMPLATES_PATH}">Open the Templates page</a> to sync with Meta or submit one.</p>` : ''}
   <label for="wa_template">Approved template (name and language)</label>
   <select id="wa_template" name="wa_template" data-wa-template aria-describedby="${describedBy}"${problem ? html` aria-invalid="true"` : ''}>
     <option value="" data-help="Choose a template to see its parameters.">Choose a template</option>

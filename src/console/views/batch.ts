@@ -7,14 +7,21 @@
 import type { MessageStatus } from '../../db/schema.ts';
 import type { BatchView, MessageView } from '../../domain/batches.ts';
 import type { Progress } from '../../domain/batch-messages.ts';
-import { badge, time } from './format.ts';
+import type { SendLabel } from '../queries/sends.ts';
+import { badge, num, time } from './format.ts';
 import { BASE } from './layout.ts';
 import { html, type SafeHtml } from './html.ts';
-import { kindLabel, nextAttempt, reasonOf } from './sends.ts';
+import { nextAttempt, reasonOf, sendStatus, sourceName } from './sends.ts';
 import { dataTable } from './table.ts';
 
 export interface BatchViewModel {
   batch: BatchView;
+  /** The page's heading (routes/batch.ts: the source's name and the send's time). */
+  title?: string;
+  /** The source's name, the scheduled time, whether cancelled (queries/sends.ts). */
+  label?: SendLabel;
+  /** The clock (ms): a send whose time is later shows "scheduled". */
+  now?: number;
   /** One page of messages (batch order), and the cursor of the next page (null: the last). */
   messages: MessageView[]; next: string | null;
   /** Whether this is a page after the first. */
@@ -76,26 +83,30 @@ export function batchView(m: BatchViewModel): SafeHtml {
   };
   const counts = byStatus(c);
   const filtered = m.status !== undefined || m.phone !== '';
-  return html`<h1>Batch <code class="batch-id">${b.batch_id}</code></h1>
+  const status = sendStatus({ ...b, ...m.label }, m.now ?? Date.now());
+  const sourcePath = `${BASE}/${b.kind}s/${b.source_id}`;
+  return html`<h1 tabindex="-1" autofocus data-send-heading>${m.title ?? sourceName(b)}</h1>
 <dl class="facts">
-  <dt>Source</dt><dd>${kindLabel(b.kind, b.source_id)}</dd>
-  <dt>Status</dt><dd>${badge(b.status)}</dd>
+  <dt>${b.kind === 'automation' ? 'Automation' : 'Campaign'}</dt><dd>${m.label?.source_name ? html`<a href="${sourcePath}">${m.label.source_name}</a>` : sourceName(b)}</dd>
+  <dt>Status</dt><dd data-send-status="${status}">${badge(status)}</dd>
   <dt>Accepted</dt><dd>${time(b.created_at)}</dd>
-  <dt>Completed</dt><dd>${time(b.completed_at)}</dd>
-  <dt>Contacts</dt><dd>${c.total} total: ${c.sent} sent, ${c.failed} failed, ${c.skipped} skipped, ${c.pending} pending</dd>
-  <dt>Funnel</dt><dd class="funnel">${c.sent} sent → ${c.delivered} delivered → ${c.read} read</dd>
-  ${b.ignored_contacts ? html`<dt>Ignored</dt><dd>${b.ignored_contacts} contacts beyond the first 50 of the request</dd>` : ''}
-  ${m.progress ? html`<dt>Rate</dt><dd data-rate>${m.progress.per_minute.toFixed(m.progress.per_minute < 10 ? 1 : 0)} messages per minute (last 5 minutes)</dd>
+  ${m.label?.send_at ? html`<dt>Scheduled for</dt><dd data-scheduled-for>${time(m.label.send_at)}</dd>` : ''}
+  <dt>${status === 'cancelled' ? 'Ended' : 'Completed'}</dt><dd>${time(b.completed_at, status === 'cancelled' ? 'being cancelled' : '—')}</dd>
+  <dt>Contacts</dt><dd>${num(c.total)} total: ${num(c.sent)} sent, ${num(c.failed)} failed, ${num(c.skipped)} skipped, ${num(c.pending)} pending</dd>
+  <dt>Funnel</dt><dd class="funnel">${num(c.sent)} sent → ${num(c.delivered)} delivered → ${num(c.read)} read</dd>
+  ${b.ignored_contacts ? html`<dt>Ignored</dt><dd>${num(b.ignored_contacts)} contacts beyond the first 50 of the request</dd>` : ''}
+  ${m.progress ? html`<dt>Rate</dt><dd data-rate>${m.progress.per_minute < 10 ? m.progress.per_minute.toFixed(1) : num(Math.round(m.progress.per_minute))} messages per minute (last 5 minutes)</dd>
   <dt>Time left</dt><dd data-eta>${c.pending === 0 ? 'none' : m.progress.remaining_ms === null ? 'unknown (nothing delivered in the last 5 minutes)' : durationText(m.progress.remaining_ms)}</dd>` : ''}
+  <dt>Send id</dt><dd><code class="batch-id">${b.batch_id}</code></dd>
 </dl>
-${m.refreshing ? html`<p class="refresh-note">This page reloads every ${m.refreshing} seconds while the batch is being delivered. <a href="${query({ refresh: '0' })}">Stop refreshing</a></p>` : ''}
+${m.refreshing ? html`<p class="refresh-note">This page reloads every ${m.refreshing} seconds while the send is being delivered. <a href="${query({ refresh: '0' })}">Stop refreshing</a></p>` : ''}
 ${controlForm(m, self)}
 ${b.status === 'completed' || b.cancelled ? '' : m.canCancel ? html`<p><a href="${self}/cancel" data-cancel>Cancel what has not been sent yet</a></p>` : ''}
 ${b.cancelled && b.status !== 'completed' ? html`<p role="status" data-cancelling>Cancelled: the messages not handed to a provider are being marked skipped.</p>` : ''}
 <h2>Messages</h2>
 <nav aria-label="Messages by status" class="status-filter"><ul>
-  <li><a href="${m.phone ? `${self}?phone=${encodeURIComponent(m.phone)}` : self}"${m.status === undefined ? html` aria-current="page"` : ''}>All (${c.total})</a></li>
-  ${counts.map(([st, n]) => html`<li><a href="${query({ status: st })}" data-status-count="${st}"${m.status === st ? html` aria-current="page"` : ''}>${st} (${n})</a></li>`)}
+  <li><a href="${m.phone ? `${self}?phone=${encodeURIComponent(m.phone)}` : self}"${m.status === undefined ? html` aria-current="page"` : ''}>All (${num(c.total)})</a></li>
+  ${counts.map(([st, n]) => html`<li><a href="${query({ status: st })}" data-status-count="${st}"${m.status === st ? html` aria-current="page"` : ''}>${st} (${num(n)})</a></li>`)}
 </ul></nav>
 <search><form method="get" action="${self}" class="search">
   ${m.status ? html`<input type="hidden" name="status" value="${m.status}">` : ''}
@@ -107,8 +118,8 @@ ${b.cancelled && b.status !== 'completed' ? html`<p role="status" data-cancellin
   <small id="phone-hint">A full number, or at least 4 of its digits.</small>
 </form></search>
 ${m.phoneError ? html`<p class="error" role="alert">${m.phoneError}</p>` : ''}
-${m.phone && m.matches !== undefined ? html`<p role="status">${m.matches} of ${c.total} messages match “${m.phone}”. <a href="${self}">Show all</a></p>` : ''}
-${m.messages.length === 0 ? html`<p>${!filtered && (c.total === 0 || b.status === 'accepted') ? 'No messages yet: the batch is still being prepared.' : 'No message matches.'}</p>` : dataTable({
+${m.phone && m.matches !== undefined ? html`<p role="status">${num(m.matches)} of ${num(c.total)} messages match “${m.phone}”. <a href="${self}">Show all</a></p>` : ''}
+${m.messages.length === 0 ? html`<p>${!filtered && (c.total === 0 || b.status === 'accepted') ? 'No messages yet: the send is still being prepared.' : 'No message matches.'}</p>` : dataTable({
     label: 'Messages',
     columns: [{ head: 'Phone' }, { head: 'Status' }, { head: 'Reason' }, { head: 'Attempts', num: true }, { head: 'Sent' },
       { head: 'Delivered' }, { head: 'Read' }, { head: 'Next attempt' }],

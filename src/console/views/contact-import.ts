@@ -6,12 +6,12 @@
  */
 import type { ContactImport } from '../../domain/contact-imports.ts';
 import { MAX_IMPORT_BYTES } from '../../domain/contact-imports.ts';
-import { badge, readOnlyNote, time } from './format.ts';
+import { badge, num, readOnlyNote, time } from './format.ts';
 import { html, type SafeHtml } from './html.ts';
 import { BASE } from './layout.ts';
 import { dataTable } from './table.ts';
 
-const n = (x: number) => x.toLocaleString('en');
+const n = num;
 const DELIMITER_NAMES: Record<string, string> = { ',': 'comma', ';': 'semicolon', '\t': 'tab', '|': 'vertical bar' };
 
 /** The upload page: the form and the recent imports. */

@@ -11,7 +11,7 @@
 import type { ConsentEntry } from '../../domain/consent.ts';
 import type { ContactView } from '../../domain/contacts.ts';
 import { VARIABLE_VALUE_MAX } from '../../domain/contacts.ts';
-import { badge, readOnlyNote, time } from './format.ts';
+import { badge, num, readOnlyNote, time } from './format.ts';
 import { html, type SafeHtml } from './html.ts';
 import { BASE } from './layout.ts';
 import { kindLabel, reasonOf } from './sends.ts';
@@ -212,8 +212,8 @@ export function contactEraseView(m: { contact: ContactView; csrf: string; error?
 <h2 id="erase-h">What happens</h2>
 <ul>
   <li>The number, first and last name and ${Object.keys(c.variables ?? {}).length} variables of this contact are removed for good.</li>
-  <li>The ${c.messages.length} messages sent to it lose the number and their text; their statuses stay, so send counts do not change.</li>
-  <li>Its ${c.inbound.length} replies lose their text; it leaves its ${c.segments.length} segments.</li>
+  <li>The ${num(c.messages.length)} messages sent to it lose the number and their text; their statuses stay, so send counts do not change.</li>
+  <li>Its ${num(c.inbound.length)} replies lose their text; it leaves its ${num(c.segments.length)} segments.</li>
   <li>This cannot be undone. If the number is sent to again later, a new contact is created.</li>
   <li>Its consent history is kept without personal data (under a one-way digest of the number): ${c.opted_out ? html`<strong>the number stays opted out of campaigns</strong> if it comes back, until it opts in again` : 'a new contact for the number starts in the state it has now'}.</li>
 </ul>

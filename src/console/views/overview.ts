@@ -12,7 +12,7 @@ import { scaleBand, scaleLinear } from 'd3-scale';
 import { stack } from 'd3-shape';
 import type { MessageStatus } from '../../db/schema.ts';
 import { STATUSES, type DayCounts, type Overview } from '../queries/overview.ts';
-import { badge } from './format.ts';
+import { badge, num, percent as percentText } from './format.ts';
 import { BASE } from './layout.ts';
 import { html, type SafeHtml } from './html.ts';
 import { dataTable } from './table.ts';
@@ -31,8 +31,8 @@ const W = 640;
 const H = 280;
 const M = { top: 12, right: 22, bottom: 34, left: 66 };
 
-const number = new Intl.NumberFormat('en');
-const percent = new Intl.NumberFormat('en', { style: 'percent', maximumFractionDigits: 1 });
+const number = { format: num };
+const percent = { format: percentText };
 
 /** `2026-11-03` → `Nov 3`. */
 function shortDate(day: string): string {

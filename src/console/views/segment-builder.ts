@@ -14,7 +14,7 @@ import type { MatchingContact } from '../../db/segment-filter.ts';
 import { MAX_SEGMENTS_PER_COMPANY, SEGMENT_NAME_MAX } from '../../domain/segments.ts';
 import { OPS, type Op } from '../../domain/segment-filter.ts';
 import { emptyRow, KINDS, kindOf, MAX_ROWS, OP_LABEL, type BuilderForm, type BuilderRow, type FilterWords, type RowError, type RowPart } from '../segment-builder.ts';
-import { readOnlyNote } from './format.ts';
+import { num, readOnlyNote } from './format.ts';
 import { html, type SafeHtml } from './html.ts';
 import { BASE } from './layout.ts';
 import { dataTable } from './table.ts';
@@ -42,7 +42,7 @@ export interface BuilderViewModel {
   canEdit: boolean;
 }
 
-const n = (x: number) => x.toLocaleString('en');
+const n = num;
 
 /** The ids of a row's inputs: `<part>_<index>`. */
 const idOf = (part: string, i: number | string) => `${part}_${i}`;
@@ -102,7 +102,7 @@ function previewSentence(p: PreviewState): string {
   if (p === undefined) return 'Complete a condition to see how many contacts match.';
   if ('problem' in p) return `Not counted: ${p.problem}`;
   if (p.count === 0) return 'No contact matches now.';
-  return `${n(p.count)} contact${p.count === 1 ? ' matches' : 's match'} now.${p.count > p.sample.length ? ` The first ${p.sample.length} are listed below.` : ''}`;
+  return `${n(p.count)} contact${p.count === 1 ? ' matches' : 's match'} now.${p.count > p.sample.length ? ` The first ${n(p.sample.length)} are listed below.` : ''}`;
 }
 
 /**

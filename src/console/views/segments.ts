@@ -6,7 +6,7 @@
  */
 import { MAX_SEGMENTS_PER_COMPANY, SEGMENT_NAME_MAX, type MembershipSummary, type SegmentSummary, type MemberEntry } from '../../domain/segments.ts';
 import { MAX_UPLOAD_BYTES } from '../../domain/segment-lists.ts';
-import { readOnlyNote, time } from './format.ts';
+import { num, readOnlyNote, time } from './format.ts';
 import { BASE } from './layout.ts';
 import { html, type SafeHtml } from './html.ts';
 import { dataTable } from './table.ts';
@@ -18,7 +18,7 @@ export type FieldErrors = Partial<Record<'name' | 'mode' | 'numbers' | 'file', s
 
 const err = (e: FieldErrors, k: keyof FieldErrors) => (e[k] ? html`<small id="${k}-error" class="error" role="alert">${e[k]}</small>` : '');
 const inv = (e: FieldErrors, k: keyof FieldErrors) => (e[k] ? html` aria-invalid="true" aria-describedby="${k}-error"` : '');
-const n = (x: number) => x.toLocaleString('en');
+const n = num;
 
 /** Shown instead of the forms to a role that may only look (permissions.ts). */
 const READ_ONLY = readOnlyNote('segments');
@@ -27,7 +27,7 @@ const READ_ONLY = readOnlyNote('segments');
 export function segmentsView(m: { csrf: string; segments: SegmentSummary[]; name: string; errors: FieldErrors; canEdit: boolean }): SafeHtml {
   const full = m.segments.length >= MAX_SEGMENTS_PER_COMPANY;
   return html`<h1>Segments</h1>
-<p>Lists of your contacts to send campaigns to: static ones you fill by hand (your integration can also create and fill them through the API), and dynamic ones whose members are the contacts matching their conditions. A company can hold at most ${MAX_SEGMENTS_PER_COMPANY} segments; you have ${m.segments.length}.</p>
+<p>Lists of your contacts to send campaigns to: static ones you fill by hand (your integration can also create and fill them through the API), and dynamic ones whose members are the contacts matching their conditions. A company can hold at most ${n(MAX_SEGMENTS_PER_COMPANY)} segments; you have ${n(m.segments.length)}.</p>
 ${m.segments.length === 0 ? html`<p>No segments yet.${m.canEdit ? ' Create one below.' : ''}</p>` : dataTable({
     label: 'Segments',
     columns: [{ head: 'Name' }, { head: 'Segment id' }, { head: 'Kind' }, { head: 'Members', num: true }, { head: 'Created' }],
@@ -96,7 +96,7 @@ function membersTable(m: SegmentViewModel): SafeHtml {
   if (s.members === 0) return dynamic ? html`<p>No contact matches the conditions now.</p>` : html`<p>This segment has no members yet.${m.canEdit ? ' Add some below.' : ''}</p>`;
   if (m.members.length === 0) return html`<p>No more members. <a href="${BASE}/segments/${s.segment_id}">Back to the first page</a></p>`;
   const name = (c: MemberEntry) => [c.first_name, c.last_name].filter(Boolean).join(' ') || '—';
-  return html`<p>${n(s.members)} member${s.members === 1 ? '' : 's'}${dynamic ? ' now' : ''}, ${m.members.length} on this page, in the order they became contacts.</p>
+  return html`<p>${n(s.members)} member${s.members === 1 ? '' : 's'}${dynamic ? ' now' : ''}, ${n(m.members.length)} on this page, in the order they became contacts.</p>
 ${dataTable({
     label: 'Member list',
     columns: dynamic ? [{ head: 'Phone' }, { head: 'Name' }] : [{ head: 'Phone' }, { head: 'Name' }, { head: 'Added' }],

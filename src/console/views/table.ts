@@ -3,6 +3,7 @@
  * each row becomes a card whose cells are labelled by their column (`data-label`), so nothing needs
  * horizontal scrolling. The wrapper is a labelled, focusable region so keyboard users can scroll it.
  */
+import { num } from './format.ts';
 import { html, type SafeHtml } from './html.ts';
 
 export interface Column {
@@ -22,7 +23,7 @@ export interface TableOptions {
   rows: { cells: unknown[]; attrs?: SafeHtml }[];
 }
 
-/** Renders the table (see module comment). */
+/** Renders the table (see module comment); a cell that is a number is shown with thousands separators. */
 export function dataTable(o: TableOptions): SafeHtml {
   return html`<div class="table-wrap" role="region" aria-label="${o.label}" tabindex="0">
 <table class="striped responsive">
@@ -30,7 +31,7 @@ export function dataTable(o: TableOptions): SafeHtml {
   <tbody>
   ${o.rows.map((r) => html`<tr${r.attrs ? html` ${r.attrs}` : ''}>${r.cells.map((cell, i) => {
     const c = o.columns[i];
-    return html`<td data-label="${c.hiddenHead ? '' : c.head}"${c.num ? html` class="num"` : ''}><span class="cell">${cell}</span></td>`;
+    return html`<td data-label="${c.hiddenHead ? '' : c.head}"${c.num ? html` class="num"` : ''}><span class="cell">${typeof cell === 'number' ? num(cell) : cell}</span></td>`;
   })}</tr>`)}
   </tbody>
 </table>

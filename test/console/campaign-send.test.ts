@@ -96,7 +96,7 @@ test('pasted numbers scheduled in the company time zone: held, then cancelled; a
   const waiting = await cl.get(`/console/sends/${batchId}`);
   assert.ok(waiting.text.includes(`href="/console/sends/${batchId}/cancel"`), 'the send page links to cancel');
   // Named by its campaign and time, "scheduled" (not "processing"), times in the company's zone, named.
-  assert.match(waiting.text, /<h1>Later — send scheduled for 1 Jun 2026, 14:30<\/h1>/);
+  assert.match(waiting.text, /<h1[^>]*>Later — send scheduled for 1 Jun 2026, 14:30<\/h1>/);
   assert.match(waiting.text, /data-send-status="scheduled"><span class="badge badge-scheduled" title="[^"]+">scheduled</);
   assert.match(waiting.text, /data-scheduled-for><time datetime="2026-06-01T12:30:00.000Z"><span>1 Jun 2026, 14:30:00<\/span> <span class="zone">Europe\/Berlin<\/span>/);
   assert.doesNotMatch(waiting.text, /processing|UTC</);

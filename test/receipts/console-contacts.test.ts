@@ -30,7 +30,12 @@ test('contacts list, search, contact page with opt-out, inbound and sent; foreig
   assert.equal((await postInbound(s.url, c.appSecret, c.phoneNumberId, [waText(p.slice(1), '<script>alert(1)</script>', t), waText(p.slice(1), 'stop', t + 1000)])).status, 200);
   await eventually(async () => (await s.admin('GET', `/admin/companies/${c.companyId}/contacts/${encodeURIComponent(p)}`).catch(() => undefined))?.opted_out === true);
   await s.admin('PUT', `/admin/companies/${c.companyId}/contacts`, { contacts: [{ phone: q, first_name: 'Quinn' }] });
-  await insertBatch(s, c.companyId, [{ phone: p, status: 'sent' }, { phone: q, status: 'skipped', reason: 'opted_out' }]);
+  const batchId = await insertBatch(s, c.companyId, [{ phone: p, status: 'sent' }, { phone: q, status: 'skipped', reason: 'opted_out' }]);
+  // The send's automation, written directly (a WhatsApp company's automation needs an approved template mapping).
+  const automation = await s.service.deps.database.db.insertInto('automations')
+    .values({ company_id: c.companyId, name: 'Order <shipped>', type: 'api', active: true, template: JSON.stringify({ body: 'Hi' }) })
+    .returning('automation_id').executeTakeFirstOrThrow();
+  await s.service.deps.database.db.updateTable('batches').set({ source_id: automation.automation_id }).where('batch_id', '=', batchId).execute();
 
   const console = await signedInClient(s, c.companyId);
   const list = await console.get('/console/contacts');
@@ -52,6 +57,7 @@ test('contacts list, search, contact page with opt-out, inbound and sent; foreig
   assert.ok(page.text.includes('&lt;script&gt;alert(1)&lt;/script&gt;') && !page.text.includes('<script>alert(1)'), 'inbound text escaped');
   assert.ok(page.text.indexOf('>stop<') < page.text.indexOf('&lt;script&gt;'), 'newest first');
   assert.match(page.text, /badge-sent/);
+  assert.ok(page.text.includes(`<a href="/console/sends/${batchId}">Order &lt;shipped&gt;</a>`), 'the send is named by its automation (escaped)');
   const contactId = (await s.admin('GET', `/admin/companies/${c.companyId}/contacts/${encodeURIComponent(q)}`)).contact_id;
   const byId = await console.get(`/console/contacts/${contactId}`);
   assert.equal(byId.status, 200);

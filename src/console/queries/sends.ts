@@ -118,3 +118,12 @@ export async function sendLabel(db: Db, companyId: number, batchId: string): Pro
     FROM batches b WHERE b.batch_id = ${batchId}::uuid AND b.company_id = ${companyId}`.execute(db);
   return rows[0];
 }
+
+/** The source names (SOURCE_NAME) of the company's batches `batchIds`, by batch id; unknown ids are left out. */
+export async function sourceNamesOf(db: Db, companyId: number, batchIds: string[]): Promise<Map<string, string | null>> {
+  if (batchIds.length === 0) return new Map();
+  const { rows } = await sql<{ batch_id: string; name: string | null }>`
+    SELECT b.batch_id, ${SOURCE_NAME} AS name FROM batches b
+    WHERE b.company_id = ${companyId} AND b.batch_id = ANY (${batchIds}::uuid[])`.execute(db);
+  return new Map(rows.map((r) => [r.batch_id, r.name]));
+}

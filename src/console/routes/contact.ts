@@ -27,6 +27,7 @@ import { DomainError } from '../../domain/errors.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { field, nowOf, sendPage, sessionOf } from '../context.ts';
 import { isAllowed } from '../permissions.ts';
+import { sourceNamesOf } from '../queries/sends.ts';
 import { contactView, formOf, OPT_IN_WORDING, OPT_OUT_WORDING, variableText, type ContactForm, type ContactFormErrors } from '../views/contact.ts';
 import { BASE } from '../views/layout.ts';
 import { registerContactErasePages } from './contact-erase.ts';
@@ -70,9 +71,10 @@ export function registerContactPage(scope: FastifyInstance, deps: AppDeps): void
     const canChange = isAllowed(session.role, 'POST', `${BASE}/contacts/x/edit`);
     const company = await getCompany(db, session.company_id);
     const consent = await consentHistory(db, session.company_id, company.default_country, contact.phone);
+    const sourceNames = await sourceNamesOf(db, session.company_id, [...new Set(contact.messages.map((x) => x.batch_id))]);
     return sendPage(request, reply, status, {
       title: `Contact ${contact.phone}`, section: 'contacts', crumbs: [['Contacts', `${BASE}/contacts`], [contact.phone]], flash: extra.flash,
-      body: (csrf) => contactView({ contact, consent, csrf, canChange, form: extra.form ?? formOf(contact), errors: extra.errors ?? {}, tagsInput: extra.tagsInput, tagsError: extra.tagsError }),
+      body: (csrf) => contactView({ contact, consent, sourceNames, csrf, canChange, form: extra.form ?? formOf(contact), errors: extra.errors ?? {}, tagsInput: extra.tagsInput, tagsError: extra.tagsError }),
     });
   }
 

@@ -43,6 +43,8 @@ export function formOf(c: ContactView): ContactForm {
 
 export interface ContactPageModel {
   contact: ContactView; consent: ConsentEntry[]; csrf: string; canChange: boolean; form: ContactForm; errors: ContactFormErrors;
+  /** The name of each message's automation or campaign, by batch id (the send is linked by it). */
+  sourceNames?: Map<string, string | null>;
   /** The tags form as sent and its problem (after a refused change). */
   tagsInput?: string;
   tagsError?: string;
@@ -146,6 +148,11 @@ function historyTable(c: ContactView): SafeHtml {
   });
 }
 
+/** A link to a send, named by its source (the first characters of its id when the source is gone). */
+function sendLink(batchId: string, name: string | null | undefined): SafeHtml {
+  return name ? html`<a href="${BASE}/sends/${batchId}">${name}</a>` : html`<a href="${BASE}/sends/${batchId}">send <code>${batchId.slice(0, 8)}</code></a>`;
+}
+
 /** The page body. */
 export function contactView(m: ContactPageModel): SafeHtml {
   const c = m.contact;
@@ -161,9 +168,9 @@ export function contactView(m: ContactPageModel): SafeHtml {
   const sent = c.messages.length
     ? dataTable({
       label: 'Messages sent',
-      columns: [{ head: 'Batch' }, { head: 'Source' }, { head: 'Status' }, { head: 'Reason' }, { head: 'Sent' }, { head: 'Delivered' }, { head: 'Read' }, { head: 'Failed' }],
+      columns: [{ head: 'Send' }, { head: 'Kind' }, { head: 'Status' }, { head: 'Reason' }, { head: 'Sent' }, { head: 'Delivered' }, { head: 'Read' }, { head: 'Failed' }],
       rows: c.messages.map((x) => ({
-        cells: [html`<a href="${BASE}/sends/${x.batch_id}"><code>${x.batch_id.slice(0, 8)}</code></a>`, kindLabel(x.kind), badge(x.status), reasonOf(x),
+        cells: [sendLink(x.batch_id, m.sourceNames?.get(x.batch_id)), kindLabel(x.kind), badge(x.status), reasonOf(x),
           time(x.sent_at), time(x.delivered_at), time(x.read_at), time(x.failed_at)],
       })),
     })

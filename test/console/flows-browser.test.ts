@@ -78,6 +78,8 @@ describe('main flows in a browser', () => {
 
         // Sign in: the email field has the focus.
         await page.goto(`${s.url}/console/login`);
+        // Autofocus lands once the page has loaded: waited for, not assumed (a busy machine is slower).
+        await page.waitForFunction(() => document.activeElement?.id === 'email', undefined, { timeout: 5_000 });
         assert.equal((await focused(page)).id, 'email');
         await shot(page, 'sign-in', width);
         await page.getByLabel('Email').fill(email);
@@ -138,6 +140,8 @@ describe('main flows in a browser', () => {
       await s.admin('POST', `/admin/companies/${companyId}/campaigns`, { name: 'Winter', template: { body: 'Hi {{ first_name }}' } }, 201);
       await browser.context.clearCookies();
       await page.goto(`${s.url}/console/login`);
+      // The field takes the focus when the page has loaded (autofocus); typing before that loses keys.
+      await page.waitForFunction(() => document.activeElement?.id === 'email');
       await page.keyboard.type(email);
       await page.keyboard.press('Tab');
       await page.keyboard.type(PASSWORD);

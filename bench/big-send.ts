@@ -30,9 +30,7 @@
  *   in flight; `POST .../resume`, and at the end every message is accounted for once (sent + skipped =
  *   total; with the webhook provider the receiver's count of requests equals the sent count).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import fs from 'node:fs';
-import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -41,8 +39,9 @@ import pg from 'pg';
 import pino from 'pino';
 import { loadConfig } from '../src/config.ts';
 import { startService } from '../src/service.ts';
-import { cpuTicks, percentile, rssMb, serviceNodeOptions } from './lib/accept-load.ts';
+import { cpuTicks, percentile, rssMb } from './lib/accept-load.ts';
 import { segmentSeedSql } from './lib/segment-seed.ts';
+import { freePort, startServeProcess } from './lib/serve.ts';
 import { startCountingReceiverProcess, type CountingReceiver } from '../test/helpers/receiver.ts';
 
 const ADMIN = 'bench-bigsend-admin-3Qp7Wn2Lk9Vd4Hs';
@@ -82,15 +81,6 @@ class Browser {
   }
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const srv = net.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = srv.address() as net.AddressInfo;
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
 interface Setup { companyId: number; apiKey: string; automationId: number; campaignId: number; segmentId: number }
 
 /** The company, its sources, user and segment through the operator API, and the contacts in SQL. */
@@ -122,21 +112,6 @@ async function setup(env: Record<string, string>, contacts: number): Promise<Set
   console.error(`  ${contacts} contacts and members written in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
   await service.close();
   return { companyId, apiKey: key.api_key, automationId: automation.automation_id, campaignId: campaign.campaign_id, segmentId };
-}
-
-async function startServer(env: Record<string, string>, port: number): Promise<ChildProcess> {
-  const child = spawn(process.execPath, [...serviceNodeOptions(), 'bin/cms.js', 'serve'], {
-    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1' },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  for (let i = 0; i < 600; i++) {
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/readyz`)).ok) return child;
-    } catch { /* not listening yet */ }
-    await sleep(100);
-  }
-  child.kill();
-  throw new Error('the server did not start');
 }
 
 interface Batch { status: string; counts: { total: number; sent: number; skipped: number; failed: number; pending: number } }
@@ -211,7 +186,7 @@ async function main(): Promise<void> {
   const ids = await setup(env, contacts);
   let receiver: CountingReceiver | undefined;
   const port = await freePort();
-  const server = await startServer(env, port);
+  const server = await startServeProcess(env, port);
   const base = `http://127.0.0.1:${port}`;
   const admin = async <T = any>(method: string, p: string, body?: unknown): Promise<T> => {
     const res = await fetch(base + p, { method, headers: { authorization: `Bearer ${ADMIN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });

@@ -173,7 +173,7 @@ describe('console in a browser', () => {
       const messages = page.getByRole('region', { name: 'Messages' }).locator('tbody tr');
       assert.equal(await messages.count(), 2);
       assert.match(await messages.nth(0).innerText(), /\+4915112345678[\s\S]*sent/);
-      assert.match(await messages.nth(1).innerText(), /not a number[\s\S]*skipped[\s\S]*invalid_phone/);
+      assert.match(await messages.nth(1).innerText(), /not a number[\s\S]*skipped[\s\S]*Not a valid phone number/);
 
       // Search by phone, from the Sends page (national format: the company's default country is DE).
       await mainNav(page, 'Sends').click();

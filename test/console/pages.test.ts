@@ -74,7 +74,7 @@ describe('console pages', () => {
     assert.match(filtered.text, /\+4917000000001/);
     assert.doesNotMatch(filtered.text, /\+4915112345678/);
     const all = await c.get(`/console/sends/${batch}`);
-    assert.match(all.text, /invalid_phone/);
+    assert.match(all.text, /Not a valid phone number/, 'the skip reason in words');
   });
 
   test('Credentials shows subscription, connector and channel, never the channel\'s settings or secrets', async () => {

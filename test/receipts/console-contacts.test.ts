@@ -61,7 +61,7 @@ test('contacts list, search, contact page with opt-out, inbound and sent; foreig
   const contactId = (await s.admin('GET', `/admin/companies/${c.companyId}/contacts/${encodeURIComponent(q)}`)).contact_id;
   const byId = await console.get(`/console/contacts/${contactId}`);
   assert.equal(byId.status, 200);
-  assert.ok(byId.text.includes(q) && byId.text.includes('opted_out'));
+  assert.ok(byId.text.includes(q) && byId.text.includes('The contact opted out of campaigns'), 'the skip reason in words');
 
   // Another company's console sees none of it.
   const { companyId: otherId } = await s.company();

@@ -130,7 +130,23 @@ const SKIP_LABELS: Record<string, string> = {
   invalid_phone: 'Not a valid phone number',
   cancelled: 'The send was cancelled before this message was handed to the provider',
   frequency_cap: "The contact already got the most campaign messages the company's frequency cap allows",
+  expired: 'Not handed to the provider before the send expired',
+  erased: 'The contact was erased',
 };
+
+/** Why a pending message waits (db/whatsapp-channel.ts WAIT_REASONS), in plain words. */
+const WAIT_LABELS: Record<string, string> = {
+  channel_paused: 'Waiting: the WhatsApp number is paused',
+  template_paused: 'Waiting: WhatsApp paused the template',
+  messaging_limit: "Waiting: the WhatsApp number's daily limit of new people is reached",
+  pair_rate: 'Waiting: too soon after the last message to this person',
+  marketing_held: 'Waiting: WhatsApp holds marketing messages to this person for now',
+};
+
+/** A message's `reason` code in plain words (a skip, or why it waits); the code itself when unknown. */
+export function reasonWords(code: string): string {
+  return SKIP_LABELS[code] ?? WAIT_LABELS[code] ?? code.replace(/_/g, ' ');
+}
 
 /** WhatsApp Cloud API error codes (Meta's documentation), in plain words. */
 const WHATSAPP_LABELS: Record<string, string> = {

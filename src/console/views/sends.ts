@@ -5,6 +5,7 @@
  * status, delivered and read times, and the next attempt of a message waiting for a retry.
  */
 import type { BatchRow, FoundMessage } from '../queries/sends.ts';
+import { reasonWords } from '../queries/overview.ts';
 import { badge, localDateTime, num, time } from './format.ts';
 import { BASE } from './layout.ts';
 import { html, type SafeHtml } from './html.ts';
@@ -91,9 +92,9 @@ function batchesTable(batches: BatchRow[], now: number): SafeHtml {
   });
 }
 
-/** The reason of a skip, or the provider's error with its code ("HTTP 503 (503)" is shown once). */
+/** The reason of a skip or a wait in plain words, or the provider's error with its code ("HTTP 503 (503)" is shown once). */
 export function reasonOf(m: { reason?: string | null; error?: string | null; error_code?: string | null }): string {
-  if (m.reason) return m.reason;
+  if (m.reason) return reasonWords(m.reason);
   if (!m.error) return '—';
   return m.error_code && !m.error.includes(m.error_code) ? `${m.error} (code ${m.error_code})` : m.error;
 }

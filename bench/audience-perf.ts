@@ -42,7 +42,7 @@ import { explainCount } from '../src/db/segment-filter.ts';
 import { checkFilter } from '../src/domain/dynamic-segments.ts';
 import { startService } from '../src/service.ts';
 import { percentile } from './lib/accept-load.ts';
-import { freePort, startServeProcess } from './lib/serve.ts';
+import { freePort, freshDatabase, operatorApi, startServeProcess } from './lib/serve.ts';
 
 const ADMIN = 'bench-audience-admin-7Jr2Pw5Ns8Kd3Lq';
 const SECRETS = 'bench-audience-secrets-4Vh9Xc1Tb6Mz2Gf';
@@ -65,28 +65,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface Ids { companyId: number; campaignId: number; staticId: number; dynamicId: number }
 
-/** A fresh PostgreSQL database next to the one in `url`; its URL. */
-async function freshPostgres(url: string): Promise<string> {
-  const client = new pg.Client({ connectionString: url });
-  await client.connect();
-  await client.query(`DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)`);
-  await client.query(`CREATE DATABASE ${DB_NAME}`);
-  await client.end();
-  const u = new URL(url);
-  u.pathname = `/${DB_NAME}`;
-  return u.toString();
-}
 
 /** Makes the company and its data (see the module comment); prints the plans. */
 async function setup(env: Record<string, string>): Promise<Ids> {
   const service = await startService(loadConfig(env), { role: 'api', logger: pino({ level: 'warn' }) });
   const base = await service.app.listen({ port: 0, host: '127.0.0.1' });
-  const admin = async (method: string, p: string, body?: unknown) => {
-    const res = await fetch(base + p, { method, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await res.text();
-    if (res.status >= 300) throw new Error(`${method} ${p}: ${res.status} ${text}`);
-    return text ? JSON.parse(text) : undefined;
-  };
+  const admin = operatorApi(base, ADMIN);
   const companyId: number = (await admin('POST', '/admin/companies', { name: 'Audience bench', subscription_active: true })).company_id;
   const campaignId: number = (await admin('POST', `/admin/companies/${companyId}/campaigns`, { name: 'Newsletter', template: { body: 'Hi {{ first_name }}, news from {{ city }}' }, expire_after: null })).campaign_id;
   const staticId: number = (await admin('POST', `/admin/companies/${companyId}/segments`, { name: 'Newsletter (list)' })).segment_id;
@@ -134,17 +118,12 @@ async function main(): Promise<void> {
   console.log(`# Audience benchmark, ${args.db === 'pglite' ? 'PGlite' : 'PostgreSQL'}, ${CONTACTS} contacts, ${new Date().toISOString()}, ${machine}`);
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-bench-audience-'));
   const env: Record<string, string> = { DATA_DIR: dataDir, ADMIN_TOKEN: ADMIN, SECRETS_KEY: SECRETS, LOG_LEVEL: 'warn' };
-  if (onPg) env.DATABASE_URL = await freshPostgres(args.db!);
+  if (onPg) env.DATABASE_URL = await freshDatabase(args.db!, DB_NAME);
   const ids = await setup(env);
   const port = await freePort();
   const child = await startServeProcess(env, port);
   const base = `http://127.0.0.1:${port}`;
-  const admin = async (method: string, p: string, body?: unknown) => {
-    const res = await fetch(base + p, { method, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await res.text();
-    if (res.status >= 300) throw new Error(`${method} ${p}: ${res.status} ${text}`);
-    return text ? JSON.parse(text) : undefined;
-  };
+  const admin = operatorApi(base, ADMIN);
   try {
     const times: number[] = [];
     let count = 0;

@@ -35,13 +35,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
-import pg from 'pg';
 import pino from 'pino';
 import { loadConfig } from '../src/config.ts';
 import { startService } from '../src/service.ts';
 import { cpuTicks, percentile, rssMb } from './lib/accept-load.ts';
 import { segmentSeedSql } from './lib/segment-seed.ts';
-import { freePort, startServeProcess } from './lib/serve.ts';
+import { freePort, freshDatabase, operatorApi, startServeProcess } from './lib/serve.ts';
 import { startCountingReceiverProcess, type CountingReceiver } from '../test/helpers/receiver.ts';
 
 const ADMIN = 'bench-bigsend-admin-3Qp7Wn2Lk9Vd4Hs';
@@ -88,12 +87,7 @@ async function setup(env: Record<string, string>, contacts: number): Promise<Set
   const config = loadConfig(env);
   const service = await startService(config, { role: 'api', logger: pino({ level: 'warn' }) });
   const base = await service.app.listen({ port: 0, host: '127.0.0.1' });
-  const admin = async (method: string, p: string, body?: unknown) => {
-    const res = await fetch(base + p, { method, headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'application/json' }, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await res.text();
-    if (res.status >= 300) throw new Error(`${method} ${p}: ${res.status} ${text}`);
-    return text ? JSON.parse(text) : undefined;
-  };
+  const admin = operatorApi(base, ADMIN);
   const company = await admin('POST', '/admin/companies', { name: 'Big sender', subscription_active: true });
   const companyId: number = company.company_id;
   const key = await admin('POST', `/admin/companies/${companyId}/api-keys`, { label: 'bench' });
@@ -172,14 +166,7 @@ async function main(): Promise<void> {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-bench-bigsend-'));
     env.DATA_DIR = dataDir;
   } else {
-    const maint = new pg.Client({ connectionString: values.db });
-    await maint.connect();
-    await maint.query(`DROP DATABASE IF EXISTS ${DB_NAME} WITH (FORCE)`);
-    await maint.query(`CREATE DATABASE ${DB_NAME}`);
-    await maint.end();
-    const u = new URL(values.db!);
-    u.pathname = `/${DB_NAME}`;
-    env.DATABASE_URL = u.toString();
+    env.DATABASE_URL = await freshDatabase(values.db!, DB_NAME);
     env.DATA_DIR = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-bench-bigsend-'));
   }
   console.error(`big send: ${contacts} contacts, ${values.db === 'pglite' ? 'PGlite' : 'PostgreSQL'}, provider ${values.provider}, load ${os.loadavg()[0].toFixed(1)}`);
@@ -188,12 +175,7 @@ async function main(): Promise<void> {
   const port = await freePort();
   const server = await startServeProcess(env, port);
   const base = `http://127.0.0.1:${port}`;
-  const admin = async <T = any>(method: string, p: string, body?: unknown): Promise<T> => {
-    const res = await fetch(base + p, { method, headers: { authorization: `Bearer ${ADMIN}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) }, body: body === undefined ? undefined : JSON.stringify(body) });
-    const text = await res.text();
-    if (res.status >= 300) throw new Error(`${method} ${p}: ${res.status} ${text}`);
-    return (text ? JSON.parse(text) : undefined) as T;
-  };
+  const admin = operatorApi(base, ADMIN);
   const timed = async <T>(run: () => Promise<T>): Promise<[T, number]> => {
     const t = performance.now();
     const out = await run();

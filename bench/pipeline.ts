@@ -36,7 +36,6 @@ import inspector from 'node:inspector/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import pg from 'pg';
 import pino from 'pino';
 import { loadConfig } from '../src/config.ts';
 import { setChannel } from '../src/domain/companies.ts';
@@ -44,18 +43,8 @@ import { startService } from '../src/service.ts';
 import { startWorkers } from '../src/queue/workers.ts';
 import { type CountingReceiver, startCountingReceiverProcess } from '../test/helpers/receiver.ts';
 import { backendCpu } from './lib/accept-load.ts';
+import { freshDatabase } from './lib/serve.ts';
 
-async function freshPostgres(url: string, name: string): Promise<string> {
-  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`--bench-db must be a plain database name, got ${name}`);
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const u = new URL(url);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
@@ -81,7 +70,7 @@ async function main(): Promise<void> {
   const size = Number(values.size);
   const provider = values.provider as 'outbox' | 'webhook';
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-bench-'));
-  const databaseUrl = values.db === 'pglite' ? undefined : await freshPostgres(values.db!, values['bench-db']!);
+  const databaseUrl = values.db === 'pglite' ? undefined : await freshDatabase(values.db!, values['bench-db']!);
   const config = loadConfig({
     DATA_DIR: dataDir, ADMIN_TOKEN: 'bench-admin-token-6Tf1Ys8Kw3Nq7Pz', SECRETS_KEY: 'bench-secrets-key-2Rw9Hc4Vj7Lx5Mb', LOG_LEVEL: 'warn', PROVIDER_ALLOWED_HOSTS: '127.0.0.1',
     ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),

@@ -30,6 +30,7 @@ import { setChannel } from '../src/domain/companies.ts';
 import { applyReceipts, insertInbound } from '../src/db/receipts.ts';
 import { startService } from '../src/service.ts';
 import { type CountingReceiver, startCountingReceiverProcess } from '../test/helpers/receiver.ts';
+import { freshDatabase } from './lib/serve.ts';
 
 const { values } = parseArgs({
   options: {
@@ -41,23 +42,12 @@ const { values } = parseArgs({
   },
 });
 
-async function freshPostgres(url: string, name: string): Promise<string> {
-  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`--bench-db must be a plain database name, got ${name}`);
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  await admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const u = new URL(url);
-  u.pathname = `/${name}`;
-  return u.toString();
-}
 
 const batches = Number(values.batches);
 const size = Number(values.size);
 const withEvents = values.events !== 'false';
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'cms-bench-storage-'));
-const databaseUrl = values.db === 'pglite' ? undefined : await freshPostgres(values.db!, values['bench-db']!);
+const databaseUrl = values.db === 'pglite' ? undefined : await freshDatabase(values.db!, values['bench-db']!);
 const config = loadConfig({
   DATA_DIR: dataDir, ADMIN_TOKEN: 'bench-admin-token-6Tf1Ys8Kw3Nq7Pz', SECRETS_KEY: 'bench-secrets-key-2Rw9Hc4Vj7Lx5Mb', LOG_LEVEL: 'warn',
   PROVIDER_ALLOWED_HOSTS: '127.0.0.1', ...(databaseUrl ? { DATABASE_URL: databaseUrl } : {}),

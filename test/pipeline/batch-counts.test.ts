@@ -5,6 +5,7 @@
  * pending (a 503 answer, waiting for its retry) — gives the same counts through GET /admin/batches/{id},
  * the company's batch list, the console's Sends query and SQL's cms_batch_counts on the same rows; once
  * the waiting message fails for good, the batch.completed event carries the counts the three views show.
+ * At both points the counters the triggers keep (migration 035) equal a count of the messages themselves.
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
@@ -97,6 +98,27 @@ test('a batch with messages in every status: the same counts in every view, in S
     return { one, listed, consoleRow, inSql };
   }
 
+  /**
+   * The counters the triggers keep (migration 035: batch_status_counts for the batch, message_counts
+   * for the company), against a count of the batch's messages themselves.
+   */
+  async function countersAgreeWithMessages() {
+    const db = s.service.deps.database.db;
+    const { rows: kept } = await sql<Record<string, number>>`SELECT * FROM cms_batch_status_counts(${batchId}::uuid)`.execute(db);
+    const { rows: scanned } = await sql<Record<string, number>>`
+      SELECT count(*) FILTER (WHERE status = 'sent')::int AS sent, count(*) FILTER (WHERE status = 'delivered')::int AS delivered,
+             count(*) FILTER (WHERE status = 'read')::int AS read, count(*) FILTER (WHERE status = 'failed')::int AS failed,
+             count(*) FILTER (WHERE status = 'skipped')::int AS skipped
+      FROM messages WHERE batch_id = ${batchId}::uuid`.execute(db);
+    assert.deepEqual(kept[0], scanned[0], 'batch_status_counts against the messages');
+    const { rows: company } = await sql<{ status: string; code: string; n: number }>`
+      SELECT status, code, sum(count)::int AS n FROM message_counts WHERE company_id = ${companyId} GROUP BY 1, 2 HAVING sum(count) <> 0 ORDER BY 1, 2`.execute(db);
+    const { rows: companyScanned } = await sql<{ status: string; code: string; n: number }>`
+      SELECT status, cms_count_code(status, reason, error_code, error) AS code, count(*)::int AS n FROM messages
+      WHERE company_id = ${companyId} GROUP BY 1, 2 ORDER BY 1, 2`.execute(db);
+    assert.deepEqual(company, companyScanned, 'message_counts against the messages');
+  }
+
   // per status: sent 3, delivered 2, read 1, failed 1, skipped 2, pending 1.
   const open = { total: 10, sent: 6, delivered: 3, read: 1, failed: 1, skipped: 2, pending: 1 };
   const v = await views();
@@ -105,6 +127,7 @@ test('a batch with messages in every status: the same counts in every view, in S
   assert.deepEqual(v.consoleRow, open, 'the console Sends query');
   assert.deepEqual(v.inSql, open, "SQL's cms_batch_counts on the same rows");
   assert.deepEqual(Object.keys(v.inSql), Object.keys(v.one), 'the same keys in the same order');
+  await countersAgreeWithMessages();
 
   // The retry comes due and fails for good: the batch completes; its event carries the views' counts.
   clock.advance(300_000);
@@ -112,6 +135,7 @@ test('a batch with messages in every status: the same counts in every view, in S
   const done = { total: 10, sent: 6, delivered: 3, read: 1, failed: 2, skipped: 2, pending: 0 };
   const f = await views();
   assert.deepEqual(f, { one: done, listed: done, consoleRow: done, inSql: done });
+  await countersAgreeWithMessages();
   await until(() => events.delivered(`/counts-${companyId}`).size >= 1);
   const got = [...events.delivered(`/counts-${companyId}`).values()].map((x) => x[0].body);
   assert.equal(got.length, 1);

@@ -7,6 +7,7 @@
  * A failure has the shape of the failed branch of a provider's SendResult (providers/types.ts), so a
  * provider returns it as it is.
  */
+import { getMaxListeners, setMaxListeners } from 'node:events';
 
 /**
  * One failed attempt. `retryable`: transient (timeouts, connection errors, invalid HTTP, 408, 429, 5xx)
@@ -58,26 +59,71 @@ export function statusFailure(status: number, retryAfter?: string | string[], no
 }
 
 /**
- * A signal that aborts when `outer` aborts or `timeoutMs` has passed: the bound of one attempt from
- * connecting to the last byte of the answer (DELIVERY_TIMEOUT).
+ * One attempt's bound and interruption: `signal` aborts once `timeoutMs` has passed (connect to last
+ * byte of the answer, DELIVERY_TIMEOUT; `timedOut` is then true), when `outer` aborts (the job lost its
+ * claim, the workers stop), or on `cut()` (an answer too large). `done()` clears the timer and stops
+ * following `outer`; call it once the attempt is over, whatever its outcome.
+ *
+ * One controller and a timer cleared at the end, rather than `AbortSignal.timeout` joined with
+ * `AbortSignal.any`: those timers fire long after each attempt ended, each building a `TimeoutError`
+ * and walking the composite signals (measured: about 7 % of a delivering worker's time).
  */
-export function attemptSignal(timeoutMs: number, outer?: AbortSignal): AbortSignal {
-  const timeout = AbortSignal.timeout(timeoutMs);
-  return outer ? AbortSignal.any([outer, timeout]) : timeout;
+export class Attempt {
+  readonly #controller = new AbortController();
+  readonly #timer: NodeJS.Timeout;
+  readonly #outer: AbortSignal | undefined;
+  readonly #onOuter = () => this.#controller.abort(this.#outer?.reason);
+  #timedOut = false;
+
+  constructor(timeoutMs: number, outer?: AbortSignal) {
+    this.#outer = outer;
+    this.#timer = setTimeout(() => {
+      this.#timedOut = true;
+      this.#controller.abort(new DOMException(`timeout after ${timeoutMs} ms`, 'TimeoutError'));
+    }, timeoutMs);
+    this.#timer.unref();
+    if (outer?.aborted) this.#controller.abort(outer.reason);
+    else if (outer) {
+      // Every attempt of a delivery run listens to the run's one signal (and stops in done()).
+      if (getMaxListeners(outer) !== 0) setMaxListeners(0, outer);
+      outer.addEventListener('abort', this.#onOuter, { once: true });
+    }
+  }
+
+  /** Aborts when the attempt is cut off, timed out or interrupted. */
+  get signal(): AbortSignal {
+    return this.#controller.signal;
+  }
+
+  /** True once the attempt's time ran out. */
+  get timedOut(): boolean {
+    return this.#timedOut;
+  }
+
+  /** Ends the attempt early (the caller drops the connection: an answer too large). */
+  cut(): void {
+    this.#controller.abort(new DOMException('cut off', 'AbortError'));
+  }
+
+  /** The attempt is over: clears its timer and stops following `outer`. */
+  done(): void {
+    clearTimeout(this.#timer);
+    this.#outer?.removeEventListener('abort', this.#onOuter);
+  }
 }
 
 /**
  * Maps an undici / network error of one attempt to a failure: interrupted (`outer` aborted: the job
  * lost its claim or the workers stop), timeouts, invalid HTTP, closed connections and other connection
  * errors are retryable; a connection the network guard refused (EADDRNOTALLOWED) is not. `attempt` is
- * the attemptSignal the request ran under: when it fired and `outer` did not, the attempt timed out.
+ * the Attempt the request ran under: when its time ran out and `outer` did not abort, the attempt timed out.
  * The reason names only the error code, never a message (which could carry a URL or a token).
  */
-export function networkFailure(err: unknown, timeoutMs: number, outer?: AbortSignal, attempt?: AbortSignal): DeliveryFailure {
+export function networkFailure(err: unknown, timeoutMs: number, outer?: AbortSignal, attempt?: { readonly timedOut: boolean }): DeliveryFailure {
   if (outer?.aborted) return { status: 'failed', retryable: true, error: 'delivery interrupted' };
   const e = err as { code?: string; name?: string };
   const code = String(e?.code ?? e?.name ?? 'error');
-  if (attempt?.aborted || /TIMEOUT/.test(code) || code === 'TimeoutError' || code === 'AbortError') {
+  if (attempt?.timedOut || /TIMEOUT/.test(code) || code === 'TimeoutError' || code === 'AbortError') {
     return { status: 'failed', retryable: true, error: `timeout after ${timeoutMs} ms` };
   }
   if (code === 'EADDRNOTALLOWED') return { status: 'failed', retryable: false, error: 'refused to connect: private or reserved address' };

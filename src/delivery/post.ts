@@ -15,7 +15,7 @@
 import type { Agent } from 'undici';
 import { request } from 'undici';
 import type { Webhook } from 'standardwebhooks';
-import { attemptSignal, networkFailure, statusFailure, type DeliveryFailure } from './failure.ts';
+import { Attempt, networkFailure, statusFailure, type DeliveryFailure } from './failure.ts';
 
 /** Most bytes of an answer read (64 KiB); more is a failed attempt. */
 export const RESPONSE_CAP = 64 * 1024;
@@ -56,8 +56,7 @@ export interface PostOutcome {
 export async function postSigned(req: SignedPost): Promise<PostOutcome> {
   const started = performance.now();
   const duration = () => Math.round(performance.now() - started);
-  const cutOff = new AbortController();
-  const attempt = attemptSignal(req.timeoutMs, req.signal);
+  const attempt = new Attempt(req.timeoutMs, req.signal);
   try {
     const now = new Date();
     const res = await request(req.url, {
@@ -71,10 +70,10 @@ export async function postSigned(req: SignedPost): Promise<PostOutcome> {
         'webhook-signature': req.signer.sign(req.id, now, req.body),
       },
       body: req.body,
-      // The agent bounds connecting; `attempt` bounds the whole attempt; `cutOff` drops a too-large answer.
+      // The agent bounds connecting; `attempt` bounds the whole attempt and drops a too-large answer.
       headersTimeout: req.timeoutMs,
       bodyTimeout: req.timeoutMs,
-      signal: AbortSignal.any([attempt, cutOff.signal]),
+      signal: attempt.signal,
     });
     const chunks: Buffer[] = [];
     let size = 0;
@@ -83,7 +82,7 @@ export async function postSigned(req: SignedPost): Promise<PostOutcome> {
       if (size < EXCERPT_CHARS * 4) chunks.push(buf);
       size += buf.length;
       if (size > RESPONSE_CAP) {
-        cutOff.abort();
+        attempt.cut();
         break;
       }
     }
@@ -94,5 +93,7 @@ export async function postSigned(req: SignedPost): Promise<PostOutcome> {
     return { statusCode: res.statusCode, excerpt, durationMs: duration(), failure: statusFailure(res.statusCode, res.headers['retry-after']) };
   } catch (err) {
     return { statusCode: null, excerpt: null, durationMs: duration(), failure: networkFailure(err, req.timeoutMs, req.signal, attempt) };
+  } finally {
+    attempt.done();
   }
 }

@@ -33,7 +33,7 @@
 import { Agent, request } from 'undici';
 import type { Rendered } from '../domain/render.ts';
 import type { WhatsappPacing } from './whatsapp/pacing.ts';
-import { attemptSignal, networkFailure } from '../delivery/failure.ts';
+import { Attempt, networkFailure } from '../delivery/failure.ts';
 import type { PrepareItem, PrepareRun, Provider, SendResult } from './types.ts';
 import { classifyAnswer, ERROR_CODES } from './whatsapp/errors.ts';
 import { afterRefusal, prepareWhatsapp, type WhatsappRoom } from './whatsapp/room.ts';
@@ -118,7 +118,7 @@ export function whatsappProvider(opts: WhatsAppOptions): Provider {
       if (!(await opts.pacing.slot(rendered.company_id, opts.ratePerSecond, signal, rendered.to)) || signal?.aborted) {
         return { status: 'failed', retryable: true, error: 'delivery interrupted' };
       }
-      const attempt = attemptSignal(timeoutMs, signal);
+      const attempt = new Attempt(timeoutMs, signal);
       try {
         const res = await request(url, {
           method: 'POST',
@@ -127,7 +127,7 @@ export function whatsappProvider(opts: WhatsAppOptions): Provider {
           body: JSON.stringify(message),
           headersTimeout: timeoutMs,
           bodyTimeout: timeoutMs,
-          signal: attempt,
+          signal: attempt.signal,
         });
         const text = await res.body.text();
         if (res.statusCode >= 200 && res.statusCode < 300) return { status: 'sent', providerMessageId: wamidOf(text) };
@@ -138,6 +138,8 @@ export function whatsappProvider(opts: WhatsAppOptions): Provider {
         return classified.result;
       } catch (err) {
         return networkFailure(err, timeoutMs, signal, attempt);
+      } finally {
+        attempt.done();
       }
     },
   };

@@ -1,11 +1,12 @@
 /**
  * The one failure classifier of outbound delivery (src/delivery/failure.ts): HTTP statuses and network
  * errors → retryable or permanent with a short reason; the Retry-After parser (delta-seconds or an HTTP
- * date, capped at 7 days) and that it is kept only for retryable failures.
+ * date, capped at 7 days) and that it is kept only for retryable failures; the Attempt that bounds one
+ * attempt (its timer, the outer signal it follows until done).
  */
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MAX_RETRY_AFTER_MS, networkFailure, retryAfterMs, statusFailure } from '../../src/delivery/failure.ts';
+import { Attempt, MAX_RETRY_AFTER_MS, networkFailure, retryAfterMs, statusFailure } from '../../src/delivery/failure.ts';
 
 const NOW = Date.parse('2026-03-02T12:00:00Z');
 
@@ -65,10 +66,10 @@ describe('network errors', () => {
       assert.deepEqual(networkFailure({ code }, 15_000), { status: 'failed', retryable: true, error: 'timeout after 15000 ms' }, code);
     }
     assert.deepEqual(networkFailure({ name: 'TimeoutError' }, 1_000), { status: 'failed', retryable: true, error: 'timeout after 1000 ms' });
-    assert.deepEqual(networkFailure(new Error('x'), 1_000, undefined, aborted), { status: 'failed', retryable: true, error: 'timeout after 1000 ms' });
+    assert.deepEqual(networkFailure(new Error('x'), 1_000, undefined, { timedOut: true }), { status: 'failed', retryable: true, error: 'timeout after 1000 ms' });
   });
   test('interrupted (the outer signal) wins over everything', () => {
-    assert.deepEqual(networkFailure({ code: 'EADDRNOTALLOWED' }, 1, aborted, aborted), { status: 'failed', retryable: true, error: 'delivery interrupted' });
+    assert.deepEqual(networkFailure({ code: 'EADDRNOTALLOWED' }, 1, aborted, { timedOut: true }), { status: 'failed', retryable: true, error: 'delivery interrupted' });
   });
   test('a refused private address is permanent', () => {
     assert.deepEqual(networkFailure({ code: 'EADDRNOTALLOWED' }, 1), { status: 'failed', retryable: false, error: 'refused to connect: private or reserved address' });
@@ -86,5 +87,57 @@ describe('network errors', () => {
     const f = networkFailure(err, 1);
     assert.equal(f.error, 'connection error: ENOTFOUND');
     assert.ok(!f.error.includes('s3cret') && !f.error.includes('EAAG123'));
+  });
+});
+
+describe('Attempt: one attempt\'s bound and interruption', () => {
+  test('aborts when its time runs out, and says so', (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const a = new Attempt(1_000);
+    t.mock.timers.tick(999);
+    assert.equal(a.signal.aborted, false);
+    t.mock.timers.tick(1);
+    assert.equal(a.signal.aborted, true);
+    assert.equal(a.timedOut, true);
+    assert.equal((a.signal.reason as DOMException).name, 'TimeoutError');
+    a.done();
+  });
+  test('follows the outer signal until done(); done() clears the timer', (t) => {
+    t.mock.timers.enable({ apis: ['setTimeout'] });
+    const outer = new AbortController();
+    const a = new Attempt(1_000, outer.signal);
+    const b = new Attempt(1_000, outer.signal);
+    b.done();
+    outer.abort(new Error('claim lost'));
+    assert.equal(a.signal.aborted, true, 'an attempt in progress is interrupted');
+    assert.equal(a.timedOut, false);
+    assert.equal(b.signal.aborted, false, 'a finished attempt no longer follows the outer signal');
+    t.mock.timers.tick(5_000);
+    assert.equal(b.signal.aborted, false, 'nor times out');
+    assert.equal(b.timedOut, false);
+    a.done();
+  });
+  test('an outer signal aborted already aborts at once; cut() aborts without a timeout', () => {
+    const a = new Attempt(1_000, AbortSignal.abort());
+    assert.equal(a.signal.aborted, true);
+    a.done();
+    const c = new Attempt(1_000);
+    c.cut();
+    assert.equal(c.signal.aborted, true);
+    assert.equal(c.timedOut, false);
+    c.done();
+  });
+  test('many attempts on one outer signal: no listener-leak warning, none left after done()', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.name);
+    process.on('warning', onWarning);
+    const outer = new AbortController();
+    const attempts = Array.from({ length: 200 }, () => new Attempt(60_000, outer.signal));
+    for (const a of attempts) a.done();
+    await new Promise((resolve) => setImmediate(resolve));
+    process.off('warning', onWarning);
+    assert.deepEqual(warnings, []);
+    outer.abort();
+    assert.ok(attempts.every((a) => !a.signal.aborted));
   });
 });

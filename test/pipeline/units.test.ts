@@ -165,7 +165,7 @@ describe('retries and chunks', () => {
   test('one network-error classifier: timeouts, resets, invalid HTTP retry; a refused address does not; interruption wins', () => {
     const aborted = AbortSignal.abort();
     assert.deepEqual(networkFailure({ code: 'UND_ERR_HEADERS_TIMEOUT' }, 15_000), { status: 'failed', retryable: true, error: 'timeout after 15000 ms' });
-    assert.deepEqual(networkFailure(new Error('x'), 15_000, undefined, aborted), { status: 'failed', retryable: true, error: 'timeout after 15000 ms' });
+    assert.deepEqual(networkFailure(new Error('x'), 15_000, undefined, { timedOut: true }), { status: 'failed', retryable: true, error: 'timeout after 15000 ms' });
     assert.deepEqual(networkFailure({ code: 'ECONNREFUSED' }, 1), { status: 'failed', retryable: true, error: 'connection error: ECONNREFUSED' });
     assert.equal((networkFailure({ code: 'HPE_INVALID_CONSTANT' }, 1) as any).retryable, true);
     assert.equal((networkFailure({ code: 'EADDRNOTALLOWED' }, 1) as any).retryable, false);

@@ -15,7 +15,7 @@
  */
 import type { Agent } from 'undici';
 import { request } from 'undici';
-import { attemptSignal, networkFailure } from '../../delivery/failure.ts';
+import { Attempt, networkFailure } from '../../delivery/failure.ts';
 
 /** Where a WABA's templates live and the token that may read them (already opened). */
 export interface GraphConnection {
@@ -69,7 +69,7 @@ export function createTemplatesApi(opts: { agent: Agent; timeoutMs: number }): T
   const { agent, timeoutMs } = opts;
 
   async function call(url: string, conn: GraphConnection, method: 'GET' | 'POST', body?: unknown): Promise<unknown> {
-    const attempt = attemptSignal(timeoutMs);
+    const attempt = new Attempt(timeoutMs);
     let status: number;
     let text: string;
     try {
@@ -80,13 +80,15 @@ export function createTemplatesApi(opts: { agent: Agent; timeoutMs: number }): T
         ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
         headersTimeout: timeoutMs,
         bodyTimeout: timeoutMs,
-        signal: attempt,
+        signal: attempt.signal,
       });
       status = res.statusCode;
       text = await res.body.text();
     } catch (err) {
       const failure = networkFailure(err, timeoutMs, undefined, attempt);
       throw new GraphApiError(`Meta could not be reached: ${failure.status === 'failed' ? failure.error : 'connection error'}`, 0);
+    } finally {
+      attempt.done();
     }
     if (status < 200 || status >= 300) throw metaError(status, text);
     try {

@@ -2,7 +2,7 @@
  * The typed job registry: every background job's queue name, payload, queue policy and worker options.
  * Jobs are small and idempotent: running one twice changes nothing the first run did not.
  *
- * - `batch-process` {batch_id}: an accepted batch (4.3 or 4.4) fans out, in steps of FAN_OUT_STEP items
+ * - `batch-process` {batch_id}: an accepted batch (4.3 or 4.4) fans out, in steps of FAN_OUT_STEP items (1000 on PostgreSQL)
  *   each its own transaction, into its message rows (contacts written, templates rendered, skips
  *   decided, campaign holds scheduled) and the `messages-deliver` chunks (or one deferred
  *   `messages-release`). Guarded by the batch's `fanned_out` counter, so a second run resumes after
@@ -85,7 +85,7 @@ const POLL = { pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 1, bur
 
 export const JOB_SPECS: { readonly [N in JobName]: JobSpec } = {
   'batch-process': {
-    // Steps of FAN_OUT_STEP items, each its own transaction: seconds for 100,000 items.
+    // Steps of FAN_OUT_STEP items (FAN_OUT_STEP_POSTGRES on PostgreSQL), each its own transaction: seconds for 100,000 items.
     queue: { ...RETRY, retryLimit: 20, heartbeatSeconds: 10, expireInSeconds: 300, notify: true, deleteAfterSeconds: KEEP_FINISHED.other },
     work: { ...POLL, batchSize: 4, localConcurrency: 2 },
   },

@@ -35,7 +35,7 @@ import { createProviderRegistry } from '../providers/index.ts';
 import { createDeliveryAgent } from '../delivery/agent.ts';
 import { createTemplatesApi } from '../providers/whatsapp/templates-api.ts';
 import type { Boss } from './boss.ts';
-import { FanOutInterrupted, processBatch } from './handlers/batch-process.ts';
+import { FAN_OUT_STEP, FAN_OUT_STEP_POSTGRES, FanOutInterrupted, processBatch } from './handlers/batch-process.ts';
 import type { PipelineContext } from './handlers/context.ts';
 import { ChunkBusyError, deliverChunk } from './handlers/messages-deliver.ts';
 import { recoverDead, releaseBatch, releaseDue } from './handlers/messages-release.ts';
@@ -119,6 +119,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const ctx: PipelineContext = {
     db: database.db, boss, clock, logger: log, providers, drain: drain.signal, deliveryConcurrency: DELIVERY_CONCURRENCY,
     retrySchedule: config.deliveryRetrySchedule, idle: () => database.gate.idle(),
+    fanOutStep: database.kind === 'postgres' ? FAN_OUT_STEP_POSTGRES : FAN_OUT_STEP,
   };
   boss.on('error', (err: Error) => log.warn({ err: err.message }, 'queue error'));
   // Meta's template endpoints, for the periodic catalogue sync: an agent of its own, network-guarded.

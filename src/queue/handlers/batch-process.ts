@@ -1,7 +1,7 @@
 /**
  * `batch-process`: fans an accepted batch out into messages (docs/decisions.md#5-phone-numbers-and-digests,
  * #6-contacts-personalisation-sending, docs/api.md 4.3 / 4.4) in bounded steps (docs/architecture.md
- * "Fan-out in steps"): FAN_OUT_STEP items at a time, each step its own short transaction that writes
+ * "Fan-out in steps"): FAN_OUT_STEP items at a time (FAN_OUT_STEP_POSTGRES on PostgreSQL), each step its own short transaction that writes
  * the step's messages, advances the batch's `fanned_out` and enqueues the step's delivery chunks (or
  * the batch's `messages-release` job), so deliveries start while later steps are still being written,
  * a request never waits behind the whole fan-out, and a crash resumes after the last committed step
@@ -84,6 +84,14 @@ export interface FanOut { messages: number; pending: number; held: boolean; chun
 
 /** Items one fan-out step writes: one short transaction each (tens of milliseconds on PGlite). */
 export const FAN_OUT_STEP = 250;
+
+/**
+ * Items per fan-out step on PostgreSQL, where a step's statements run on the database server and hold
+ * up no request of the process: four times fewer round trips and commits per message. Measured
+ * (bench/million.ts, 200,000 recipients, one API and two worker processes on 2 cores): the fan-out,
+ * which sets the pace of a big send, took 64 s against 78 s with steps of 250.
+ */
+export const FAN_OUT_STEP_POSTGRES = 1000;
 
 /** A batch as a fan-out run holds it: the stored row with its items parsed, and its progress. */
 interface FanOutBatch extends BatchRow { batch_id: string; fanned_out: number; cancelled: boolean }
@@ -238,11 +246,11 @@ async function openFanOut(ctx: PipelineContext, batchId: string): Promise<FanOut
 }
 
 /**
- * Writes one step of `batch`: the items from position `from` (at most FAN_OUT_STEP). Returns what it
+ * Writes one step of `batch`: the items from position `from` (at most `ctx.fanOutStep`, by default FAN_OUT_STEP). Returns what it
  * wrote; throws StepRace when another run wrote these positions first.
  */
 async function fanOutStep(ctx: PipelineContext, batch: FanOutBatch, from: number, releaseQueued: boolean) {
-  const items = batch.items.slice(from, from + FAN_OUT_STEP);
+  const items = batch.items.slice(from, from + (ctx.fanOutStep ?? FAN_OUT_STEP));
   const contacts = batch.cancelled ? new Map<string, StoredContact>() : await writeContacts(ctx.db, batch, items);
   const now = ctx.clock.now();
   // A scheduled send (overrides.send_at) is held until then, and then until its delivery hours open.

@@ -26,4 +26,6 @@ export interface PipelineContext {
    * Long handlers await it between steps, before a step's CPU work. Absent: at once.
    */
   readonly idle?: () => Promise<void>;
+  /** Items per fan-out step (batch-process.ts); absent: FAN_OUT_STEP. */
+  readonly fanOutStep?: number;
 }

@@ -245,13 +245,24 @@ async function openFanOut(ctx: PipelineContext, batchId: string): Promise<FanOut
   }
 }
 
+/** A fan-out step prepared outside any transaction: its contacts written, its messages decided and rendered. */
+interface PreparedStep {
+  from: number;
+  to: number;
+  step: StepContext;
+  messages: NewMessage[];
+}
+
 /**
- * Writes one step of `batch`: the items from position `from` (at most `ctx.fanOutStep`, by default FAN_OUT_STEP). Returns what it
- * wrote; throws StepRace when another run wrote these positions first.
+ * Prepares the step of `batch` from position `from` (at most `ctx.fanOutStep` items, by default
+ * FAN_OUT_STEP): writes its contacts, reads the frequency cap, decides and renders its messages, all
+ * outside any transaction (writing a contact again after a crash changes nothing). Judged at the
+ * batch's cancel state as this run knows it then.
  */
-async function fanOutStep(ctx: PipelineContext, batch: FanOutBatch, from: number, releaseQueued: boolean) {
+async function prepareStep(ctx: PipelineContext, batch: FanOutBatch, from: number): Promise<PreparedStep> {
   const items = batch.items.slice(from, from + (ctx.fanOutStep ?? FAN_OUT_STEP));
-  const contacts = batch.cancelled ? new Map<string, StoredContact>() : await writeContacts(ctx.db, batch, items);
+  const cancelled = batch.cancelled;
+  const contacts = cancelled ? new Map<string, StoredContact>() : await writeContacts(ctx.db, batch, items);
   const now = ctx.clock.now();
   // A scheduled send (overrides.send_at) is held until then, and then until its delivery hours open.
   const sendAt = Math.max(now, batch.overrides?.send_at ? Date.parse(batch.overrides.send_at) || now : now);
@@ -259,16 +270,26 @@ async function fanOutStep(ctx: PipelineContext, batch: FanOutBatch, from: number
   const expiresAt = expiryOf(batch);
   const expired = expiresAt !== null && expiresAt <= now;
   // Frequency cap: of this step's recipients that would be sent (valid, not opted out), those at the cap.
-  const capped = batch.kind !== 'campaign' || batch.cancelled || expired ? new Set<string>()
+  const capped = batch.kind !== 'campaign' || cancelled || expired ? new Set<string>()
     : await cappedRecipients(ctx.db, { companyId: batch.company_id, kind: batch.kind, campaignId: batch.source_id },
       items.flatMap((i) => (i.e164 && !contacts.get(i.e164)!.opted_out ? [i.e164] : [])), now);
   const step: StepContext = {
-    batch_id: batch.batch_id, batch, contacts, compiled: compiledOf(batch), now, cancelled: batch.cancelled,
+    batch_id: batch.batch_id, batch, contacts, compiled: compiledOf(batch), now, cancelled,
     held: opensAt > now, opensAt, holdUntil: expiresAt !== null ? Math.min(opensAt, expiresAt) : opensAt,
     expiresAt, expired, capped,
   };
-  const messages = items.map((item, i) => messageFor(step, item, from + i));
-  const to = from + items.length;
+  return { from, to: from + items.length, step, messages: items.map((item, i) => messageFor(step, item, from + i)) };
+}
+
+/**
+ * Writes a prepared step in one short transaction: its message rows, the batch's `fanned_out`
+ * counter, and its delivery chunks (or the batch's release job). Returns what it wrote; throws
+ * StepRace when another run wrote these positions first. A step prepared before the batch was
+ * cancelled ends what it wrote `cancelled`.
+ */
+async function commitStep(ctx: PipelineContext, batch: FanOutBatch, prepared: PreparedStep, releaseQueued: boolean) {
+  const { from, to, step, messages } = prepared;
+  const now = step.now;
   return ctx.db.transaction().execute(async (trx) => {
     await insertMessages(trx, batch.batch_id, batch.company_id, messages);
     const { rows } = await sql<{ paused: boolean; cancelled: boolean }>`
@@ -277,7 +298,7 @@ async function fanOutStep(ctx: PipelineContext, batch: FanOutBatch, from: number
       RETURNING paused_at IS NOT NULL AS paused, cancelled_at IS NOT NULL AS cancelled`.execute(trx);
     if (!rows[0]) throw new StepRace(`batch ${batch.batch_id}: positions ${from}..${to - 1} were written by another run`);
     let cancelledNow = 0;
-    if (rows[0].cancelled && !batch.cancelled) {
+    if (rows[0].cancelled && !step.cancelled) {
       // Cancelled while this step was being prepared: what it wrote ends cancelled too.
       cancelledNow = (await cancelPendingStep(trx, batch.batch_id, { from, to: to - 1 })).n;
     }
@@ -300,6 +321,20 @@ async function fanOutStep(ctx: PipelineContext, batch: FanOutBatch, from: number
   });
 }
 
+/**
+ * The next step's preparation, started while the current step's transaction runs: it first waits
+ * for its turn (requests before background work, ctx.idle), like every step's CPU work. Its failure
+ * is kept for the caller's await (never an unhandled rejection).
+ */
+function prepareAhead(ctx: PipelineContext, batch: FanOutBatch, from: number): Promise<PreparedStep> {
+  const p = (async () => {
+    await (ctx.idle?.() ?? new Promise<void>((resolve) => setImmediate(resolve)));
+    return prepareStep(ctx, batch, from);
+  })();
+  p.catch(() => {});
+  return p;
+}
+
 const compiled = new WeakMap<BatchRow, CompiledTemplate>();
 /** The batch's template compiled once per run. */
 function compiledOf(batch: BatchRow): CompiledTemplate {
@@ -318,17 +353,26 @@ export async function processBatch(ctx: PipelineContext, batchId: string): Promi
   if (!batch || batch.fanned_out >= batch.items.length) return null;
   const out: FanOut = { messages: 0, pending: 0, held: false, chunks: 0, steps: 0 };
   let releaseQueued = false;
+  // One step ahead: the next step is prepared (contacts, cap, rendering) while this one commits.
+  let next: Promise<PreparedStep> | undefined = prepareAhead(ctx, batch, batch.fanned_out);
   while (batch.fanned_out < batch.items.length) {
-    // Requests first: the step's CPU work (contacts, rendering) and its transaction wait for a turn.
-    await (ctx.idle?.() ?? new Promise<void>((resolve) => setImmediate(resolve)));
+    let prepared = await (next ?? prepareAhead(ctx, batch, batch.fanned_out));
+    next = undefined;
     if (ctx.drain.aborted) throw new FanOutInterrupted(`workers stopping: the fan-out of batch ${batchId} resumes at item ${batch.fanned_out}`);
+    // A cancel seen by the previous commit: a step prepared before it is prepared again (nothing rendered).
+    if (batch.cancelled && !prepared.step.cancelled) prepared = await prepareStep(ctx, batch, batch.fanned_out);
+    const committing = commitStep(ctx, batch, prepared, releaseQueued);
+    if (prepared.to < batch.items.length) next = prepareAhead(ctx, batch, prepared.to);
     let step;
     try {
-      step = await fanOutStep(ctx, batch, batch.fanned_out, releaseQueued);
+      step = await committing;
     } catch (err) {
+      await next?.catch(() => {});
+      next = undefined;
       if (!(err instanceof StepRace)) throw err;
       batch = await openFanOut(ctx, batchId);
       if (!batch) return out;
+      next = prepareAhead(ctx, batch, batch.fanned_out);
       continue;
     }
     batch.fanned_out = step.to;

@@ -38,8 +38,9 @@
  *
  * Contacts are written, and messages rendered, before the step's transaction opens (upserting a
  * contact again after a crash changes nothing), so the transaction itself is only the insert of the
- * step's rows, the counter and the jobs. Before each step the run waits until no request is in
- * flight (ctx.idle, db/foreground-gate.ts): requests before background work.
+ * step's rows, the counter and the jobs; the next step is prepared while that transaction runs. Before
+ * each step's preparation the run waits until no request is in flight (ctx.idle,
+ * db/foreground-gate.ts): requests before background work.
  */
 import { sql } from 'kysely';
 import { expireAfterMs } from '../../domain/expiry.ts';

@@ -54,25 +54,37 @@ export async function deliveryState(db: Db, batchId: string): Promise<DeliverySt
 }
 
 /**
+ * The batch row locked FOR UPDATE, for a statement that pauses or cancels (a CTE `locked`): the one
+ * lock that waits for delivery claims in progress, which read the row under a key-share lock
+ * (db/messages.ts), so that every claim after the change commits sees it.
+ */
+const lockForClaims = (batchId: string) => sql`SELECT batch_id FROM batches WHERE batch_id = ${batchId}::uuid FOR UPDATE`;
+
+/**
  * Marks a batch cancelled at `now` (ms) unless it is completed or cancelled already; returns its
- * fan-out progress then, or undefined when nothing changed. The UPDATE takes the batch row's lock:
- * it waits for delivery claims in progress (which read the row under a share lock), and every claim
- * after it commits sees the cancel.
+ * fan-out progress then, or undefined when nothing changed. It waits for delivery claims in progress
+ * ({@link lockForClaims}), and every claim after it commits sees the cancel.
  */
 export async function markCancelled(db: Db, batchId: string, now: number): Promise<{ fanned_out: number; total: number; unresolved: boolean } | undefined> {
   const { rows } = await sql<{ fanned_out: number; total: number; unresolved: boolean }>`
-    UPDATE batches SET cancelled_at = ${iso(now)}::timestamptz
-    WHERE batch_id = ${batchId}::uuid AND status <> 'completed' AND cancelled_at IS NULL
-    RETURNING fanned_out, total, (overrides ? 'segment_id' AND fanned_out = 0 AND items = '[]') AS unresolved`.execute(db);
+    WITH locked AS (${lockForClaims(batchId)})
+    UPDATE batches b SET cancelled_at = ${iso(now)}::timestamptz
+    FROM locked WHERE b.batch_id = locked.batch_id AND b.status <> 'completed' AND b.cancelled_at IS NULL
+    RETURNING b.fanned_out, b.total, (b.overrides ? 'segment_id' AND b.fanned_out = 0 AND b.items = '[]') AS unresolved`.execute(db);
   return rows[0];
 }
 
-/** Sets (`paused` true) or clears the batch's pause when it is neither completed nor cancelled; true when the batch can be paused / resumed at all. */
+/**
+ * Sets (`paused` true) or clears the batch's pause when it is neither completed nor cancelled; true
+ * when the batch can be paused / resumed at all. A pause waits for delivery claims in progress, as a
+ * cancel does ({@link lockForClaims}).
+ */
 export async function setPaused(db: Db, batchId: string, paused: boolean, now: number): Promise<boolean> {
   const { rows } = await sql<{ batch_id: string }>`
-    UPDATE batches SET paused_at = ${paused ? iso(now) : null}::timestamptz
-    WHERE batch_id = ${batchId}::uuid AND status <> 'completed' AND cancelled_at IS NULL
-    RETURNING batch_id`.execute(db);
+    WITH locked AS (${lockForClaims(batchId)})
+    UPDATE batches b SET paused_at = ${paused ? iso(now) : null}::timestamptz
+    FROM locked WHERE b.batch_id = locked.batch_id AND b.status <> 'completed' AND b.cancelled_at IS NULL
+    RETURNING b.batch_id`.execute(db);
   return rows.length > 0;
 }
 

@@ -71,11 +71,13 @@ export type DeliveryState = 'running' | 'paused' | 'cancelled' | 'gone';
 export interface Claim { claimed: Claimed[]; expired: number; state: DeliveryState }
 
 /**
- * The batch's state, read under a share lock of its row (a CTE `b` of a claim): a pause or cancel
- * (an UPDATE of the row) waits for the claims in progress, and a claim that starts after it sees it.
+ * The batch's state, read under a key-share lock of its row (a CTE `b` of a claim): a pause or cancel
+ * takes the row FOR UPDATE first (db/batch-control.ts), so it waits for the claims in progress, and a
+ * claim that starts after it sees it. The weakest lock that does so: other updates of the batch row
+ * (a fan-out step's progress, the completion) neither wait for claims nor hold them up.
  */
 const batchGate = (batchId: string) => sql`SELECT paused_at IS NOT NULL AS paused, cancelled_at IS NOT NULL AS cancelled
-  FROM batches WHERE batch_id = ${batchId}::uuid FOR SHARE`;
+  FROM batches WHERE batch_id = ${batchId}::uuid FOR KEY SHARE`;
 
 const stateOf = (row: { paused: boolean | null; cancelled: boolean | null } | undefined): DeliveryState =>
   !row || row.paused === null ? 'gone' : row.cancelled ? 'cancelled' : row.paused ? 'paused' : 'running';
@@ -83,7 +85,7 @@ const stateOf = (row: { paused: boolean | null; cancelled: boolean | null } | un
 /**
  * Claims at most `limit` deliverable messages of a batch in `seq` range [from, to], lowest seq first:
  * pending, released (not held), and not leased by a live run; none while the batch is paused or
- * cancelled (read under a share lock of the batch row, so nothing is claimed once a pause or cancel
+ * cancelled (read under a key-share lock of the batch row, so nothing is claimed once a pause or cancel
  * has committed: docs/decisions.md "Cancel, pause and resume"). The lease lasts `leaseSeconds` of
  * database time. In the same statement the ones whose `expires_at` is at or before `now` (ms, the
  * injectable clock) end `skipped` with reason `expired` instead (docs/whatsapp.md "Messages that

@@ -5,7 +5,8 @@
  * CANCEL_INLINE_MS of bounded steps), however big the batch and whatever the workers are doing.
  *
  * - **Cancel** marks the batch cancelled (`cancelled_at`) and counts what it stops; from that commit
- *   no delivery claim takes a message of the batch (claims read the batch row under a share lock).
+ *   no delivery claim takes a message of the batch (the cancel locks the batch row FOR UPDATE, claims
+ *   read it under a key-share lock: db/batch-control.ts, db/messages.ts).
  *   Its pending messages that no delivery run leases (held ones too) end skipped / `cancelled` in
  *   steps of CANCEL_STEP messages: inline for up to CANCEL_INLINE_MS, the rest by the `batch-control`
  *   job enqueued with the mark; the fan-out writes the items it has not reached yet as skipped /

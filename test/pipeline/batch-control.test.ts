@@ -28,6 +28,7 @@ import { batchStatus, completed, directContext, messagesOf, phone, startPipeline
 import type { PipelineContext } from '../../src/queue/handlers/context.ts';
 import { FAN_OUT_STEP, processBatch } from '../../src/queue/handlers/batch-process.ts';
 import { deliverChunk } from '../../src/queue/handlers/messages-deliver.ts';
+import { claimMessages } from '../../src/db/messages.ts';
 import { controlBatch } from '../../src/queue/handlers/batch-control.ts';
 import { CANCEL_STEP } from '../../src/domain/batch-control.ts';
 
@@ -347,6 +348,36 @@ describe('a fan-out that stops between steps (a crash, or a cancel meanwhile), h
       SELECT reason, count(*)::int AS n FROM messages WHERE batch_id = ${batchId}::uuid GROUP BY reason`.execute(ctx.db);
     assert.deepEqual(rows, [{ reason: 'cancelled', n }]);
     assert.equal(await controlBatch(ctx, { batch_id: batchId }), 0, 'the cancel job finds nothing left');
+  });
+
+  test('a cancel waits for a claim in progress and every later claim sees it; a fan-out step\'s progress update waits for neither (PostgreSQL)', async (t) => {
+    if (d.kind !== 'postgres') return t.skip('PGlite has one connection: a transaction held open blocks everything');
+    const n = 100;
+    const batchId = await accepted(n);
+    await processBatch(ctx, batchId);
+    // A delivery claim in progress: its transaction still open.
+    const claiming = await ctx.db.startTransaction().execute();
+    let cancel: Promise<any> | undefined;
+    try {
+      const first = await claimMessages(claiming, batchId, 0, n - 1, 60, clock.now(), 10);
+      assert.deepEqual([first.state, first.claimed.length], ['running', 10]);
+      // The batch row's other updates (a fan-out step moving `fanned_out`) do not wait for the claim.
+      await ctx.db.transaction().execute(async (trx) => {
+        await sql`SET LOCAL lock_timeout = '2s'`.execute(trx);
+        await sql`UPDATE batches SET fanned_out = fanned_out WHERE batch_id = ${batchId}::uuid`.execute(trx);
+      });
+      // The cancel does: it answers only once the claim has committed.
+      let answered = false;
+      cancel = d.admin('POST', `/admin/batches/${batchId}/cancel`).then((a) => { answered = true; return a; });
+      await eventually(async () => (await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_locks WHERE NOT granted AND locktype = 'transactionid'`.execute(ctx.db)).rows[0].n > 0, 20_000, 10);
+      assert.equal(answered, false, 'the cancel waits for the claim in progress');
+    } finally {
+      await claiming.commit().execute();
+    }
+    const answer = await cancel;
+    assert.equal(answer.cancelled, n - 10, 'everything but the 10 claimed before the answer');
+    const later = await claimMessages(ctx.db, batchId, 0, n - 1, 60, clock.now());
+    assert.deepEqual([later.state, later.claimed.length], ['cancelled', 0], 'a claim after the answer takes nothing');
   });
 
   test('a cancel job whose first step finds its messages taken by a step beside it (the request\'s) goes on to the end', async () => {

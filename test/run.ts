@@ -37,6 +37,7 @@
  * Options (environment): TEST_CONCURRENCY=n; TEST_PROCESSES_PER_WORKER=n (default 4); TEST_GROUP=0 gives every file a process of its own (by
  * default several files share one, which saves the start of a process, its module loading and cold JIT
  * per file);
+ * CMS_TEST_POOL=0 starts a new server for every file (test/helpers/server.ts enableServerPool);
  * TEST_VERBOSE=1 prints every process's output, not only the failing ones'; TEST_CPU=1 measures each
  * process's CPU time (user + system, its child processes included) and peak memory with /usr/bin/time;
  * TEST_NODE_FLAGS replaces the extra Node flags (default `--liftoff-only`). Exit code: 0 when every file

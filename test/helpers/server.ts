@@ -16,8 +16,14 @@ import type { Clock } from '../../src/clock.ts';
 import type { RateLimiter } from '../../src/http/rate-limit.ts';
 import { CompiledSchemas } from '../../src/http/lazy-compilers.ts';
 import { startService, type Service } from '../../src/service.ts';
+import { setTestPasswordHashCost } from '../../src/domain/users.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-4Jx9qLw2Zr7Vb5Nc';
+
+// Console passwords of test users are hashed at a low cost in test processes (src/domain/users.ts
+// setTestPasswordHashCost): hundreds of users are made and signed in. `cms` processes that tests start
+// keep the service's cost.
+setTestPasswordHashCost(true);
 
 export interface TestServer {
   url: string;

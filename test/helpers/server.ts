@@ -180,8 +180,12 @@ let pool: Map<string, TestServer[]> | undefined;
  * are removed (they are counted per client address, and every test client is 127.0.0.1), as a new
  * database would have none. Servers with a clock, a rate limiter, an environment or `own` (the pipeline
  * tests, test/pipeline/helpers.ts) are never kept. {@link closeServerPool} closes the kept servers.
+ * Not on PostgreSQL (TEST_DATABASE_URL): there every server works the one shared database, and the
+ * workers of a kept server would take the jobs of the next files' servers (with another clock and
+ * other settings).
  */
 export function enableServerPool(): void {
+  if (process.env.TEST_DATABASE_URL) return;
   pool ??= new Map();
 }
 

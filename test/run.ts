@@ -14,11 +14,14 @@
  *
  * Scheduling: longest files first (wall times of the last run, kept in
  * node_modules/.cache/cms-test/timings.json, over the committed test/timings.json for a fresh clone; a
- * file never timed counts as long), packed into processes of at least 25 s of estimated wall time (or a
- * twelfth of the estimated total per worker, when that is more), so the run does not end with one long
- * process alone. 25 s rather than 15 s: 18 processes instead of 24, about 10 s less CPU time spent
- * starting processes (264 s instead of 274 s of the machine's CPU in one run each on 2 cores), and the
- * run ended 5 s sooner. On PostgreSQL (TEST_DATABASE_URL) the files share one database and pg-boss's queues in it — one
+ * file never timed counts as long), packed into about PROCESSES_PER_WORKER processes per worker (at
+ * least 25 s of estimated wall time each), so the run does not end with one long process alone. The
+ * count of processes follows from the share of the total, not from seconds: the wall times of a run on
+ * a busy machine are longer, and a fixed number of seconds per process gave more processes (34 instead
+ * of 26) exactly when the machine had the least CPU time to spare. Each process costs about a second of
+ * CPU time before its first test (the service's modules, PGlite's WebAssembly, cold JIT, the first
+ * server), and on 2 cores the suite is bound by CPU time (Chromium's included, which TEST_CPU does not
+ * count). On PostgreSQL (TEST_DATABASE_URL) the files share one database and pg-boss's queues in it — one
  * file's workers would take another file's jobs — so one process runs at a time.
  *
  * Other costs kept down without changing what any test runs or asserts:
@@ -31,9 +34,10 @@
  *   compiler's background work on the 8 MB module cost more CPU time than it saved in processes that
  *   run a few seconds, and half the memory. It changes how fast the same code runs, nothing else.
  *
- * Options (environment): TEST_CONCURRENCY=n; TEST_GROUP=0 gives every file a process of its own (by
+ * Options (environment): TEST_CONCURRENCY=n; TEST_PROCESSES_PER_WORKER=n (default 4); TEST_GROUP=0 gives every file a process of its own (by
  * default several files share one, which saves the start of a process, its module loading and cold JIT
  * per file);
+ * CMS_TEST_POOL=0 starts a new server for every file (test/helpers/server.ts enableServerPool);
  * TEST_VERBOSE=1 prints every process's output, not only the failing ones'; TEST_CPU=1 measures each
  * process's CPU time (user + system, its child processes included) and peak memory with /usr/bin/time;
  * TEST_NODE_FLAGS replaces the extra Node flags (default `--liftoff-only`). Exit code: 0 when every file
@@ -87,6 +91,8 @@ const childEnv: NodeJS.ProcessEnv = {
   CMS_TEST_TMPDIR: runTmp,
   NODE_COMPILE_CACHE: process.env.NODE_COMPILE_CACHE ?? path.join(cacheDir, 'compile'),
 };
+/** Processes per worker the files are packed into (see the module comment). */
+const PROCESSES_PER_WORKER = Number(process.env.TEST_PROCESSES_PER_WORKER ?? 4);
 /** Estimated seconds of a file never timed. */
 const UNKNOWN_S = 20;
 
@@ -211,7 +217,7 @@ async function main(): Promise<number> {
   const last = readTimings();
   const estimate = (f: string) => last[f] ?? UNKNOWN_S;
   const total = files.reduce((n, f) => n + estimate(f), 0);
-  const queue = pack(files, estimate, Math.max(25, total / concurrency / 12));
+  const queue = pack(files, estimate, Math.max(25, total / concurrency / PROCESSES_PER_WORKER));
   const started = performance.now();
   const results: ProcessResult[] = [];
   let nextId = 0;

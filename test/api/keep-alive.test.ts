@@ -12,7 +12,8 @@ import net from 'node:net';
 import { eventually, startTestServer, type TestServer } from '../helpers/server.ts';
 
 let s: TestServer;
-before(async () => { s = await startTestServer({ role: 'api' }); });
+// A server of its own: the test looks at the connections the server keeps open.
+before(async () => { s = await startTestServer({ role: 'api', own: true }); });
 after(() => s.close());
 
 test('the server keeps idle keep-alive connections 72 s; the slow-client timeouts stay short', () => {

@@ -13,6 +13,7 @@ import { DomainError } from '../../src/domain/errors.ts';
 import {
   acceptInvitation, authenticateUser, changeRole, createInvitation, createPasswordReset, createSession, findInvitation, findPasswordReset,
   findSession, hashToken, INVITATION_TTL_MS, normaliseEmail, PASSWORD_RESET_TTL_MS, removeUser, resetPassword, SESSION_IDLE_MS, SESSION_MAX_MS,
+  setTestPasswordHashCost,
 } from '../../src/domain/users.ts';
 import { clearLoginFailures, loginBlockedFor, PER_ADDRESS, PER_EMAIL, recordLoginFailure, WINDOW_MS } from '../../src/console/login-throttle.ts';
 import { startTestServer, type TestServer } from '../helpers/server.ts';
@@ -47,7 +48,9 @@ describe('invitations', () => {
     assert.equal(await findInvitation(db, inv.token, at(INVITATION_TTL_MS)), undefined, 'expired');
     await rejects(acceptInvitation(db, inv.token, PASSWORD, at(INVITATION_TTL_MS + 1)), 404);
 
-    const user = await acceptInvitation(db, inv.token, PASSWORD, at(1000));
+    // With the service's hash cost (test processes lower it: test/helpers/server.ts).
+    setTestPasswordHashCost(false);
+    const user = await acceptInvitation(db, inv.token, PASSWORD, at(1000)).finally(() => setTestPasswordHashCost(true));
     assert.equal(user.company_id, companyId);
     await rejects(acceptInvitation(db, inv.token, PASSWORD, at(2000)), 404);
     const stored = await db.selectFrom('console_users').select('password_hash').where('user_id', '=', user.user_id).executeTakeFirstOrThrow();

@@ -7,8 +7,9 @@
  * own suite: they run around that file's tests only, exactly as when the file has a process of its own
  * (without the suite, Node's `--test-isolation=none` would run every file's `before` first and every
  * `after` last). What the files share is what a process holds: loaded and compiled modules, the
- * compiled PGlite WebAssembly, warm JIT code. Each file still starts and closes its own servers and
- * databases. Run with `node --test --test-isolation=none --test-force-exit`.
+ * compiled PGlite WebAssembly, warm JIT code, and the servers with default options a file closes
+ * (kept for the next file that starts one: enableServerPool in test/helpers/server.ts); the other
+ * servers and databases are each file's own. Run with `node --test --test-isolation=none --test-force-exit`.
  *
  * The files are imported one after another: the next file's suite is made only once the previous
  * file's module has been evaluated. Node runs a `describe` callback as soon as the suite is made, and a
@@ -20,11 +21,19 @@
  * longer in the suite's context).
  */
 import path from 'node:path';
-import { describe } from 'node:test';
+import { after, describe } from 'node:test';
 import { pathToFileURL } from 'node:url';
+import { closeServerPool, enableServerPool } from './server.ts';
 
 const root = path.resolve(import.meta.dirname, '../..');
 const files = JSON.parse(process.env.CMS_TEST_FILES ?? '[]') as string[];
+
+// A server a file closes is kept for the next file of the process (test/helpers/server.ts
+// enableServerPool; not with CMS_TEST_POOL=0); the kept ones are closed after the last file.
+if (process.env.CMS_TEST_POOL !== '0') {
+  enableServerPool();
+  after(closeServerPool);
+}
 
 for (const file of files) {
   const { promise: imported, resolve } = Promise.withResolvers<void>();

@@ -16,8 +16,14 @@ import type { Clock } from '../../src/clock.ts';
 import type { RateLimiter } from '../../src/http/rate-limit.ts';
 import { CompiledSchemas } from '../../src/http/lazy-compilers.ts';
 import { startService, type Service } from '../../src/service.ts';
+import { setTestPasswordHashCost } from '../../src/domain/users.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-4Jx9qLw2Zr7Vb5Nc';
+
+// Console passwords of test users are hashed at a low cost in test processes (src/domain/users.ts
+// setTestPasswordHashCost): hundreds of users are made and signed in. `cms` processes that tests start
+// keep the service's cost.
+setTestPasswordHashCost(true);
 
 export interface TestServer {
   url: string;
@@ -40,6 +46,8 @@ export interface StartOptions {
   rateLimiter?: RateLimiter;
   role?: 'api' | 'worker' | 'all';
   env?: Record<string, string>;
+  /** A server of its own even when the process pools servers (see enableServerPool). */
+  own?: boolean;
 }
 
 /** A RAM file system when there is one (/dev/shm writable), else the OS temporary directory. */
@@ -156,8 +164,69 @@ export const CHILD_NODE_FLAGS: readonly string[] = ['--liftoff-only'];
  */
 const COMPILED_SCHEMAS = new CompiledSchemas();
 
-/** Starts a server for one test file (or test). */
+/** Servers that files of this process have closed, by role, ready for the next file; undefined: no pool. */
+let pool: Map<string, TestServer[]> | undefined;
+
+/**
+ * From now on this process reuses servers between test files (test/helpers/run-files.ts calls it, so
+ * only `npm test`'s processes of several files do): a server started with the default options, or
+ * only a `role` (`all` or `api`), is not closed by its `close()` but kept, and the next such
+ * startTestServer call of the same role gets it instead of a new one (about 0.45 s of CPU less each: a
+ * copy of the template, PGlite's start, pg-boss's queues, the Fastify app). What a file then shares
+ * with the files before it in the process is what files already share on PostgreSQL (one database for
+ * every file): the companies, users and jobs other files made. Every test makes its own companies and
+ * reads only what belongs to them, and `npm test` on PostgreSQL checks that a file does not depend on
+ * an empty database. Before a kept server is handed out again, the sign-in failures of the previous file
+ * are removed (they are counted per client address, and every test client is 127.0.0.1), as a new
+ * database would have none. Servers with a clock, a rate limiter, an environment or `own` (the pipeline
+ * tests, test/pipeline/helpers.ts) are never kept. {@link closeServerPool} closes the kept servers.
+ * Not on PostgreSQL (TEST_DATABASE_URL): there every server works the one shared database, and the
+ * workers of a kept server would take the jobs of the next files' servers (with another clock and
+ * other settings).
+ */
+export function enableServerPool(): void {
+  if (process.env.TEST_DATABASE_URL) return;
+  pool ??= new Map();
+}
+
+/** Closes the servers the pool keeps and stops pooling (after the last file of the process). */
+export async function closeServerPool(): Promise<void> {
+  const kept = [...(pool?.values() ?? [])].flat();
+  pool = undefined;
+  for (const s of kept) await s.close();
+}
+
+/**
+ * Starts a server for one test file (or test); in a process that pools servers (enableServerPool), a
+ * server with default options may be one an earlier file closed.
+ */
 export async function startTestServer(opts: StartOptions = {}): Promise<TestServer> {
+  const role = opts.role ?? 'all';
+  if (!pool || opts.clock || opts.rateLimiter || opts.env || opts.own || role === 'worker') return startServer(opts);
+  const kept = pool.get(role)?.pop();
+  if (kept) {
+    await kept.service.deps.database.db.deleteFrom('console_login_failures').execute();
+    return lend(kept, role);
+  }
+  return lend(await startServer(opts), role);
+}
+
+/** `server` with a `close()` that gives it back to the pool (once) instead of closing it. */
+function lend(server: TestServer, role: string): TestServer {
+  let returned = false;
+  return {
+    ...server,
+    async close() {
+      if (returned) return;
+      returned = true;
+      if (!pool) return server.close();
+      pool.set(role, [...(pool.get(role) ?? []), server]);
+    },
+  };
+}
+
+/** Starts a new server (startTestServer without the pool). */
+async function startServer(opts: StartOptions): Promise<TestServer> {
   const dataDir = fs.mkdtempSync(path.join(testTmpDir(), 'cms-test-'));
   const pgUrl = process.env.TEST_DATABASE_URL;
   if (!pgUrl && !opts.env?.DATABASE_URL) await seedDataDir(dataDir);

@@ -49,15 +49,16 @@ export function phone(run: number, i: number): string {
 
 
 /**
- * Starts the test server for one pipeline test file. On PostgreSQL (TEST_DATABASE_URL) it gets a fresh
- * database of its own, `<test database>_<name>`, dropped again by close(): the workers of a test server
+ * Starts the test server for one pipeline test file, never one another file used (StartOptions `own`).
+ * On PostgreSQL (TEST_DATABASE_URL) it gets a fresh database of its own, `<test database>_<name>`,
+ * dropped again by close(): the workers of a test server
  * take every job in their database, so a shared database with another run's backlog (or another
  * engineer's) would make waits and exact counts depend on it. Without the right to create databases
  * it falls back to the shared one.
  */
 export async function startPipelineServer(name: string, opts: StartOptions = {}): Promise<TestServer> {
   const shared = process.env.TEST_DATABASE_URL;
-  if (!shared) return startTestServer(opts);
+  if (!shared) return startTestServer({ ...opts, own: true });
   const url = new URL(shared);
   const dbName = `${url.pathname.slice(1)}_${name}`.replace(/[^a-z0-9_]/gi, '_').toLowerCase();
   const admin = new pg.Client({ connectionString: shared });
@@ -67,7 +68,7 @@ export async function startPipelineServer(name: string, opts: StartOptions = {})
     await admin.query(`CREATE DATABASE ${dbName}`);
   } catch {
     await admin.end();
-    return startTestServer(opts);
+    return startTestServer({ ...opts, own: true });
   }
   await admin.end();
   url.pathname = '/' + dbName;

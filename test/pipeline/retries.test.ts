@@ -18,6 +18,11 @@ const clock = new FakeClock(T0);
 const SCHEDULE = [5_000, 30_000, 120_000, 600_000]; // DELIVERY_RETRY_SCHEDULE below
 let s: TestServer;
 const closers: (() => Promise<void>)[] = [];
+/**
+ * After a move of the clock: the workers' sweep, which releases the messages that have come due, now
+ * rather than at its next tick (up to SWEEP_INTERVAL_MS of real time later).
+ */
+const sweep = () => s.service.workers!.sweepNow();
 
 before(async () => {
   s = await startPipelineServer('retries', { clock, env: { DELIVERY_RETRY_SCHEDULE: '5s,30s,2m,10m' } });
@@ -99,6 +104,7 @@ test('receivers down for 60 s of clock time (503, garbage, refused connections):
 
   // 5 s later: attempt 2, still down; the next wait is 30 s.
   clock.advance(SCHEDULE[0]);
+  await sweep();
   ms = await attemptsReach(batchId, 2, 10);
   for (const m of ms) {
     assert.equal(m.status, 'pending');
@@ -106,6 +112,7 @@ test('receivers down for 60 s of clock time (503, garbage, refused connections):
   }
   // 35 s after the start: attempt 3, still down; the next wait is 2 min.
   clock.advance(SCHEDULE[1]);
+  await sweep();
   ms = await attemptsReach(batchId, 3, 10);
   assert.ok(ms.every((m) => m.status === 'pending' && m.next_attempt_at === new Date(start + 35_000 + SCHEDULE[2]).toISOString()));
   assert.equal((await batchStatus(s, batchId)).counts.pending, 10);
@@ -114,6 +121,7 @@ test('receivers down for 60 s of clock time (503, garbage, refused connections):
   const late = await receiver(() => ({ status: 200, body: 'ok' }), { port });
   const up = late.seen;
   clock.advance(SCHEDULE[2]);
+  await sweep();
   b = await completed(s, batchId, 30_000);
   assert.deepEqual(b.counts, { total: 10, sent: 10, delivered: 0, read: 0, failed: 0, skipped: 0, pending: 0 });
   ms = await messagesOf(s, batchId);
@@ -208,16 +216,19 @@ test('429 with Retry-After longer than the schedule (webhook and WhatsApp): the 
 
   // The schedule's 5 s pass: nothing is due yet.
   clock.advance(SCHEDULE[0]);
+  await sweep();
   await new Promise((resolve) => setTimeout(resolve, 100));
   assert.equal(srv.seen.filter((x) => `+${x.body.to}` === waLimited || x.body.to === limited).length, 2);
 
   // At the Retry-After times the messages go out: 605 s covers the 600 s and 300 s ones, not the dated one.
   clock.advance(600_000);
+  await sweep();
   const whDone = await completed(s, whBatch, 30_000);
   assert.deepEqual(whDone.counts, { total: 3, sent: 1, delivered: 0, read: 0, failed: 2, skipped: 0, pending: 0 });
   await eventually(async () => (await messagesOf(s, waBatch)).some((m) => m.phone === waLimited && m.status === 'sent'), 30_000);
   assert.equal((await batchStatus(s, waBatch)).counts.pending, 1, 'the HTTP-date one still waits');
   clock.advance(300_000);
+  await sweep();
   const waDone = await completed(s, waBatch, 30_000);
   assert.deepEqual(waDone.counts, { total: 2, sent: 2, delivered: 0, read: 0, failed: 0, skipped: 0, pending: 0 });
   const sentAgain = srv.seen.filter((x) => x.body.to === limited);
@@ -240,6 +251,7 @@ test('the schedule exhausted: failed with the last error after 1 + schedule-leng
     at += SCHEDULE[attempt - 1];
     assert.ok(ms.every((m) => m.status === 'pending' && m.next_attempt_at === new Date(at).toISOString()), `after attempt ${attempt}: ${JSON.stringify(ms.map((m) => [m.status, m.attempts, m.next_attempt_at]))}`);
     clock.set(at);
+    await sweep();
   }
   const b = await completed(s, batchId, 30_000);
   assert.deepEqual(b.counts, { total: 2, sent: 0, delivered: 0, read: 0, failed: 2, skipped: 0, pending: 0 });

@@ -33,7 +33,8 @@ let waPhone: string;
 let gw: { companyId: number; messageId: string };
 
 before(async () => {
-  s = await startTestServer();
+  // A server of its own: a test counts the failed receipts-apply jobs of the whole queue.
+  s = await startTestServer({ own: true });
   graph = await startFakeGraph();
   receiver = await startReceiver();
   wa = await whatsappCompany(s, graph);

@@ -12,7 +12,8 @@ import { eventually, startTestServer, type TestServer } from '../helpers/server.
 const IDLE = 500;
 
 let s: TestServer;
-before(async () => { s = await startTestServer({ role: 'api' }); });
+// A server of its own: the test holds hundreds of its connections open and waits for the server to drop them.
+before(async () => { s = await startTestServer({ role: 'api', own: true }); });
 after(() => s.close());
 
 test('the server bounds how long a client may take to send headers and the whole request', () => {

@@ -14,8 +14,9 @@ import { sql } from 'kysely';
 import { ADMIN_TOKEN, type TestServer } from '../helpers/server.ts';
 import { completed, startPipelineServer } from './helpers.ts';
 
-// PostgreSQL delivers a few thousand messages in under a second, too short to probe: it gets more.
-const MEMBERS = process.env.TEST_DATABASE_URL ? 12_000 : 2000;
+// PostgreSQL delivers 12,000 messages in about 1.2 s on a 2-core machine, too short for enough probes
+// at the public rate limit's pace: it gets 30,000.
+const MEMBERS = process.env.TEST_DATABASE_URL ? 30_000 : 2000;
 const PROBE_P95_BOUND_MS = 3000;
 
 let s: TestServer;
@@ -24,7 +25,7 @@ after(() => s?.close());
 
 const p95 = (list: number[]) => [...list].sort((a, b) => a - b)[Math.ceil(0.95 * list.length) - 1];
 
-test(`during a send of ${MEMBERS} messages the console, the public and the operator API answer with p95 under ${PROBE_P95_BOUND_MS} ms`, async () => {
+test(`during a send of ${MEMBERS} messages the console, the public and the operator API answer with p95 under ${PROBE_P95_BOUND_MS} ms`, async (t) => {
   const { companyId, key } = await s.company();
   const automation = await s.admin('POST', `/admin/companies/${companyId}/automations`, { name: 'probe', type: 'api', active: true, template: { body: 'Probe {{ first_name }}' } }, 201);
   const campaign = await s.admin('POST', `/admin/companies/${companyId}/campaigns`, { name: 'big', template: { body: 'Hi {{ first_name }}, {{ city }}' } }, 201);
@@ -58,7 +59,8 @@ test(`during a send of ${MEMBERS} messages the console, the public and the opera
       await res.arrayBuffer();
       times[kind].push(performance.now() - t);
       assert.ok(res.status < 300, `${kind}: ${res.status}`);
-      await new Promise((r) => setTimeout(r, kind === 'public' ? 150 : 100)); // 4.3: 10 per second per company
+      // 4.3 admits 20 a second per company: at least 60 ms between two public probes keeps under it.
+      await new Promise((r) => setTimeout(r, 60));
     }
   });
   try {
@@ -69,6 +71,7 @@ test(`during a send of ${MEMBERS} messages the console, the public and the opera
     await Promise.all(loops);
   }
   const summary = Object.fromEntries(Object.entries(times).map(([k, v]) => [k, { n: v.length, p95: Math.round(p95(v)) }]));
+  t.diagnostic(`requests during the send: ${JSON.stringify(summary)}`);
   for (const [kind, v] of Object.entries(times)) {
     assert.ok(v.length >= 5, `${kind}: enough requests during the send (${JSON.stringify(summary)})`);
     assert.ok(p95(v) <= PROBE_P95_BOUND_MS, `${kind}: p95 ${p95(v).toFixed(0)} ms (${JSON.stringify(summary)})`);

@@ -8,6 +8,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from './database.ts';
+import { executePreparedSql } from './prepared.ts';
 import type { BatchStatus } from './schema.ts';
 import type { DeliveryState } from './messages.ts';
 
@@ -47,8 +48,8 @@ export async function readBatchControl(db: Db, batchId: string, companyId?: numb
 
 /** The batch's delivery state now (a plain read, for a run between its claims). */
 export async function deliveryState(db: Db, batchId: string): Promise<DeliveryState> {
-  const { rows } = await sql<{ paused: boolean; cancelled: boolean }>`
-    SELECT paused_at IS NOT NULL AS paused, cancelled_at IS NOT NULL AS cancelled FROM batches WHERE batch_id = ${batchId}::uuid`.execute(db);
+  const { rows } = await executePreparedSql(db, sql<{ paused: boolean; cancelled: boolean }>`
+    SELECT paused_at IS NOT NULL AS paused, cancelled_at IS NOT NULL AS cancelled FROM batches WHERE batch_id = ${batchId}::uuid`);
   const r = rows[0];
   return !r ? 'gone' : r.cancelled ? 'cancelled' : r.paused ? 'paused' : 'running';
 }

@@ -10,6 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from './database.ts';
+import { executePreparedSql } from './prepared.ts';
 import type { MessageStatus } from './schema.ts';
 import type { Rendered } from '../domain/render.ts';
 import type { ProviderError } from '../providers/types.ts';
@@ -93,7 +94,7 @@ const stateOf = (row: { paused: boolean | null; cancelled: boolean | null } | un
  * are skipped (SKIP LOCKED).
  */
 export async function claimMessages(db: Db, batchId: string, from: number, to: number, leaseSeconds: number, now: number, limit = 2_147_483_647): Promise<Claim> {
-  const { rows } = await sql<{ paused: boolean | null; cancelled: boolean | null } & Partial<Claimed> & { status: MessageStatus | null }>`
+  const { rows } = await executePreparedSql(db, sql<{ paused: boolean | null; cancelled: boolean | null } & Partial<Claimed> & { status: MessageStatus | null }>`
     WITH b AS (${batchGate(batchId)}),
     pick AS (
       SELECT message_id FROM messages
@@ -112,7 +113,7 @@ export async function claimMessages(db: Db, batchId: string, from: number, to: n
       WHERE m.message_id = pick.message_id AND m.status = 'pending' AND m.held_until IS NULL
         AND (m.lease_until IS NULL OR m.lease_until < now())
       RETURNING m.message_id, m.seq, m.rendered, m.attempts - m.uncounted_attempts AS attempts, m.status)
-    SELECT b.paused, b.cancelled, c.* FROM b LEFT JOIN c ON true`.execute(db);
+    SELECT b.paused, b.cancelled, c.* FROM b LEFT JOIN c ON true`);
   const claimed: Claimed[] = [];
   let expired = 0;
   for (const r of rows) {
@@ -129,9 +130,9 @@ export async function claimMessages(db: Db, batchId: string, from: number, to: n
  */
 export async function renewLeases(db: Db, messageIds: string[], leaseSeconds: number): Promise<void> {
   if (messageIds.length === 0) return;
-  await sql`
+  await executePreparedSql(db, sql`
     UPDATE messages SET lease_until = now() + make_interval(secs => ${leaseSeconds})
-    WHERE message_id = ANY(${messageIds}::uuid[]) AND status = 'pending' AND held_until IS NULL`.execute(db);
+    WHERE message_id = ANY(${messageIds}::uuid[]) AND status = 'pending' AND held_until IS NULL`);
 }
 
 /**
@@ -178,7 +179,7 @@ export async function commitResults(db: Db, results: MessageResult[]): Promise<M
     provider_message_id: r.provider_message_id ?? null, retry_at: iso(r.retry_at ?? null), reason: r.reason ?? null,
     provider_error: r.provider_error ?? null,
   })));
-  const { rows } = await sql<{ status: MessageStatus }>`
+  const { rows } = await executePreparedSql(db, sql<{ status: MessageStatus }>`
     UPDATE messages AS m SET status = t.status, reason = t.reason,
       error = CASE WHEN t.status = 'pending' THEN coalesce(t.error, m.error) ELSE t.error END,
       error_code = CASE WHEN t.status = 'pending' AND t.error IS NULL THEN m.error_code ELSE t.error_code END,
@@ -193,7 +194,7 @@ export async function commitResults(db: Db, results: MessageResult[]): Promise<M
       uncounted int, sent_at timestamptz, failed_at timestamptz, provider_message_id text, retry_at timestamptz, reason text,
       provider_error jsonb)
     WHERE m.message_id = t.message_id AND m.status = 'pending'
-    RETURNING m.status`.execute(db);
+    RETURNING m.status`);
   return rows.map((r) => r.status);
 }
 
@@ -243,9 +244,9 @@ export async function sendRangeToOutbox(db: Db, batchId: string, from: number, t
 
 /** Pending, released messages left in a range (leased by another run, or interrupted). */
 export async function countUnfinished(db: Db, batchId: string, from: number, to: number): Promise<number> {
-  const { rows } = await sql<{ n: number }>`
+  const { rows } = await executePreparedSql(db, sql<{ n: number }>`
     SELECT count(*)::int AS n FROM messages
-    WHERE batch_id = ${batchId}::uuid AND seq BETWEEN ${from} AND ${to} AND status = 'pending' AND held_until IS NULL`.execute(db);
+    WHERE batch_id = ${batchId}::uuid AND seq BETWEEN ${from} AND ${to} AND status = 'pending' AND held_until IS NULL`);
   return rows[0]?.n ?? 0;
 }
 
@@ -255,10 +256,10 @@ export async function countUnfinished(db: Db, batchId: string, from: number, to:
  * concurrency: of two chunks finishing together, the later statement sees both.
  */
 export async function completeBatchIfDone(db: Db, batchId: string, now: number): Promise<boolean> {
-  const result = await sql`
+  const result = await executePreparedSql(db, sql`
     UPDATE batches SET status = 'completed', completed_at = ${iso(now)}::timestamptz
     WHERE batch_id = ${batchId}::uuid AND status <> 'completed' AND fanned_out >= total
-      AND NOT EXISTS (SELECT 1 FROM messages WHERE batch_id = ${batchId}::uuid AND status = 'pending')`.execute(db);
+      AND NOT EXISTS (SELECT 1 FROM messages WHERE batch_id = ${batchId}::uuid AND status = 'pending')`);
   return Number(result.numAffectedRows ?? 0) > 0;
 }
 

@@ -10,7 +10,9 @@
  * WORKER_CONCURRENCY (message chunks processed at once per worker process, default 4),
  * WHATSAPP_RATE_PER_SECOND (messages per second per WhatsApp number when its channel has no
  * throughput_per_second, default 80), WHATSAPP_PAIR_INTERVAL (least time between two sends to one
- * recipient from one WhatsApp number, a duration, default `6s`), PROVIDER_ALLOWED_HOSTS
+ * recipient from one WhatsApp number, a duration, default `6s`), WHATSAPP_PACING_MARGIN (allowance
+ * for the way of a request to Meta in the throughput pacing, a duration from `0ms` to `1s`, default
+ * `40ms`; docs/whatsapp.md "Pacing and limits"), PROVIDER_ALLOWED_HOSTS
  * (hosts and CIDR ranges of private networks that webhook/WhatsApp URLs may point at; default none).
  *
  * The delivery loop (docs/decisions.md#8-retries, docs/events.md), durations as a number and a unit (`ms`, `s`, `m`,
@@ -51,6 +53,8 @@ export interface Config {
   readonly whatsappRatePerSecond: number;
   /** WHATSAPP_PAIR_INTERVAL (ms): least time between two sends to one recipient from one number. */
   readonly whatsappPairIntervalMs: number;
+  /** WHATSAPP_PACING_MARGIN (ms): allowance for a request's way to Meta in the throughput pacing. */
+  readonly whatsappPacingMarginMs: number;
   /** Hosts and CIDR ranges providers may reach although private (PROVIDER_ALLOWED_HOSTS). */
   readonly providerAllowedHosts: string | undefined;
   /** Waits (ms) after the 1st, 2nd, ... failed delivery attempt of a message; after the last, failed. */
@@ -104,6 +108,15 @@ export function parseDuration(name: string, raw: string): number {
 function duration(env: NodeJS.ProcessEnv, name: string, fallback: string): number {
   const raw = env[name];
   return parseDuration(name, raw === undefined || raw === '' ? fallback : raw);
+}
+
+/** WHATSAPP_PACING_MARGIN: 0 to 1 s (a larger allowance would leave most of a second's slots unused). */
+function pacingMargin(env: NodeJS.ProcessEnv): number {
+  const value = duration(env, 'WHATSAPP_PACING_MARGIN', '40ms');
+  if (value < 0 || value > 1000) {
+    throw new ConfigError(`WHATSAPP_PACING_MARGIN must be a duration from 0ms to 1s (such as 40ms), got ${JSON.stringify(env.WHATSAPP_PACING_MARGIN)}`);
+  }
+  return value;
 }
 
 /** MESSAGE_RETENTION's bounds: a day (less would delete what operators still look at) to 100 years. */
@@ -182,6 +195,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerConcurrency: int(env, 'WORKER_CONCURRENCY', 4, 1, 256),
     whatsappRatePerSecond: int(env, 'WHATSAPP_RATE_PER_SECOND', 80, 1, 100000),
     whatsappPairIntervalMs: duration(env, 'WHATSAPP_PAIR_INTERVAL', '6s'),
+    whatsappPacingMarginMs: pacingMargin(env),
     providerAllowedHosts: blank(env.PROVIDER_ALLOWED_HOSTS),
     deliveryRetrySchedule: schedule(env, 'DELIVERY_RETRY_SCHEDULE', '5s,30s,2m,10m,30m,1h,2h,4h,8h,8h'),
     deliveryTimeoutMs: duration(env, 'DELIVERY_TIMEOUT', '15s'),

@@ -47,6 +47,8 @@ export interface ProviderRegistryOptions {
   whatsappRatePerSecond: number;
   /** WHATSAPP_PAIR_INTERVAL (ms). */
   whatsappPairIntervalMs: number;
+  /** WHATSAPP_PACING_MARGIN (ms; default the pacing's own, 40). */
+  whatsappPacingMarginMs?: number;
   /** The database and clock of the WhatsApp pacing and send-time rules (providers/whatsapp/room.ts). */
   db: Db;
   clock: Clock;
@@ -78,7 +80,7 @@ function literalAddressProblem(url: string, policy: AddressPolicy): string | nul
 /** Creates the process's provider registry. */
 export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderRegistry {
   const agent = createDeliveryAgent(opts.addressPolicy, { timeoutMs: opts.deliveryTimeoutMs, connections: WEBHOOK_CONNECTIONS_PER_ORIGIN });
-  const whatsappPacing = new WhatsappPacing(opts.db, opts.clock, { pairIntervalMs: opts.whatsappPairIntervalMs });
+  const whatsappPacing = new WhatsappPacing(opts.db, opts.clock, { pairIntervalMs: opts.whatsappPairIntervalMs, marginMs: opts.whatsappPacingMarginMs });
   const cache = new LRUCache<string, Provider>({ max: 1_000 });
   const room: WhatsappRoom = {
     db: opts.db, clock: opts.clock,

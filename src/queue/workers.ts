@@ -111,6 +111,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     secrets: deps.secrets,
     whatsappRatePerSecond: config.whatsappRatePerSecond,
     whatsappPairIntervalMs: config.whatsappPairIntervalMs,
+    whatsappPacingMarginMs: config.whatsappPacingMarginMs,
     db: database.db,
     clock,
     addressPolicy: parseAddressPolicy(config.providerAllowedHosts),

@@ -9,7 +9,10 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { request } from 'undici';
+import { ConfigError, loadConfig } from '../../src/config.ts';
 import { openPostgres, type Database, type Db } from '../../src/db/database.ts';
+import { parseAddressPolicy } from '../../src/domain/network-guard.ts';
+import { createProviderRegistry } from '../../src/providers/index.ts';
 import { limitUsage, pruneLimitCounts, prunePairs } from '../../src/db/whatsapp-pacing.ts';
 import { PAIR_CLAIM_MS, WhatsappPacing, type Admission } from '../../src/providers/whatsapp/pacing.ts';
 import { randomPhoneNumberId } from '../helpers/fake-graph.ts';
@@ -242,4 +245,23 @@ test('slot(): a lane whose signal aborts resolves false at once; the lanes behin
   ctl.abort();
   assert.equal(await first, false);
   assert.equal(await second_, true);
+});
+
+test('WHATSAPP_PACING_MARGIN: 40 ms by default, 0 ms to 1 s, and the worker registry spaces slots by it', async () => {
+  assert.equal(loadConfig({}).whatsappPacingMarginMs, 40);
+  assert.equal(loadConfig({ WHATSAPP_PACING_MARGIN: '150ms' }).whatsappPacingMarginMs, 150);
+  assert.equal(loadConfig({ WHATSAPP_PACING_MARGIN: '0ms' }).whatsappPacingMarginMs, 0);
+  for (const bad of ['banana', '2s', '-5ms', '40']) {
+    assert.throws(() => loadConfig({ WHATSAPP_PACING_MARGIN: bad }), (err: unknown) => err instanceof ConfigError && /^WHATSAPP_PACING_MARGIN must be a duration/.test(err.message), bad);
+  }
+  // At 20/s with the 20 ms tolerance: (1000 + 20 + margin) / 20 ms apart.
+  const registry = (marginMs?: number) => createProviderRegistry({
+    secrets: s.service.secrets, whatsappRatePerSecond: 80, whatsappPairIntervalMs: 6000, whatsappPacingMarginMs: marginMs,
+    db, clock: new FakeClock(), addressPolicy: parseAddressPolicy(undefined), deliveryTimeoutMs: 15_000,
+  });
+  for (const [margin, spacing] of [[undefined, 53], [150, 58.5]] as const) {
+    const r = registry(margin);
+    assert.ok(Math.abs(r.whatsappPacing.spacingFor(20) - spacing) < 0.02, `margin ${margin}: ${r.whatsappPacing.spacingFor(20)}`);
+    await r.close();
+  }
 });

@@ -13,6 +13,7 @@ import { openPglite, openPostgres, type Database } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
 import { parseAddressPolicy } from './domain/network-guard.ts';
 import { secretBox, type SecretBox } from './domain/secrets.ts';
+import { argon2Hashing, type PasswordHashing } from './domain/users.ts';
 import { buildApp } from './http/app.ts';
 import { ApiKeyAuthenticator } from './http/auth.ts';
 import { systemClock, type Clock } from './clock.ts';
@@ -50,6 +51,11 @@ export interface ServiceOptions {
    * starts (the tests start many); by default each service compiles its own.
    */
   compiledSchemas?: CompiledSchemas;
+  /**
+   * How console passwords are hashed; by default argon2id at the library's defaults (domain/users.ts
+   * argon2Hashing). Tests give a cheaper cost (TEST_PASSWORD_HASH_COST).
+   */
+  passwordHashing?: PasswordHashing;
 }
 
 /** Reads a secret from `file` in the data directory, creating it (mode 0600) when missing. */
@@ -111,7 +117,8 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
   const jobs = jobQueue(boss);
   const automationLookups = new AutomationLookups(database.db, clock);
   const mailer = config.smtpUrl ? smtpMailer(config.smtpUrl, config.mailFrom!) : undefined;
-  const deps: AppDeps = { config, database, boss, acceptor, jobs, automationLookups, rateLimiter, auth, clock, logger, adminToken, sealSecret: (s) => secrets.seal(s), openSecret: (s) => secrets.open(s), addressPolicy, mailer, compiledSchemas: opts.compiledSchemas };
+  const passwords = opts.passwordHashing ?? argon2Hashing();
+  const deps: AppDeps = { config, database, boss, acceptor, jobs, automationLookups, rateLimiter, auth, clock, logger, adminToken, passwords, sealSecret: (s) => secrets.seal(s), openSecret: (s) => secrets.open(s), addressPolicy, mailer, compiledSchemas: opts.compiledSchemas };
   const app = await buildApp(deps);
   // Requests before background work (db/foreground-gate.ts): the gate knows which requests are in flight.
   app.server.prependListener('request', (_req, res) => { res.once('close', database.gate.requestStarted()); });

@@ -114,37 +114,55 @@ export function passwordProblem(password: string): string | undefined {
 }
 
 /**
- * The cost of new hashes: undefined is @node-rs/argon2's defaults (see the module comment), what the
- * service always uses; {@link setTestPasswordHashCost} lowers it in a test process.
+ * How console passwords are hashed and checked: argon2id PHC strings. One is built in service.ts and
+ * passed to the functions below that take or check a password.
  */
-let hashOptions: { memoryCost: number; timeCost: number } | undefined;
+export interface PasswordHashing {
+  /** argon2id PHC string of `password`. */
+  hash(password: string): Promise<string>;
+  /** True when `password` matches the PHC string; false for a wrong password or a malformed hash. */
+  verify(passwordHash: string, password: string): Promise<boolean>;
+  /**
+   * Verifies `password` against a hash of a random secret made once by this instance (always false),
+   * so that an unknown email takes about as long to refuse as a wrong password.
+   */
+  verifyDummy(password: string): Promise<false>;
+}
+
+/** The cost of new hashes: argon2's memory in KiB and its passes. */
+export interface PasswordHashCost { memoryCost: number; timeCost: number }
 
 /**
- * Tests only: with `low`, new hashes in this process cost 1 MiB and one pass instead of 19 MiB and two
- * (about 0.1 ms instead of 11 ms of CPU; test users are made by the hundred and sign in as often);
- * without, the defaults again. Verification reads the cost from the stored hash, so both kinds verify
- * the same way. test/console/users.test.ts checks what the service stores with the defaults.
+ * The low cost tests give their services (1 MiB, one pass: about 0.1 ms instead of 11 ms of CPU; test
+ * users are made by the hundred and sign in as often). Never a service's own choice.
  */
-export function setTestPasswordHashCost(low: boolean): void {
-  hashOptions = low ? { memoryCost: 1024, timeCost: 1 } : undefined;
-}
+export const TEST_PASSWORD_HASH_COST: PasswordHashCost = Object.freeze({ memoryCost: 1024, timeCost: 1 });
 
-/** argon2id PHC string of `password`. */
-export function hashPassword(password: string): Promise<string> {
-  return hashOptions ? hash(password, hashOptions) : hash(password);
+/**
+ * argon2id hashing (@node-rs/argon2): new hashes at `cost`, by default the library's defaults (see the
+ * module comment), which the service always uses. Verification reads the cost from the stored hash,
+ * so hashes of any cost verify the same way.
+ */
+export function argon2Hashing(cost?: PasswordHashCost): PasswordHashing {
+  const options = cost ? { memoryCost: cost.memoryCost, timeCost: cost.timeCost } : undefined;
+  const hashing: PasswordHashing = {
+    hash: (password) => (options ? hash(password, options) : hash(password)),
+    async verify(passwordHash, password) {
+      try {
+        return await verify(passwordHash, password);
+      } catch {
+        return false;
+      }
+    },
+    async verifyDummy(password) {
+      dummyHash ??= hashing.hash(newToken());
+      await hashing.verify(await dummyHash, password);
+      return false;
+    },
+  };
+  let dummyHash: Promise<string> | undefined;
+  return hashing;
 }
-
-/** True when `password` matches the PHC string; false for a wrong password or a malformed hash. */
-export async function verifyPassword(passwordHash: string, password: string): Promise<boolean> {
-  try {
-    return await verify(passwordHash, password);
-  } catch {
-    return false;
-  }
-}
-
-// Verified against when the email is unknown, so that the answer takes as long as for a known one.
-let dummyHash: Promise<string> | undefined;
 
 // ---------------------------------------------------------------------------------------------------
 // Invitations
@@ -235,11 +253,11 @@ export async function findInvitation(db: Db, token: string, now: Date): Promise<
  * `Invitation not found` (unknown, used, superseded or expired), 422 with the password problem, 409
  * when a user with the email exists already (e.g. two links accepted).
  */
-export async function acceptInvitation(db: Db, token: string, password: string, now: Date): Promise<ConsoleUser> {
+export async function acceptInvitation(db: Db, passwords: PasswordHashing, token: string, password: string, now: Date): Promise<ConsoleUser> {
   const problem = passwordProblem(password);
   if (problem) throw new DomainError(422, problem);
   if (!(await findInvitation(db, token, now))) throw new DomainError(404, 'Invitation not found');
-  const passwordHash = await hashPassword(password);
+  const passwordHash = await passwords.hash(password);
   return db.transaction().execute(async (trx) => {
     const inv = await trx.updateTable('console_invitations').set({ accepted_at: now })
       .where('token_hash', '=', hashToken(token))
@@ -267,17 +285,16 @@ export interface ConsoleUser { user_id: number; company_id: number; email: strin
  * The user whose email and password match, or undefined. Takes about as long for an unknown email as
  * for a wrong password (a dummy hash is verified), so timing does not tell which emails exist.
  */
-export async function authenticateUser(db: Db, email: string, password: string): Promise<ConsoleUser | undefined> {
+export async function authenticateUser(db: Db, passwords: PasswordHashing, email: string, password: string): Promise<ConsoleUser | undefined> {
   const normalised = normaliseEmail(email);
   const row = normalised && password.length <= PASSWORD_MAX * 4
     ? await db.selectFrom('console_users').select(['user_id', 'company_id', 'email', 'role', 'password_hash']).where('email', '=', normalised).executeTakeFirst()
     : undefined;
   if (!row) {
-    dummyHash ??= hashPassword(newToken());
-    await verifyPassword(await dummyHash, password.slice(0, PASSWORD_MAX * 4));
+    await passwords.verifyDummy(password.slice(0, PASSWORD_MAX * 4));
     return undefined;
   }
-  if (!(await verifyPassword(row.password_hash, password))) return undefined;
+  if (!(await passwords.verify(row.password_hash, password))) return undefined;
   return { user_id: row.user_id, company_id: row.company_id, email: row.email, role: row.role };
 }
 
@@ -286,12 +303,12 @@ export async function authenticateUser(db: Db, email: string, password: string):
  * (the one named by `keepSessionToken` stays). Errors (DomainError): 403 `The current password is
  * wrong`, 422 with the problem of the new password.
  */
-export async function changePassword(db: Db, userId: number, current: string, next: string, keepSessionToken: string, now: Date): Promise<void> {
+export async function changePassword(db: Db, passwords: PasswordHashing, userId: number, current: string, next: string, keepSessionToken: string, now: Date): Promise<void> {
   const row = await db.selectFrom('console_users').select('password_hash').where('user_id', '=', userId).executeTakeFirst();
-  if (!row || !(await verifyPassword(row.password_hash, current))) throw new DomainError(403, 'The current password is wrong');
+  if (!row || !(await passwords.verify(row.password_hash, current))) throw new DomainError(403, 'The current password is wrong');
   const problem = passwordProblem(next);
   if (problem) throw new DomainError(422, problem);
-  const passwordHash = await hashPassword(next);
+  const passwordHash = await passwords.hash(next);
   await db.transaction().execute(async (trx) => {
     await trx.updateTable('console_users').set({ password_hash: passwordHash, password_changed_at: now }).where('user_id', '=', userId).execute();
     await trx.deleteFrom('console_sessions').where('user_id', '=', userId).where('session_hash', '!=', hashToken(keepSessionToken)).execute();
@@ -453,11 +470,11 @@ export async function findPasswordReset(db: Db, token: string, now: Date): Promi
  * the password problem (the link stays usable), 404 `Reset link not found` (unknown, used,
  * superseded or expired).
  */
-export async function resetPassword(db: Db, token: string, password: string, now: Date): Promise<ConsoleUser> {
+export async function resetPassword(db: Db, passwords: PasswordHashing, token: string, password: string, now: Date): Promise<ConsoleUser> {
   const problem = passwordProblem(password);
   if (problem) throw new DomainError(422, problem);
   if (!(await findPasswordReset(db, token, now))) throw new DomainError(404, 'Reset link not found');
-  const passwordHash = await hashPassword(password);
+  const passwordHash = await passwords.hash(password);
   return db.transaction().execute(async (trx) => {
     const reset = await trx.updateTable('console_password_resets').set({ used_at: now })
       .where('token_hash', '=', hashToken(token))

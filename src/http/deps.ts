@@ -9,6 +9,7 @@ import type { Database } from '../db/database.ts';
 import type { BatchAcceptor } from '../domain/accept-writer.ts';
 import type { AutomationLookups } from '../domain/automations.ts';
 import type { JobQueue } from '../domain/job-queue.ts';
+import type { PasswordHashing } from '../domain/users.ts';
 import type { AddressPolicy } from '../domain/network-guard.ts';
 import type { Mailer } from '../providers/mail.ts';
 import type { Boss } from '../queue/boss.ts';
@@ -38,6 +39,8 @@ export interface AppDeps {
   readonly openSecret: (sealed: string) => string;
   /** Which addresses provider URLs may point at. */
   readonly addressPolicy: AddressPolicy;
+  /** Hashing and checking of console passwords (domain/users.ts): one per service. */
+  readonly passwords: PasswordHashing;
   /** Email of invitations and password resets (SMTP_URL); undefined: none is sent. */
   readonly mailer?: Mailer | undefined;
   /** Compiled schemas shared with the other apps of this process, if it builds several (http/lazy-compilers.ts). */

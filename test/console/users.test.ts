@@ -13,10 +13,10 @@ import { DomainError } from '../../src/domain/errors.ts';
 import {
   acceptInvitation, authenticateUser, changeRole, createInvitation, createPasswordReset, createSession, findInvitation, findPasswordReset,
   findSession, hashToken, INVITATION_TTL_MS, normaliseEmail, PASSWORD_RESET_TTL_MS, removeUser, resetPassword, SESSION_IDLE_MS, SESSION_MAX_MS,
-  setTestPasswordHashCost,
+  argon2Hashing,
 } from '../../src/domain/users.ts';
 import { clearLoginFailures, loginBlockedFor, PER_ADDRESS, PER_EMAIL, recordLoginFailure, WINDOW_MS } from '../../src/console/login-throttle.ts';
-import { startTestServer, type TestServer } from '../helpers/server.ts';
+import { startTestServer, TEST_PASSWORDS, type TestServer } from '../helpers/server.ts';
 import { ConsoleClient, csrfToken, freshEmail, newCompany, newUser, PASSWORD, signedInClient, userIdOf, type Role } from './helpers.ts';
 
 let s: TestServer;
@@ -46,13 +46,12 @@ describe('invitations', () => {
 
     assert.ok(await findInvitation(db, inv.token, at(INVITATION_TTL_MS - 1)));
     assert.equal(await findInvitation(db, inv.token, at(INVITATION_TTL_MS)), undefined, 'expired');
-    await rejects(acceptInvitation(db, inv.token, PASSWORD, at(INVITATION_TTL_MS + 1)), 404);
+    await rejects(acceptInvitation(db, TEST_PASSWORDS, inv.token, PASSWORD, at(INVITATION_TTL_MS + 1)), 404);
 
-    // With the service's hash cost (test processes lower it: test/helpers/server.ts).
-    setTestPasswordHashCost(false);
-    const user = await acceptInvitation(db, inv.token, PASSWORD, at(1000)).finally(() => setTestPasswordHashCost(true));
+    // With the service's own hashing (test servers lower its cost: test/helpers/server.ts).
+    const user = await acceptInvitation(db, argon2Hashing(), inv.token, PASSWORD, at(1000));
     assert.equal(user.company_id, companyId);
-    await rejects(acceptInvitation(db, inv.token, PASSWORD, at(2000)), 404);
+    await rejects(acceptInvitation(db, TEST_PASSWORDS, inv.token, PASSWORD, at(2000)), 404);
     const stored = await db.selectFrom('console_users').select('password_hash').where('user_id', '=', user.user_id).executeTakeFirstOrThrow();
     assert.match(stored.password_hash, /^\$argon2id\$v=19\$m=19456,t=2,p=1\$/);
   });
@@ -63,8 +62,8 @@ describe('invitations', () => {
     for (const bad of ['', 'no-at-sign', 'a@b', 'a b@example.com', `${'x'.repeat(250)}@example.com`]) await rejects(createInvitation(db, companyId, { email: bad, role: 'owner', actor: 'admin' }, T0), 422);
     const email = freshEmail();
     const inv = await createInvitation(db, companyId, { email, role: 'owner', actor: 'admin' }, T0);
-    await rejects(acceptInvitation(db, inv.token, 'short', at(1)), 422);
-    await acceptInvitation(db, inv.token, PASSWORD, at(1));
+    await rejects(acceptInvitation(db, TEST_PASSWORDS, inv.token, 'short', at(1)), 422);
+    await acceptInvitation(db, TEST_PASSWORDS, inv.token, PASSWORD, at(1));
     await rejects(createInvitation(db, companyId, { email: email.toUpperCase(), role: 'owner', actor: 'admin' }, T0), 409);
     const otherCompany = await newCompany(s);
     await rejects(createInvitation(db, otherCompany, { email, role: 'owner', actor: 'admin' }, T0), 409);
@@ -76,8 +75,8 @@ describe('invitations', () => {
     const email = freshEmail();
     const invA = await createInvitation(db, a, { email, role: 'owner', actor: 'admin' }, T0);
     const invB = await createInvitation(db, b, { email, role: 'owner', actor: 'admin' }, T0);
-    await acceptInvitation(db, invA.token, PASSWORD, at(1));
-    await rejects(acceptInvitation(db, invB.token, PASSWORD, at(2)), 409);
+    await acceptInvitation(db, TEST_PASSWORDS, invA.token, PASSWORD, at(1));
+    await rejects(acceptInvitation(db, TEST_PASSWORDS, invB.token, PASSWORD, at(2)), 409);
     assert.ok(await findInvitation(db, invB.token, at(3)), 'the refused acceptance was rolled back');
   });
 
@@ -91,14 +90,14 @@ describe('sessions', () => {
   async function user(): Promise<{ user_id: number; email: string }> {
     const companyId = await newCompany(s);
     const inv = await createInvitation(db, companyId, { email: freshEmail(), role: 'owner', actor: 'admin' }, T0);
-    return acceptInvitation(db, inv.token, PASSWORD, T0);
+    return acceptInvitation(db, TEST_PASSWORDS, inv.token, PASSWORD, T0);
   }
 
   test('authenticateUser: right password only; case-insensitive email', async () => {
     const u = await user();
-    assert.equal((await authenticateUser(db, u.email.toUpperCase(), PASSWORD))?.user_id, u.user_id);
-    assert.equal(await authenticateUser(db, u.email, PASSWORD + '!'), undefined);
-    assert.equal(await authenticateUser(db, freshEmail('ghost'), PASSWORD), undefined);
+    assert.equal((await authenticateUser(db, TEST_PASSWORDS, u.email.toUpperCase(), PASSWORD))?.user_id, u.user_id);
+    assert.equal(await authenticateUser(db, TEST_PASSWORDS, u.email, PASSWORD + '!'), undefined);
+    assert.equal(await authenticateUser(db, TEST_PASSWORDS, freshEmail('ghost'), PASSWORD), undefined);
   });
 
   test('end after 12 hours idle, are extended by use, and end 7 days after sign-in whatever the use', async () => {
@@ -147,7 +146,7 @@ describe('roles and password reset links (domain)', () => {
   async function user(role: Role, companyId?: number): Promise<{ user_id: number; email: string; company_id: number }> {
     const company = companyId ?? await newCompany(s);
     const inv = await createInvitation(db, company, { email: freshEmail(role), role, actor: 'admin' }, T0);
-    return acceptInvitation(db, inv.token, PASSWORD, T0);
+    return acceptInvitation(db, TEST_PASSWORDS, inv.token, PASSWORD, T0);
   }
 
   test('the invitation\'s role is the user\'s and the session\'s, read on every request; unknown roles 422', async () => {
@@ -178,13 +177,13 @@ describe('roles and password reset links (domain)', () => {
     assert.equal(await findPasswordReset(db, first.token, at(PASSWORD_RESET_TTL_MS)), undefined, 'expired');
     const second = await createPasswordReset(db, u.user_id, { actor: 'admin' }, at(10));
     assert.equal(await findPasswordReset(db, first.token, at(11)), undefined, 'superseded');
-    await rejects(resetPassword(db, second.token, 'short', at(12)), 422);
+    await rejects(resetPassword(db, TEST_PASSWORDS, second.token, 'short', at(12)), 422);
     assert.ok(await findPasswordReset(db, second.token, at(13)), 'a refused password leaves the link usable');
-    await resetPassword(db, second.token, 'a new and long passphrase', at(14));
+    await resetPassword(db, TEST_PASSWORDS, second.token, 'a new and long passphrase', at(14));
     assert.equal(await findSession(db, session, at(15)), undefined, 'sessions ended');
-    await rejects(resetPassword(db, second.token, 'a new and long passphrase', at(16)), 404);
-    assert.equal((await authenticateUser(db, u.email, 'a new and long passphrase'))?.user_id, u.user_id);
-    assert.equal(await authenticateUser(db, u.email, PASSWORD), undefined);
+    await rejects(resetPassword(db, TEST_PASSWORDS, second.token, 'a new and long passphrase', at(16)), 404);
+    assert.equal((await authenticateUser(db, TEST_PASSWORDS, u.email, 'a new and long passphrase'))?.user_id, u.user_id);
+    assert.equal(await authenticateUser(db, TEST_PASSWORDS, u.email, PASSWORD), undefined);
   });
 
   test('removing a user removes its sessions and reset links', async () => {

@@ -16,14 +16,16 @@ import type { Clock } from '../../src/clock.ts';
 import type { RateLimiter } from '../../src/http/rate-limit.ts';
 import { CompiledSchemas } from '../../src/http/lazy-compilers.ts';
 import { startService, type Service } from '../../src/service.ts';
-import { setTestPasswordHashCost } from '../../src/domain/users.ts';
+import { argon2Hashing, TEST_PASSWORD_HASH_COST } from '../../src/domain/users.ts';
 
 export const ADMIN_TOKEN = 'test-admin-token-4Jx9qLw2Zr7Vb5Nc';
 
-// Console passwords of test users are hashed at a low cost in test processes (src/domain/users.ts
-// setTestPasswordHashCost): hundreds of users are made and signed in. `cms` processes that tests start
-// keep the service's cost.
-setTestPasswordHashCost(true);
+/**
+ * The password hashing of test servers: console passwords of test users are hashed at a low cost
+ * (src/domain/users.ts TEST_PASSWORD_HASH_COST): hundreds of users are made and signed in. `cms`
+ * processes that tests start keep the service's cost.
+ */
+export const TEST_PASSWORDS = argon2Hashing(TEST_PASSWORD_HASH_COST);
 
 export interface TestServer {
   url: string;
@@ -248,6 +250,7 @@ async function startServer(opts: StartOptions): Promise<TestServer> {
     rateLimiter: opts.rateLimiter,
     logger: pino({ level: config.logLevel }),
     compiledSchemas: COMPILED_SCHEMAS,
+    passwordHashing: TEST_PASSWORDS,
   });
   const url = await service.app.listen({ port: 0, host: '127.0.0.1' });
 

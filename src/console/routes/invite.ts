@@ -45,7 +45,7 @@ export function registerInvitePage(scope: FastifyInstance, deps: AppDeps): void 
     });
     if (password !== confirm) return render(400, 'The two passwords differ.');
     try {
-      await acceptInvitation(db, token, password, now); // audited as user.join by the domain
+      await acceptInvitation(db, deps.passwords, token, password, now); // audited as user.join by the domain
     } catch (err) {
       if (err instanceof DomainError && err.status === 422) return render(400, err.detail);
       if (err instanceof DomainError && err.status === 409) return render(409, 'An account with this email exists already. Sign in instead.');

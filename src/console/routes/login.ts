@@ -51,7 +51,7 @@ export function registerLoginPage(scope: FastifyInstance, deps: AppDeps): void {
       reply.header('retry-after', String(Math.ceil(waitMs / 1000)));
       return render(429, `Too many failed sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`);
     }
-    const user = await authenticateUser(db, email, password);
+    const user = await authenticateUser(db, deps.passwords, email, password);
     if (!user) {
       await recordLoginFailure(db, email, request.ip, now);
       return render(401, 'The email or the password is wrong.');

@@ -48,7 +48,7 @@ export function registerPasswordResetPages(scope: FastifyInstance, deps: AppDeps
     });
     if (password !== confirm) return render(400, 'The two passwords differ.');
     try {
-      const user = await resetPassword(db, token, password, now); // audited as user.password_reset by the domain
+      const user = await resetPassword(db, deps.passwords, token, password, now); // audited as user.password_reset by the domain
       await clearLoginFailures(db, user.email);
     } catch (err) {
       if (err instanceof DomainError && err.status === 422) return render(400, err.detail);

@@ -35,7 +35,7 @@ export function registerPasswordPage(scope: FastifyInstance, deps: AppDeps): voi
     });
     if (next !== confirm) return render(400, 'new_password_confirm', 'The two new passwords differ.');
     try {
-      await changePassword(db, session.user_id, current, next, session.token, nowOf(deps));
+      await changePassword(db, deps.passwords, session.user_id, current, next, session.token, nowOf(deps));
     } catch (err) {
       if (err instanceof DomainError && err.status === 403) return render(400, 'current_password', `${err.detail}.`);
       if (err instanceof DomainError && err.status === 422) return render(400, 'new_password', err.detail);

@@ -53,6 +53,7 @@ describe('automations and campaigns in a browser', () => {
         await page.goto(`${s.url}/console/automations`);
         await checkPage(page, 'automations (empty)');
         await page.getByRole('button', { name: 'New automation' }).click();
+        await page.waitForURL(/\/console\/automations\/new$/);
         await checkPage(page, 'new automation');
         await page.getByLabel('Name', { exact: true }).fill('Welcome');
         await page.getByLabel(/^Body \(Liquid/).fill('Hi {{ first_name | nope }}');
@@ -93,6 +94,7 @@ describe('automations and campaigns in a browser', () => {
         await page.goto(`${s.url}/console/campaigns`);
         await checkPage(page, 'campaigns');
         await page.getByRole('link', { name: 'Send Summer' }).click();
+        await page.waitForURL(/\/send$/);
         await checkPage(page, 'campaign send form');
         await page.getByLabel('Phone numbers').check();
         await page.getByLabel(/^Numbers/).fill(`${phone()}\n${phone()}`);
@@ -108,6 +110,7 @@ describe('automations and campaigns in a browser', () => {
         await eventually(async () => (await s.admin('GET', `/admin/batches/${batchId}`)).status === 'processing');
         await page.reload();
         await page.getByRole('link', { name: 'Cancel what has not been sent yet' }).click();
+        await page.waitForURL(/\/cancel$/);
         await checkPage(page, 'cancel confirmation');
         await page.getByRole('button', { name: 'Cancel the send' }).click();
         await page.waitForURL(new RegExp(`/console/sends/${batchId}$`));

@@ -284,6 +284,7 @@ describe('in a browser', () => {
 
         await page.goto(`${s.url}/console/contacts/${encodeURIComponent(ada)}`);
         await page.getByRole('link', { name: 'Erase this contact…' }).click();
+        await page.waitForURL(/\/erase$/);
         await checkPage(page, 'erase confirmation');
         await page.getByLabel(/I understand/).check();
         await page.getByRole('button', { name: 'Erase contact' }).click();

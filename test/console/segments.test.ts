@@ -332,6 +332,7 @@ describe('segments in a browser', () => {
         assert.equal(await page.locator('[data-members]').textContent(), '50');
 
         await page.getByRole('link', { name: 'Delete this segment…' }).click();
+        await page.waitForURL(/\/delete$/);
         await checkPage(page, 'delete confirmation');
         await page.getByRole('button', { name: 'Delete segment' }).click();
         await page.waitForURL(/\/console\/segments\?done=deleted$/);

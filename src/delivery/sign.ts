@@ -11,9 +11,10 @@
  *
  * The library defines the signature; its own HMAC is pure JavaScript (fast-sha256): 14 µs a signature
  * of a 250-byte body on the benchmark machine, about 5 % of a worker's CPU profile in the delivery
- * benchmark (docs/benchmarks.md), against 2.3 µs for Node's HMAC with a key made once. The signer below computes the library's exact signature with
- * Node's OpenSSL HMAC instead: same bytes in (`${id}.${seconds}.${body}` as UTF-8, a Buffer body
- * decoded as the library decodes it), same HMAC-SHA256, same base64. test/delivery/sign.test.ts checks
+ * benchmark (docs/benchmarks.md), against 2.3 µs for Node's HMAC with a key made once. The signer
+ * below computes the library's exact signature with Node's HMAC: same bytes in
+ * (`${id}.${seconds}.${body}` as UTF-8, a Buffer body decoded as the library decodes it), same
+ * HMAC-SHA256, same base64. test/delivery/sign.test.ts checks
  * it against the library's own `sign` for random ids, times, bodies and keys, and that the library's
  * `verify` accepts it. `nativeHmac: false` signs with the library's own code.
  */

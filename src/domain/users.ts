@@ -145,6 +145,7 @@ export const TEST_PASSWORD_HASH_COST: PasswordHashCost = Object.freeze({ memoryC
  */
 export function argon2Hashing(cost?: PasswordHashCost): PasswordHashing {
   const options = cost ? { memoryCost: cost.memoryCost, timeCost: cost.timeCost } : undefined;
+  let dummyHash: Promise<string> | undefined; // made on the first unknown email
   const hashing: PasswordHashing = {
     hash: (password) => (options ? hash(password, options) : hash(password)),
     async verify(passwordHash, password) {
@@ -160,7 +161,6 @@ export function argon2Hashing(cost?: PasswordHashCost): PasswordHashing {
       return false;
     },
   };
-  let dummyHash: Promise<string> | undefined;
   return hashing;
 }
 

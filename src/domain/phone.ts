@@ -20,6 +20,8 @@ import { parsePhoneNumberFromString, type CountryCode } from 'libphonenumber-js/
 const MEMO_SIZE = 50_000;
 interface Generations { young: Map<string, string | false>; old: Map<string, string | false> }
 const memo = new Map<string, Generations>();
+/** countryOf's memo: E.164 -> ISO 3166 alpha-2 ('' for none); filled by countryOf and by toE164. */
+const countries = new Map<string, string>();
 
 function remember(g: Generations, raw: string, e164: string | false): void {
   if (g.young.size >= MEMO_SIZE) {
@@ -43,10 +45,17 @@ export function toE164(raw: string, defaultCountry: string): string | null {
   const parsed = parsePhoneNumberFromString(raw, { defaultCountry: defaultCountry as CountryCode, extract: false });
   const e164 = parsed && parsed.isValid() ? parsed.number : null;
   remember(g, raw, e164 ?? false);
+  // Input already in E.164 form is parsed exactly as countryOf parses it (a default country does not
+  // apply to a number with `+`), so this parse's country is countryOf's answer: a new contact's
+  // number is then parsed and validated once, not twice.
+  if (e164 !== null && raw === e164 && !countries.has(e164)) rememberCountry(e164, parsed!.country ?? '');
   return e164;
 }
 
-const countries = new Map<string, string>();
+function rememberCountry(e164: string, country: string): void {
+  if (countries.size >= MEMO_SIZE) countries.clear();
+  countries.set(e164, country);
+}
 
 /**
  * The ISO 3166 alpha-2 country of an E.164 number (libphonenumber-js), or '' when the number belongs to
@@ -58,8 +67,7 @@ export function countryOf(e164: string): string {
   if (known !== undefined) return known;
   const parsed = e164.length <= 64 ? parsePhoneNumberFromString(e164, { extract: false }) : undefined;
   const country = parsed && parsed.isValid() ? parsed.country ?? '' : '';
-  if (countries.size >= MEMO_SIZE) countries.clear();
-  countries.set(e164, country);
+  rememberCountry(e164, country);
   return country;
 }
 

@@ -166,20 +166,18 @@ export interface MessageResult {
   provider_error?: ProviderError | null;
 }
 
-/**
- * Commits results in one statement (one UPDATE, so the outbox trigger of migration 008 builds each
- * message event from the complete row); returns the statuses that were written (skipping rows no
- * longer pending).
- */
-export async function commitResults(db: Db, results: MessageResult[]): Promise<MessageStatus[]> {
-  if (results.length === 0) return [];
-  const doc = JSON.stringify(results.map((r) => ({
+/** The JSON document of results that the result statements read with jsonb_to_recordset. */
+function resultsDocument(results: MessageResult[]): string {
+  return JSON.stringify(results.map((r) => ({
     message_id: r.message_id, status: r.status, error: r.error, error_code: r.error_code ?? null, attempts: r.attempts,
     uncounted: r.uncounted ? r.attempts : 0, sent_at: iso(r.sent_at), failed_at: iso(r.failed_at ?? null),
     provider_message_id: r.provider_message_id ?? null, retry_at: iso(r.retry_at ?? null), reason: r.reason ?? null,
     provider_error: r.provider_error ?? null,
   })));
-  const { rows } = await executePreparedSql(db, sql<{ status: MessageStatus }>`
+}
+
+/** The UPDATE that writes results (`doc`: resultsDocument), returning the status written per row. */
+const resultUpdate = (doc: string) => sql`
     UPDATE messages AS m SET status = t.status, reason = t.reason,
       error = CASE WHEN t.status = 'pending' THEN coalesce(t.error, m.error) ELSE t.error END,
       error_code = CASE WHEN t.status = 'pending' AND t.error IS NULL THEN m.error_code ELSE t.error_code END,
@@ -194,8 +192,31 @@ export async function commitResults(db: Db, results: MessageResult[]): Promise<M
       uncounted int, sent_at timestamptz, failed_at timestamptz, provider_message_id text, retry_at timestamptz, reason text,
       provider_error jsonb)
     WHERE m.message_id = t.message_id AND m.status = 'pending'
-    RETURNING m.status`);
+    RETURNING m.status`;
+
+/**
+ * Commits results in one statement (one UPDATE, so the outbox trigger of migration 008 builds each
+ * message event from the complete row); returns the statuses that were written (skipping rows no
+ * longer pending).
+ */
+export async function commitResults(db: Db, results: MessageResult[]): Promise<MessageStatus[]> {
+  if (results.length === 0) return [];
+  const { rows } = await executePreparedSql(db, sql<{ status: MessageStatus }>`${resultUpdate(resultsDocument(results))}`);
   return rows.map((r) => r.status);
+}
+
+/**
+ * commitResults and, in the same statement, the batch's delivery state (paused, cancelled, or gone) as
+ * of the statement's start: what a delivery run reads at each result flush to start nothing new after
+ * a pause or cancel (docs/decisions.md "Cancel, pause and resume"), without a statement of its own.
+ * `written`: the statuses written, as commitResults returns them.
+ */
+export async function commitResultsReadingState(db: Db, results: MessageResult[], batchId: string): Promise<{ written: MessageStatus[]; state: DeliveryState }> {
+  const { rows } = await executePreparedSql(db, sql<{ statuses: MessageStatus[] | null; paused: boolean | null; cancelled: boolean | null }>`
+    WITH u AS (${resultUpdate(resultsDocument(results))}),
+    s AS (SELECT paused_at IS NOT NULL AS paused, cancelled_at IS NOT NULL AS cancelled FROM batches WHERE batch_id = ${batchId}::uuid)
+    SELECT (SELECT array_agg(u.status) FROM u) AS statuses, s.paused, s.cancelled FROM (SELECT 1) AS one LEFT JOIN s ON true`);
+  return { written: rows[0]?.statuses ?? [], state: stateOf(rows[0]) };
 }
 
 /**

@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { processBatch } from '../../src/queue/handlers/batch-process.ts';
 import type { PipelineContext } from '../../src/queue/handlers/context.ts';
 import { ChunkBusyError, deliverChunk } from '../../src/queue/handlers/messages-deliver.ts';
-import { claimMessages, commitResults } from '../../src/db/messages.ts';
+import { claimMessages, commitResults, commitResultsReadingState } from '../../src/db/messages.ts';
 import { eventually, FakeClock, type TestServer } from '../helpers/server.ts';
 import { type Received, type Scripted, startReceiver, type WebhookReceiver } from '../helpers/receiver.ts';
 import { completed, directContext, messagesOf, phone, startPipelineServer } from './helpers.ts';
@@ -150,5 +150,32 @@ describe('a delivery run that died holding its claims (handlers driven directly,
     const batch = await completed(s, batchId);
     assert.deepEqual(batch.counts, { total: 5, sent: 5, delivered: 0, read: 0, failed: 0, skipped: 0, pending: 0 });
     assert.ok((await messagesOf(s, batchId)).every((m) => m.attempts === 1));
+  });
+
+  test('a result flush reads the batch state in its own statement: running, paused, cancelled; results commit either way', async () => {
+    const run = Math.floor(Math.random() * 1000);
+    const { automationId, key } = await automationFor(s, r, 'Hi');
+    const contacts = [0, 1, 2, 3, 4].map((i) => ({ phone: phone(run, i) }));
+    const res = await s.api('/api/automations/send', { key, body: { automation_id: automationId, contacts } });
+    assert.equal(res.status, 200, res.text);
+    const batchId: string = res.json.batch_id;
+    await processBatch(ctx, batchId);
+    const { claimed } = await claimMessages(ctx.db, batchId, 0, 4, 15, clock.now());
+    assert.equal(claimed.length, 5);
+    const sent = (i: number) => [{ message_id: claimed[i].message_id, status: 'sent' as const, error: null, attempts: 1, sent_at: clock.now() }];
+
+    assert.deepEqual(await commitResultsReadingState(ctx.db, sent(0), batchId), { written: ['sent'], state: 'running' });
+    await s.admin('POST', `/admin/batches/${batchId}/pause`, undefined, 200);
+    assert.deepEqual(await commitResultsReadingState(ctx.db, sent(1), batchId), { written: ['sent'], state: 'paused' });
+    await s.admin('POST', `/admin/batches/${batchId}/resume`, undefined, 200);
+    assert.deepEqual(await commitResultsReadingState(ctx.db, sent(2), batchId), { written: ['sent'], state: 'running' });
+    // A message already final is not written again; the state still comes back.
+    assert.deepEqual(await commitResultsReadingState(ctx.db, sent(0), batchId), { written: [], state: 'running' });
+    await s.admin('POST', `/admin/batches/${batchId}/cancel`, undefined, 200);
+    assert.deepEqual(await commitResultsReadingState(ctx.db, sent(3), batchId), { written: ['sent'], state: 'cancelled' });
+    assert.deepEqual(await commitResultsReadingState(ctx.db, [], '00000000-0000-4000-8000-000000000000'), { written: [], state: 'gone' });
+    const status = new Map((await messagesOf(s, batchId)).map((m) => [m.message_id, m.status]));
+    assert.deepEqual(claimed.slice(0, 4).map((m) => status.get(m.message_id)), ['sent', 'sent', 'sent', 'sent']);
+    assert.notEqual(status.get(claimed[4].message_id), 'sent');
   });
 });

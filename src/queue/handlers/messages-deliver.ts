@@ -49,7 +49,7 @@ import type { JobPayloads } from '../jobs.ts';
 import type { PipelineContext } from './context.ts';
 import { FailureLog } from './failure-log.ts';
 import {
-  claimMessages, commitResults, completeBatchIfDone, countUnfinished, optOutContactsOf, renewLeases, sendRangeToOutbox,
+  claimMessages, commitResults, commitResultsReadingState, completeBatchIfDone, countUnfinished, optOutContactsOf, renewLeases, sendRangeToOutbox,
   type Claimed, type DeliveryState, type MessageResult,
 } from '../../db/messages.ts';
 import { cancelPending, deliveryState } from '../../db/batch-control.ts';
@@ -178,19 +178,24 @@ async function deliverClaimed(ctx: PipelineContext, provider: Provider, data: Jo
     effects = [];
     if (rows.length) {
       chain = chain.then(async () => {
-        const written = fx.length === 0
-          ? await commitResults(ctx.db, rows)
+        // A pause or cancel since the last look: start nothing new (the lanes check `state`). Read in
+        // the results' own statement while the run has more to start.
+        const look = state === 'running' && (queue.length > 0 || !exhausted);
+        const commit = (db: Db) => look
+          ? commitResultsReadingState(db, rows, data.batch_id)
+          : commitResults(db, rows).then((written) => ({ written, state: 'running' as DeliveryState }));
+        const { written, state: seen } = fx.length === 0
+          ? await commit(ctx.db)
           : await ctx.db.transaction().execute(async (trx) => {
-            const w = await commitResults(trx, rows);
+            const w = await commit(trx);
             await applyEffects(trx, data.company_id, fx, ctx.clock.now());
             return w;
           });
+        see(seen);
         for (const r of rows) held.delete(r.message_id);
         const counts: Record<string, number> = {};
         for (const s of written) if (s !== 'pending') counts[s] = (counts[s] ?? 0) + 1;
         for (const [status, n] of Object.entries(counts)) messagesFinal.inc({ status, provider: provider.name }, n);
-        // A pause or cancel since the last look: start nothing new (the lanes check `state`).
-        if (state === 'running' && (queue.length > 0 || !exhausted)) see(await deliveryState(ctx.db, data.batch_id));
       }).catch((err) => {
         flushError ??= err;
       });

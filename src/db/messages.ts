@@ -176,7 +176,7 @@ function resultsDocument(results: MessageResult[]): string {
   })));
 }
 
-/** The UPDATE that writes results (`doc`: resultsDocument), returning the status written per row. */
+/** The UPDATE that writes results (`doc`: resultsDocument), returning each written row's status and id. */
 const resultUpdate = (doc: string) => sql`
     UPDATE messages AS m SET status = t.status, reason = t.reason,
       error = CASE WHEN t.status = 'pending' THEN coalesce(t.error, m.error) ELSE t.error END,
@@ -192,7 +192,7 @@ const resultUpdate = (doc: string) => sql`
       uncounted int, sent_at timestamptz, failed_at timestamptz, provider_message_id text, retry_at timestamptz, reason text,
       provider_error jsonb)
     WHERE m.message_id = t.message_id AND m.status = 'pending'
-    RETURNING m.status`;
+    RETURNING m.status, m.message_id`;
 
 /**
  * Commits results in one statement (one UPDATE, so the outbox trigger of migration 008 builds each
@@ -205,18 +205,35 @@ export async function commitResults(db: Db, results: MessageResult[]): Promise<M
   return rows.map((r) => r.status);
 }
 
+/** What commitResultsReadingStates wrote and read. */
+export interface ResultsAndStates {
+  /** message_id -> the status written; a result for a message no longer pending has none. */
+  written: Map<string, MessageStatus>;
+  /** batch_id (lowercase) -> its delivery state as of the statement's start, for every batch asked about. */
+  states: Map<string, DeliveryState>;
+}
+
 /**
- * commitResults and, in the same statement, the batch's delivery state (paused, cancelled, or gone) as
- * of the statement's start: what a delivery run reads at each result flush to start nothing new after
- * a pause or cancel (docs/decisions.md "Cancel, pause and resume"), without a statement of its own.
- * `written`: the statuses written, as commitResults returns them.
+ * commitResults and, in the same statement, the delivery state (running, paused, cancelled, or gone) of
+ * batches `batchIds` as of the statement's start: what delivery runs read at each result flush to start
+ * nothing new after a pause or cancel (docs/decisions.md "Cancel, pause and resume"), without a
+ * statement of their own. The results may belong to many runs and batches (one statement for the
+ * flushes of a worker process's runs, queue/handlers/result-writer.ts).
  */
-export async function commitResultsReadingState(db: Db, results: MessageResult[], batchId: string): Promise<{ written: MessageStatus[]; state: DeliveryState }> {
-  const { rows } = await executePreparedSql(db, sql<{ statuses: MessageStatus[] | null; paused: boolean | null; cancelled: boolean | null }>`
+export async function commitResultsReadingStates(db: Db, results: MessageResult[], batchIds: string[]): Promise<ResultsAndStates> {
+  const { rows } = await executePreparedSql(db, sql<{ id: string; status: MessageStatus | null; paused: boolean | null; cancelled: boolean | null }>`
     WITH u AS (${resultUpdate(resultsDocument(results))}),
-    s AS (SELECT paused_at IS NOT NULL AS paused, cancelled_at IS NOT NULL AS cancelled FROM batches WHERE batch_id = ${batchId}::uuid)
-    SELECT (SELECT array_agg(u.status) FROM u) AS statuses, s.paused, s.cancelled FROM (SELECT 1) AS one LEFT JOIN s ON true`);
-  return { written: rows[0]?.statuses ?? [], state: stateOf(rows[0]) };
+    s AS (SELECT batch_id, paused_at IS NOT NULL AS paused, cancelled_at IS NOT NULL AS cancelled FROM batches
+      WHERE batch_id = ANY(${batchIds}::uuid[]))
+    SELECT u.message_id::text AS id, u.status, NULL::boolean AS paused, NULL::boolean AS cancelled FROM u
+    UNION ALL SELECT s.batch_id::text, NULL, s.paused, s.cancelled FROM s`);
+  const written = new Map<string, MessageStatus>();
+  const states = new Map<string, DeliveryState>(batchIds.map((id) => [id.toLowerCase(), 'gone' as DeliveryState]));
+  for (const r of rows) {
+    if (r.status !== null) written.set(r.id, r.status);
+    else states.set(r.id, stateOf(r));
+  }
+  return { written, states };
 }
 
 /**

@@ -37,7 +37,8 @@ import { createTemplatesApi } from '../providers/whatsapp/templates-api.ts';
 import type { Boss } from './boss.ts';
 import { FAN_OUT_STEP, FAN_OUT_STEP_POSTGRES, FanOutInterrupted, processBatch } from './handlers/batch-process.ts';
 import type { PipelineContext } from './handlers/context.ts';
-import { ChunkBusyError, deliverChunk } from './handlers/messages-deliver.ts';
+import { ChunkBusyError, deliverChunk, FLUSH_MS } from './handlers/messages-deliver.ts';
+import { ResultWriter } from './handlers/result-writer.ts';
 import { recoverDead, releaseBatch, releaseDue } from './handlers/messages-release.ts';
 import { applyReceiptsJob } from './handlers/receipts-apply.ts';
 import { runContactsImport } from './handlers/contacts-import.ts';
@@ -121,6 +122,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     db: database.db, boss, clock, logger: log, providers, drain: drain.signal, deliveryConcurrency: DELIVERY_CONCURRENCY,
     retrySchedule: config.deliveryRetrySchedule, idle: () => database.gate.idle(),
     fanOutStep: database.kind === 'postgres' ? FAN_OUT_STEP_POSTGRES : FAN_OUT_STEP,
+    resultWriter: new ResultWriter(database.db, FLUSH_MS),
   };
   boss.on('error', (err: Error) => log.warn({ err: err.message }, 'queue error'));
   // Meta's template endpoints, for the periodic catalogue sync: an agent of its own, network-guarded.

@@ -9,7 +9,8 @@ import assert from 'node:assert/strict';
 import { processBatch } from '../../src/queue/handlers/batch-process.ts';
 import type { PipelineContext } from '../../src/queue/handlers/context.ts';
 import { ChunkBusyError, deliverChunk } from '../../src/queue/handlers/messages-deliver.ts';
-import { claimMessages, commitResults, commitResultsReadingState } from '../../src/db/messages.ts';
+import { claimMessages, commitResults, commitResultsReadingStates } from '../../src/db/messages.ts';
+import { ResultWriter } from '../../src/queue/handlers/result-writer.ts';
 import { eventually, FakeClock, type TestServer } from '../helpers/server.ts';
 import { type Received, type Scripted, startReceiver, type WebhookReceiver } from '../helpers/receiver.ts';
 import { completed, directContext, messagesOf, phone, startPipelineServer } from './helpers.ts';
@@ -152,30 +153,51 @@ describe('a delivery run that died holding its claims (handlers driven directly,
     assert.ok((await messagesOf(s, batchId)).every((m) => m.attempts === 1));
   });
 
-  test('a result flush reads the batch state in its own statement: running, paused, cancelled; results commit either way', async () => {
+  test('result flushes: one statement commits several runs\' results and reads each batch\'s state (running, paused, cancelled, gone)', async () => {
     const run = Math.floor(Math.random() * 1000);
     const { automationId, key } = await automationFor(s, r, 'Hi');
-    const contacts = [0, 1, 2, 3, 4].map((i) => ({ phone: phone(run, i) }));
-    const res = await s.api('/api/automations/send', { key, body: { automation_id: automationId, contacts } });
-    assert.equal(res.status, 200, res.text);
-    const batchId: string = res.json.batch_id;
-    await processBatch(ctx, batchId);
-    const { claimed } = await claimMessages(ctx.db, batchId, 0, 4, 15, clock.now());
-    assert.equal(claimed.length, 5);
-    const sent = (i: number) => [{ message_id: claimed[i].message_id, status: 'sent' as const, error: null, attempts: 1, sent_at: clock.now() }];
+    const batches: string[] = [];
+    for (const k of [0, 1]) {
+      const contacts = [0, 1, 2, 3, 4].map((i) => ({ phone: phone(run, 10 * k + i) }));
+      const res = await s.api('/api/automations/send', { key, body: { automation_id: automationId, contacts } });
+      assert.equal(res.status, 200, res.text);
+      batches.push(res.json.batch_id);
+      await processBatch(ctx, res.json.batch_id);
+    }
+    const [a, b] = batches;
+    const ca = (await claimMessages(ctx.db, a, 0, 4, 15, clock.now())).claimed;
+    const cb = (await claimMessages(ctx.db, b, 0, 4, 15, clock.now())).claimed;
+    assert.equal(ca.length + cb.length, 10);
+    const sent = (m: { message_id: string }) => ({ message_id: m.message_id, status: 'sent' as const, error: null, attempts: 1, sent_at: clock.now() });
+    const gone = '00000000-0000-4000-8000-000000000000';
 
-    assert.deepEqual(await commitResultsReadingState(ctx.db, sent(0), batchId), { written: ['sent'], state: 'running' });
-    await s.admin('POST', `/admin/batches/${batchId}/pause`, undefined, 200);
-    assert.deepEqual(await commitResultsReadingState(ctx.db, sent(1), batchId), { written: ['sent'], state: 'paused' });
-    await s.admin('POST', `/admin/batches/${batchId}/resume`, undefined, 200);
-    assert.deepEqual(await commitResultsReadingState(ctx.db, sent(2), batchId), { written: ['sent'], state: 'running' });
-    // A message already final is not written again; the state still comes back.
-    assert.deepEqual(await commitResultsReadingState(ctx.db, sent(0), batchId), { written: [], state: 'running' });
-    await s.admin('POST', `/admin/batches/${batchId}/cancel`, undefined, 200);
-    assert.deepEqual(await commitResultsReadingState(ctx.db, sent(3), batchId), { written: ['sent'], state: 'cancelled' });
-    assert.deepEqual(await commitResultsReadingState(ctx.db, [], '00000000-0000-4000-8000-000000000000'), { written: [], state: 'gone' });
-    const status = new Map((await messagesOf(s, batchId)).map((m) => [m.message_id, m.status]));
-    assert.deepEqual(claimed.slice(0, 4).map((m) => status.get(m.message_id)), ['sent', 'sent', 'sent', 'sent']);
-    assert.notEqual(status.get(claimed[4].message_id), 'sent');
+    const first = await commitResultsReadingStates(ctx.db, [sent(ca[0]), sent(cb[0])], [a, b, gone]);
+    assert.deepEqual([...first.written.values()], ['sent', 'sent']);
+    assert.deepEqual(Object.fromEntries(first.states), { [a]: 'running', [b]: 'running', [gone]: 'gone' });
+
+    await s.admin('POST', `/admin/batches/${a}/pause`, undefined, 200);
+    await s.admin('POST', `/admin/batches/${b}/cancel`, undefined, 200);
+    // A writer merges the commits of one event-loop turn: two runs, each told its own rows and state.
+    let statements = 0;
+    const counted = ctx.db.withPlugin({
+      transformQuery: (args) => { statements++; return args.node; },
+      transformResult: async (args) => args.result,
+    });
+    const writer = new ResultWriter(counted, 200);
+    const [ra, rb, again] = await Promise.all([
+      writer.commit([sent(ca[1]), sent(ca[2])], a, true),
+      writer.commit([sent(cb[1])], b, true),
+      writer.commit([sent(ca[0])], a, false), // already sent: nothing written; no state asked
+    ]);
+    assert.deepEqual(ra, { written: ['sent', 'sent'], state: 'paused' });
+    assert.deepEqual(rb, { written: ['sent'], state: 'cancelled' });
+    assert.deepEqual(again, { written: [], state: 'running' });
+    assert.equal(statements, 1, 'the three commits of one turn went out as one statement');
+    await s.admin('POST', `/admin/batches/${a}/resume`, undefined, 200);
+    assert.deepEqual(await writer.commit([sent(ca[3])], a, true), { written: ['sent'], state: 'running' });
+
+    const status = new Map([...await messagesOf(s, a), ...await messagesOf(s, b)].map((m) => [m.message_id, m.status]));
+    assert.deepEqual([ca[0], ca[1], ca[2], ca[3], cb[0], cb[1]].map((m) => status.get(m.message_id)), Array(6).fill('sent'));
+    assert.notEqual(status.get(ca[4].message_id), 'sent');
   });
 });

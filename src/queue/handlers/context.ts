@@ -9,6 +9,7 @@ import type { Db } from '../../db/database.ts';
 import type { Clock } from '../../clock.ts';
 import type { ProviderRegistry } from '../../providers/index.ts';
 import type { Boss } from '../boss.ts';
+import type { ResultWriter } from './result-writer.ts';
 
 export interface PipelineContext {
   readonly db: Db;
@@ -26,6 +27,11 @@ export interface PipelineContext {
    * Long handlers await it between steps, before a step's CPU work. Absent: at once.
    */
   readonly idle?: () => Promise<void>;
+  /**
+   * The process's result writer: the delivery runs' result flushes share its statements
+   * (result-writer.ts). Absent: each run writes its own.
+   */
+  readonly resultWriter?: ResultWriter;
   /** Items per fan-out step (batch-process.ts); absent: FAN_OUT_STEP. */
   readonly fanOutStep?: number;
 }

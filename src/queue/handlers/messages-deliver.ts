@@ -8,7 +8,8 @@
  *   (LEASE_SECONDS of database time, renewed every RENEW_MS while the run works), handed to the
  *   provider ONCE each with up to `deliveryConcurrency` in flight, and their results committed
  *   set-based every FLUSH_ROWS results or
- *   FLUSH_MS, whichever comes first, so a crash loses at most the results of the last moments. After a
+ *   FLUSH_MS, whichever comes first, so a crash loses at most the results of the last moments (the
+ *   timed flushes of a process's runs share one statement, with each batch's state: result-writer.ts). After a
  *   transient failure the message waits `pending` with `next_attempt_at` (a hold, released by the
  *   workers' sweep) on DELIVERY_RETRY_SCHEDULE (docs/decisions.md#8-retries, providers/retry.ts); the
  *   chunk does not wait for it. When the workers stop, no new message starts; claimed messages not
@@ -48,8 +49,9 @@ import { messagesFinal } from '../../metrics.ts';
 import type { JobPayloads } from '../jobs.ts';
 import type { PipelineContext } from './context.ts';
 import { FailureLog } from './failure-log.ts';
+import { ResultWriter } from './result-writer.ts';
 import {
-  claimMessages, commitResults, commitResultsReadingState, completeBatchIfDone, countUnfinished, optOutContactsOf, renewLeases, sendRangeToOutbox,
+  claimMessages, commitResultsReadingStates, completeBatchIfDone, countUnfinished, optOutContactsOf, renewLeases, sendRangeToOutbox,
   type Claimed, type DeliveryState, type MessageResult,
 } from '../../db/messages.ts';
 import { cancelPending, deliveryState } from '../../db/batch-control.ts';
@@ -59,7 +61,8 @@ export const LEASE_SECONDS = 15;
 /** Lease renewal interval (ms): three renewals per lease, so one slow renewal does not lose it. */
 export const RENEW_MS = 5_000;
 const FLUSH_ROWS = 100;
-const FLUSH_MS = 200;
+/** The runs' timed result flushes (ms): the tick of a worker process's ResultWriter. */
+export const FLUSH_MS = 200;
 
 /** The chunk still has pending messages that this run could not finish; retried by pg-boss. */
 export class ChunkBusyError extends Error {}
@@ -160,6 +163,7 @@ function cancelledResult(m: Claimed): MessageResult {
  */
 async function deliverClaimed(ctx: PipelineContext, provider: Provider, data: JobPayloads['messages-deliver'], abort?: AbortSignal): Promise<DeliveryState> {
   const slice = ctx.deliveryConcurrency;
+  const writer = ctx.resultWriter ?? new ResultWriter(ctx.db, FLUSH_MS);
   const schedule = ctx.retrySchedule;
   const held = new Set<string>(); // claimed and not yet committed
   const queue: Claimed[] = []; // claimed and not yet started (nor decided by prepare)
@@ -181,15 +185,12 @@ async function deliverClaimed(ctx: PipelineContext, provider: Provider, data: Jo
         // A pause or cancel since the last look: start nothing new (the lanes check `state`). Read in
         // the results' own statement while the run has more to start.
         const look = state === 'running' && (queue.length > 0 || !exhausted);
-        const commit = (db: Db) => look
-          ? commitResultsReadingState(db, rows, data.batch_id)
-          : commitResults(db, rows).then((written) => ({ written, state: 'running' as DeliveryState }));
         const { written, state: seen } = fx.length === 0
-          ? await commit(ctx.db)
+          ? await writer.commit(rows, data.batch_id, look)
           : await ctx.db.transaction().execute(async (trx) => {
-            const w = await commit(trx);
+            const c = await commitResultsReadingStates(trx, rows, look ? [data.batch_id] : []);
             await applyEffects(trx, data.company_id, fx, ctx.clock.now());
-            return w;
+            return { written: [...c.written.values()], state: look ? c.states.get(data.batch_id.toLowerCase()) ?? 'gone' : 'running' as DeliveryState };
           });
         see(seen);
         for (const r of rows) held.delete(r.message_id);
@@ -251,7 +252,7 @@ async function deliverClaimed(ctx: PipelineContext, provider: Provider, data: Jo
     }
   };
 
-  const flushTimer = setInterval(() => void flush(), FLUSH_MS);
+  const stopTicks = writer.onTick(() => void flush());
   const renewTimer = setInterval(() => {
     renewLeases(ctx.db, [...held], LEASE_SECONDS).catch((err) => ctx.logger.warn({ err: (err as Error).message, batch_id: data.batch_id }, 'lease renewal failed'));
   }, RENEW_MS);
@@ -298,7 +299,7 @@ async function deliverClaimed(ctx: PipelineContext, provider: Provider, data: Jo
     // given back at once.
     for (const m of queue.splice(0)) buffer.push((state as DeliveryState) === 'cancelled' ? cancelledResult(m) : resultOf(m, null, true, schedule, ctx.clock.now()));
   } finally {
-    clearInterval(flushTimer);
+    stopTicks();
     clearInterval(renewTimer);
     failures.summary();
     await flush();

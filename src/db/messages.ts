@@ -194,44 +194,36 @@ const resultUpdate = (doc: string) => sql`
     WHERE m.message_id = t.message_id AND m.status = 'pending'
     RETURNING m.status, m.message_id`;
 
-/**
- * Commits results in one statement (one UPDATE, so the outbox trigger of migration 008 builds each
- * message event from the complete row); returns the statuses that were written (skipping rows no
- * longer pending).
- */
-export async function commitResults(db: Db, results: MessageResult[]): Promise<MessageStatus[]> {
-  if (results.length === 0) return [];
-  const { rows } = await executePreparedSql(db, sql<{ status: MessageStatus }>`${resultUpdate(resultsDocument(results))}`);
-  return rows.map((r) => r.status);
-}
-
-/** What commitResultsReadingStates wrote and read. */
+/** What commitResults wrote and read. */
 export interface ResultsAndStates {
   /** message_id -> the status written; a result for a message no longer pending has none. */
   written: Map<string, MessageStatus>;
-  /** batch_id (lowercase) -> its delivery state as of the statement's start, for every batch asked about. */
+  /** batch_id (as given) -> its delivery state as of the statement's start, for every batch asked about. */
   states: Map<string, DeliveryState>;
 }
 
 /**
- * commitResults and, in the same statement, the delivery state (running, paused, cancelled, or gone) of
- * batches `batchIds` as of the statement's start: what delivery runs read at each result flush to start
- * nothing new after a pause or cancel (docs/decisions.md "Cancel, pause and resume"), without a
- * statement of their own. The results may belong to many runs and batches (one statement for the
- * flushes of a worker process's runs, queue/handlers/result-writer.ts).
+ * Commits results in one statement (one UPDATE, so the outbox trigger of migration 008 builds each
+ * message event from the complete row), skipping rows no longer pending, and reads in the same
+ * statement the delivery state (running, paused, cancelled, or gone) of batches `batchIds` as of its
+ * start: what delivery runs read at each result flush to start nothing new after a pause or cancel
+ * (docs/decisions.md "Cancel, pause and resume"), without a statement of their own. The results may
+ * belong to many runs and batches (one statement for the flushes of a worker process's runs,
+ * queue/handlers/result-writer.ts).
  */
-export async function commitResultsReadingStates(db: Db, results: MessageResult[], batchIds: string[]): Promise<ResultsAndStates> {
+export async function commitResults(db: Db, results: MessageResult[], batchIds: readonly string[] = []): Promise<ResultsAndStates> {
   const { rows } = await executePreparedSql(db, sql<{ id: string; status: MessageStatus | null; paused: boolean | null; cancelled: boolean | null }>`
     WITH u AS (${resultUpdate(resultsDocument(results))}),
     s AS (SELECT batch_id, paused_at IS NOT NULL AS paused, cancelled_at IS NOT NULL AS cancelled FROM batches
-      WHERE batch_id = ANY(${batchIds}::uuid[]))
+      WHERE batch_id = ANY(${[...batchIds]}::uuid[]))
     SELECT u.message_id::text AS id, u.status, NULL::boolean AS paused, NULL::boolean AS cancelled FROM u
     UNION ALL SELECT s.batch_id::text, NULL, s.paused, s.cancelled FROM s`);
   const written = new Map<string, MessageStatus>();
-  const states = new Map<string, DeliveryState>(batchIds.map((id) => [id.toLowerCase(), 'gone' as DeliveryState]));
+  const states = new Map<string, DeliveryState>(batchIds.map((id) => [id, 'gone']));
+  const asGiven = new Map(batchIds.map((id) => [id.toLowerCase(), id])); // PostgreSQL spells a uuid in lowercase
   for (const r of rows) {
     if (r.status !== null) written.set(r.id, r.status);
-    else states.set(r.id, stateOf(r));
+    else states.set(asGiven.get(r.id) ?? r.id, stateOf(r));
   }
   return { written, states };
 }

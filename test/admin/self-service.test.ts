@@ -233,9 +233,9 @@ test('cancel races delivery safely: a message claimed under a live lease is left
   assert.deepEqual((await messages(sent.batch_id)).map((m) => m.status), ['pending', 'skipped', 'skipped']);
   // The run commits its outcome (only WHERE status = 'pending'): the message ends sent, never both.
   const written = await commitResults(db, [{ message_id: ms[0].message_id, status: 'sent', error: null, attempts: 1, sent_at: clock.now() }]);
-  assert.deepEqual(written, ['sent']);
+  assert.deepEqual([...written.written.values()], ['sent']);
   // A late result for a cancelled message changes nothing.
-  assert.deepEqual(await commitResults(db, [{ message_id: ms[1].message_id, status: 'sent', error: null, attempts: 1, sent_at: clock.now() }]), []);
+  assert.deepEqual([...(await commitResults(db, [{ message_id: ms[1].message_id, status: 'sent', error: null, attempts: 1, sent_at: clock.now() }])).written.values()], []);
   await completeBatchIfDone(db, sent.batch_id, clock.now()); // as the run does after its results (or already done)
   const batch = await s.admin('GET', `/admin/batches/${sent.batch_id}`);
   assert.equal(batch.status, 'completed');

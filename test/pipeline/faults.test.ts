@@ -9,7 +9,7 @@ import assert from 'node:assert/strict';
 import { processBatch } from '../../src/queue/handlers/batch-process.ts';
 import type { PipelineContext } from '../../src/queue/handlers/context.ts';
 import { ChunkBusyError, deliverChunk } from '../../src/queue/handlers/messages-deliver.ts';
-import { claimMessages, commitResults, commitResultsReadingStates } from '../../src/db/messages.ts';
+import { claimMessages, commitResults } from '../../src/db/messages.ts';
 import { ResultWriter } from '../../src/queue/handlers/result-writer.ts';
 import { eventually, FakeClock, type TestServer } from '../helpers/server.ts';
 import { type Received, type Scripted, startReceiver, type WebhookReceiver } from '../helpers/receiver.ts';
@@ -171,7 +171,7 @@ describe('a delivery run that died holding its claims (handlers driven directly,
     const sent = (m: { message_id: string }) => ({ message_id: m.message_id, status: 'sent' as const, error: null, attempts: 1, sent_at: clock.now() });
     const gone = '00000000-0000-4000-8000-000000000000';
 
-    const first = await commitResultsReadingStates(ctx.db, [sent(ca[0]), sent(cb[0])], [a, b, gone]);
+    const first = await commitResults(ctx.db, [sent(ca[0]), sent(cb[0])], [a, b, gone]);
     assert.deepEqual([...first.written.values()], ['sent', 'sent']);
     assert.deepEqual(Object.fromEntries(first.states), { [a]: 'running', [b]: 'running', [gone]: 'gone' });
 

@@ -49,9 +49,9 @@ import { messagesFinal } from '../../metrics.ts';
 import type { JobPayloads } from '../jobs.ts';
 import type { PipelineContext } from './context.ts';
 import { FailureLog } from './failure-log.ts';
-import { ResultWriter } from './result-writer.ts';
+import { ResultWriter, runCommitOf } from './result-writer.ts';
 import {
-  claimMessages, commitResultsReadingStates, completeBatchIfDone, countUnfinished, optOutContactsOf, renewLeases, sendRangeToOutbox,
+  claimMessages, commitResults, completeBatchIfDone, countUnfinished, optOutContactsOf, renewLeases, sendRangeToOutbox,
   type Claimed, type DeliveryState, type MessageResult,
 } from '../../db/messages.ts';
 import { cancelPending, deliveryState } from '../../db/batch-control.ts';
@@ -188,9 +188,9 @@ async function deliverClaimed(ctx: PipelineContext, provider: Provider, data: Jo
         const { written, state: seen } = fx.length === 0
           ? await writer.commit(rows, data.batch_id, look)
           : await ctx.db.transaction().execute(async (trx) => {
-            const c = await commitResultsReadingStates(trx, rows, look ? [data.batch_id] : []);
+            const c = await commitResults(trx, rows, look ? [data.batch_id] : []);
             await applyEffects(trx, data.company_id, fx, ctx.clock.now());
-            return { written: [...c.written.values()], state: look ? c.states.get(data.batch_id.toLowerCase()) ?? 'gone' : 'running' as DeliveryState };
+            return runCommitOf(c, rows, data.batch_id, look);
           });
         see(seen);
         for (const r of rows) held.delete(r.message_id);

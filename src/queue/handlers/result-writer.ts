@@ -7,7 +7,7 @@
  * and each statement costs PostgreSQL about half a millisecond before its first row (the
  * transaction, the statement triggers), and the Node process a round trip. Here the runs' timed
  * flushes fire on one shared tick, and the commits that reach the writer in the same event-loop turn
- * go out as one `commitResultsReadingStates` (db/messages.ts): one UPDATE of every run's results that
+ * go out as one `commitResults` (db/messages.ts): one UPDATE of every run's results that
  * also reads the delivery state of every batch whose run asked (pause, cancel).
  *
  * Nothing about a result changes: each row is written as its run would write it alone (only rows still
@@ -17,7 +17,7 @@
  * a channel pause) do not come here: they commit with their effects in a transaction of their run.
  */
 import type { Db } from '../../db/database.ts';
-import { commitResultsReadingStates, type DeliveryState, type MessageResult } from '../../db/messages.ts';
+import { commitResults, type DeliveryState, type MessageResult, type ResultsAndStates } from '../../db/messages.ts';
 import type { MessageStatus } from '../../db/schema.ts';
 
 /** What one run's commit wrote and read. */
@@ -34,6 +34,19 @@ interface Waiting {
   look: boolean;
   resolve: (c: RunCommit) => void;
   reject: (err: unknown) => void;
+}
+
+/**
+ * What a commit `c` means to one run: the statuses written for its `rows`, and its batch's state when
+ * it asked (`look`), else `running`.
+ */
+export function runCommitOf(c: ResultsAndStates, rows: readonly MessageResult[], batchId: string, look: boolean): RunCommit {
+  const written: MessageStatus[] = [];
+  for (const r of rows) {
+    const s = c.written.get(r.message_id);
+    if (s !== undefined) written.push(s);
+  }
+  return { written, state: look ? c.states.get(batchId) ?? 'gone' : 'running' };
 }
 
 /** One per worker process (queue/workers.ts); a handler context without one gives each run its own. */
@@ -57,7 +70,7 @@ export class ResultWriter {
    */
   onTick(flush: () => void): () => void {
     this.#ticks.add(flush);
-    this.#timer ??= setInterval(() => { for (const f of [...this.#ticks]) f(); }, this.#flushMs);
+    this.#timer ??= setInterval(() => { for (const f of this.#ticks) f(); }, this.#flushMs);
     return () => {
       this.#ticks.delete(flush);
       if (this.#ticks.size === 0 && this.#timer) {
@@ -85,17 +98,10 @@ export class ResultWriter {
     const group = this.#waiting;
     this.#waiting = [];
     this.#scheduled = false;
-    const looks = [...new Set(group.filter((w) => w.look).map((w) => w.batchId.toLowerCase()))];
+    const looks = [...new Set(group.filter((w) => w.look).map((w) => w.batchId))];
     try {
-      const { written, states } = await commitResultsReadingStates(this.#db, group.flatMap((w) => w.rows), looks);
-      for (const w of group) {
-        const statuses: MessageStatus[] = [];
-        for (const r of w.rows) {
-          const s = written.get(r.message_id);
-          if (s !== undefined) statuses.push(s);
-        }
-        w.resolve({ written: statuses, state: w.look ? states.get(w.batchId.toLowerCase()) ?? 'gone' : 'running' });
-      }
+      const c = await commitResults(this.#db, group.flatMap((w) => w.rows), looks);
+      for (const w of group) w.resolve(runCommitOf(c, w.rows, w.batchId, w.look));
     } catch (err) {
       for (const w of group) w.reject(err);
     }

@@ -113,7 +113,9 @@ test('a key with a wrong checksum is refused with 401 without a database lookup;
   const wrongChecksum = c.key.slice(0, -1) + (c.key.endsWith('0') ? '1' : '0');
   const unknownButWellFormed = generateApiKey();
 
-  const lookups = (sqls: string[]) => sqls.filter((q) => /api_keys/.test(q)).length;
+  // A lookup reads api_keys; the batched `last_used_at` write of an earlier request may land in the
+  // window too and is no lookup.
+  const lookups = (sqls: string[]) => sqls.filter((q) => /\bselect\b[\s\S]*\bfrom "?api_keys\b/i.test(q)).length;
   let refused: Awaited<ReturnType<TestServer['api']>> | undefined;
   const forBadChecksum = await queriesDuring(async () => { refused = await s.api('/api/segments/create', { key: wrongChecksum, body }); });
   assert.equal(refused?.status, 401);
@@ -125,5 +127,5 @@ test('a key with a wrong checksum is refused with 401 without a database lookup;
   const forWellFormed = await queriesDuring(async () => { unknown = await s.api('/api/segments/create', { key: unknownButWellFormed, body }); });
   assert.equal(unknown?.status, 401);
   assert.equal(unknown?.text, refused?.text, 'both refusals look the same to the caller');
-  assert.ok(lookups(forWellFormed) >= 1, 'a well-formed key is looked up');
+  assert.ok(lookups(forWellFormed) >= 1, `a well-formed key is looked up; saw ${JSON.stringify(forWellFormed)}`);
 });

@@ -10,6 +10,7 @@
  * `\s` and the Rust regex `\s` Pydantic uses (U+0085, U+FEFF, U+001C..U+001F).
  */
 import fc from 'fast-check';
+import { scalarValue } from '../helpers/arbitraries.ts';
 import type { Schema } from './openapi.ts';
 
 /** Deepest nesting of arrays and objects the service accepts (docs/decisions.md#1-request-handling-order: deeper is 400). */
@@ -36,7 +37,7 @@ const LONE_SURROGATES = ['\ud800', '\udbff', '\udc00', '\udfff'];
 const anyChar: fc.Arbitrary<string> = fc.oneof(
   { weight: 6, arbitrary: fc.string({ unit: 'grapheme-ascii', minLength: 1, maxLength: 1 }) },
   { weight: 2, arbitrary: fc.string({ unit: 'binary-ascii', minLength: 1, maxLength: 1 }) },
-  { weight: 3, arbitrary: fc.string({ unit: 'binary', minLength: 1, maxLength: 1 }) },
+  { weight: 3, arbitrary: scalarValue },
   { weight: 3, arbitrary: fc.constantFrom(...NASTY_CHARS) },
 );
 /** Like anyChar, plus lone surrogates (valid only where any JSON value is, e.g. inside `variables`). */

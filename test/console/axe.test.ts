@@ -157,7 +157,13 @@ describe('axe-core on every console page', () => {
     const page = await browser.context.newPage();
     const findings: { width: number; finding: Finding }[] = [];
     const notOk: string[] = [];
-    const checkBothWidths = async (p: string) => {
+    /** Loads `p` at the desktop width (noting a status other than 200), opens its <details> if asked, checks it at both widths. */
+    const visit = async (p: string, openDetails: boolean) => {
+      await page.setViewportSize(VIEWPORTS[0]);
+      const res = await page.goto(s.url + p);
+      if (res?.status() !== 200) notOk.push(`${p}: ${res?.status()}`);
+      // Open every <details> so what it hides is checked too.
+      if (openDetails) await page.evaluate(() => { for (const d of document.querySelectorAll('details')) d.open = true; });
       for (const viewport of VIEWPORTS) {
         await page.setViewportSize(viewport);
         for (const f of await axe(page, p)) findings.push({ width: viewport.width, finding: f });
@@ -165,35 +171,24 @@ describe('axe-core on every console page', () => {
     };
     await withScreenshotOnFailure(page, 'axe', async () => {
       await browser.context.clearCookies();
-      for (const p of anonymousPages) {
-        await page.setViewportSize(VIEWPORTS[0]);
-        const res = await page.goto(s.url + p);
-        if (res?.status() !== 200) notOk.push(`${p}: ${res?.status()}`);
-        await checkBothWidths(p);
-      }
+      for (const p of anonymousPages) await visit(p, false);
       await page.setViewportSize(VIEWPORTS[0]);
       await page.goto(`${s.url}/console/login`);
       await page.getByLabel('Email').fill(ownerEmail);
       await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
       await page.getByRole('button', { name: 'Sign in' }).click();
       await page.waitForURL(/\/console\/(?!login)/);
-      for (const p of signedInPages) {
-        await page.setViewportSize(VIEWPORTS[0]);
-        const res = await page.goto(s.url + p);
-        if (res?.status() !== 200) notOk.push(`${p}: ${res?.status()}`);
-        // Open every <details> so what it hides is checked too.
-        await page.evaluate(() => { for (const d of document.querySelectorAll('details')) d.open = true; });
-        await checkBothWidths(p);
-      }
+      for (const p of signedInPages) await visit(p, true);
     });
     await page.close();
+    const isBlocking = (f: Finding) => f.impact === 'serious' || f.impact === 'critical';
     for (const { width } of VIEWPORTS) {
-      const other = findings.filter((f) => f.width === width && f.finding.impact !== 'serious' && f.finding.impact !== 'critical').map((f) => f.finding);
+      const other = findings.filter((f) => f.width === width && !isBlocking(f.finding)).map((f) => f.finding);
       if (other.length) console.log(`# ${width}px minor/moderate:\n${other.map((f) => `#   ${f.page}: ${f.id} (${f.impact}) ${f.targets}`).join('\n')}`);
       console.log(`# ${width}px: ${anonymousPages.length + signedInPages.length} pages checked`);
     }
     assert.deepEqual(notOk, [], 'pages that did not answer 200');
-    const blocking = findings.filter((f) => f.finding.impact === 'serious' || f.finding.impact === 'critical');
+    const blocking = findings.filter((f) => isBlocking(f.finding));
     assert.deepEqual(blocking.map(({ width, finding: f }) => `${width}px ${f.page}: ${f.id} (${f.impact}) ${f.targets}`), [], 'serious or critical violations');
   });
 

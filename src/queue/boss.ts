@@ -23,6 +23,9 @@ import { JOB_NAMES, JOB_SPECS, type JobName, type JobPayloads } from './jobs.ts'
 
 export type Boss = PgBoss;
 
+/** pg-boss's schema (its tables and functions). */
+export const BOSS_SCHEMA = 'pgboss';
+
 /** How often pg-boss's supervisor looks for expired and heartbeat-less jobs (seconds). */
 export const MONITOR_INTERVAL_SECONDS = 10;
 
@@ -32,7 +35,7 @@ export const MAINTENANCE_INTERVAL_SECONDS = 300;
 /** Creates pg-boss on the database and makes sure every queue of the registry exists with its policy. */
 export async function startBoss(database: Database, opts: { poolMax?: number } = {}): Promise<Boss> {
   const common = {
-    schema: 'pgboss',
+    schema: BOSS_SCHEMA,
     useListenNotify: true,
     superviseIntervalSeconds: MONITOR_INTERVAL_SECONDS,
     monitorIntervalSeconds: MONITOR_INTERVAL_SECONDS,

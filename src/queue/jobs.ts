@@ -77,11 +77,16 @@ const RETRY = { retryBackoff: true, retryDelay: 1, retryDelayMax: 30 } as const;
 export const KEEP_FINISHED = { perMessage: 3_600, other: 86_400 } as const;
 
 /**
- * Polling: queues are `notify` queues (pg-boss LISTEN/NOTIFY wakes a worker the moment a job is
- * inserted); `notifyPollingIntervalSeconds` is the backstop for deferred jobs and retries coming due.
- * Workers fetch several jobs at once and keep fetching while batches come back full.
+ * Polling: queues are `notify` queues (pg-boss LISTEN/NOTIFY wakes a queue's workers the moment a job
+ * is inserted ready to run, and the workers' due-job wake-ups, due-job-wakeups.ts, send the same
+ * notification within a second when a retry, a start time or an expired job comes due). So a fetch
+ * loop's own poll (`notifyPollingIntervalSeconds`, pg-boss's default of 30 s) is only the backstop
+ * for a lost notification: an idle worker process runs one wake-up statement a second instead of a
+ * fetch a second per loop (eleven loops). Without LISTEN/NOTIFY pg-boss polls every
+ * `pollingIntervalSeconds`. Workers fetch several jobs at once and keep fetching while batches come
+ * back full.
  */
-const POLL = { pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 1, burstWhenBatchFull: true } as const;
+const POLL = { pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 30, burstWhenBatchFull: true } as const;
 
 export const JOB_SPECS: { readonly [N in JobName]: JobSpec } = {
   'batch-process': {

@@ -17,6 +17,9 @@
  *   dead delivery runs (lease ran out); see handlers/messages-release.ts.
  * - Message retention (retention.ts): its own timer (SWEEP_INTERVAL_MS) starts a round when one is due,
  *   apart from the sweep so that a long round never delays releases.
+ * - Jobs that come due later (retries after their backoff, start times, expired jobs put back) wake
+ *   their queue's workers within DUE_JOB_CHECK_MS (due-job-wakeups.ts): one statement a second for all
+ *   queues instead of every fetch loop polling.
  * - On the embedded database, a VACUUM of the tables a send rewrites every PGLITE_VACUUM_INTERVAL
  *   (db/embedded-vacuum.ts: PGlite has no autovacuum).
  * - stop(): no new delivery attempt starts, the sweep ends, and the call waits for the jobs in hand to
@@ -46,6 +49,8 @@ import { controlBatch } from './handlers/batch-control.ts';
 import { JOB_NAMES, JOB_SPECS, type JobName, type JobPayloads } from './jobs.ts';
 import { MessageRetention, type RetentionRound } from './retention.ts';
 import { startEmbeddedVacuum } from '../db/embedded-vacuum.ts';
+import { BOSS_SCHEMA } from './boss.ts';
+import { startDueJobWakeups } from './due-job-wakeups.ts';
 
 export interface WorkerDeps {
   database: Database;
@@ -158,6 +163,8 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     });
   }
   for (const name of JOB_NAMES) await register(name);
+  // Retries, start times and expired jobs wake their queue's workers within a second (due-job-wakeups.ts).
+  const wakeups = startDueJobWakeups(database.db, BOSS_SCHEMA, JOB_NAMES, log);
 
   let sweeping = false;
   let sweeps = 0;
@@ -215,6 +222,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
       drain.abort();
       clearInterval(sweep);
       clearInterval(retentionTimer);
+      await wakeups.stop();
       setQueueDepthSource(undefined);
       await Promise.all(JOB_NAMES.map((name) => boss.offWork(name, { wait: true }).catch(() => {})));
       while (sweeping) await new Promise((r) => setTimeout(r, 10));

@@ -29,12 +29,21 @@
  *    in one buffer). `pglite.query` parses, describes and plans every statement again in six calls;
  *    parsing and planning topped PGlite's profile of the test suite, and a typical SELECT went from
  *    about 160 to 35 µs. Off: `pglite.query` and the transaction's `tx.query`, as documented.
+ * 6. {@link notifyDueQueues} (pg-boss's job table and its internal `notifyChannelSql`): one statement
+ *    a second per worker process sends pg-boss's own LISTEN/NOTIFY wake-up for each queue with a job
+ *    that came due (a retry after its backoff, a start time, an expired job put back), which pg-boss
+ *    does not notify. The fetch loops then poll by themselves every 30 s ({@link QUEUE_POLL_SECONDS})
+ *    instead of every second: one statement a second per idle worker process instead of eleven
+ *    fetches (docs/architecture.md "Queue polling"). Off: no wake-ups, and the loops poll every second.
  */
 import type { ForegroundGate } from './foreground-gate.ts';
 import { createHash, randomBytes } from 'node:crypto';
 import type { PGlite, Results, Transaction as PGliteTx } from '@electric-sql/pglite';
 import pg from 'pg';
 import type { PgBoss } from 'pg-boss';
+import { sql } from 'kysely';
+import { notifyChannelSql } from 'pg-boss/dist/plans.js';
+import type { Db } from './database.ts';
 import { PREPARED } from './prepared.ts';
 
 export { PREPARED };
@@ -115,6 +124,33 @@ WHERE current_setting('cms.accept_txn', true) = 'on'`;
 export async function warmQueueCache(boss: PgBoss, name: string, opts: { embedded: boolean; tricks: boolean }): Promise<void> {
   if (!opts.embedded && !opts.tricks) return;
   await boss.deleteJob(name, '00000000-0000-4000-8000-000000000000');
+}
+
+/**
+ * Trick 6: how often a worker's fetch loop polls its queue by itself (pg-boss
+ * `notifyPollingIntervalSeconds`, s): with the due-job wake-ups ({@link notifyDueQueues}) only as the
+ * backstop for a lost notification (pg-boss's default); without them, every second, so that a retry
+ * or a start time that comes due is found within a second.
+ */
+export const QUEUE_POLL_SECONDS = { tricks: 30, plain: 1 } as const;
+
+/**
+ * Trick 6: sends pg-boss's wake-up notification (channel from pg-boss's own `notifyChannelSql`, so it
+ * follows pg-boss) for each queue of `names` (pg-boss `schema`) that has a job ready to run: created
+ * or retry, not blocked, `start_after` at or before pg-boss's database time. Resolves to those queues'
+ * names. One statement, an index probe per queue (pg-boss's index of the jobs not yet active);
+ * outside any transaction, the notifications go out when it ends, to every listening process.
+ */
+export async function notifyDueQueues(db: Db, schema: string, names: readonly string[]): Promise<string[]> {
+  if (names.length === 0) return [];
+  const { rows } = await sql<{ name: string }>`
+    SELECT q.name, pg_notify(${sql.raw(notifyChannelSql(schema))}, q.name)
+    FROM unnest(${[...names]}::text[]) AS q(name)
+    WHERE EXISTS (
+      SELECT 1 FROM ${sql.table(`${schema}.job`)} j
+      WHERE j.name = q.name AND j.state < 'active' AND NOT j.blocked AND j.start_after <= ${sql.raw(schema)}.job_now()
+    )`.execute(db);
+  return rows.map((r) => r.name);
 }
 
 /** The parts of the `@electric-sql/pglite` module trick 5 uses (passed in: PostgreSQL never loads PGlite). */

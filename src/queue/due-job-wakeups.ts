@@ -1,14 +1,14 @@
 /**
  * The workers' wake-up timer for jobs that come due (docs/architecture.md "Queue polling"): every
- * `intervalMs` of real time, one statement (db/due-jobs.ts `notifyDueQueues`) sends pg-boss's
+ * `intervalMs` of real time, one statement (db/driver-tricks.ts `notifyDueQueues`, trick 6) sends pg-boss's
  * notification for each of this process's queues that has a job ready to run, so that a retry, a
  * job with a start time or an expired job put back runs within about `intervalMs` although the
- * workers' own polls (jobs.ts `notifyPollingIntervalSeconds`) are far apart. Never two rounds at
- * once; errors are logged and the next round tries again.
+ * workers' own polls (`QUEUE_POLL_SECONDS`) are far apart. Started only with the driver tricks on
+ * (workers.ts). Never two rounds at once; errors are logged and the next round tries again.
  */
 import type { Logger } from 'pino';
 import type { Db } from '../db/database.ts';
-import { notifyDueQueues } from '../db/due-jobs.ts';
+import { notifyDueQueues } from '../db/driver-tricks.ts';
 
 /** How often the wake-up round runs (ms of real time): the latency of a job that comes due. */
 export const DUE_JOB_CHECK_MS = 1_000;

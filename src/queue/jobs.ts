@@ -78,15 +78,13 @@ export const KEEP_FINISHED = { perMessage: 3_600, other: 86_400 } as const;
 
 /**
  * Polling: queues are `notify` queues (pg-boss LISTEN/NOTIFY wakes a queue's workers the moment a job
- * is inserted ready to run, and the workers' due-job wake-ups, due-job-wakeups.ts, send the same
- * notification within a second when a retry, a start time or an expired job comes due). So a fetch
- * loop's own poll (`notifyPollingIntervalSeconds`, pg-boss's default of 30 s) is only the backstop
- * for a lost notification: an idle worker process runs one wake-up statement a second instead of a
- * fetch a second per loop (eleven loops). Without LISTEN/NOTIFY pg-boss polls every
- * `pollingIntervalSeconds`. Workers fetch several jobs at once and keep fetching while batches come
- * back full.
+ * is inserted ready to run; the workers' due-job wake-ups, due-job-wakeups.ts, do the same when a
+ * retry, a start time or an expired job comes due). How often a fetch loop polls by itself
+ * (`notifyPollingIntervalSeconds`) is set by workers.ts from db/driver-tricks.ts QUEUE_POLL_SECONDS;
+ * without LISTEN/NOTIFY pg-boss polls every `pollingIntervalSeconds`. Workers fetch several jobs at
+ * once and keep fetching while batches come back full.
  */
-const POLL = { pollingIntervalSeconds: 0.5, notifyPollingIntervalSeconds: 30, burstWhenBatchFull: true } as const;
+const POLL = { pollingIntervalSeconds: 0.5, burstWhenBatchFull: true } as const;
 
 export const JOB_SPECS: { readonly [N in JobName]: JobSpec } = {
   'batch-process': {

@@ -19,7 +19,8 @@
  *   apart from the sweep so that a long round never delays releases.
  * - Jobs that come due later (retries after their backoff, start times, expired jobs put back) wake
  *   their queue's workers within DUE_JOB_CHECK_MS (due-job-wakeups.ts): one statement a second for all
- *   queues instead of every fetch loop polling.
+ *   queues instead of every fetch loop polling each second (db/driver-tricks.ts trick 6; with the
+ *   tricks off the loops poll each second).
  * - On the embedded database, a VACUUM of the tables a send rewrites every PGLITE_VACUUM_INTERVAL
  *   (db/embedded-vacuum.ts: PGlite has no autovacuum).
  * - stop(): no new delivery attempt starts, the sweep ends, and the call waits for the jobs in hand to
@@ -49,6 +50,7 @@ import { controlBatch } from './handlers/batch-control.ts';
 import { JOB_NAMES, JOB_SPECS, type JobName, type JobPayloads } from './jobs.ts';
 import { MessageRetention, type RetentionRound } from './retention.ts';
 import { startEmbeddedVacuum } from '../db/embedded-vacuum.ts';
+import { QUEUE_POLL_SECONDS } from '../db/driver-tricks.ts';
 import { BOSS_SCHEMA } from './boss.ts';
 import { startDueJobWakeups } from './due-job-wakeups.ts';
 
@@ -148,7 +150,8 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     const spec = JOB_SPECS[name];
     const localConcurrency = name === 'messages-deliver' ? config.workerConcurrency : spec.work.localConcurrency;
     const handler = HANDLERS[name] as Handler<N>;
-    await boss.work<JobPayloads[N]>(name, { ...spec.work, localConcurrency, perJobResults: true }, async (jobs) => {
+    const notifyPollingIntervalSeconds = QUEUE_POLL_SECONDS[database.driverTricks ? 'tricks' : 'plain'];
+    await boss.work<JobPayloads[N]>(name, { ...spec.work, localConcurrency, notifyPollingIntervalSeconds, perJobResults: true }, async (jobs) => {
       return Promise.all(jobs.map(async (job) => {
         try {
           await handler(ctx, job);
@@ -163,8 +166,9 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     });
   }
   for (const name of JOB_NAMES) await register(name);
-  // Retries, start times and expired jobs wake their queue's workers within a second (due-job-wakeups.ts).
-  const wakeups = startDueJobWakeups(database.db, BOSS_SCHEMA, JOB_NAMES, log);
+  // Retries, start times and expired jobs wake their queue's workers within a second (due-job-wakeups.ts;
+  // with the driver tricks off the loops poll every second instead).
+  const wakeups = database.driverTricks ? startDueJobWakeups(database.db, BOSS_SCHEMA, JOB_NAMES, log) : undefined;
 
   let sweeping = false;
   let sweeps = 0;
@@ -222,7 +226,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
       drain.abort();
       clearInterval(sweep);
       clearInterval(retentionTimer);
-      await wakeups.stop();
+      await wakeups?.stop();
       setQueueDepthSource(undefined);
       await Promise.all(JOB_NAMES.map((name) => boss.offWork(name, { wait: true }).catch(() => {})));
       while (sweeping) await new Promise((r) => setTimeout(r, 10));

@@ -26,7 +26,7 @@
  * Bare run, in the same invocation, once the workers have stopped: the sent messages' ids, `seq` and
  * `rendered` are copied into a table `bare_messages` (status pending), and `--workers` copies of
  * bench/bare-delivery.ts (one per service worker, each with the service's keep-alive connections per
- * origin) deliver them to the same receiver with the same secret. Reported: messages/s, CPU and peak
+ * origin, and the Node options of the service's workers) deliver them to the same receiver with the same secret. Reported: messages/s, CPU and peak
  * RSS per process, PostgreSQL's CPU per message; and the ratio service rate / bare rate.
  *
  * `--cpu-prof DIR` profiles worker 1 (its whole life; open the .cpuprofile in Chrome DevTools). `--keep`
@@ -45,6 +45,7 @@ import { startCountingReceiverProcess, type CountingReceiver } from '../test/hel
 import { backendCpu, cpuTicks, percentile, rssMb, serviceNodeOptions } from './lib/accept-load.ts';
 import { segmentSeedSql } from './lib/segment-seed.ts';
 import { MAX_SEGMENT_SEND_CONTACTS } from '../src/domain/campaign-sends.ts';
+import { loadConfig } from '../src/config.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -95,9 +96,19 @@ const cpuSince = (before: Map<number, number>, procs: [string, number][]) => pro
 
 interface BareResult { sent: number; failed: number; ms: number; rate: number; cpu_ms: number; max_rss_mb: number }
 
+/**
+ * The young generation the service's workers run with (`cms serve --role worker` restarts itself with
+ * it, src/cli/worker-heap.ts): the bare processes get the same, so that both sides run with the same
+ * Node options.
+ */
+function workerHeapFlags(): string[] {
+  const mb = loadConfig().workerSemiSpaceMb;
+  return mb > 0 ? [`--max-semi-space-size=${mb}`] : [];
+}
+
 /** Runs one bench/bare-delivery.ts process to its end; resolves to its JSON line. */
 function bareProcess(url: string, receiverUrl: string, secret: string): Promise<BareResult> {
-  const child = spawn(process.execPath, [...serviceNodeOptions(), path.join(import.meta.dirname, 'bare-delivery.ts'), '--db', url, '--url', receiverUrl, '--secret', secret], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...serviceNodeOptions(), ...workerHeapFlags(), path.join(import.meta.dirname, 'bare-delivery.ts'), '--db', url, '--url', receiverUrl, '--secret', secret], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout!.on('data', (b: Buffer) => { out += b.toString(); });
   return new Promise((resolve, reject) => child.once('exit', (code) => (code === 0 ? resolve(JSON.parse(out.trim().split('\n').at(-1)!)) : reject(new Error(`bare-delivery exited with ${code}: ${out}`)))));

@@ -8,6 +8,8 @@
  * LOG_LEVEL (pino level, default info), SECRETS_KEY (key that encrypts provider secrets at rest;
  * generated into DATA_DIR when unset), DB_POOL_MAX (PostgreSQL pool size, default 10),
  * WORKER_CONCURRENCY (message chunks processed at once per worker process, default 4),
+ * WORKER_SEMI_SPACE_MB (the V8 young generation of a `--role worker` process, default 32; 0 keeps
+ * Node's flags; docs/operations.md "Sizing"),
  * WHATSAPP_RATE_PER_SECOND (messages per second per WhatsApp number when its channel has no
  * throughput_per_second, default 80), WHATSAPP_PAIR_INTERVAL (least time between two sends to one
  * recipient from one WhatsApp number, a duration, default `6s`), WHATSAPP_PACING_MARGIN (allowance
@@ -50,6 +52,11 @@ export interface Config {
   readonly secretsKey: string | undefined;
   readonly dbPoolMax: number;
   readonly workerConcurrency: number;
+  /**
+   * WORKER_SEMI_SPACE_MB: the V8 young generation's semi-space (MB) a `--role worker` process runs
+   * with (src/cli/worker-heap.ts); 0 leaves Node's flags as given.
+   */
+  readonly workerSemiSpaceMb: number;
   readonly whatsappRatePerSecond: number;
   /** WHATSAPP_PAIR_INTERVAL (ms): least time between two sends to one recipient from one number. */
   readonly whatsappPairIntervalMs: number;
@@ -193,6 +200,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretsKey: blank(env.SECRETS_KEY),
     dbPoolMax: int(env, 'DB_POOL_MAX', 10, 1, 1000),
     workerConcurrency: int(env, 'WORKER_CONCURRENCY', 4, 1, 256),
+    workerSemiSpaceMb: int(env, 'WORKER_SEMI_SPACE_MB', 32, 0, 1024),
     whatsappRatePerSecond: int(env, 'WHATSAPP_RATE_PER_SECOND', 80, 1, 100000),
     whatsappPairIntervalMs: duration(env, 'WHATSAPP_PAIR_INTERVAL', '6s'),
     whatsappPacingMarginMs: pacingMargin(env),

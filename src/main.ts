@@ -47,8 +47,8 @@ export async function runServer(opts: { role?: Role } = {}): Promise<void> {
   const { startService } = await import('./service.ts');
   const service = await startService(config, { role });
   const log = service.deps.logger;
+  let address: string | undefined;
   if (role !== 'worker') {
-    let address: string;
     try {
       address = await service.app.listen({ port: config.port, host: config.host });
     } catch (err) {
@@ -57,14 +57,9 @@ export async function runServer(opts: { role?: Role } = {}): Promise<void> {
       await closeQuietly(service, 15_000);
       throw err;
     }
-    log.info({ address, database: service.deps.database.kind, docs: `${address}/docs` }, 'cms listening');
-  } else {
-    log.info({ database: service.deps.database.kind }, 'cms worker running');
   }
-  // Every module the role needs is loaded now: write Node's compile cache (bin/cms.js enables it) at
-  // once rather than at exit, so that the next start finds it even if this process is killed; a start
-  // that finds it does not load Node's TypeScript stripper (about 25 MB less RSS, docs/benchmarks.md).
-  module.flushCompileCache?.();
+  // The signal handlers are in place before the service says it runs: a SIGTERM sent on that line
+  // gets the graceful shutdown, not Node's default exit.
   let stopping = false;
   const stop = (signal: string) => {
     if (stopping) return;
@@ -79,6 +74,15 @@ export async function runServer(opts: { role?: Role } = {}): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+  if (address !== undefined) {
+    log.info({ address, database: service.deps.database.kind, docs: `${address}/docs` }, 'cms listening');
+  } else {
+    log.info({ database: service.deps.database.kind }, 'cms worker running');
+  }
+  // Every module the role needs is loaded now: write Node's compile cache (bin/cms.js enables it) at
+  // once rather than at exit, so that the next start finds it even if this process is killed; a start
+  // that finds it does not load Node's TypeScript stripper (about 25 MB less RSS, docs/benchmarks.md).
+  module.flushCompileCache?.();
 }
 
 if (import.meta.main) {

@@ -26,8 +26,9 @@
  * Bare run, in the same invocation, once the workers have stopped: the sent messages' ids, `seq` and
  * `rendered` are copied into a table `bare_messages` (status pending), and `--workers` copies of
  * bench/bare-delivery.ts (one per service worker, each with the service's keep-alive connections per
- * origin, and the Node options of the service's workers) deliver them to the same receiver with the same secret. Reported: messages/s, CPU and peak
- * RSS per process, PostgreSQL's CPU per message; and the ratio service rate / bare rate.
+ * origin, and the Node options of the service's workers) deliver them to the same receiver with the
+ * same secret. Reported: messages/s, CPU and peak RSS per process, PostgreSQL's CPU per message; and
+ * the ratio service rate / bare rate.
  *
  * `--cpu-prof DIR` profiles worker 1 (its whole life; open the .cpuprofile in Chrome DevTools). `--keep`
  * leaves the database in place. On a 2-core machine the receiver, PostgreSQL and the Node processes

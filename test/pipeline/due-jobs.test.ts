@@ -4,7 +4,7 @@
  * workers only when a job is inserted ready to run; with the wake-ups on, the workers' own poll is a
  * 30 s backstop. So a deferred job that becomes due is run within the waits below only if the
  * wake-up statement's notification reached the workers: these tests fail if it does not. With the
- * driver tricks off the service's loops poll every second instead (the second test then shows that).
+ * driver tricks off the service's loops poll every second instead (the last test shows that).
  *
  * A job "comes due" here by moving its `start_after` into the past, as time passing would.
  */
@@ -18,7 +18,7 @@ import { eventually, startTestServer, type TestServer } from '../helpers/server.
 
 /** Makes the job `id` of queue `name` due now (as if its start time had passed). */
 async function makeDue(s: TestServer, name: string, id: string): Promise<void> {
-  await sql`UPDATE pgboss.job SET start_after = now() - interval '1 second' WHERE name = ${name} AND id = ${id}::uuid`
+  await sql`UPDATE ${sql.table(`${BOSS_SCHEMA}.job`)} SET start_after = now() - interval '1 second' WHERE name = ${name} AND id = ${id}::uuid`
     .execute(s.service.deps.database.db);
 }
 

@@ -68,7 +68,8 @@ interface Ids { companyId: number; campaignId: number; staticId: number; dynamic
 
 /** Makes the company and its data (see the module comment); prints the plans. */
 async function setup(env: Record<string, string>): Promise<Ids> {
-  const service = await startService(loadConfig(env), { role: 'api', logger: pino({ level: 'warn' }) });
+  // Set-based writes of a million rows take longer than a request's statement time limit.
+  const service = await startService(loadConfig({ ...env, DB_STATEMENT_TIMEOUT: '10m' }), { role: 'api', logger: pino({ level: 'warn' }) });
   const base = await service.app.listen({ port: 0, host: '127.0.0.1' });
   const admin = operatorApi(base, ADMIN);
   const companyId: number = (await admin('POST', '/admin/companies', { name: 'Audience bench', subscription_active: true })).company_id;

@@ -12,7 +12,7 @@
  * Node's flags; docs/operations.md "Sizing"),
  * WHATSAPP_RATE_PER_SECOND (messages per second per WhatsApp number when its channel has no
  * throughput_per_second, default 80), WHATSAPP_PAIR_INTERVAL (least time between two sends to one
- * recipient from one WhatsApp number, a duration, default `6s`), WHATSAPP_PACING_MARGIN (allowance
+ * recipient from one WhatsApp number, a duration from `0ms` to `1h`, default `6s`), WHATSAPP_PACING_MARGIN (allowance
  * for the way of a request to Meta in the throughput pacing, a duration from `0ms` to `1s`, default
  * `40ms`; docs/whatsapp.md "Pacing and limits"), PROVIDER_ALLOWED_HOSTS
  * (hosts and CIDR ranges of private networks that webhook/WhatsApp URLs may point at; default none).
@@ -20,14 +20,15 @@
  * The delivery loop (docs/decisions.md#8-retries, docs/events.md), durations as a number and a unit (`ms`, `s`, `m`,
  * `h`, `d`), parsed by the `ms` library: DELIVERY_RETRY_SCHEDULE (waits after the 1st, 2nd, ... failed
  * attempt of a message, default `5s,30s,2m,10m,30m,1h,2h,4h,8h,8h`), DELIVERY_TIMEOUT (one attempt's
- * limit, default `15s`, also for event deliveries), EVENT_RETRY_SCHEDULE (default
- * `5s,5m,30m,2h,5h,10h,10h`), EVENT_RETENTION (events and attempts kept, default `30d`),
+ * limit, default `15s`, from `100ms` to `10m`, also for event deliveries), EVENT_RETRY_SCHEDULE (default
+ * `5s,5m,30m,2h,5h,10h,10h`; each schedule 1 to 100 waits of `1ms` to `7d`), EVENT_RETENTION (events
+ * and attempts kept, default `30d`, from `1d` to `36500d`),
  * EVENT_CONCURRENCY (event deliveries in flight per endpoint and process, default 8).
- * WHATSAPP_TEMPLATE_SYNC (default `1h`): how often the workers sync each WhatsApp company's template
+ * WHATSAPP_TEMPLATE_SYNC (default `1h`, from `1m` to `7d`): how often the workers sync each WhatsApp company's template
  * catalogue with Meta (docs/whatsapp.md "Template catalogue").
  * MESSAGE_RETENTION (default `400d`, from `1d` to `36500d`): finished batches, their messages and
  * inbound messages older than this are deleted (docs/operations.md "Retention").
- * PGLITE_VACUUM_INTERVAL (default `5s`; `0s` turns it off): how often the workers VACUUM the tables a
+ * PGLITE_VACUUM_INTERVAL (default `5s`, from `100ms` to `1d`; `0s` turns it off): how often the workers VACUUM the tables a
  * send rewrites on the embedded database, which has no autovacuum (docs/operations.md).
  *
  * Mail (docs/console.md#email): SMTP_URL (`smtp://user:pass@host:587` or `smtps://…:465`; unset: no mail is
@@ -36,6 +37,11 @@
  *
  * DB_DRIVER_TRICKS (`on` or `off`, default `on`): the node-postgres and pg-boss tricks of the accept
  * path (db/driver-tricks.ts); `off` runs on the libraries' documented APIs only.
+ *
+ * Statement time limits on PostgreSQL (docs/operations.md "Statement time limits", docs/security.md
+ * "Statement time limits and pages"): DB_STATEMENT_TIMEOUT (default `10s`, from `100ms` to `10m`) for
+ * every statement that serves a request, DB_BACKGROUND_STATEMENT_TIMEOUT (default `5m`, from `1s` to
+ * `24h`) for the workers' and pg-boss's statements. Not applied on the embedded database.
  */
 import path from 'node:path';
 import ms from 'ms';
@@ -86,6 +92,10 @@ export interface Config {
   readonly messageRetentionMs: number;
   /** PGLITE_VACUUM_INTERVAL (ms; 0 = off): the embedded database's VACUUM period (src/db/embedded-vacuum.ts). */
   readonly pgliteVacuumIntervalMs: number;
+  /** DB_STATEMENT_TIMEOUT (ms): PostgreSQL's `statement_timeout` of every statement serving a request. */
+  readonly dbStatementTimeoutMs: number;
+  /** DB_BACKGROUND_STATEMENT_TIMEOUT (ms): PostgreSQL's `statement_timeout` of background work (workers, pg-boss). */
+  readonly dbBackgroundStatementTimeoutMs: number;
 }
 
 /** Thrown when an environment variable has a value that cannot be used; the message names it. */
@@ -138,10 +148,49 @@ function retention(env: NodeJS.ProcessEnv, name: string, fallback: string): numb
   return value;
 }
 
+/**
+ * A statement time limit (DB_STATEMENT_TIMEOUT, DB_BACKGROUND_STATEMENT_TIMEOUT) in whole ms, from
+ * `min` to `max` (given as text for the message); ConfigError naming the variable otherwise. There is
+ * no "off": every statement on PostgreSQL has a limit.
+ */
+function statementTimeout(env: NodeJS.ProcessEnv, name: string, fallback: string, min: string, max: string): number {
+  const value = Math.round(duration(env, name, fallback));
+  if (value < parseDuration(name, min) || value > parseDuration(name, max)) {
+    throw new ConfigError(`${name} must be a duration from ${min} to ${max} (such as ${fallback}), got ${JSON.stringify(env[name])}`);
+  }
+  return value;
+}
+
+/**
+ * A duration setting in ms from `min` to `max` (durations as text, also for the message), or exactly
+ * 0 when `zeroOff` (the setting's "off"); ConfigError naming the variable otherwise
+ * (docs/security.md "Durations and times").
+ */
+function durationIn(env: NodeJS.ProcessEnv, name: string, fallback: string, min: string, max: string, zeroOff = false): number {
+  const value = duration(env, name, fallback);
+  if (zeroOff && value === 0) return 0;
+  if (value < parseDuration(name, min) || value > parseDuration(name, max)) {
+    throw new ConfigError(`${name} must be a duration from ${min} to ${max}${zeroOff ? ' (or 0s: off)' : ''}, such as ${fallback}; got ${JSON.stringify(env[name])}`);
+  }
+  return value;
+}
+
+/** Most waits a retry schedule may list (DELIVERY_RETRY_SCHEDULE, EVENT_RETRY_SCHEDULE). */
+const SCHEDULE_MAX_WAITS = 100;
+
+/**
+ * A retry schedule: 1 to 100 comma-separated waits, each a duration from 1ms to 7d; ConfigError
+ * naming the variable otherwise (docs/security.md "Durations and times").
+ */
 function schedule(env: NodeJS.ProcessEnv, name: string, fallback: string): readonly number[] {
   const raw = env[name];
   const list = (raw === undefined || raw === '' ? fallback : raw).split(',');
-  return Object.freeze(list.map((item) => parseDuration(name, item)));
+  if (list.length > SCHEDULE_MAX_WAITS) throw new ConfigError(`${name} must list at most ${SCHEDULE_MAX_WAITS} waits, got ${list.length}`);
+  return Object.freeze(list.map((item) => {
+    const value = parseDuration(name, item);
+    if (value < 1 || value > 7 * 86_400_000) throw new ConfigError(`${name} must list waits from 1ms to 7d each, such as ${fallback}; got ${JSON.stringify(item.trim())}`);
+    return value;
+  }));
 }
 
 function onOff(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
@@ -202,18 +251,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     workerConcurrency: int(env, 'WORKER_CONCURRENCY', 4, 1, 256),
     workerSemiSpaceMb: int(env, 'WORKER_SEMI_SPACE_MB', 32, 0, 1024),
     whatsappRatePerSecond: int(env, 'WHATSAPP_RATE_PER_SECOND', 80, 1, 100000),
-    whatsappPairIntervalMs: duration(env, 'WHATSAPP_PAIR_INTERVAL', '6s'),
+    whatsappPairIntervalMs: durationIn(env, 'WHATSAPP_PAIR_INTERVAL', '6s', '0ms', '1h'),
     whatsappPacingMarginMs: pacingMargin(env),
     providerAllowedHosts: blank(env.PROVIDER_ALLOWED_HOSTS),
     deliveryRetrySchedule: schedule(env, 'DELIVERY_RETRY_SCHEDULE', '5s,30s,2m,10m,30m,1h,2h,4h,8h,8h'),
-    deliveryTimeoutMs: duration(env, 'DELIVERY_TIMEOUT', '15s'),
+    deliveryTimeoutMs: durationIn(env, 'DELIVERY_TIMEOUT', '15s', '100ms', '10m'),
     eventRetrySchedule: schedule(env, 'EVENT_RETRY_SCHEDULE', '5s,5m,30m,2h,5h,10h,10h'),
-    eventRetentionMs: duration(env, 'EVENT_RETENTION', '30d'),
+    eventRetentionMs: retention(env, 'EVENT_RETENTION', '30d'),
     eventConcurrency: int(env, 'EVENT_CONCURRENCY', 8, 1, 256),
-    whatsappTemplateSyncMs: duration(env, 'WHATSAPP_TEMPLATE_SYNC', '1h'),
+    whatsappTemplateSyncMs: durationIn(env, 'WHATSAPP_TEMPLATE_SYNC', '1h', '1m', '7d'),
     driverTricks: onOff(env, 'DB_DRIVER_TRICKS', true),
     messageRetentionMs: retention(env, 'MESSAGE_RETENTION', '400d'),
-    pgliteVacuumIntervalMs: duration(env, 'PGLITE_VACUUM_INTERVAL', '5s'),
+    pgliteVacuumIntervalMs: durationIn(env, 'PGLITE_VACUUM_INTERVAL', '5s', '100ms', '1d', true),
+    dbStatementTimeoutMs: statementTimeout(env, 'DB_STATEMENT_TIMEOUT', '10s', '100ms', '10m'),
+    dbBackgroundStatementTimeoutMs: statementTimeout(env, 'DB_BACKGROUND_STATEMENT_TIMEOUT', '5m', '1s', '24h'),
     ...mail(blank(env.SMTP_URL), blank(env.MAIL_FROM)),
   });
 }
@@ -222,9 +273,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
 function mail(url: string | undefined, from: string | undefined): { smtpUrl: string | undefined; mailFrom: string | undefined } {
   if (url === undefined) return { smtpUrl: undefined, mailFrom: from };
   let parsed: URL;
-  try { parsed = new URL(url); } catch { throw new Error('SMTP_URL must be a URL such as smtp://user:password@mail.example.com:587'); }
-  if (parsed.protocol !== 'smtp:' && parsed.protocol !== 'smtps:') throw new Error(`SMTP_URL must start with smtp:// or smtps://, got ${parsed.protocol}//`);
-  if (from === undefined) throw new Error('MAIL_FROM must be set when SMTP_URL is (the sender of invitations and password resets, e.g. "Shop <no-reply@shop.example>")');
-  if (!/^[^<>@\s]+@[^<>@\s]+$|<[^<>@\s]+@[^<>@\s]+>\s*$/.test(from)) throw new Error(`MAIL_FROM must be an email address or "Name <address>", got ${JSON.stringify(from)}`);
+  try { parsed = new URL(url); } catch { throw new ConfigError('SMTP_URL must be a URL such as smtp://user:password@mail.example.com:587'); }
+  if (parsed.protocol !== 'smtp:' && parsed.protocol !== 'smtps:') throw new ConfigError(`SMTP_URL must start with smtp:// or smtps://, got ${parsed.protocol}//`);
+  if (from === undefined) throw new ConfigError('MAIL_FROM must be set when SMTP_URL is (the sender of invitations and password resets, e.g. "Shop <no-reply@shop.example>")');
+  if (!/^[^<>@\s]+@[^<>@\s]+$|<[^<>@\s]+@[^<>@\s]+>\s*$/.test(from)) throw new ConfigError(`MAIL_FROM must be an email address or "Name <address>", got ${JSON.stringify(from)}`);
   return { smtpUrl: url, mailFrom: from };
 }

@@ -76,7 +76,10 @@ function fileSecret(dataDir: string, file: string, make: () => string, logger: L
 async function openDatabase(config: Config, logger: Logger, waitMs = 60_000): Promise<Database> {
   const driverTricks = config.driverTricks;
   if (!config.databaseUrl) return openPglite(config.dataDir, { driverTricks });
-  const database = await openPostgres(config.databaseUrl, config.dbPoolMax, { driverTricks });
+  // Statement time limits (docs/operations.md "Statement time limits"): requests and background work each their own.
+  const database = await openPostgres(config.databaseUrl, config.dbPoolMax, {
+    driverTricks, statementTimeoutMs: config.dbStatementTimeoutMs, backgroundStatementTimeoutMs: config.dbBackgroundStatementTimeoutMs,
+  });
   const deadline = Date.now() + waitMs;
   for (let attempt = 1; ; attempt++) {
     try {
@@ -105,7 +108,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
   const adminToken = config.adminToken ?? fileSecret(config.dataDir, 'admin-token', () => 'cms_admin_' + randomBytes(24).toString('base64url'), logger, 'ADMIN_TOKEN');
   const secrets = secretBox(config.secretsKey ?? fileSecret(config.dataDir, 'secrets-key', () => randomBytes(32).toString('base64url'), logger, 'SECRETS_KEY'));
   // pg-boss's own timers (supervision, maintenance) are background work too.
-  const boss: Boss = await database.runInBackground(() => startBoss(database, { poolMax: Math.max(2, Math.ceil(config.dbPoolMax / 2)) }));
+  const boss: Boss = await database.runInBackground(() => startBoss(database, { poolMax: Math.max(2, Math.ceil(config.dbPoolMax / 2)), statementTimeoutMs: config.dbBackgroundStatementTimeoutMs }));
   const clock = opts.clock ?? systemClock;
   const auth = new ApiKeyAuthenticator(database.db, { clock });
   // One process owns an embedded database, so an in-memory log is exact there; on PostgreSQL the log

@@ -5,11 +5,14 @@
  * every other column becomes a variable of that name; the delimiter is detected from the header row
  * unless given.
  * Empty cells are left out (so they do not overwrite stored values); rows without a phone are
- * not sent but counted in `missingPhone`, with their line numbers in `missingPhoneLines`. Each sent
+ * not sent but counted in `missingPhone`, with their line numbers in `missingPhoneLines`; rows whose
+ * names or variable values break the rules of an edit (src/domain/contact-rules.ts: the server would
+ * refuse the whole request) are not sent but listed in `badRows` with their line and why. Each sent
  * contact's line number is in `lines` (so that a row the server finds invalid can be named by its
  * line). Rows are yielded in chunks of at most `chunkSize`.
  * Errors: `CliError` for unreadable files, an empty file (no header row: nothing says which column is
- * the phone), malformed CSV and bad `opted_out` values (with line number).
+ * the phone), a header column that is no variable name, malformed CSV and bad `opted_out` values (with
+ * line number).
  */
 import { createReadStream } from 'node:fs';
 import { open, stat } from 'node:fs/promises';
@@ -19,7 +22,7 @@ import type { ContactInput } from './api/types.ts';
 import { MAX_CONTACTS_PER_REQUEST } from './client.ts';
 import { CliError } from './errors.ts';
 import {
-  csvParseOptions, CsvFormatError, detectDelimiter, normalizeHeader as normalizeHeaderShared,
+  csvParseOptions, CsvFormatError, CsvRowRuleError, detectDelimiter, normalizeHeader as normalizeHeaderShared,
   parseOptedOut as parseOptedOutShared, recordToContact as recordToContactShared,
 } from '../domain/contacts-csv.ts';
 
@@ -32,6 +35,8 @@ export interface ContactChunk {
   missingPhone: number;
   /** Their line numbers. */
   missingPhoneLines: number[];
+  /** Data rows in this chunk that break the rules of names and variables (not sent), with why. */
+  badRows: { line: number; problem: string }[];
   /** Data rows read so far in the whole file (sent or not). */
   rowsRead: number;
 }
@@ -133,20 +138,23 @@ async function* readChunks(
   let contacts: ContactInput[] = [];
   let lines: number[] = [];
   let missingPhoneLines: number[] = [];
+  let badRows: ContactChunk['badRows'] = [];
   let rowsRead = 0;
   try {
     for await (const item of parser as AsyncIterable<{ record: Record<string, string>; info: { lines: number } }>) {
       rowsRead++;
-      const contact = recordToContact(item.record, item.info.lines);
-      if (contact) {
+      const contact = ruleChecked(item.record, item.info.lines);
+      if (typeof contact === 'string') badRows.push({ line: item.info.lines, problem: contact });
+      else if (contact) {
         contacts.push(contact);
         lines.push(item.info.lines);
       } else missingPhoneLines.push(item.info.lines);
       if (contacts.length >= chunkSize) {
-        yield { contacts, lines, missingPhone: missingPhoneLines.length, missingPhoneLines, rowsRead };
+        yield { contacts, lines, missingPhone: missingPhoneLines.length, missingPhoneLines, badRows, rowsRead };
         contacts = [];
         lines = [];
         missingPhoneLines = [];
+        badRows = [];
       }
     }
   } catch (err) {
@@ -157,5 +165,18 @@ async function* readChunks(
   } finally {
     input.destroy();
   }
-  if (contacts.length > 0 || missingPhoneLines.length > 0) yield { contacts, lines, missingPhone: missingPhoneLines.length, missingPhoneLines, rowsRead };
+  if (contacts.length > 0 || missingPhoneLines.length > 0 || badRows.length > 0) {
+    yield { contacts, lines, missingPhone: missingPhoneLines.length, missingPhoneLines, badRows, rowsRead };
+  }
+}
+
+/** recordToContact, but a row that breaks the rules of names and variables is its problem (a string). */
+function ruleChecked(record: Record<string, string>, line: number): ContactInput | null | string {
+  try {
+    return recordToContactShared(record, line);
+  } catch (err) {
+    if (err instanceof CsvRowRuleError) return err.message.replace(/^line \d+: /, '');
+    if (err instanceof CsvFormatError) throw new CliError(err.message);
+    throw err;
+  }
 }

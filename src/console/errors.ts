@@ -1,12 +1,13 @@
 /**
  * HTML error pages of the console: unknown pages and ids (404, the same for another company's ids),
  * refused CSRF tokens (403), pages or changes the user's role may not use (403, {@link sendForbiddenPage}), oversized or non-form bodies (413, 415), and anything unexpected (500,
- * logged, never a stack trace). A 503 is answered while the database is unreachable.
+ * logged, never a stack trace). A 503 is answered while the database is unreachable or a statement ran past its
+ * time limit (DB_STATEMENT_TIMEOUT).
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../domain/errors.ts';
 import type { AppDeps } from '../http/deps.ts';
-import { isDatabaseUnavailable, UNAVAILABLE_RETRY_AFTER_S } from '../http/errors.ts';
+import { isDatabaseUnavailable, isStatementTimeout, UNAVAILABLE_RETRY_AFTER_S } from '../http/errors.ts';
 import { sendPage } from './context.ts';
 import { isReadMethod, ROLE_SUMMARY } from './permissions.ts';
 import { BASE } from './views/layout.ts';
@@ -51,6 +52,12 @@ export function registerErrorPages(scope: FastifyInstance, _deps: AppDeps): void
     if (isDatabaseUnavailable(err)) {
       reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_S));
       return sendErrorPage(request, reply, 503, 'Temporarily unavailable', 'The service cannot reach its database right now. Try again in a few seconds.');
+    }
+    if (isStatementTimeout(err)) {
+      // Over DB_STATEMENT_TIMEOUT (docs/operations.md "Statement time limits").
+      request.log.warn({ err: { message: err.message, code: err.code }, route: request.routeOptions.url }, 'console: database statement timed out');
+      reply.header('retry-after', String(UNAVAILABLE_RETRY_AFTER_S));
+      return sendErrorPage(request, reply, 503, 'Temporarily unavailable', 'The database took too long to answer. Try again in a few seconds.');
     }
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {
       return sendErrorPage(request, reply, err.statusCode, 'Request refused', 'The request could not be handled. Go back and try again.');

@@ -107,3 +107,17 @@ export async function setCampaignArchived(db: Db, campaignId: number, companyId:
   if (companyId !== null) q = q.where('company_id', '=', companyId);
   return q.returningAll().executeTakeFirst();
 }
+
+/** Which of `campaignIds` are campaigns of company `companyId` (archived ones included). */
+export async function selectCompanyCampaignIds(db: Db, companyId: number, campaignIds: number[]): Promise<number[]> {
+  const { rows } = await sql<{ id: number }>`
+    SELECT campaign_id AS id FROM campaigns WHERE company_id = ${companyId}::int AND campaign_id = ANY(${campaignIds}::int[])`.execute(db);
+  return rows.map((r) => r.id);
+}
+
+/** Which of `automationIds` are automations of company `companyId` (archived ones included). */
+export async function selectCompanyAutomationIds(db: Db, companyId: number, automationIds: number[]): Promise<number[]> {
+  const { rows } = await sql<{ id: number }>`
+    SELECT automation_id AS id FROM automations WHERE company_id = ${companyId}::int AND automation_id = ANY(${automationIds}::int[])`.execute(db);
+  return rows.map((r) => r.id);
+}

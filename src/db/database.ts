@@ -6,7 +6,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
-import { Kysely, PostgresDialect, sql } from 'kysely';
+import { Kysely, PostgresDialect, sql, type PostgresPool } from 'kysely';
 import pg from 'pg';
 import type { DB } from './schema.ts';
 import { pgliteDialect } from './pglite-dialect.ts';
@@ -31,8 +31,9 @@ export interface Database {
   /** The PostgreSQL URL (PostgreSQL only): pg-boss opens its own pool on it. */
   readonly url: string | undefined;
   /**
-   * The connection pool behind `db` (PostgreSQL only), for hot statements run as named prepared
-   * statements (parsed and planned once per connection; Kysely sends every statement unnamed).
+   * The requests' connection pool behind `db` (PostgreSQL only; background work has a pool of its
+   * own, see openPostgres), for hot statements run as named prepared statements (parsed and planned
+   * once per connection; Kysely sends every statement unnamed).
    */
   readonly pgPool: pg.Pool | undefined;
   /**
@@ -144,11 +145,31 @@ export async function openPglite(dataDir: string, opts: { driverTricks?: boolean
   };
 }
 
+/** Statement time limits on PostgreSQL (ms; absent: none), see {@link openPostgres}. */
+export interface StatementTimeouts {
+  /** Every statement of a request (`DB_STATEMENT_TIMEOUT`). */
+  statementTimeoutMs?: number;
+  /** Every statement of background work: the workers (`DB_BACKGROUND_STATEMENT_TIMEOUT`). */
+  backgroundStatementTimeoutMs?: number;
+}
+
 /**
  * Opens a pool of at most `poolMax` connections to the PostgreSQL database at `url`, plus, with the
  * driver tricks on (`driverTricks`, default true), the pipelined pool of db/driver-tricks.ts.
+ *
+ * Statement time limits (docs/operations.md "Statement time limits"): background work (the workers,
+ * told apart by the gate's context, db/foreground-gate.ts `runInBackground`) takes its connections
+ * from a pool of its own, at most `poolMax` too and opened only when background work runs (a
+ * `--role api` process never opens one). Each pool's connections carry their limit from the start
+ * (node-postgres's `statement_timeout`, sent as a startup parameter): `statementTimeoutMs` for the
+ * requests' pool and the pipelined one, `backgroundStatementTimeoutMs` for the background pool.
+ * Kysely's `db` picks the pool by the context of the statement (or transaction) that asks for a
+ * connection, so no caller changes; a `SET LOCAL` per background transaction would have missed the
+ * statements the workers run outside transactions. A statement over its limit fails with SQLSTATE
+ * 57014 (`canceling statement due to statement timeout`; answered 503, http/errors.ts
+ * `isStatementTimeout`). Migrations ({@link Database.runScriptLocked}) run without a limit.
  */
-export async function openPostgres(url: string, poolMax: number, opts: { driverTricks?: boolean } = {}): Promise<Database> {
+export async function openPostgres(url: string, poolMax: number, opts: { driverTricks?: boolean } & StatementTimeouts = {}): Promise<Database> {
   const tricks = opts.driverTricks ?? true;
   const options: pg.PoolConfig = {
     Client: clientClass(tricks), // with the tricks: texts marked PREPARED run as named statements (db/prepared.ts)
@@ -158,11 +179,13 @@ export async function openPostgres(url: string, poolMax: number, opts: { driverT
     idleTimeoutMillis: 30_000,
     types: { getTypeParser: ((oid: number, format?: string) => (oid === INT8 ? parseInt8 : pg.types.getTypeParser(oid, format as 'text'))) as typeof pg.types.getTypeParser },
   };
-  const pool = guarded(new pg.Pool(options));
-  const pipelined = openPipelinePool(tricks, options, Math.min(4, poolMax));
+  const requestOptions: pg.PoolConfig = { ...options, ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs } : {}) };
+  const pool = guarded(new pg.Pool(requestOptions));
+  const background = guarded(new pg.Pool({ ...options, ...(opts.backgroundStatementTimeoutMs ? { statement_timeout: opts.backgroundStatementTimeoutMs } : {}) }));
+  const pipelined = openPipelinePool(tricks, requestOptions, Math.min(4, poolMax));
   if (pipelined) guarded(pipelined);
-  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   const gate = new ForegroundGate();
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool: byContext(gate, pool, background) }) });
   return {
     kind: 'postgres',
     db,
@@ -178,6 +201,8 @@ export async function openPostgres(url: string, poolMax: number, opts: { driverT
       const client = await pool.connect();
       try {
         await client.query('BEGIN');
+        // A migration (and the wait for another process's) may take longer than a request's limit.
+        await client.query('SET LOCAL statement_timeout = 0');
         await client.query('SELECT pg_advisory_xact_lock($1)', [lockKey]);
         await script(async (text) => {
           const result = (await client.query(text)) as pg.QueryResult | pg.QueryResult[];
@@ -197,6 +222,23 @@ export async function openPostgres(url: string, poolMax: number, opts: { driverT
     async close() {
       await db.destroy();
       await pipelined?.end();
+    },
+  };
+}
+
+/**
+ * The pool Kysely's dialect sees: a connection from `background` for background work (the gate's
+ * context), from `requests` otherwise; `options` and `Client` (Kysely's control connection, which
+ * cancels an aborted query) are those of the pool of the caller's context. Ending it ends both.
+ */
+function byContext(gate: ForegroundGate, requests: pg.Pool, background: pg.Pool): PostgresPool {
+  const current = () => (gate.background ? background : requests);
+  return {
+    get Client() { return (current() as unknown as { Client: PostgresPool['Client'] }).Client; },
+    get options() { return current().options; },
+    connect: () => current().connect(),
+    async end() {
+      await Promise.all([requests.end(), background.end()]);
     },
   };
 }

@@ -11,6 +11,8 @@ export interface WhatsappChannelRow {
   company_id: number;
   phone_number_id: string;
   app_secret_sealed: string | null;
+  /** The channel's WhatsApp Business Account (`channel.waba_id`), null when it was not set. */
+  waba_id: string | null;
   default_country: string;
   opt_out_keywords: string[];
   opt_in_keywords: string[];
@@ -20,7 +22,7 @@ export interface WhatsappChannelRow {
 export async function findWhatsappChannels(db: Db, phoneNumberIds: string[]): Promise<WhatsappChannelRow[]> {
   const { rows } = await sql<WhatsappChannelRow>`
     SELECT company_id, channel->>'phone_number_id' AS phone_number_id, channel->>'app_secret_sealed' AS app_secret_sealed,
-           default_country, opt_out_keywords, opt_in_keywords
+           channel->>'waba_id' AS waba_id, default_country, opt_out_keywords, opt_in_keywords
     FROM companies
     WHERE channel->>'provider' = 'whatsapp' AND channel->>'phone_number_id' = ANY (${phoneNumberIds}::text[])`.execute(db);
   return rows;

@@ -28,6 +28,16 @@ export async function selectSegment(db: Db, companyId: number, segmentId: number
   return rows[0];
 }
 
+/**
+ * The company's segments' ids and names (at most 20), without member counts: for naming segments
+ * a dynamic segment's filter refers to (a count per segment would read every membership).
+ */
+export async function selectSegmentNames(db: Db, companyId: number): Promise<{ segment_id: number; name: string }[]> {
+  const { rows } = await sql<{ segment_id: number; name: string }>`
+    SELECT segment_id, name FROM segments WHERE company_id = ${companyId} ORDER BY segment_id`.execute(db);
+  return rows;
+}
+
 /** The company of a segment (for operator routes, which name a segment by id alone), or undefined. */
 export async function selectSegmentCompany(db: Db, segmentId: number): Promise<{ company_id: number; default_country: string } | undefined> {
   const { rows } = await sql<{ company_id: number; default_country: string }>`

@@ -13,7 +13,7 @@
  *   recipient of the audience (the first one it reaches) by the pipeline's render code
  *   (src/domain/source-tools.ts `previewSource`), and each name the template reads that renders empty
  *   for some recipients (a pasted number that is no contact has neither names nor variables).
- * - **Send** now or at `send_at` (ms): a `campaign` batch through the accept step of 4.3 / 4.4
+ * - **Send** now or at `send_at` (ms; in the future, at most 730 days ahead: {@link sendTimeProblem}): a `campaign` batch through the accept step of 4.3 / 4.4
  *   (`acceptBatch`), its send time in `overrides.send_at`; `batch-process` fans it out at once and holds
  *   every message until max(send_at, next delivery-hours opening) (`held_until`, released by the
  *   workers' sweep), so a scheduled send uses the hold mechanism of delivery hours.
@@ -28,6 +28,7 @@ import { selectOptedOutNumbers } from '../db/consent.ts';
 import { countMembers, matchingPhones } from './dynamic-segments.ts';
 import { capFor, cappedRecipients } from './frequency-caps.ts';
 import { DomainError, isRowId, notFound } from './errors.ts';
+import { EXPIRE_AFTER_MAX_MS } from './expiry.ts';
 import type { SourceRow } from './automations.ts';
 import { firstSegmentRecipient, knownVariableNames, missingForNumbers, missingForSegment } from '../db/template-variables.ts';
 import { previewSource, type PreviewResult } from './source-tools.ts';
@@ -42,6 +43,24 @@ export const MAX_SEND_CONTACTS = 100_000;
  * fits (docs/segments.md "Sending to a segment").
  */
 export const MAX_SEGMENT_SEND_CONTACTS = 1_000_000;
+
+/** How far ahead a send may be scheduled (ms): 730 days (docs/security.md "Durations and times"). */
+export const SCHEDULE_AHEAD_MAX_MS = 730 * 86_400_000;
+
+/**
+ * The latest `expire_at` of a send (ms after its send time: `scheduled_for`, or now): 30 days, the
+ * longest `expire_after` (docs/security.md "Durations and times").
+ */
+export const EXPIRE_AT_AFTER_SEND_MAX_MS = EXPIRE_AFTER_MAX_MS;
+
+/**
+ * Why a send time `sendAt` (ms) is not acceptable at `now` (ms), or undefined: it must be in the
+ * future and at most {@link SCHEDULE_AHEAD_MAX_MS} ahead. Shared by the operator API and the console.
+ */
+export function sendTimeProblem(sendAt: number, now: number): 'past' | 'too_far' | undefined {
+  if (sendAt <= now) return 'past';
+  return sendAt - now > SCHEDULE_AHEAD_MAX_MS ? 'too_far' : undefined;
+}
 
 /** Who a send goes to: a segment of the company, or numbers (as given). */
 export type Audience = { segment_id: number } | { contacts: string[] };

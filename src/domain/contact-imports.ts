@@ -8,7 +8,8 @@
  * and the first MAX_STORED_ERRORS invalid rows with their line numbers) with each chunk.
  * Format: contacts-csv.ts (the CLI's). Opt-out states it sets are recorded with source `import`.
  */
-import { parse, type Info } from 'csv-parse';
+import { isUtf8 } from 'node:buffer';
+import { CsvError, parse, type Info } from 'csv-parse';
 import { insertImport, selectImport } from '../db/contact-imports.ts';
 import type { Db } from '../db/database.ts';
 import type { JobQueue } from './job-queue.ts';
@@ -49,8 +50,9 @@ export type ParsedRow = { line: number; contact: CsvContact } | { line: number; 
 
 /**
  * The data rows of a contacts CSV, in order, each a contact or a row error (wrong number of fields,
- * bad opted_out, no phone). Throws CsvFormatError for a bad header and for CSV syntax errors (these
- * concern the file, not a row).
+ * bad opted_out or tags, no phone, a name or variable value that breaks contact-rules.ts). Throws
+ * CsvFormatError for a bad header (a variable column whose name is no variable name included) and for
+ * CSV syntax errors (these concern the file, not a row).
  */
 export async function* parseContactRows(bytes: Buffer, delimiter: string): AsyncGenerator<ParsedRow> {
   const parser = parse(bytes, { ...csvParseOptions(delimiter), columns: false, relax_column_count: true });
@@ -78,8 +80,8 @@ export async function* parseContactRows(bytes: Buffer, delimiter: string): Async
     }
   } catch (err) {
     if (err instanceof CsvFormatError) throw err;
-    const e = err as Error & { code?: string };
-    if (e.code?.startsWith('CSV_')) throw new CsvFormatError(`invalid CSV: ${e.message}`);
+    // Every csv-parse error is a CsvError (codes like CSV_QUOTE_NOT_CLOSED but also INVALID_OPENING_QUOTE).
+    if (err instanceof CsvError) throw new CsvFormatError(`invalid CSV: ${err.message}`);
     throw err;
   }
   if (!header) throw new CsvFormatError('the file is empty: a header row with a "phone" column is needed');
@@ -88,16 +90,14 @@ export async function* parseContactRows(bytes: Buffer, delimiter: string): Async
 /**
  * Checks an uploaded file and counts its data rows. 400 DomainError (the message says what to fix)
  * when it is empty, larger than MAX_IMPORT_BYTES, not UTF-8, has no `phone` column with any of the
- * delimiters, or is no valid CSV.
+ * delimiters, a header column that is neither a known column nor a variable name (named in the
+ * message), or is no valid CSV.
  */
 export async function checkImportFile(bytes: Buffer): Promise<{ delimiter: string; total: number }> {
   if (bytes.length === 0) throw new DomainError(400, 'The file is empty.');
   if (bytes.length > MAX_IMPORT_BYTES) throw new DomainError(400, `The file is larger than ${MAX_IMPORT_BYTES / 1024 / 1024} MiB.`);
-  try {
-    new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    throw new DomainError(400, 'The file is not UTF-8 text. Save it as "CSV UTF-8" and upload it again.');
-  }
+  // isUtf8 checks in place: no decoded copy of a 20 MiB file is made.
+  if (!isUtf8(bytes)) throw new DomainError(400, 'The file is not UTF-8 text. Save it as "CSV UTF-8" and upload it again.');
   const delimiter = detectDelimiter(bytes.subarray(0, 64 * 1024).toString('utf8'));
   let total = 0;
   try {

@@ -10,8 +10,13 @@
  * - The delimiter is `,`, `;`, tab or `|`: detected from the header row (`detectDelimiter`).
  * - Empty cells are left out (they do not overwrite stored values); `opted_out` is true/yes/y/1 or
  *   false/no/n/0 in any case.
+ * - Names and variables keep the rules of an edit by hand (contact-rules.ts): a variable column's name
+ *   must be a variable name (else the file is refused, naming the column); a row whose names or values
+ *   break the rules is reported with its line and not imported (CsvRowRuleError).
+ * - Cells the export writes formula-safe (formulaSafe) lose the added `'` on import (unescapeFormula).
  * Errors: `CsvFormatError` with the 1-based line number where one applies.
  */
+import { contactFieldProblems, variableNameProblem } from './contact-rules.ts';
 
 /** A problem with the file (header) or one row; `line` is 1-based when it concerns a row. */
 export class CsvFormatError extends Error {
@@ -53,25 +58,45 @@ export function splitTags(cell: string): string[] {
   return out.filter((t) => t !== '');
 }
 /**
- * Spreadsheet formula injection (OWASP "CSV Injection"): a cell that starts with `=`, `+`, `-`, `@`, a
- * tab or a carriage return is run as a formula by Excel, LibreOffice and Google Sheets. The export writes
- * such a cell with a leading `'` (`formulaSafe`), and the import takes that `'` off again
- * (`unescapeFormula`), so an export still imports unchanged. A cell that already starts with one or more
- * `'` before such a character gets one more, so the two are exact inverses for every string.
- * The `phone` column is exempt: it is always E.164 (`+` and digits), which no spreadsheet runs as
- * anything but a number, and other tools read it as written (docs/contacts.md#exports-are-formula-safe).
+ * Spreadsheet formula injection (OWASP "CSV Injection"): Excel, LibreOffice and Google Sheets run a cell
+ * as a formula when it starts with `=`, `+`, `-`, `@`, a tab or a carriage return, and some of them
+ * skip leading white space or read full-width forms (`＝`, `＋`, `－`, `＠`) as the ASCII ones first.
+ * `runsAsFormula` is that test: a cell starting with tab or CR, or whose first character after leading
+ * white space is one of `=+-@`, read as it is and after NFKC normalisation (which maps the full-width
+ * and small forms to ASCII). The export writes such a cell, header cells included, with a leading `'`
+ * (`formulaSafe`), and the import takes that `'` off again (`unescapeFormula`), so an export still
+ * imports unchanged. A cell that already starts with one or more `'` before such a cell gets one
+ * more, so the two are exact inverses for every string.
+ * The `phone` column's cells are exempt when they are E.164 (`isE164`: `+` and digits only), which no
+ * spreadsheet runs as anything but a number and other tools read as written; anything else there is
+ * escaped like any cell (docs/contacts.md#exports-are-formula-safe).
  */
-const FORMULA_START = /^'*[=+\-@\t\r]/;
-const ESCAPED_FORMULA = /^'+[=+\-@\t\r]/;
+const FORMULA_FIRST = /^[=+\-@]/;
+const LEADING_CONTROL = /^[\t\r]/;
+
+/** True when a spreadsheet could run `cell` as a formula (see above). */
+export function runsAsFormula(cell: string): boolean {
+  if (LEADING_CONTROL.test(cell) || FORMULA_FIRST.test(cell.trimStart())) return true;
+  const n = cell.normalize('NFKC');
+  return LEADING_CONTROL.test(n) || FORMULA_FIRST.test(n.trimStart());
+}
+
+/** `cell` without its leading `'` runs as a formula: the shape formulaSafe escapes. */
+const quotedFormula = (cell: string) => runsAsFormula(cell.replace(/^'+/, ''));
 
 /** A cell as the export writes it: prefixed with `'` when a spreadsheet would run it as a formula. */
 export function formulaSafe(cell: string): string {
-  return FORMULA_START.test(cell) ? `'${cell}` : cell;
+  return quotedFormula(cell) ? `'${cell}` : cell;
 }
 
 /** The inverse of formulaSafe: a cell read on import loses the one `'` the export added. */
 export function unescapeFormula(cell: string): string {
-  return ESCAPED_FORMULA.test(cell) ? cell.slice(1) : cell;
+  return cell.startsWith("'") && quotedFormula(cell) ? cell.slice(1) : cell;
+}
+
+/** An E.164 number as the service stores it: `+` and 1 to 15 digits (the export writes it unescaped). */
+export function isE164(cell: string): boolean {
+  return /^\+[1-9][0-9]{0,14}$/.test(cell);
 }
 
 /**
@@ -114,10 +139,16 @@ export function parseOptedOut(value: string, line: number): boolean | undefined 
   throw new CsvFormatError(`opted_out must be true/false (or yes/no, 1/0), got "${value}"`, line);
 }
 
-/** Maps the header row: reserved names lower-cased, others kept (trimmed) as variable names. */
+/**
+ * Maps the header row: each cell trimmed and unescaped (unescapeFormula: the export writes header cells
+ * formula-safe too), reserved names lower-cased, others kept as variable names. Throws CsvFormatError
+ * (no line: it concerns the file) when there is no `phone` column, a name is empty or twice, or a
+ * variable column's name is no variable name (contact-rules.ts variableNameProblem): such a file is
+ * refused whole, naming the column, so no part of it is imported under a name no edit could give.
+ */
 export function normalizeHeader(header: string[]): string[] {
   const names = header.map((h) => {
-    const t = h.trim();
+    const t = unescapeFormula(h.trim());
     const lower = t.toLowerCase();
     return RESERVED.has(lower) || IGNORED.has(lower) ? lower : t;
   });
@@ -129,11 +160,25 @@ export function normalizeHeader(header: string[]): string[] {
     if (n === '') throw new CsvFormatError('the CSV header has an empty column name');
     if (seen.has(n)) throw new CsvFormatError(`the CSV header names column "${n}" twice`);
     seen.add(n);
+    if (!RESERVED.has(n) && !IGNORED.has(n) && variableNameProblem(n)) {
+      throw new CsvFormatError(`the CSV header's column "${n.slice(0, 70)}" is no variable name (a letter or _, then letters, digits or _, at most 64): rename or remove the column`);
+    }
   }
   return names;
 }
 
-/** One record (keys from `normalizeHeader`) as a contact, or null when it has no phone. */
+/**
+ * A row that breaks a rule of contact-rules.ts (a name or variable value too long, too many
+ * variables): every reader skips the row and reports it with its line (the import job in its errors,
+ * `cms contacts import` in its rows not imported), and the others are imported.
+ */
+export class CsvRowRuleError extends CsvFormatError {}
+
+/**
+ * One record (keys from `normalizeHeader`) as a contact, or null when it has no phone. Throws
+ * CsvFormatError (with `line`) for a bad `opted_out` or `tags` cell, CsvRowRuleError when the contact
+ * breaks contact-rules.ts.
+ */
 export function recordToContact(record: Record<string, string>, line: number): CsvContact | null {
   const phone = (record.phone ?? '').trim();
   if (phone === '') return null;
@@ -156,6 +201,8 @@ export function recordToContact(record: Record<string, string>, line: number): C
     else variables[key] = value;
   }
   if (Object.keys(variables).length > 0) contact.variables = variables;
+  const [problem] = contactFieldProblems(contact);
+  if (problem) throw new CsvRowRuleError(`${problem.field}: ${problem.message}`, line);
   return contact;
 }
 

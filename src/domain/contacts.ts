@@ -13,6 +13,7 @@ import {
   type ContactFilter, type ContactHistoryEntry, type ContactRow, type ContactSegment, type InboundView, type SentView,
 } from '../db/contacts.ts';
 import { recordAudit } from './audit.ts';
+import { contactFieldProblems } from './contact-rules.ts';
 import { DomainError } from './errors.ts';
 import { countryOf, phoneDigests, toE164 } from './phone.ts';
 
@@ -159,10 +160,16 @@ export interface ImportRow {
  * Operator import: normalises phones (company default country), upserts, counts the outcome. Opt-out
  * changes are recorded with source `operator` and evidence `{actor, operation: "import_contacts",
  * note?}` (`note`: the row's `consent_evidence`).
+ * Errors: 422 DomainError, nothing written, when an item breaks contact-rules.ts (the route checks
+ * first and names the items; this is the last line of defence).
  */
 export async function importContacts(
   db: Db, companyId: number, defaultCountry: string, items: ImportRow[], actor = 'admin',
 ): Promise<{ created: number; updated: number; invalid: number }> {
+  for (const [i, item] of items.entries()) {
+    const [p] = contactFieldProblems(item);
+    if (p) throw new DomainError(422, `contacts[${i}].${p.field}: ${p.message}`);
+  }
   const writes: ContactWrite[] = [];
   let invalid = 0;
   for (const { consent_evidence: note, ...item } of items) {
@@ -303,11 +310,8 @@ export function parseContactQuery(q: string): ContactFilter {
   return { digits };
 }
 
-/** Longest variable value (characters) and most variables a contact may get by hand. */
-export const VARIABLE_VALUE_MAX = 1000;
-export const VARIABLES_MAX = 50;
-/** A variable name: a letter or `_`, then letters, digits or `_` (Liquid can name it), at most 64. */
-export const VARIABLE_NAME = /^[A-Za-z_][A-Za-z0-9_]{0,63}$/;
+// The rules of names and variables live in contact-rules.ts (shared with the JSON and CSV imports and the CLI).
+export { VARIABLE_NAME, VARIABLE_VALUE_MAX, VARIABLES_MAX } from './contact-rules.ts';
 
 /** An edit by hand: absent fields keep what is stored; `variables` replaces the whole set. */
 export interface ContactEdit {
@@ -319,22 +323,9 @@ export interface ContactEdit {
   consent_evidence?: string | null;
 }
 
-/** Field → message of an edit that breaks the rules (empty when it is fine). */
+/** Field → message of an edit that breaks the rules of contact-rules.ts (empty when it is fine). */
 export function checkContactEdit(edit: ContactEdit): Record<string, string> {
-  const errors: Record<string, string> = {};
-  for (const f of ['first_name', 'last_name'] as const) {
-    const v = edit[f];
-    if (typeof v === 'string' && [...v].length > 255) errors[f] = 'At most 255 characters.';
-  }
-  if (edit.variables) {
-    const entries = Object.entries(edit.variables);
-    if (entries.length > VARIABLES_MAX) errors.variables = `At most ${VARIABLES_MAX} variables.`;
-    for (const [k, v] of entries) {
-      if (!VARIABLE_NAME.test(k)) { errors.variables = `"${k.slice(0, 70)}" is not a variable name: a letter or _, then letters, digits or _ (at most 64).`; break; }
-      if (typeof v === 'string' && [...v].length > VARIABLE_VALUE_MAX) { errors.variables = `The value of ${k} is longer than ${VARIABLE_VALUE_MAX} characters.`; break; }
-    }
-  }
-  return errors;
+  return Object.fromEntries(contactFieldProblems(edit).map((p) => [p.field, p.message]));
 }
 
 /**

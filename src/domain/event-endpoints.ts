@@ -170,6 +170,20 @@ export async function resendEvent(db: Db, eventId: string, companyId?: number): 
   return { company_id: event.company_id, deliveries: await requeueEvent(db, eventId) };
 }
 
+/** How far after now a replay's `since` may be (ms): a minute, for clocks that differ a little. */
+export const REPLAY_SINCE_LEEWAY_MS = 60_000;
+
+/**
+ * Why a replay's `since` (ms) is out of range, or undefined: from 1970-01-01T00:00:00Z (no event is
+ * older) to `now` (ms) plus {@link REPLAY_SINCE_LEEWAY_MS} (a later time would replay nothing;
+ * docs/security.md "Durations and times"). `now` is the wall clock, the one that stamps events (the
+ * database's `now()`), not the service's injectable clock.
+ */
+export function replaySinceProblem(since: number, now: number): string | undefined {
+  if (since < 0) return 'since must not be before 1970-01-01T00:00:00Z';
+  return since > now + REPLAY_SINCE_LEEWAY_MS ? `since must not be in the future (now is ${new Date(now).toISOString()})` : undefined;
+}
+
 /** Replays to an endpoint every subscribed event of its company since `since`; returns how many. */
 export async function replayEvents(db: Db, endpointId: number, since: Date, companyId?: number): Promise<{ endpoint: EndpointRow; events: number }> {
   const endpoint = await findEndpoint(db, endpointId, companyId);

@@ -56,6 +56,11 @@ export interface WhatsappChange {
   /** Meta's `field` (`messages` when absent). */
   field: string;
   phoneNumberId?: string;
+  /**
+   * The WABA id of the change's entry (`entry[].id`, digits): for an account-level change the WABA it
+   * belongs to; for a change naming a phone number, the WABA that number must belong to (absent when
+   * the entry has no id).
+   */
   wabaId?: string;
   statuses: StatusItem[];
   messages: InboundItem[];
@@ -185,7 +190,8 @@ function profileNames(contacts: unknown): Map<string, string> {
 /**
  * Parses Meta's webhook payload into its changes, one per `entry[].changes[]`. A change whose value
  * has `metadata` must name a phone number (digits) and is that number's (statuses and messages are
- * read); any other needs the entry's WABA id (`entry[].id`, digits) and is parsed by its `field`
+ * read, and the entry's WABA id, when given, is kept to be checked against the number's channel); any
+ * other needs the entry's WABA id (`entry[].id`, digits) and is parsed by its `field`
  * (src/domain/whatsapp-webhooks.ts). Throws PayloadError when it is not a WhatsApp Business payload of
  * the documented shape, or a change cannot be routed.
  */
@@ -196,6 +202,8 @@ export function parseWhatsappPayload(body: unknown): WhatsappChange[] {
   const out: WhatsappChange[] = [];
   body.entry.forEach((entry, e) => {
     if (!isObject(entry) || !Array.isArray(entry.changes)) throw new PayloadError(`entry[${e}].changes must be an array`);
+    if (entry.id !== undefined && (!str(entry.id, 32) || !/^\d+$/.test(entry.id))) throw new PayloadError(`entry[${e}].id must be the digits of a WhatsApp Business Account`);
+    const entryWaba = entry.id as string | undefined;
     const at = typeof entry.time === 'number' && Number.isSafeInteger(entry.time) && entry.time > 0 && entry.time <= MAX_UNIX_SECONDS ? entry.time * 1000 : null;
     entry.changes.forEach((change, c) => {
       const where = `entry[${e}].changes[${c}].value`;
@@ -220,7 +228,7 @@ export function parseWhatsappPayload(body: unknown): WhatsappChange[] {
           if (name) item.name = name;
           return item;
         }) : [];
-        out.push({ field, phoneNumberId: v.metadata.phone_number_id, statuses, messages });
+        out.push({ field, phoneNumberId: v.metadata.phone_number_id, ...(entryWaba !== undefined ? { wabaId: entryWaba } : {}), statuses, messages });
         return;
       }
       if (!str(entry.id, 32) || !/^\d+$/.test(entry.id)) throw new PayloadError(`entry[${e}].id must be the digits of a WhatsApp Business Account`);

@@ -8,9 +8,14 @@
  * Limits: at most MAX_CONDITIONS conditions (leaves) and depth MAX_DEPTH (the filter itself is at
  * depth 1, each `all` / `any` / `not` puts its parts one deeper); `all` / `any` hold 1 to
  * MAX_CONDITIONS parts; `in` / `not_in` 1 to MAX_LIST values; texts at most MAX_TEXT characters.
- * Durations are a positive integer and a unit `m`, `h` or `d` (`30d`); a time value is an ISO 8601
- * date (`2026-03-01`, midnight UTC) or date-time with `Z` or an offset, or relative: `-` and a duration
- * (`-7d`: seven days before the evaluation).
+ * Durations are a positive integer and a unit `m`, `h` or `d` (`30d`), at most MAX_DURATION_DAYS days;
+ * a time value is an ISO 8601 date (`2026-03-01`, midnight UTC) or date-time with `Z` or an offset, or
+ * relative: `-` and a duration (`-7d`: seven days before the evaluation).
+ *
+ * Work (docs/segments.md "Limits"): every condition is evaluated once per contact, so a filter's cost
+ * is bounded by its conditions' costs ({@link conditionCost}): at most MAX_FILTER_COST units in all,
+ * and at most MAX_LIST_TOTAL values in all its `in` / `not_in` lists. The weights were measured on the
+ * embedded database (100,000 contacts with 5 messages each: docs/benchmarks.md "Filter previews").
  */
 import { DomainError } from './errors.ts';
 
@@ -18,6 +23,31 @@ export const MAX_CONDITIONS = 50;
 export const MAX_DEPTH = 5;
 export const MAX_LIST = 100;
 export const MAX_TEXT = 1000;
+/** Most values of all `in` / `not_in` lists of one filter together. */
+export const MAX_LIST_TOTAL = 1000;
+/** Longest duration (and relative time) of a filter, in days (100 years). */
+export const MAX_DURATION_DAYS = 36_500;
+/** Most work units one filter may cost (see {@link conditionCost}). */
+export const MAX_FILTER_COST = 50;
+/**
+ * Work units of the kinds of condition, each about its time per contact relative to the costliest
+ * plain comparison (measured on the embedded database, 100,000 contacts with 5 messages each:
+ * docs/benchmarks.md "Filter previews"; a unit is about 10-20 ms there).
+ */
+export const COST = {
+  /** A field, a tag, opted_out, replied_within, an attribute compared as text or for existence, a list of texts. */
+  plain: 1,
+  /** A `segment` condition (a probe of its members). */
+  segment: 6,
+  /** An attribute compared with a number or a list of numbers: its text read as a number, per contact. */
+  number: 8,
+  /** An attribute compared with a time: its text read as a time, per contact. */
+  time: 25,
+  /** last_sent_at, last_delivered_at, last_read_at: a sub-select over the contact's messages. */
+  messageTime: 40,
+  /** A `message` condition: a sub-select over the contact's messages (and their batches). */
+  message: 40,
+} as const;
 
 /** A comparison operator. */
 export type Op = 'eq' | 'ne' | 'in' | 'not_in' | 'contains' | 'starts_with' | 'exists' | 'not_exists' | 'gt' | 'gte' | 'lt' | 'lte';
@@ -61,16 +91,20 @@ export class FilterError extends DomainError {
 }
 
 const UNIT_MS = { m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
-const DURATION = /^([1-9][0-9]{0,5})([mhd])$/;
-const RELATIVE = /^-([1-9][0-9]{0,5})([mhd])$/;
+const DURATION = /^([1-9][0-9]{0,7})([mhd])$/;
+const RELATIVE = /^-([1-9][0-9]{0,7})([mhd])$/;
+const MAX_DURATION_MS = MAX_DURATION_DAYS * UNIT_MS.d;
 const DATE = /^[0-9]{4}-[0-9]{2}-[0-9]{2}$/;
 const DATE_TIME = /^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,6})?)?(Z|[+-][0-9]{2}:[0-9]{2})$/;
 
-/** A duration (`30d`) in ms, or undefined when malformed. */
+/** A duration (`30d`) in ms, or undefined when malformed or longer than MAX_DURATION_DAYS. */
 export function durationMs(text: unknown): number | undefined {
   const m = typeof text === 'string' ? DURATION.exec(text) : null;
-  return m ? Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS] : undefined;
+  const ms = m ? Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS] : undefined;
+  return ms !== undefined && ms <= MAX_DURATION_MS ? ms : undefined;
 }
+
+const BAD_DURATION = `bad duration: a positive integer and m, h or d, like "30d", at most ${MAX_DURATION_DAYS}d`;
 
 /**
  * A text as a time in ms, the way the database's `cms_text_time` reads it (migration 026): an ISO
@@ -89,13 +123,21 @@ export function textTime(text: string): number | undefined {
   return Number.isFinite(ms) ? ms : undefined;
 }
 
-/** A time value (absolute or relative), or undefined. */
+/** The first and last ms of years 1 to 9999 (UTC): the times the database reads back from ISO text. */
+const FIRST_MS = new Date(0).setUTCFullYear(1, 0, 1);
+const LAST_MS = new Date(0).setUTCFullYear(10_000, 0, 1) - 1;
+
+/** A time value (absolute, within years 1 to 9999 in UTC, or relative), or undefined. */
 function timeValue(v: unknown): TimeValue | undefined {
   if (typeof v !== 'string') return undefined;
   const rel = RELATIVE.exec(v);
-  if (rel) return { ago: Number(rel[1]) * UNIT_MS[rel[2] as keyof typeof UNIT_MS] };
+  if (rel) {
+    const ago = Number(rel[1]) * UNIT_MS[rel[2] as keyof typeof UNIT_MS];
+    return ago <= MAX_DURATION_MS ? { ago } : undefined;
+  }
   const at = textTime(v);
-  return at === undefined ? undefined : { at };
+  // An offset may move a date at the edge of the calendar (9999-12-31T23:59-15:00) outside it.
+  return at === undefined || at < FIRST_MS || at > LAST_MS ? undefined : { at };
 }
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -136,7 +178,7 @@ function values(kind: 'attribute' | 'text' | 'time', op: Op, c: Record<string, u
   const one = (x: unknown, where: (string | number)[]): Scalar => {
     if (kind === 'time') {
       const t = timeValue(x);
-      if (!t) throw new FilterError(where, `"${op}" on a time needs a time: an ISO 8601 date or date-time with Z or an offset, or relative like "-7d" (got ${describe(x)}${typeof x === 'string' ? ` "${x.slice(0, 40)}"` : ''})`);
+      if (!t) throw new FilterError(where, `"${op}" on a time needs a time: an ISO 8601 date or date-time with Z or an offset within years 1 to 9999 (UTC), or relative like "-7d" (at most -${MAX_DURATION_DAYS}d) (got ${describe(x)}${typeof x === 'string' ? ` "${x.slice(0, 40)}"` : ''})`);
       return { time: t };
     }
     const ordered = op === 'gt' || op === 'gte' || op === 'lt' || op === 'lte';
@@ -146,6 +188,8 @@ function values(kind: 'attribute' | 'text' | 'time', op: Op, c: Record<string, u
       if (kind === 'attribute' && ordered) {
         const t = timeValue(x);
         if (t) return { time: t };
+        // Shaped like a relative time but longer than allowed: refused, not compared as text.
+        if (/^-[0-9]+[mhd]$/.test(x)) throw new FilterError(where, `a relative time is at most -${MAX_DURATION_DAYS}d (got "${x.slice(0, 40)}")`);
       }
       return { text: text(x, where, 'the value') };
     }
@@ -201,7 +245,7 @@ function condition(c: Record<string, unknown>, loc: (string | number)[]): Condit
     const s = c.message;
     if (typeof s !== 'string' || !(MESSAGE_STATUSES as readonly string[]).includes(s)) throw new FilterError([...loc, 'message'], `message status must be one of ${MESSAGE_STATUSES.join(', ')}`);
     const within = durationMs(c.within);
-    if (within === undefined) throw new FilterError([...loc, 'within'], 'bad duration: a positive integer and m, h or d, like "30d"');
+    if (within === undefined) throw new FilterError([...loc, 'within'], BAD_DURATION);
     const out: Condition = { kind: 'message', status: s as typeof MESSAGE_STATUSES[number], within };
     if (c.campaign_id !== undefined) out.campaign_id = rowId(c.campaign_id, [...loc, 'campaign_id'], 'campaign_id');
     if (c.automation_id !== undefined) out.automation_id = rowId(c.automation_id, [...loc, 'automation_id'], 'automation_id');
@@ -210,7 +254,7 @@ function condition(c: Record<string, unknown>, loc: (string | number)[]): Condit
   if ('replied_within' in c) {
     checkKeys(c, loc, ['replied_within']);
     const within = durationMs(c.replied_within);
-    if (within === undefined) throw new FilterError([...loc, 'replied_within'], 'bad duration: a positive integer and m, h or d, like "30d"');
+    if (within === undefined) throw new FilterError([...loc, 'replied_within'], BAD_DURATION);
     return { kind: 'replied', within };
   }
   throw new FilterError(loc, 'not a filter: an object with "all", "any", "not", "attribute", "field", "tag", "segment", "message" or "replied_within"');
@@ -218,10 +262,14 @@ function condition(c: Record<string, unknown>, loc: (string | number)[]): Condit
 
 /**
  * Reads a filter given as JSON (see the module comment); the checked tree, or FilterError (422) with
- * `loc` relative to the filter.
+ * `loc` relative to the filter. `limitCost: false` skips the work limits (MAX_FILTER_COST,
+ * MAX_LIST_TOTAL): for filters stored before those limits existed, which are still evaluated.
  */
-export function parseFilter(input: unknown): FilterNode {
+export function parseFilter(input: unknown, opts: { limitCost?: boolean } = {}): FilterNode {
+  const limitCost = opts.limitCost ?? true;
   let conditions = 0;
+  let cost = 0;
+  let listed = 0;
   const walk = (v: unknown, loc: (string | number)[], depth: number): FilterNode => {
     if (depth > MAX_DEPTH) throw new FilterError(loc, `the filter is nested too deep (at most depth ${MAX_DEPTH})`);
     if (!isObject(v)) throw new FilterError(loc, `a filter must be an object, not ${describe(v)}`);
@@ -239,9 +287,43 @@ export function parseFilter(input: unknown): FilterNode {
     }
     conditions++;
     if (conditions > MAX_CONDITIONS) throw new FilterError(loc, `more than ${MAX_CONDITIONS} conditions`);
-    return condition(v, loc);
+    const c = condition(v, loc);
+    if (limitCost && ('values' in c) && (c.op === 'in' || c.op === 'not_in')) {
+      listed += c.values.length;
+      if (listed > MAX_LIST_TOTAL) throw new FilterError([...loc, 'value'], `more than ${MAX_LIST_TOTAL} values in all the filter's "in" and "not_in" lists together`);
+    }
+    cost += conditionCost(c);
+    if (limitCost && cost > MAX_FILTER_COST) throw new FilterError(loc, `the filter costs too much to evaluate: ${cost} units with this condition, at most ${MAX_FILTER_COST} (${COST_RULE})`);
+    return c;
   };
   return walk(input, [], 1);
+}
+
+const COST_RULE = `a condition costs ${COST.plain}; a segment ${COST.segment}; an attribute compared with a number ${COST.number}; `
+  + `an attribute compared with a time ${COST.time}; last_sent_at, last_delivered_at or last_read_at ${COST.messageTime}; a message condition ${COST.message}`;
+
+/**
+ * The work units of one checked condition (docs/segments.md "Limits"): COST.plain for a stored field,
+ * a tag, opted_out, replied_within or an attribute compared as text; COST.segment for `segment`;
+ * COST.number for an attribute compared with a number (or a list of them); COST.time for an attribute
+ * compared with a time; COST.messageTime for the message-derived times (last_sent_at, ...);
+ * COST.message for `message`.
+ */
+export function conditionCost(c: Condition): number {
+  switch (c.kind) {
+    case 'attribute':
+      if (c.values.some((v) => 'time' in v)) return COST.time;
+      return c.values.some((v) => 'num' in v) ? COST.number : COST.plain;
+    case 'time': return c.field === 'created_at' || c.field === 'last_inbound_at' ? COST.plain : COST.messageTime;
+    case 'segment': return COST.segment;
+    case 'message': return COST.message;
+    default: return COST.plain;
+  }
+}
+
+/** The work units of a checked filter: the sum of its conditions' costs. */
+export function filterCost(node: FilterNode): number {
+  return conditionsOf(node).reduce((sum, c) => sum + conditionCost(c), 0);
 }
 
 /** The conditions of a checked filter (leaves), in order. */

@@ -177,16 +177,28 @@ export async function newSegment(db: Db, companyId: number, name: string, filter
 }
 
 /**
- * Replaces the filter of a dynamic segment of the company; FilterError (422) for a bad filter, 404
- * `Segment not found`, 409 for a static segment (its members are kept by hand).
+ * One segment of the company as stored, without evaluating a dynamic segment's filter (`members` of a
+ * dynamic one is then 0); 404 `Segment not found` (also for another company's).
  */
-export async function setSegmentFilter(db: Db, companyId: number, segmentId: number, filter: unknown, now = Date.now()): Promise<SegmentSummary> {
-  const before = await getSegment(db, companyId, segmentId, now);
+export async function findSegment(db: Db, companyId: number, segmentId: number): Promise<SegmentSummary> {
+  const row = isRowId(segmentId) ? await selectSegment(db, companyId, segmentId) : undefined;
+  if (!row) throw notFound('Segment not found');
+  return row.filter == null ? { ...row, filter: null } : row;
+}
+
+/**
+ * Replaces the filter of a dynamic segment of the company; FilterError (422) for a bad filter, 404
+ * `Segment not found`, 409 for a static segment (its members are kept by hand). The segment as
+ * stored, its members not counted (callers count with getSegment after their transaction: counting
+ * evaluates the filter over every contact, which a transaction should not hold).
+ */
+export async function setSegmentFilter(db: Db, companyId: number, segmentId: number, filter: unknown): Promise<SegmentSummary> {
+  const before = await findSegment(db, companyId, segmentId);
   if (before.filter == null) throw new DomainError(409, 'Segment is static: its members are kept by hand, it has no filter');
   await checkFilter(db, companyId, filter);
   const row = await updateSegmentFilter(db, companyId, before.segment_id, filter);
   if (!row) throw notFound('Segment not found');
-  return getSegment(db, companyId, row.segment_id, now);
+  return findSegment(db, companyId, row.segment_id);
 }
 
 /** Renames a segment of the company; 422 for a bad name, 404 `Segment not found`. */

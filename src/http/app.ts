@@ -14,7 +14,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import { DomainError } from '../domain/errors.ts';
 import { adminPlugin } from './admin/plugin.ts';
 import type { AppDeps } from './deps.ts';
-import { isDatabaseUnavailable, sendDetail, UNAVAILABLE_RETRY_AFTER_S } from './errors.ts';
+import { isDatabaseUnavailable, isStatementTimeout, sendDetail, UNAVAILABLE_RETRY_AFTER_S } from './errors.ts';
 import { preparePublicPlugin, registerPublicOperation } from './public-operation.ts';
 import { notFoundReply, rewriteBadPercentEncoding, RouteTable, starletteRouting } from './routing.ts';
 import { connectorSendOperation } from './routes/connector-send.ts';
@@ -93,6 +93,11 @@ export async function buildApp(deps: AppDeps): Promise<FastifyInstance> {
     }
     if (isDatabaseUnavailable(err)) {
       request.log.warn({ err: { message: err.message, code: err.code } }, 'database unavailable');
+      return sendDetail(reply, 503, 'Service unavailable', { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_S) });
+    }
+    // A statement over DB_STATEMENT_TIMEOUT (docs/operations.md "Statement time limits"): the same answer.
+    if (isStatementTimeout(err)) {
+      request.log.warn({ err: { message: err.message, code: err.code }, route: request.routeOptions.url }, 'database statement timed out');
       return sendDetail(reply, 503, 'Service unavailable', { 'Retry-After': String(UNAVAILABLE_RETRY_AFTER_S) });
     }
     if (err.statusCode && err.statusCode >= 400 && err.statusCode < 500) {

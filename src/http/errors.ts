@@ -1,6 +1,6 @@
 /**
  * Error answers shared by every route (docs/decisions.md#1-request-handling-order): `{"detail": "..."}` bodies, the 503 for an
- * unreachable database, and the classification of errors that must never surface as a stack trace.
+ * unreachable database or a statement over its time limit, and the classification of errors that must never surface as a stack trace.
  */
 import type { FastifyReply } from 'fastify';
 
@@ -28,6 +28,16 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   if (Array.isArray(e.errors) && e.errors.some(isDatabaseUnavailable)) return true; // AggregateError (IPv4+IPv6)
   const msg = e.message ?? '';
   return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|connection is closed|Cannot use a pool after calling end/i.test(msg);
+}
+
+/**
+ * True when `err` is PostgreSQL's `query_canceled` (SQLSTATE 57014): a statement ran past its
+ * `statement_timeout` (`DB_STATEMENT_TIMEOUT`, docs/operations.md "Statement time limits") or was
+ * cancelled by an administrator. Answered like an unreachable database (503 with Retry-After; the
+ * statement's transaction was rolled back) and logged; never a 500.
+ */
+export function isStatementTimeout(err: unknown): boolean {
+  return (err as { code?: unknown } | undefined)?.code === '57014';
 }
 
 /** Seconds a client should wait before retrying while the database is unavailable. */

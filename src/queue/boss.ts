@@ -32,8 +32,13 @@ export const MONITOR_INTERVAL_SECONDS = 10;
 /** How often pg-boss's maintenance deletes finished jobs (seconds). */
 export const MAINTENANCE_INTERVAL_SECONDS = 300;
 
-/** Creates pg-boss on the database and makes sure every queue of the registry exists with its policy. */
-export async function startBoss(database: Database, opts: { poolMax?: number } = {}): Promise<Boss> {
+/**
+ * Creates pg-boss on the database and makes sure every queue of the registry exists with its policy.
+ * On PostgreSQL pg-boss keeps its own pool of `poolMax` connections; with `statementTimeoutMs` each
+ * of them starts with that `statement_timeout` (pg-boss's documented `options`, passed to node-postgres
+ * as `-c statement_timeout=…`): the background limit, docs/operations.md "Statement time limits".
+ */
+export async function startBoss(database: Database, opts: { poolMax?: number; statementTimeoutMs?: number } = {}): Promise<Boss> {
   const common = {
     schema: BOSS_SCHEMA,
     useListenNotify: true,
@@ -44,7 +49,10 @@ export async function startBoss(database: Database, opts: { poolMax?: number } =
   };
   const boss = database.pgliteStatements
     ? new PgBoss({ ...common, db: fromPglite(database.pgliteStatements), backend: 'pglite' } as ConstructorParameters<typeof PgBoss>[0])
-    : new PgBoss({ ...common, connectionString: database.url!, max: opts.poolMax ?? 4 });
+    : new PgBoss({
+      ...common, connectionString: database.url!, max: opts.poolMax ?? 4,
+      ...(opts.statementTimeoutMs ? { options: `-c statement_timeout=${Math.round(opts.statementTimeoutMs)}` } : {}),
+    });
   boss.on('error', () => {});
   await boss.start();
   for (const name of JOB_NAMES) {

@@ -23,7 +23,7 @@ import { after, before, describe, test } from 'node:test';
 import fc from 'fast-check';
 import { sql } from 'kysely';
 import { eventually, FakeClock, startTestServer, type TestServer } from '../helpers/server.ts';
-import { textTime } from '../../src/domain/segment-filter.ts';
+import { filterCost, MAX_FILTER_COST, parseFilter, textTime } from '../../src/domain/segment-filter.ts';
 
 const SEED = 20261127;
 const DAY = 86_400_000;
@@ -213,7 +213,7 @@ function withValue(base: Record<string, unknown>, op: string, v: fc.Arbitrary<un
   return v === null ? fc.constant({ ...base, op }) : v.map((value) => ({ ...base, op, value }));
 }
 
-function conditionArb(ctx: { segmentId: number; campaignId: number }): fc.Arbitrary<any> {
+function conditionArb(ctx: { segmentId: number; campaignId: number; unsentCampaignId: number }): fc.Arbitrary<any> {
   const attribute = fc.tuple(fc.constantFrom(...VAR_NAMES), fc.constantFrom(...OPS_ALL))
     .chain(([name, op]) => withValue({ attribute: name }, op, valueFor(op, 'attribute', TEXTS)));
   const textField = fc.tuple(fc.constantFrom('first_name', 'last_name', 'phone', 'country'), fc.constantFrom(...OPS_ALL))
@@ -226,12 +226,12 @@ function conditionArb(ctx: { segmentId: number; campaignId: number }): fc.Arbitr
     fc.constantFrom(...TAGS, 'nobody-tag').map((tag) => ({ tag })),
     fc.constant({ segment: ctx.segmentId }),
     fc.record({ message: fc.constantFrom('sent', 'delivered', 'read', 'failed'), within: fc.constantFrom('1h', '2d', '30d') })
-      .chain((m) => fc.oneof(fc.constant(m), fc.constant({ ...m, campaign_id: ctx.campaignId }), fc.constant({ ...m, campaign_id: ctx.campaignId + 1000 }))),
+      .chain((m) => fc.oneof(fc.constant(m), fc.constant({ ...m, campaign_id: ctx.campaignId }), fc.constant({ ...m, campaign_id: ctx.unsentCampaignId }))),
     fc.constantFrom('1h', '3d', '30d').map((d) => ({ replied_within: d })),
   );
 }
 
-function filterArb(ctx: { segmentId: number; campaignId: number }): fc.Arbitrary<any> {
+function filterArb(ctx: { segmentId: number; campaignId: number; unsentCampaignId: number }): fc.Arbitrary<any> {
   const leaf = conditionArb(ctx);
   const { node } = fc.letrec<{ node: any }>((tie) => ({
     node: fc.oneof({ depthSize: 'small', withCrossShrink: true, maxDepth: 3 },
@@ -289,8 +289,13 @@ describe('the filter language against a reference evaluator', () => {
 
     const dyn = await s.admin('POST', `/admin/companies/${id}/segments`, { name: 'Dynamic', filter: { tag: 'vip' } }, 201);
     assert.equal(dyn.kind, 'dynamic');
-    const ctx = { segmentId, campaignId: camp.campaign_id };
-    const filters = fc.sample(filterArb(ctx), { seed: SEED + 1, numRuns: 160 });
+    // A campaign of the company that sent nothing (another company's campaign is refused: see below).
+    const unsent = await s.admin('POST', `/admin/companies/${id}/campaigns`, { name: 'Unsent', template: { body: 'Hi' } }, 201);
+    const ctx = { segmentId, campaignId: camp.campaign_id, unsentCampaignId: unsent.campaign_id };
+    // Filters within the work limit (docs/segments.md "Limits"); those over it are refused, tested below.
+    const filters = fc.sample(filterArb(ctx), { seed: SEED + 1, numRuns: 200 })
+      .filter((f) => filterCost(parseFilter(f, { limitCost: false })) <= MAX_FILTER_COST).slice(0, 160);
+    assert.ok(filters.length >= 150, `${filters.length} filters within the limit`);
     const seen = new Set<string>();
     let some = 0;
     let all = 0;
@@ -386,14 +391,16 @@ describe('refusals: 422 with loc and reason, never 5xx, nothing stored', () => {
 
   test('unknown attributes match nobody; injection attempts are data', async () => {
     const id = await company();
-    await s.admin('PUT', `/admin/companies/${id}/contacts`, { contacts: [{ phone: '+4915112360001', variables: { [INJECT]: INJECT }, tags: [INJECT] }, { phone: '+4915112360002' }] });
+    // Variable names are identifiers (docs/contacts.md); values and tags may hold anything.
+    await s.admin('PUT', `/admin/companies/${id}/contacts`, { contacts: [{ phone: '+4915112360001', variables: { note: INJECT }, tags: [INJECT] }, { phone: '+4915112360002' }] });
     assert.deepEqual(await s.admin('POST', `/admin/companies/${id}/segments/preview`, { filter: { attribute: 'nobody', op: 'eq', value: 'x' } }), { count: 0, sample: [] });
     assert.equal((await s.admin('POST', `/admin/companies/${id}/segments/preview`, { filter: { not: { attribute: 'nobody', op: 'exists' } } })).count, 2);
     for (const filter of [{ attribute: INJECT, op: 'eq', value: INJECT }, { tag: INJECT }, { field: 'first_name', op: 'not_in', value: [INJECT, "' OR 1=1 --"] }, { attribute: 'a\\"', op: 'starts_with', value: '%' }]) {
       const res = await s.admin('POST', `/admin/companies/${id}/segments/preview`, { filter });
       assert.ok(res.count >= 0 && res.count <= 2);
     }
-    assert.equal((await s.admin('POST', `/admin/companies/${id}/segments/preview`, { filter: { attribute: INJECT, op: 'eq', value: INJECT } })).count, 1);
+    assert.equal((await s.admin('POST', `/admin/companies/${id}/segments/preview`, { filter: { attribute: INJECT, op: 'eq', value: INJECT } })).count, 0);
+    assert.equal((await s.admin('POST', `/admin/companies/${id}/segments/preview`, { filter: { attribute: 'note', op: 'eq', value: INJECT } })).count, 1);
     assert.equal((await s.admin('POST', `/admin/companies/${id}/segments/preview`, { filter: { tag: INJECT } })).count, 1);
   });
 });

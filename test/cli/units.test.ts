@@ -16,7 +16,10 @@ describe('cli helpers', () => {
   });
 
   it('CSV mapping', () => {
-    assert.deepEqual(normalizeHeader(['PHONE', ' First_Name ', 'Order Id']), ['phone', 'first_name', 'Order Id']);
+    assert.deepEqual(normalizeHeader(['PHONE', ' First_Name ', 'Order_Id']), ['phone', 'first_name', 'Order_Id']);
+    // Variable names are identifiers, as PATCH .../contacts/{phone} requires (docs/contacts.md).
+    assert.throws(() => normalizeHeader(['phone', 'Order Id']), /"Order Id" is no variable name/);
+    assert.throws(() => normalizeHeader(['phone', '=HYPERLINK("http://evil/","x")']), /no variable name/);
     assert.throws(() => normalizeHeader(['phone', 'x', 'x']), /twice/);
     assert.equal(parseOptedOut('Y', 2), true);
     assert.equal(parseOptedOut('', 2), undefined);

@@ -277,11 +277,29 @@ export function changeValue(phoneNumberId: string, fields: { statuses?: WaStatus
   };
 }
 
-/** Meta's whole webhook payload around one or more change values. */
-export function webhookPayload(values: ReturnType<typeof changeValue>[]) {
+/**
+ * The WABA of each phone number whose channel a test helper set (test/helpers/whatsapp.ts), so that
+ * {@link webhookPayload} names it in `entry[].id` as Meta does (docs/whatsapp.md: an entry naming a
+ * number must name that number's WABA).
+ */
+const wabaOfNumber = new Map<string, string>();
+
+/** Remembers that `phoneNumberId`'s channel belongs to WABA `wabaId` (null: the channel has none). */
+export function rememberWaba(phoneNumberId: string, wabaId: string | null): void {
+  if (wabaId) wabaOfNumber.set(phoneNumberId, wabaId);
+  else wabaOfNumber.delete(phoneNumberId);
+}
+
+/**
+ * Meta's whole webhook payload around one or more change values. `entry[].id` is the WABA remembered
+ * for the first value's number ({@link rememberWaba}), else `1029384756` (a WABA no channel has), or
+ * `wabaId` when given.
+ */
+export function webhookPayload(values: ReturnType<typeof changeValue>[], wabaId?: string) {
+  const id = wabaId ?? wabaOfNumber.get(values[0]?.metadata?.phone_number_id ?? '') ?? '1029384756';
   return {
     object: 'whatsapp_business_account',
-    entry: [{ id: '1029384756', changes: values.map((value) => ({ value, field: 'messages' })) }],
+    entry: [{ id, changes: values.map((value) => ({ value, field: 'messages' })) }],
   };
 }
 

@@ -50,6 +50,8 @@ export interface StartOptions {
   env?: Record<string, string>;
   /** A server of its own even when the process pools servers (see enableServerPool). */
   own?: boolean;
+  /** The service's logger (default: pino at LOG_LEVEL, on stdout); a server with one is never pooled. */
+  logger?: pino.Logger;
 }
 
 /** A RAM file system when there is one (/dev/shm writable), else the OS temporary directory. */
@@ -204,7 +206,7 @@ export async function closeServerPool(): Promise<void> {
  */
 export async function startTestServer(opts: StartOptions = {}): Promise<TestServer> {
   const role = opts.role ?? 'all';
-  if (!pool || opts.clock || opts.rateLimiter || opts.env || opts.own || role === 'worker') return startServer(opts);
+  if (!pool || opts.clock || opts.rateLimiter || opts.env || opts.own || opts.logger || role === 'worker') return startServer(opts);
   const kept = pool.get(role)?.pop();
   if (kept) {
     await kept.service.deps.database.db.deleteFrom('console_login_failures').execute();
@@ -248,7 +250,7 @@ async function startServer(opts: StartOptions): Promise<TestServer> {
     role: opts.role ?? 'all',
     clock: opts.clock,
     rateLimiter: opts.rateLimiter,
-    logger: pino({ level: config.logLevel }),
+    logger: opts.logger ?? pino({ level: config.logLevel }),
     compiledSchemas: COMPILED_SCHEMAS,
     passwordHashing: TEST_PASSWORDS,
   });

@@ -15,7 +15,7 @@
  */
 import { insertTemplates } from '../../src/db/whatsapp-templates.ts';
 import { parseMetaTemplate } from '../../src/domain/whatsapp-templates.ts';
-import { GRAPH_TOKEN, graphTemplate, randomPhoneNumberId, type FakeGraph, type GraphTemplate } from './fake-graph.ts';
+import { GRAPH_TOKEN, graphTemplate, randomPhoneNumberId, rememberWaba, type FakeGraph, type GraphTemplate } from './fake-graph.ts';
 import type { TestServer } from './server.ts';
 
 export interface WhatsappCompany {
@@ -68,6 +68,7 @@ export async function whatsappCompany(s: TestServer, graph: FakeGraph, opts: Wha
     provider: 'whatsapp', phone_number_id: phoneNumberId, access_token: graph.accessToken ?? GRAPH_TOKEN, api_base_url: graph.baseUrl,
     app_secret: appSecret, verify_token: verifyToken, waba_id: wabaId, ...opts.channel,
   });
+  rememberWaba(phoneNumberId, opts.channel && 'waba_id' in opts.channel ? (opts.channel.waba_id as string | null) : wabaId);
   if (!opts.noSync) await s.admin('POST', `/admin/companies/${companyId}/whatsapp/templates/sync`, undefined, 200);
   return { companyId, key, keyId, phoneNumberId, wabaId, appSecret, verifyToken, accessToken: graph.accessToken ?? GRAPH_TOKEN };
 }

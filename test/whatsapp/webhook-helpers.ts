@@ -6,7 +6,7 @@
  * API where it shows it, the database for the catalogue rows).
  */
 import { sql } from 'kysely';
-import { GRAPH_TOKEN, graphTemplate, postPayload, randomPhoneNumberId, type FakeGraph, type GraphTemplate, type PostResult } from '../helpers/fake-graph.ts';
+import { GRAPH_TOKEN, graphTemplate, postPayload, randomPhoneNumberId, rememberWaba, type FakeGraph, type GraphTemplate, type PostResult } from '../helpers/fake-graph.ts';
 import type { TestServer } from '../helpers/server.ts';
 import { TEMPLATE } from '../receipts/helpers.ts';
 
@@ -35,6 +35,7 @@ export async function wabaCompany(s: TestServer, graph: FakeGraph, opts: { wabaI
     provider: 'whatsapp', phone_number_id: phoneNumberId, access_token: graph.accessToken ?? GRAPH_TOKEN, api_base_url: graph.baseUrl,
     ...(appSecret ? { app_secret: appSecret } : {}), verify_token: 'verify-' + Math.random().toString(36).slice(2), waba_id: opts.wabaId,
   });
+  rememberWaba(phoneNumberId, opts.wabaId);
   await s.admin('POST', `/admin/companies/${companyId}/whatsapp/templates/sync`, undefined, 200);
   return { companyId, key, phoneNumberId, appSecret: appSecret ?? '', wabaId: opts.wabaId, automationId };
 }

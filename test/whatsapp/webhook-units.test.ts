@@ -23,7 +23,7 @@ test('changes are routed by phone number (metadata) or by the entry\'s WABA id, 
     ],
   });
   assert.deepEqual(changes.map((c) => [c.field, c.phoneNumberId, c.wabaId]), [
-    ['message_template_status_update', undefined, '102290129340398'], ['security', undefined, '102290129340398'], ['messages', '106540352242922', undefined],
+    ['message_template_status_update', undefined, '102290129340398'], ['security', undefined, '102290129340398'], ['messages', '106540352242922', '1'],
   ]);
   assert.deepEqual(changes[0].account, { kind: 'template', at: 1780315400_000, ref: { template_id: '1689556908129835', name: 'order_shipped', language: 'en_US' }, status: 'APPROVED', rejected_reason: null });
   assert.equal(changes[1].account, undefined);

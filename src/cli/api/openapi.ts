@@ -296,7 +296,7 @@ export interface paths {
         get: operations["list_contacts"];
         /**
          * Create or update contacts (at most 10,000 a request)
-         * @description Phones are normalised with the company's default country; given names replace, variables are merged, an opt-out state that changes is recorded with source `operator` (and in the consent ledger). A number whose erased contact had opted out comes back opted out, whatever `opted_out` says.
+         * @description Phones are normalised with the company's default country; given names replace, variables are merged, an opt-out state that changes is recorded with source `operator` (and in the consent ledger). A number whose erased contact had opted out comes back opted out, whatever `opted_out` says. Names and variables keep the rules of PATCH …/contacts/{phone}: an item that breaks them refuses the request (422, `loc` naming the item and the variable, the first 100 such items) and nothing is written.
          */
         put: operations["import_contacts"];
         post?: never;
@@ -6067,6 +6067,7 @@ export interface operations {
                         phone: string;
                         first_name?: string | null;
                         last_name?: string | null;
+                        /** @description merged into the stored ones; the rules of PATCH: names a letter or _ then letters, digits, _ (at most 64); string values at most 1000 characters; at most 50 (422 at `body.contacts.i.variables.NAME` otherwise) */
                         variables?: {
                             [key: string]: unknown;
                         } | null;
@@ -9592,12 +9593,12 @@ export interface operations {
                     contacts?: string[];
                     /**
                      * Format: date-time
-                     * @description an instant in the future (RFC 3339 with offset)
+                     * @description an instant in the future, at most 730 days ahead (RFC 3339 with offset)
                      */
                     scheduled_for?: string;
                     /**
                      * Format: date-time
-                     * @description an instant in the future (RFC 3339 with offset), after scheduled_for: a message not handed to the provider by then ends skipped, reason `expired` (instead of the campaign's expire_after)
+                     * @description an instant in the future (RFC 3339 with offset), after scheduled_for and at most 30 days after the send time (scheduled_for, or now): a message not handed to the provider by then ends skipped, reason `expired` (instead of the campaign's expire_after)
                      */
                     expire_at?: string;
                     /** @description answer the plan only (200): how many would be sent, skipped as opted out, at the frequency cap or invalid; nothing is written */
@@ -9732,7 +9733,7 @@ export interface operations {
                     "application/json": components["schemas"]["Detail"];
                 };
             };
-            /** @description Invalid body: neither or both of segment_id and contacts, a past or offset-less scheduled_for or expire_at, an expire_at not after scheduled_for, an audience without numbers, more than 100,000 pasted numbers or 1,000,000 segment members */
+            /** @description Invalid body: neither or both of segment_id and contacts, a past or offset-less scheduled_for or expire_at, a scheduled_for more than 730 days ahead, an expire_at not after scheduled_for or more than 30 days after the send time, an audience without numbers, more than 100,000 pasted numbers or 1,000,000 segment members */
             422: {
                 headers: {
                     /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
@@ -12999,7 +13000,7 @@ export interface operations {
                 "application/json": {
                     /**
                      * Format: date-time
-                     * @description RFC 3339
+                     * @description RFC 3339, from 1970-01-01T00:00:00Z to now
                      */
                     since: string;
                 };

@@ -28,7 +28,7 @@ interface CreateOptions {
 export const expireAfterValue = (v: string): string | null => (v === 'none' ? null : v);
 
 /** The help of `--expire-after`. */
-export const EXPIRE_AFTER_HELP = 'how long its messages stay worth sending: a duration such as 30m, 24h, 2d, or "none" (forever)';
+export const EXPIRE_AFTER_HELP = 'how long its messages stay worth sending: a duration from 1s to 30d such as 30m, 24h, 2d, or "none" (forever)';
 
 interface UpdateOptions {
   name?: string;

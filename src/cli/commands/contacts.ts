@@ -11,7 +11,9 @@
  * `cms contacts import --company ID FILE.csv`: streams the CSV (../csv-import.ts) and sends
  * PUT /admin/companies/{company_id}/contacts in chunks of at most 10 000 contacts, one request
  * at a time; prints the summed `{created, updated, invalid}` (docs/operator-api.md). Rows without a
- * phone are counted as invalid without being sent. On a TTY, large files get a progress bar.
+ * phone, and rows whose names or variable values break the rules of an edit (src/domain/contact-rules.ts;
+ * docs/contacts.md "Import"), are counted as invalid without being sent. On a TTY, large files get a
+ * progress bar.
  * Invalid rows are named by their line number: rows without a phone at once, and
  * when the server counts invalid numbers in a chunk, the chunk's numbers are checked with the server's
  * rule (src/domain/phone.ts, the company's default country) to find their lines. The text output
@@ -367,8 +369,9 @@ export function registerContacts(program: Command, io: CliIo): void {
     try {
       for await (const chunk of csv.chunks()) {
         summary.rows = chunk.rowsRead;
-        summary.invalid += chunk.missingPhone;
+        summary.invalid += chunk.missingPhone + chunk.badRows.length;
         keep(chunk.missingPhoneLines.map((line) => ({ line, problem: 'no phone' })));
+        keep(chunk.badRows);
         if (chunk.contacts.length > 0) {
           const res = await data(ctx.api.PUT('/admin/companies/{company_id}/contacts', { params: { path: { company_id: companyId } }, body: { contacts: chunk.contacts } }));
           summary.requests++;

@@ -39,10 +39,18 @@ export function parseEventTypes(value: string): string[] {
   return list;
 }
 
-/** `--since`: RFC 3339, or a duration back from now (`2h`); returns an ISO time. */
+/**
+ * `--since`: RFC 3339, or a duration back from now (`2h`) that reaches no further back than
+ * 1970-01-01 (the server's range, docs/security.md "Durations and times"); returns an ISO time.
+ * InvalidArgumentError otherwise.
+ */
 export function parseSince(value: string, now = Date.now()): string {
   const v = value.trim();
-  if (/^\d+(\.\d+)?\s*(ms|s|m|h|d)$/.test(v)) return new Date(now - ms(v as ms.StringValue)).toISOString();
+  if (/^\d+(\.\d+)?\s*(ms|s|m|h|d)$/.test(v)) {
+    const back = ms(v as ms.StringValue);
+    if (!Number.isFinite(back) || back > now) throw new InvalidArgumentError(`the duration ${v} reaches back before 1970-01-01; give a shorter one such as 2h, 30m or 7d, or an RFC 3339 time`);
+    return new Date(now - back).toISOString();
+  }
   if (/^\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?$/.test(v) && !Number.isNaN(Date.parse(v))) return new Date(v).toISOString();
   throw new InvalidArgumentError('expected an RFC 3339 time (2026-01-05T10:00:00Z) or a duration such as 2h, 30m, 7d');
 }

@@ -24,7 +24,7 @@ import { recordAudit } from '../../domain/audit.ts';
 import { getBatch, newBatchId } from '../../domain/batches.ts';
 import { cancelBatch, pauseBatch, resumeBatch } from '../../domain/batch-control.ts';
 import {
-  audiencePhones, companyTimeZone, localTimeChange, localToInstant, MAX_SEND_CONTACTS, planSegmentSend, planSend, reviewSend, sendCompany, startListSend, startSegmentSend, type Audience,
+  audiencePhones, companyTimeZone, localTimeChange, localToInstant, MAX_SEND_CONTACTS, planSegmentSend, planSend, reviewSend, SCHEDULE_AHEAD_MAX_MS, sendCompany, sendTimeProblem, startListSend, startSegmentSend, type Audience,
 } from '../../domain/campaign-sends.ts';
 import { claimKey, releaseKey } from '../../domain/idempotency.ts';
 import { checkConfirmToken, issueConfirmToken, type ConfirmBinding } from '../../domain/send-confirmations.ts';
@@ -85,7 +85,8 @@ export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps)
     if (f.when === 'later') {
       sendAt = localToInstant(f.send_at, tz);
       if (sendAt === null) errors.send_at = `Enter a date and time (${tz}).`;
-      else if (sendAt <= now) errors.send_at = `That time has passed: choose a time after ${localTime(now, tz)} ${tz}.`;
+      else if (sendTimeProblem(sendAt, now) === 'past') errors.send_at = `That time has passed: choose a time after ${localTime(now, tz)} ${tz}.`;
+      else if (sendTimeProblem(sendAt, now) === 'too_far') errors.send_at = `That is too far ahead: choose a time at most 730 days from now (before ${localTime(now + SCHEDULE_AHEAD_MAX_MS, tz)} ${tz}).`;
     }
     if (!audience || Object.keys(errors).length) return { errors };
     const timeChange = f.when === 'later' ? localTimeChange(f.send_at, tz) : null;

@@ -155,7 +155,7 @@ export function registerSegmentBuilderPages(scope: FastifyInstance, deps: AppDep
     return handle(request, reply, segment, async (_form, filter) => {
       const session = sessionOf(request);
       const saved = await db.transaction().execute(async (trx) => {
-        const changed = await setSegmentFilter(trx, session.company_id, segment.segment_id, filter, now());
+        const changed = await setSegmentFilter(trx, session.company_id, segment.segment_id, filter);
         await recordAudit(trx, { actor: `console:${session.email}`, action: 'segment.filter', target: `segment:${segment.segment_id}`, company_id: session.company_id, details: { filter } });
         return changed;
       });

@@ -13,7 +13,8 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { recordAudit } from '../../domain/audit.ts';
-import { deleteSegment, getSegment, listSegments, membersPage, renameSegment, segmentNameProblem } from '../../domain/segments.ts';
+import { deleteSegment, getSegment, membersPage, renameSegment, segmentNameProblem } from '../../domain/segments.ts';
+import { selectSegmentNames } from '../../db/segments.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { can, field, nowOf, parseId, sendPage, sessionOf } from '../context.ts';
 import { describeFilter, rowsOfFilter } from '../segment-builder.ts';
@@ -45,7 +46,8 @@ export function registerSegmentPage(scope: FastifyInstance, deps: AppDeps): void
     const now = nowOf(deps).getTime();
     const page = await membersPage(db, companyId, segmentId, extra.after ?? 0, undefined, now);
     const s = page.segment;
-    const names = s.filter == null ? undefined : new Map((await listSegments(db, companyId, now)).map((x) => [x.segment_id, x.name]));
+    // Names only: listSegments would count every segment's members again (a dynamic one's: a scan of the contacts).
+    const names = s.filter == null ? undefined : new Map((await selectSegmentNames(db, companyId)).map((x) => [x.segment_id, x.name]));
     return sendPage(request, reply, status, {
       title: `Segment ${s.name}`, section: 'segments', crumbs: [['Segments', `${BASE}/segments`], [s.name]], flash: extra.flash,
       body: (csrf) => segmentView({

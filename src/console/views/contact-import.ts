@@ -6,6 +6,7 @@
  */
 import type { ContactImport } from '../../domain/contact-imports.ts';
 import { MAX_IMPORT_BYTES } from '../../domain/contact-imports.ts';
+import { VARIABLE_VALUE_MAX } from '../../domain/contact-rules.ts';
 import { badge, num, readOnlyNote, time } from './format.ts';
 import { html, type SafeHtml } from './html.ts';
 import { BASE } from './layout.ts';
@@ -21,7 +22,8 @@ export function contactImportView(m: { csrf: string; error?: string; recent: Con
 <h2 id="format-h">The file</h2>
 <p>A CSV file (UTF-8, at most ${MAX_IMPORT_BYTES / 1024 / 1024} MiB) whose first row names the columns:
 <code>phone</code> (required), <code>first_name</code>, <code>last_name</code>, <code>opted_out</code> (yes / no);
-every other column becomes a template variable of that name. Columns may be separated by commas, semicolons,
+every other column becomes a template variable of that name (a letter or <code>_</code>, then letters, digits or
+<code>_</code>; values at most ${VARIABLE_VALUE_MAX} characters, as on a contact's page). Columns may be separated by commas, semicolons,
 tabs or <code>|</code>. Empty cells leave what is stored. Existing contacts (same number) are updated. An export
 of this console imports as it is.</p>
 </section>

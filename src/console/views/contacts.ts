@@ -1,9 +1,11 @@
 /**
  * The Contacts list and search page (routes/contacts.ts): a search by
  * number or name and a tag filter, the contacts found (or every contact) paged by number, each with its
- * opt-out state, last inbound message and tags, and the links to import and export.
+ * opt-out state, last inbound message and tags, and the links to import and export. A search page
+ * looks at a bounded window of contacts (docs/contacts.md "Search"): one that
+ * found nothing there says so and links the next page, which searches on.
  */
-import type { ContactListRow } from '../../db/contacts.ts';
+import { SEARCH_SCAN_ROWS, type ContactListRow } from '../../db/contacts.ts';
 import { badge, time } from './format.ts';
 import { html, type SafeHtml } from './html.ts';
 import { BASE } from './layout.ts';
@@ -74,7 +76,7 @@ export function contactsView(m: ContactsViewModel): SafeHtml {
           c.opt_out_source ?? '—', time(c.opt_out_at), time(c.last_inbound_at), tagList(c.tags ?? [])],
       })),
     })
-    : html`<p>${m.searched ? 'No contact matches.' : 'No contacts yet.'}</p>`;
+    : html`<p>${m.searched ? (m.next ? `No contact matches among the ${SEARCH_SCAN_ROWS.toLocaleString('en')} contacts searched on this page: the next page searches on.` : 'No contact matches.') : 'No contacts yet.'}</p>`;
   const params = [m.query ? `q=${encodeURIComponent(m.query)}` : '', m.tag ? `tag=${encodeURIComponent(m.tag)}` : ''].filter(Boolean);
   const first = params.length ? `?${params.join('&')}` : '';
   const q = params.map((p) => `${p}&`).join('');

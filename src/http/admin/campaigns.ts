@@ -10,7 +10,7 @@
  * | PATCH /admin/campaigns/{campaign_id} `{name?, template?, expire_after?, ignore_frequency_cap?}` | 200 `CampaignUpdate` with `warnings`; 401; 404; 422 (`template_error`, nothing stored) |
  * | POST /admin/campaigns/{campaign_id}/preview | 200 `Preview`; 401; 404; 422 |
  * | POST /admin/campaigns/{campaign_id}/test-send `{phone}` | 202 `{batch_id}`; 401; 404; 422 |
- * | POST /admin/campaigns/{campaign_id}/sends `{segment_id \| contacts, scheduled_for?, expire_at?, dry_run?}` | 202 `{batch_id, plan}` (200 `{plan}` with `dry_run`); 401; 404 (an archived campaign too); 422 (`scheduled_for` in the past ...) |
+ * | POST /admin/campaigns/{campaign_id}/sends `{segment_id \| contacts, scheduled_for?, expire_at?, dry_run?}` | 202 `{batch_id, plan}` (200 `{plan}` with `dry_run`); 401; 404 (an archived campaign too); 422 (`scheduled_for` in the past or more than 730 days ahead, `expire_at` more than 30 days after the send time ...) |
  * | DELETE /admin/campaigns/{campaign_id} | 200 `Source` with `archived_at` (archived: hidden from lists, cannot be sent); 401; 404; 422 |
  * | POST /admin/campaigns/{campaign_id}/restore | 200 `Source`, `archived_at` null; 401; 404; 422 |
  *
@@ -22,7 +22,9 @@ import { Type, type Static } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { assertSendable, createCampaign, findSource, updateCampaign } from '../../domain/automations.ts';
 import { recordAudit } from '../../domain/audit.ts';
-import { audiencePhones, planSegmentSend, planSend, sendCompany, startCampaignSend, startSegmentSend, type Audience, type SendPlan } from '../../domain/campaign-sends.ts';
+import {
+  audiencePhones, EXPIRE_AT_AFTER_SEND_MAX_MS, planSegmentSend, planSend, SCHEDULE_AHEAD_MAX_MS, sendCompany, sendTimeProblem, startCampaignSend, startSegmentSend, type Audience, type SendPlan,
+} from '../../domain/campaign-sends.ts';
 import { DEFAULT_CAMPAIGN_EXPIRE_AFTER } from '../../domain/expiry.ts';
 import type { AppDeps } from '../deps.ts';
 import { addComponents, adminErrors, component, exampleOf, idParams, invalid, invalidInput, iso, notFound, ok, ref, TIME_EXAMPLE } from './components.ts';
@@ -134,8 +136,8 @@ export function registerCampaignRoutes(app: FastifyInstance, deps: AppDeps): voi
       body: Type.Object({
         segment_id: Type.Optional(Type.Integer({ minimum: 1, maximum: 2147483647, description: 'one of segment_id and contacts' })),
         contacts: Type.Optional(Type.Array(Type.String({ minLength: 1, maxLength: 64 }), { minItems: 1, maxItems: 100000, description: 'phone numbers (E.164 or national); one of segment_id and contacts' })),
-        scheduled_for: Type.Optional(Type.String({ format: 'date-time', description: 'an instant in the future (RFC 3339 with offset)' })),
-        expire_at: Type.Optional(Type.String({ format: 'date-time', description: "an instant in the future (RFC 3339 with offset), after scheduled_for: a message not handed to the provider by then ends skipped, reason `expired` (instead of the campaign's expire_after)" })),
+        scheduled_for: Type.Optional(Type.String({ format: 'date-time', description: 'an instant in the future, at most 730 days ahead (RFC 3339 with offset)' })),
+        expire_at: Type.Optional(Type.String({ format: 'date-time', description: "an instant in the future (RFC 3339 with offset), after scheduled_for and at most 30 days after the send time (scheduled_for, or now): a message not handed to the provider by then ends skipped, reason `expired` (instead of the campaign's expire_after)" })),
         dry_run: Type.Optional(Type.Boolean({ description: 'answer the plan only (200): how many would be sent, skipped as opted out, at the frequency cap or invalid; nothing is written' })),
       }, { additionalProperties: false, examples: [{ segment_id: 5, scheduled_for: '2026-03-03T08:00:00+01:00' }] }),
       response: {
@@ -143,7 +145,7 @@ export function registerCampaignRoutes(app: FastifyInstance, deps: AppDeps): voi
         202: ok('Accepted: the send batch is committed', Type.Object({ batch_id: Type.String({ format: 'uuid' }), plan: ref(SendPlanSchema) }), { batch_id: BATCH_ID_EXAMPLE, plan: exampleOf(SendPlanSchema) }),
         ...adminErrors,
         404: notFound('Campaign not found', 'No such campaign, or it is archived (`Campaign not found`), or the segment is not the campaign company\'s (`Segment not found`)'),
-        422: invalid({ type: 'value_error', loc: ['body', 'scheduled_for'], msg: 'must be in the future' }, 'Invalid body: neither or both of segment_id and contacts, a past or offset-less scheduled_for or expire_at, an expire_at not after scheduled_for, an audience without numbers, more than 100,000 pasted numbers or 1,000,000 segment members'),
+        422: invalid({ type: 'value_error', loc: ['body', 'scheduled_for'], msg: 'must be in the future' }, 'Invalid body: neither or both of segment_id and contacts, a past or offset-less scheduled_for or expire_at, a scheduled_for more than 730 days ahead, an expire_at not after scheduled_for or more than 30 days after the send time, an audience without numbers, more than 100,000 pasted numbers or 1,000,000 segment members'),
       },
     },
   }, async (request, reply) => {
@@ -158,7 +160,9 @@ export function registerCampaignRoutes(app: FastifyInstance, deps: AppDeps): voi
     if (b.scheduled_for !== undefined) {
       sendAt = Date.parse(b.scheduled_for);
       if (!Number.isFinite(sendAt) || !/(Z|[+-]\d{2}:\d{2})$/i.test(b.scheduled_for)) throw invalidInput(['body', 'scheduled_for'], 'an RFC 3339 date-time with an offset', 'value_error', b.scheduled_for);
-      if (sendAt <= now) throw invalidInput(['body', 'scheduled_for'], 'must be in the future', 'value_error', b.scheduled_for);
+      const problem = sendTimeProblem(sendAt, now);
+      if (problem === 'past') throw invalidInput(['body', 'scheduled_for'], 'must be in the future', 'value_error', b.scheduled_for);
+      if (problem === 'too_far') throw invalidInput(['body', 'scheduled_for'], `must be at most 730 days ahead (not after ${new Date(now + SCHEDULE_AHEAD_MAX_MS).toISOString()})`, 'value_error', b.scheduled_for);
     }
     let expireAt: number | null = null;
     if (b.expire_at !== undefined) {
@@ -166,6 +170,9 @@ export function registerCampaignRoutes(app: FastifyInstance, deps: AppDeps): voi
       if (!Number.isFinite(expireAt) || !/(Z|[+-]\d{2}:\d{2})$/i.test(b.expire_at)) throw invalidInput(['body', 'expire_at'], 'an RFC 3339 date-time with an offset', 'value_error', b.expire_at);
       if (expireAt <= now) throw invalidInput(['body', 'expire_at'], 'must be in the future', 'value_error', b.expire_at);
       if (sendAt !== null && expireAt <= sendAt) throw invalidInput(['body', 'expire_at'], 'must be after scheduled_for', 'value_error', b.expire_at);
+      if (expireAt - (sendAt ?? now) > EXPIRE_AT_AFTER_SEND_MAX_MS) {
+        throw invalidInput(['body', 'expire_at'], `must be at most 30 days after ${sendAt === null ? 'now' : 'scheduled_for'} (not after ${new Date((sendAt ?? now) + EXPIRE_AT_AFTER_SEND_MAX_MS).toISOString()})`, 'value_error', b.expire_at);
+      }
     }
     const company = await sendCompany(db, campaign.company_id);
     const audience: Audience = b.segment_id !== undefined ? { segment_id: b.segment_id } : { contacts: b.contacts! };

@@ -33,8 +33,10 @@ import { contactsCsvStream, exportFileName } from '../../domain/contacts-export.
 import { eraseContact } from '../../domain/erasure.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { recordAudit } from '../../domain/audit.ts';
+import { contactFieldProblems, VARIABLE_NAME } from '../../domain/contact-rules.ts';
 import { listContacts } from '../../db/contacts.ts';
 import type { AppDeps } from '../deps.ts';
+import { AdminValidationError } from './errors.ts';
 import {
   addComponents, adminErrors, commonHeaders, component, exampleOf, idParams, invalid, invalidInput, iso, notFound, ok, ref, rowId, TIME_EXAMPLE,
 } from './components.ts';
@@ -169,10 +171,28 @@ function viewOut(c: ContactView) {
   };
 }
 
-/** Registers the routes of the module comment. */
+/** Most items a refused PUT …/contacts names (the first ones, in order). */
+export const IMPORT_PROBLEMS_SHOWN = 100;
+
+/**
+ * The items of a JSON import that break contact-rules.ts, as admin 422 items (`value_error`, `loc`
+ * `['body', 'contacts', i, 'variables', name]`, or `…, i, 'variables']` for too many, or `…, i,
+ * 'first_name'`), at most IMPORT_PROBLEMS_SHOWN; empty when every item keeps the rules.
+ */
+function importProblems(items: { first_name?: string | null; last_name?: string | null; variables?: Record<string, unknown> | null }[]) {
+  const out: { type: string; loc: (string | number)[]; msg: string }[] = [];
+  for (let i = 0; i < items.length && out.length < IMPORT_PROBLEMS_SHOWN; i++) {
+    for (const p of contactFieldProblems(items[i])) {
+      out.push({ type: 'value_error', loc: ['body', 'contacts', i, p.field, ...(p.variable === undefined ? [] : [p.variable])], msg: p.message });
+    }
+  }
+  return out.slice(0, IMPORT_PROBLEMS_SHOWN);
+}
 
 /** The export's body: CSV text, sent as a stream (documented as a string). */
 const csvBody = Type.Unsafe<string | Readable>({ type: 'string' });
+
+/** Registers the routes of the module comment. */
 export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void {
   const db = deps.database.db;
   const tags = ['operator: contacts'];
@@ -183,14 +203,16 @@ export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void
     bodyLimit: 16 * 1024 * 1024,
     schema: {
       tags, operationId: 'import_contacts', summary: 'Create or update contacts (at most 10,000 a request)',
-      description: 'Phones are normalised with the company\'s default country; given names replace, variables are merged, an opt-out state that changes is recorded with source `operator` (and in the consent ledger). A number whose erased contact had opted out comes back opted out, whatever `opted_out` says.',
+      description: 'Phones are normalised with the company\'s default country; given names replace, variables are merged, an opt-out state that changes is recorded with source `operator` (and in the consent ledger). A number whose erased contact had opted out comes back opted out, whatever `opted_out` says. Names and variables keep the rules of PATCH …/contacts/{phone}: an item that breaks them refuses the request (422, `loc` naming the item and the variable, the first 100 such items) and nothing is written.',
       params: companyParams,
       body: Type.Object({
         contacts: Type.Array(Type.Object({
           phone: Type.String({ maxLength: 64 }),
           first_name: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
           last_name: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
-          variables: Type.Optional(Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()])),
+          variables: Type.Optional(Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], {
+            description: `merged into the stored ones; the rules of PATCH: names a letter or _ then letters, digits, _ (at most 64); string values at most ${VARIABLE_VALUE_MAX} characters; at most ${VARIABLES_MAX} (422 at \`body.contacts.i.variables.NAME\` otherwise)`,
+          })),
           opted_out: Type.Optional(Type.Union([Type.Boolean(), Type.Null()])),
           tags: Type.Optional(Type.Union([tagList(TAGS_MAX, 'replaces the contact\'s tags (absent or null: kept)'), Type.Null()])),
           consent_evidence: Type.Optional(Type.Union([Type.String({ maxLength: 1000 }), Type.Null()], { description: 'what proves an opt-out state this sets (a form\'s wording, a ticket): kept as the consent ledger\'s `evidence.note`' })),
@@ -205,6 +227,8 @@ export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void
     },
   }, async (request) => {
     const company = await getCompany(db, request.params.company_id);
+    const problems = importProblems(request.body.contacts);
+    if (problems.length) throw new AdminValidationError(problems);
     const result = await db.transaction().execute((trx) => importContacts(trx, company.company_id, company.default_country, request.body.contacts));
     await recordAudit(db, { actor: 'admin', action: 'contacts.import', target: `company:${company.company_id}`, company_id: company.company_id, details: result });
     return result;
@@ -326,7 +350,7 @@ export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void
       body: Type.Object({
         first_name: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
         last_name: Type.Optional(Type.Union([Type.String({ maxLength: 255 }), Type.Null()])),
-        variables: Type.Optional(Type.Record(Type.String({ pattern: '^[A-Za-z_][A-Za-z0-9_]{0,63}$' }), Type.Unknown(), {
+        variables: Type.Optional(Type.Record(Type.String({ pattern: VARIABLE_NAME.source }), Type.Unknown(), {
           maxProperties: VARIABLES_MAX, description: `replaces every variable: names a letter or _ then letters, digits, _ (at most 64); string values at most ${VARIABLE_VALUE_MAX} characters`,
         })),
         opted_out: Type.Optional(Type.Boolean()),

@@ -30,7 +30,7 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { recordAudit } from '../../domain/audit.ts';
 import { getCompany } from '../../domain/companies.ts';
 import {
-  createEndpoint, DESCRIPTION_MAX, EVENT_TYPES, findEndpoint, listEndpoints, removeEndpoint, replayEvents, resendEvent,
+  createEndpoint, DESCRIPTION_MAX, EVENT_TYPES, findEndpoint, listEndpoints, removeEndpoint, replayEvents, replaySinceProblem, resendEvent,
   revealEndpointSecret, rotateEndpointSecret, updateEndpoint, URL_MAX, endpointView,
 } from '../../domain/event-endpoints.ts';
 import { selectAttempts } from '../../db/events.ts';
@@ -274,7 +274,7 @@ export function registerEventEndpointRoutes(app: FastifyInstance, deps: AppDeps)
     schema: {
       tags, operationId: 'replay_events', summary: 'Send every subscribed event of the company created since a time again (same ids)',
       params: endpointParams, querystring: companyScope,
-      body: Type.Object({ since: Type.String({ format: 'date-time', description: 'RFC 3339' }) }, { additionalProperties: false, examples: [{ since: '2026-03-01T00:00:00Z' }] }),
+      body: Type.Object({ since: Type.String({ format: 'date-time', description: 'RFC 3339, from 1970-01-01T00:00:00Z to now' }) }, { additionalProperties: false, examples: [{ since: '2026-03-01T00:00:00Z' }] }),
       response: {
         202: ok('Queued for delivery', Type.Object({ events: Type.Integer({ minimum: 0, description: 'events queued again' }) }), { events: 128 }),
         ...adminErrors, 404: endpointNotFound,
@@ -285,6 +285,9 @@ export function registerEventEndpointRoutes(app: FastifyInstance, deps: AppDeps)
   }, async (request, reply) => {
     const since = new Date(request.body.since);
     if (Number.isNaN(since.getTime())) throw invalidInput(['body', 'since'], 'since must be an RFC 3339 time', 'format', request.body.since);
+    // Events are stamped by the database's clock, so `since` is judged by the wall clock.
+    const sinceProblem = replaySinceProblem(since.getTime(), Date.now());
+    if (sinceProblem) throw invalidInput(['body', 'since'], sinceProblem, 'value_error', request.body.since);
     const { endpoint, events } = await replayEvents(db, request.params.endpoint_id, since, request.query.company_id);
     await audit('event_endpoint.replay', endpoint.endpoint_id, endpoint.company_id, { since: since.toISOString(), events });
     return reply.code(202).send({ events });

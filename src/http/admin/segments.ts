@@ -28,7 +28,7 @@ import { notFound } from '../../domain/errors.ts';
 import { PREVIEW_SAMPLE, previewFilter } from '../../domain/dynamic-segments.ts';
 import { FilterError, MAX_CONDITIONS, MAX_DEPTH } from '../../domain/segment-filter.ts';
 import {
-  changeMembers, deleteSegment, getSegment, INVALID_LISTED, listSegments, MAX_MEMBER_ITEMS, MAX_SEGMENTS_PER_COMPANY, MEMBERS_PAGE_MAX,
+  changeMembers, deleteSegment, findSegment, getSegment, INVALID_LISTED, listSegments, MAX_MEMBER_ITEMS, MAX_SEGMENTS_PER_COMPANY, MEMBERS_PAGE_MAX,
   MEMBERS_PAGE_SIZE, membersPage, newSegment, renameSegment, SEGMENT_NAME_MAX, setSegmentFilter, type SegmentSummary,
 } from '../../domain/segments.ts';
 import { selectSegmentCompany } from '../../db/segments.ts';
@@ -195,11 +195,11 @@ export function registerSegmentRoutes(app: FastifyInstance, deps: AppDeps): void
     },
   }, async (request) => {
     const c = await companyOfSegment(deps, request.params.segment_id);
-    const before = await getSegment(db, c.company_id, request.params.segment_id, now());
+    const before = await findSegment(db, c.company_id, request.params.segment_id);
     let after = before;
     await db.transaction().execute(async (trx) => {
       if (request.body.filter !== undefined) {
-        after = await withFilterLoc(() => setSegmentFilter(trx, c.company_id, before.segment_id, request.body.filter, now()));
+        after = await withFilterLoc(() => setSegmentFilter(trx, c.company_id, before.segment_id, request.body.filter));
         await recordAudit(trx, { actor: 'admin', action: 'segment.filter', target: `segment:${before.segment_id}`, company_id: c.company_id, details: { filter: request.body.filter } });
       }
       if (request.body.name !== undefined) {
@@ -207,7 +207,8 @@ export function registerSegmentRoutes(app: FastifyInstance, deps: AppDeps): void
         await recordAudit(trx, { actor: 'admin', action: 'segment.rename', target: `segment:${before.segment_id}`, company_id: c.company_id, details: { from: before.name, to: after.name } });
       }
     });
-    return segmentOut(after, c.company_id);
+    // A dynamic segment's members are counted after the transaction (a scan of the contacts).
+    return segmentOut(after.filter == null ? after : await getSegment(db, c.company_id, after.segment_id, now()), c.company_id);
   });
 
   r.get('/admin/segments/:segment_id', {

@@ -62,13 +62,13 @@ export const templateWarnings = Type.Array(Type.String(), {
 /** `expire_after` as answers show it. */
 export const expireAfterShown = Type.Union([Type.String(), Type.Null()], { description: 'how long its messages stay worth sending (a duration such as `24h`); null: forever. A message not handed to the provider by then ends skipped, reason `expired`' });
 
-/** `expire_after` as requests give it (checked: a positive duration with its unit, or null). */
+/** `expire_after` as requests give it (checked: a duration with its unit from 1s to 30d, or null). */
 export const expireAfterInput = (dflt: string) => Type.Optional(Type.Union([
-  Type.String({ pattern: EXPIRE_AFTER_PATTERN, maxLength: 16, description: 'a duration: a number and a unit (ms, s, m, h, d), e.g. `30m`, `24h`, `2d`' }),
+  Type.String({ pattern: EXPIRE_AFTER_PATTERN, maxLength: 16, description: 'a duration from 1s to 30d: a number and a unit (ms, s, m, h, d), e.g. `30m`, `24h`, `2d`' }),
   Type.Null(),
 ], { description: `how long its messages stay worth sending; null: forever (default ${dflt})` }));
 
-/** The stored expire_after, or 422 at `body.expire_after`. */
+/** The stored expire_after, or 422 at `body.expire_after` (out of 1s..30d, or not a duration). */
 export function expireAfter(value: string | null | undefined): string | null | undefined {
   if (value === undefined) return undefined;
   const problem = expireAfterProblem(value);

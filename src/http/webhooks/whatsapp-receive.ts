@@ -6,11 +6,14 @@
  * 1. The raw body must be JSON of Meta's shape (`object: "whatsapp_business_account"`; a change with
  *    `metadata` (every `messages` change) names digits in `metadata.phone_number_id`, any other names its
  *    WABA in `entry[].id`; template and account changes name what they change): else 400.
- * 2. Every phone_number_id must be a company's WhatsApp channel with an app secret, every WABA id must
- *    be the `waba_id` of at least one WhatsApp channel with an app secret, and `X-Hub-Signature-256`
- *    must verify (constant time) with each of their app secrets: else 401 (an unknown phone_number_id or
- *    WABA is 401 too: nobody here can vouch for the payload). Nothing is written. An app secret that
- *    cannot be decrypted (SECRETS_KEY changed) is 401 too, logged at `error`.
+ * 2. Every phone_number_id must be a company's WhatsApp channel with an app secret, every WABA id of an
+ *    account-level change must be the `waba_id` of at least one WhatsApp channel with an app secret, and
+ *    `X-Hub-Signature-256` must verify (constant time) with each of their app secrets and with the app
+ *    secret of every channel of every WABA the payload names (`entry[].id`, also beside phone numbers):
+ *    else 401 (an unknown phone_number_id or WABA is 401 too: nobody here can vouch for the payload).
+ *    An entry naming a phone number must name that number's WABA ({@link wabaBelongs}): else 401, so a
+ *    payload never applies under another company's WABA. Nothing is written. An app secret that cannot
+ *    be decrypted (SECRETS_KEY changed) is 401 too, logged at `error`.
  * 3. One durable `receipts-apply` job per company is enqueued (a WABA's changes go to each of its
  *    channels), every change is counted in `cms_whatsapp_webhook_changes_total{field, handling}`, then
  *    200 `{"statuses": n, "messages": m}`: the answer waits only for the job INSERT, never for applying.
@@ -89,6 +92,17 @@ const whatsappPayloadSchema = {
   },
 } as const;
 
+/**
+ * The WABA rule of an entry that names a phone number (docs/whatsapp.md "What the service does with a
+ * webhook"): the entry's WABA id `entryWaba` must be the `waba_id` of the channel the number belongs to
+ * (`channelWaba`); a channel without `waba_id` accepts only a WABA id that no WhatsApp channel here has
+ * (`knownWabas`: the waba_ids of the channels of the payload's WABAs). False: the payload is refused.
+ */
+export function wabaBelongs(entryWaba: string, channelWaba: string | null, knownWabas: ReadonlySet<string>): boolean {
+  return channelWaba ? channelWaba === entryWaba : !knownWabas.has(entryWaba);
+}
+
+/** Registers `POST /webhooks/whatsapp` (see the module comment for the checks and answers). */
 export function registerWhatsappReceive(app: FastifyInstance, deps: AppDeps): void {
   app.post('/webhooks/whatsapp', {
     schema: {
@@ -121,7 +135,9 @@ export function registerWhatsappReceive(app: FastifyInstance, deps: AppDeps): vo
       throw err;
     }
     const numberIds = [...new Set(changes.flatMap((c) => (c.phoneNumberId ? [c.phoneNumberId] : [])))];
+    // Every WABA the payload names: of account-level changes, and the entry ids of phone-number changes.
     const wabaIds = [...new Set(changes.flatMap((c) => (c.wabaId ? [c.wabaId] : [])))];
+    const accountWabaIds = new Set(changes.flatMap((c) => (!c.phoneNumberId && c.wabaId ? [c.wabaId] : [])));
     const db = deps.database.db;
     const [channels, wabaChannels] = await Promise.all([
       numberIds.length ? findWhatsappChannels(db, numberIds) : Promise.resolve([]),
@@ -151,7 +167,19 @@ export function registerWhatsappReceive(app: FastifyInstance, deps: AppDeps): vo
     }
     for (const id of wabaIds) {
       const owners = byWaba.get(id) ?? [];
-      if (owners.length === 0 || !owners.every((o) => verifies(o, { waba_id: id }))) return sendDetail(reply, 401, 'Invalid signature');
+      // An account-level change needs someone here to vouch for its WABA; an entry id beside a phone number
+      // is checked against that number's channel below.
+      if ((owners.length === 0 && accountWabaIds.has(id)) || !owners.every((o) => verifies(o, { waba_id: id }))) return sendDetail(reply, 401, 'Invalid signature');
+    }
+    const wabaKnown = new Set(wabaChannels.map((c) => c.waba_id));
+    for (const change of changes) {
+      if (!change.phoneNumberId || change.wabaId === undefined) continue;
+      const channel = byNumber.get(change.phoneNumberId)!;
+      if (!wabaBelongs(change.wabaId, channel.waba_id, wabaKnown)) {
+        request.log.warn({ company_id: channel.company_id, phone_number_id: change.phoneNumberId, waba_id: change.wabaId, channel_waba_id: channel.waba_id },
+          'WhatsApp webhook names a phone number with a WABA id that is not its channel\'s: refused with 401, nothing applied');
+        return sendDetail(reply, 401, 'Invalid signature');
+      }
     }
     const jobs = new Map<number, { statuses: StatusItem[]; messages: InboundItem[]; account: AccountChange[] }>();
     const jobOf = (companyId: number) => {

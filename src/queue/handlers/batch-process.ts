@@ -94,8 +94,11 @@ export const FAN_OUT_STEP = 250;
  */
 export const FAN_OUT_STEP_POSTGRES = 1000;
 
-/** A batch as a fan-out run holds it: the stored row with its items parsed, and its progress. */
-interface FanOutBatch extends BatchRow { batch_id: string; fanned_out: number; cancelled: boolean }
+/**
+ * A batch as a fan-out run holds it: the stored row with its items parsed, its template compiled once
+ * for the run, and its progress.
+ */
+interface FanOutBatch extends BatchRow { batch_id: string; fanned_out: number; cancelled: boolean; compiled: CompiledTemplate }
 
 /**
  * Writes the contacts of `items` (the valid ones) of `batch`; returns them by E.164 number. A
@@ -242,7 +245,7 @@ async function openFanOut(ctx: PipelineContext, batchId: string): Promise<FanOut
       });
       return null;
     }
-    return { ...row, batch_id: batchId, items, fanned_out: row.fanned_out };
+    return { ...row, batch_id: batchId, items, fanned_out: row.fanned_out, compiled: compileTemplate(normaliseTemplate(row.template)) };
   }
 }
 
@@ -275,7 +278,7 @@ async function prepareStep(ctx: PipelineContext, batch: FanOutBatch, from: numbe
     : await cappedRecipients(ctx.db, { companyId: batch.company_id, kind: batch.kind, campaignId: batch.source_id },
       items.flatMap((i) => (i.e164 && !contacts.get(i.e164)!.opted_out ? [i.e164] : [])), now);
   const step: StepContext = {
-    batch_id: batch.batch_id, batch, contacts, compiled: compiledOf(batch), now, cancelled,
+    batch_id: batch.batch_id, batch, contacts, compiled: batch.compiled, now, cancelled,
     held: opensAt > now, opensAt, holdUntil: expiresAt !== null ? Math.min(opensAt, expiresAt) : opensAt,
     expiresAt, expired, capped,
   };
@@ -334,14 +337,6 @@ function prepareAhead(ctx: PipelineContext, batch: FanOutBatch, from: number): P
   })();
   p.catch(() => {});
   return p;
-}
-
-const compiled = new WeakMap<BatchRow, CompiledTemplate>();
-/** The batch's template compiled once per run. */
-function compiledOf(batch: BatchRow): CompiledTemplate {
-  let c = compiled.get(batch);
-  if (!c) compiled.set(batch, c = compileTemplate(normaliseTemplate(batch.template)));
-  return c;
 }
 
 /**

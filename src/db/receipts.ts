@@ -5,6 +5,7 @@
  */
 import { sql } from 'kysely';
 import type { Db } from './database.ts';
+import type { ProviderError } from '../providers/types.ts';
 
 /** A WhatsApp channel as webhooks need it. */
 export interface WhatsappChannelRow {
@@ -57,6 +58,8 @@ export interface ReceiptRow {
   failed_at: number | null;
   error_code: string | null;
   error: string | null;
+  /** The provider's error as given, for a failure (`messages.provider_error`); null keeps none. */
+  provider_error?: ProviderError | null;
 }
 
 /** What became of one receipt: `known` (a message of the company has that id), `applied` (it changed). */
@@ -78,11 +81,13 @@ export async function applyReceipts(db: Db, companyId: number, by: 'provider_mes
   const failed = rows.map((r) => ts(r.failed_at));
   const codes = rows.map((r) => r.error_code);
   const errors = rows.map((r) => r.error);
+  const providerErrors = rows.map((r) => (r.provider_error ? JSON.stringify(r.provider_error) : null));
   const match = by === 'message_id' ? sql`m.message_id = i.id::uuid` : sql`m.provider_message_id = i.id`;
   const { rows: out } = await sql<ReceiptOutcome>`
     WITH i AS (
-      SELECT * FROM unnest(${ids}::text[], ${delivered}::timestamptz[], ${read}::timestamptz[], ${failed}::timestamptz[], ${codes}::text[], ${errors}::text[])
-        AS t(id, delivered_at, read_at, failed_at, error_code, error)
+      SELECT * FROM unnest(${ids}::text[], ${delivered}::timestamptz[], ${read}::timestamptz[], ${failed}::timestamptz[], ${codes}::text[], ${errors}::text[],
+          ${providerErrors}::jsonb[])
+        AS t(id, delivered_at, read_at, failed_at, error_code, error, provider_error)
     ), hit AS (
       SELECT m.message_id, i.*,
         CASE WHEN i.read_at IS NOT NULL THEN 3 WHEN i.delivered_at IS NOT NULL THEN 2 ELSE 0 END AS rank_in
@@ -95,6 +100,7 @@ export async function applyReceipts(db: Db, companyId: number, by: 'provider_mes
         failed_at = CASE WHEN h.rank_in = 0 THEN h.failed_at ELSE x.failed_at END,
         error_code = CASE WHEN h.rank_in = 0 THEN h.error_code ELSE x.error_code END,
         error = CASE WHEN h.rank_in = 0 THEN coalesce(h.error, 'failed') ELSE x.error END,
+        provider_error = CASE WHEN h.rank_in = 0 THEN h.provider_error ELSE x.provider_error END,
         updated_at = now()
       FROM hit h
       WHERE x.message_id = h.message_id AND (

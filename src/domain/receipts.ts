@@ -24,6 +24,9 @@ export interface StatusItem {
   at: number;
   code?: string;
   title?: string;
+  /** Meta's `message` and `error_data.details` of a failed WhatsApp status (kept in `provider_error`). */
+  message?: string;
+  details?: string;
 }
 
 /** One inbound message as the job carries it. `from`: the sender's digits as WhatsApp sends them (no +). */
@@ -115,6 +118,8 @@ function parseStatus(s: unknown, where: string): StatusItem | null {
     if (typeof e.code === 'number' || typeof e.code === 'string') item.code = String(e.code).slice(0, 64);
     const title = typeof e.title === 'string' ? e.title : typeof e.message === 'string' ? e.message : undefined;
     if (title) item.title = title.slice(0, 1024);
+    if (typeof e.message === 'string') item.message = e.message.slice(0, 1024);
+    if (isObject(e.error_data) && typeof e.error_data.details === 'string') item.details = e.error_data.details.slice(0, 1024);
   }
   return item;
 }
@@ -283,7 +288,7 @@ export function collapseStatuses(items: StatusItem[]): CollapsedReceipt[] {
   for (const s of items) {
     if (s.status === 'sent') continue;
     let r = byId.get(s.id);
-    if (!r) byId.set(s.id, (r = { id: s.id, delivered_at: null, read_at: null, failed_at: null, error_code: null, error: null }));
+    if (!r) byId.set(s.id, (r = { id: s.id, delivered_at: null, read_at: null, failed_at: null, error_code: null, error: null, provider_error: null }));
     const min = (a: number | null, b: number) => (a === null ? b : Math.min(a, b));
     if (s.status === 'delivered') r.delivered_at = min(r.delivered_at, s.at);
     else if (s.status === 'read') r.read_at = min(r.read_at, s.at);
@@ -291,6 +296,8 @@ export function collapseStatuses(items: StatusItem[]): CollapsedReceipt[] {
       r.failed_at = s.at;
       r.error_code = s.code ?? null;
       r.error = s.title ?? null;
+      // The provider's error as given (docs/whatsapp.md): code, title, message, details.
+      if (s.code !== undefined) r.provider_error = { code: s.code, title: s.title ?? null, message: s.message ?? null, details: s.details ?? null };
     }
   }
   return [...byId.values()];

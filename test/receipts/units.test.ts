@@ -43,8 +43,8 @@ test('collapse: earliest delivered and read per message, first failure, sent dro
     { id: 'c', status: 'sent', at: 1 },
   ]);
   assert.deepEqual(out, [
-    { id: 'a', delivered_at: 10, read_at: 30, failed_at: null, error_code: null, error: null },
-    { id: 'b', delivered_at: null, read_at: null, failed_at: 7, error_code: '131047', error: 'Re-engagement' },
+    { id: 'a', delivered_at: 10, read_at: 30, failed_at: null, error_code: null, error: null, provider_error: null },
+    { id: 'b', delivered_at: null, read_at: null, failed_at: 7, error_code: '131047', error: 'Re-engagement', provider_error: { code: '131047', title: 'Re-engagement', message: null, details: null } },
   ]);
 });
 

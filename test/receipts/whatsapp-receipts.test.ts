@@ -86,12 +86,15 @@ test('out of order, duplicated, unknown and failed receipts: forward only, right
   assert.equal(m2.status, 'failed');
   assert.equal(m2.error_code, '131026');
   assert.equal(m2.error, 'Message undeliverable');
+  // Meta's error as given, as a send-time failure keeps it: code, title, message and details.
+  assert.deepEqual(m2.provider_error, { code: '131026', title: 'Message undeliverable', message: 'Message undeliverable', details: 'Message Undeliverable.' });
   assert.equal(m2.failed_at, iso(T(7)));
   assert.equal(m2.delivered_at, undefined);
   assert.ok(m2.sent_at, 'the send time stays');
   const m3 = m.get(phones[3]);
   assert.equal(m3.status, 'failed');
   assert.equal(m3.error_code, '131047');
+  assert.deepEqual(m3.provider_error, { code: '131047', title: 'Re-engagement message', message: 'Re-engagement message', details: 'More than 24 hours have passed' });
   assert.equal(m3.read_at, undefined, 'a failed message stays failed');
   const m4 = m.get(phones[4]);
   assert.equal(m4.status, 'read');

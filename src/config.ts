@@ -101,6 +101,16 @@ export interface Config {
 /** Thrown when an environment variable has a value that cannot be used; the message names it. */
 export class ConfigError extends Error {}
 
+/** pino's levels, and `silent`. */
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** `LOG_LEVEL` (default `info`); ConfigError naming the setting for anything but a pino level. */
+function logLevel(value: string | undefined): string {
+  if (value === undefined) return 'info';
+  if (!(LOG_LEVELS as readonly string[]).includes(value)) throw new ConfigError(`LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}; got ${JSON.stringify(value.slice(0, 40))}`);
+  return value;
+}
+
 function int(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
   const raw = env[name];
   if (raw === undefined || raw === '') return fallback;
@@ -245,7 +255,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     dataDir: path.resolve(blank(env.DATA_DIR) ?? './data'),
     databaseUrl: blank(env.DATABASE_URL),
     adminToken: blank(env.ADMIN_TOKEN),
-    logLevel: blank(env.LOG_LEVEL) ?? 'info',
+    logLevel: logLevel(blank(env.LOG_LEVEL)),
     secretsKey: blank(env.SECRETS_KEY),
     dbPoolMax: int(env, 'DB_POOL_MAX', 10, 1, 1000),
     workerConcurrency: int(env, 'WORKER_CONCURRENCY', 4, 1, 256),

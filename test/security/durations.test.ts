@@ -189,6 +189,10 @@ test('duration settings: each has a range; a value outside it is a ConfigError n
   }
   assert.throws(() => loadConfig({ SMTP_URL: 'http://mail.example' }), (err: unknown) => err instanceof ConfigError && /^SMTP_URL must/.test(err.message));
   assert.throws(() => loadConfig({ SMTP_URL: 'smtp://mail.example:587' }), (err: unknown) => err instanceof ConfigError && /^MAIL_FROM must/.test(err.message));
+  // Not a duration, but a setting whose bad value used to surface as pino's own error.
+  assert.throws(() => loadConfig({ LOG_LEVEL: 'nope' }), (err: unknown) => err instanceof ConfigError && /^LOG_LEVEL must be one of .*; got "nope"$/.test(err.message));
+  for (const level of ['silent', 'debug', 'warn']) assert.equal(loadConfig({ LOG_LEVEL: level }).logLevel, level);
+  assert.equal(loadConfig({}).logLevel, 'info');
 });
 
 test('cms serve with an absurd DELIVERY_TIMEOUT exits 1 at once, naming it', async () => {

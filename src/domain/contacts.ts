@@ -13,7 +13,7 @@ import {
   type ContactFilter, type ContactHistoryEntry, type ContactRow, type ContactSegment, type InboundView, type SentView,
 } from '../db/contacts.ts';
 import { recordAudit } from './audit.ts';
-import { contactFieldProblems } from './contact-rules.ts';
+import { contactFieldProblems, type ContactFieldProblem } from './contact-rules.ts';
 import { DomainError } from './errors.ts';
 import { countryOf, phoneDigests, toE164 } from './phone.ts';
 
@@ -156,20 +156,33 @@ export interface ImportRow {
   consent_evidence?: string | null;
 }
 
+/** Most items an {@link ImportRulesError} names (the first ones, in order). */
+export const IMPORT_PROBLEMS_SHOWN = 100;
+
+/** An operator import refused, nothing written: its items that break contact-rules.ts (`index` in the request). */
+export class ImportRulesError extends DomainError {
+  readonly problems: (ContactFieldProblem & { index: number })[];
+  constructor(problems: (ContactFieldProblem & { index: number })[]) {
+    super(422, 'contacts break the rules of names and variables');
+    this.problems = problems;
+  }
+}
+
 /**
  * Operator import: normalises phones (company default country), upserts, counts the outcome. Opt-out
  * changes are recorded with source `operator` and evidence `{actor, operation: "import_contacts",
  * note?}` (`note`: the row's `consent_evidence`).
- * Errors: 422 DomainError, nothing written, when an item breaks contact-rules.ts (the route checks
- * first and names the items; this is the last line of defence).
+ * Errors: {@link ImportRulesError} (422, the first IMPORT_PROBLEMS_SHOWN problems), nothing written,
+ * when an item breaks contact-rules.ts.
  */
 export async function importContacts(
   db: Db, companyId: number, defaultCountry: string, items: ImportRow[], actor = 'admin',
 ): Promise<{ created: number; updated: number; invalid: number }> {
-  for (const [i, item] of items.entries()) {
-    const [p] = contactFieldProblems(item);
-    if (p) throw new DomainError(422, `contacts[${i}].${p.field}: ${p.message}`);
+  const problems: (ContactFieldProblem & { index: number })[] = [];
+  for (let i = 0; i < items.length && problems.length < IMPORT_PROBLEMS_SHOWN; i++) {
+    for (const p of contactFieldProblems(items[i])) problems.push({ ...p, index: i });
   }
+  if (problems.length) throw new ImportRulesError(problems.slice(0, IMPORT_PROBLEMS_SHOWN));
   const writes: ContactWrite[] = [];
   let invalid = 0;
   for (const { consent_evidence: note, ...item } of items) {

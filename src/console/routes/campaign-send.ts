@@ -84,9 +84,10 @@ export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps)
     const now = deps.clock.now();
     if (f.when === 'later') {
       sendAt = localToInstant(f.send_at, tz);
+      const problem = sendAt === null ? undefined : sendTimeProblem(sendAt, now);
       if (sendAt === null) errors.send_at = `Enter a date and time (${tz}).`;
-      else if (sendTimeProblem(sendAt, now) === 'past') errors.send_at = `That time has passed: choose a time after ${localTime(now, tz)} ${tz}.`;
-      else if (sendTimeProblem(sendAt, now) === 'too_far') errors.send_at = `That is too far ahead: choose a time at most 730 days from now (before ${localTime(now + SCHEDULE_AHEAD_MAX_MS, tz)} ${tz}).`;
+      else if (problem === 'past') errors.send_at = `That time has passed: choose a time after ${localTime(now, tz)} ${tz}.`;
+      else if (problem === 'too_far') errors.send_at = `That is too far ahead: choose a time at most 730 days from now (before ${localTime(now + SCHEDULE_AHEAD_MAX_MS, tz)} ${tz}).`;
     }
     if (!audience || Object.keys(errors).length) return { errors };
     const timeChange = f.when === 'later' ? localTimeChange(f.send_at, tz) : null;

@@ -26,14 +26,14 @@ import { Type } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { getCompany } from '../../domain/companies.ts';
 import {
-  changeTags, CONTACT_VIEW_LIMIT, getContactView, TAG_CHANGE_MAX, TAG_MAX_LENGTH, TAGS_MAX, importContacts, MIN_SEARCH_DIGITS, parseContactQuery, resolveContact, updateContact,
+  changeTags, CONTACT_VIEW_LIMIT, getContactView, TAG_CHANGE_MAX, TAG_MAX_LENGTH, TAGS_MAX, importContacts, ImportRulesError, MIN_SEARCH_DIGITS, parseContactQuery, resolveContact, updateContact,
   VARIABLE_VALUE_MAX, VARIABLES_MAX, type ContactView,
 } from '../../domain/contacts.ts';
 import { contactsCsvStream, exportFileName } from '../../domain/contacts-export.ts';
 import { eraseContact } from '../../domain/erasure.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { recordAudit } from '../../domain/audit.ts';
-import { contactFieldProblems, VARIABLE_NAME } from '../../domain/contact-rules.ts';
+import { VARIABLE_NAME } from '../../domain/contact-rules.ts';
 import { listContacts } from '../../db/contacts.ts';
 import type { AppDeps } from '../deps.ts';
 import { AdminValidationError } from './errors.ts';
@@ -171,24 +171,6 @@ function viewOut(c: ContactView) {
   };
 }
 
-/** Most items a refused PUT …/contacts names (the first ones, in order). */
-export const IMPORT_PROBLEMS_SHOWN = 100;
-
-/**
- * The items of a JSON import that break contact-rules.ts, as admin 422 items (`value_error`, `loc`
- * `['body', 'contacts', i, 'variables', name]`, or `…, i, 'variables']` for too many, or `…, i,
- * 'first_name'`), at most IMPORT_PROBLEMS_SHOWN; empty when every item keeps the rules.
- */
-function importProblems(items: { first_name?: string | null; last_name?: string | null; variables?: Record<string, unknown> | null }[]) {
-  const out: { type: string; loc: (string | number)[]; msg: string }[] = [];
-  for (let i = 0; i < items.length && out.length < IMPORT_PROBLEMS_SHOWN; i++) {
-    for (const p of contactFieldProblems(items[i])) {
-      out.push({ type: 'value_error', loc: ['body', 'contacts', i, p.field, ...(p.variable === undefined ? [] : [p.variable])], msg: p.message });
-    }
-  }
-  return out.slice(0, IMPORT_PROBLEMS_SHOWN);
-}
-
 /** The export's body: CSV text, sent as a stream (documented as a string). */
 const csvBody = Type.Unsafe<string | Readable>({ type: 'string' });
 
@@ -227,9 +209,13 @@ export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void
     },
   }, async (request) => {
     const company = await getCompany(db, request.params.company_id);
-    const problems = importProblems(request.body.contacts);
-    if (problems.length) throw new AdminValidationError(problems);
-    const result = await db.transaction().execute((trx) => importContacts(trx, company.company_id, company.default_country, request.body.contacts));
+    const result = await db.transaction().execute((trx) => importContacts(trx, company.company_id, company.default_country, request.body.contacts))
+      .catch((err: unknown) => {
+        if (!(err instanceof ImportRulesError)) throw err;
+        throw new AdminValidationError(err.problems.map((p) => ({
+          type: 'value_error', loc: ['body', 'contacts', p.index, p.field, ...(p.variable === undefined ? [] : [p.variable])], msg: p.message,
+        })));
+      });
     await recordAudit(db, { actor: 'admin', action: 'contacts.import', target: `company:${company.company_id}`, company_id: company.company_id, details: result });
     return result;
   });

@@ -27,6 +27,16 @@ const run = Math.floor(Math.random() * 1000);
 let n = 0;
 const phone = () => `+49151${String(run).padStart(3, '0')}${String(8000 + ++n).padStart(5, '0')}`;
 
+/**
+ * The focused element of a page just reached: its autofocus is applied at its next rendering update,
+ * which on a busy machine can come after its load event, so this waits (at most 5 s) until something
+ * other than the body has the focus, then reads it as {@link focused} does.
+ */
+async function focusedOnArrival(page: Page): Promise<{ tag: string; id: string; text: string; data: string[] }> {
+  await page.waitForFunction(() => document.activeElement !== null && document.activeElement !== document.body, null, { timeout: 5000 }).catch(() => {});
+  return focused(page);
+}
+
 /** What has the focus: `tag#id` or `tag[data-…]`, and its text. */
 async function focused(page: Page): Promise<{ tag: string; id: string; text: string; data: string[] }> {
   return page.evaluate(() => {
@@ -160,7 +170,7 @@ describe('main flows in a browser', () => {
       await page.waitForURL(/\/send$/);
 
       // The form: the segment list has the focus; choose with an arrow key, Tab to Review, Enter.
-      assert.equal((await focused(page)).id, 'segment_id', 'the send form starts on the segment list');
+      assert.equal((await focusedOnArrival(page)).id, 'segment_id', 'the send form starts on the segment list');
       await page.keyboard.press('ArrowDown');
       reached = false;
       for (let i = 0; i < 20 && !reached; i++) {
@@ -173,13 +183,13 @@ describe('main flows in a browser', () => {
       await page.locator('[data-plan]').waitFor();
 
       // The review: Confirm send has the focus; Enter confirms.
-      const onReview = await focused(page);
+      const onReview = await focusedOnArrival(page);
       assert.deepEqual([onReview.tag, onReview.text, onReview.data.includes('confirm')], ['button', 'Confirm send', true]);
       await page.keyboard.press('Enter');
       await page.waitForURL(/\/console\/sends\/[0-9a-f-]{36}$/);
 
       // The send's page: its heading has the focus (a screen reader announces which send this is).
-      const onSend = await focused(page);
+      const onSend = await focusedOnArrival(page);
       assert.deepEqual([onSend.tag, onSend.data.includes('sendHeading')], ['h1', true]);
       assert.match(onSend.text, /^Winter — send of /);
       await checkPage(page, 'send page reached by keyboard');

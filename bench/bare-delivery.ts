@@ -11,7 +11,7 @@
  * (`UPDATE … status = 'claimed'` of a `SELECT … FOR UPDATE SKIP LOCKED`, so several copies of it
  * share a table without overlap), a new chunk as soon as fewer than `--connections` rows are waiting;
  * POSTs each row's `rendered` as JSON with up to `--connections` requests in flight on one keep-alive
- * undici Agent of as many connections (default the service's WEBHOOK_CONNECTIONS_PER_ORIGIN), signed
+ * undici Agent of as many connections (default the service's DEFAULT_CONNECTIONS.messages, delivery/client.ts), signed
  * with the `standardwebhooks` library as the service signs (delivery/sign.ts: `webhook-id` the
  * message id, `webhook-timestamp`, `webhook-signature`); and marks the 2xx ones `sent` in one UPDATE
  * per 100 rows or 200 ms (the service's flush, queue/handlers/messages-deliver.ts). Nothing else:
@@ -25,7 +25,7 @@ import { parseArgs } from 'node:util';
 import pg from 'pg';
 import { Webhook } from 'standardwebhooks';
 import { Agent, request } from 'undici';
-import { WEBHOOK_CONNECTIONS_PER_ORIGIN } from '../src/providers/webhook.ts';
+import { DEFAULT_CONNECTIONS } from '../src/delivery/client.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -34,7 +34,7 @@ const { values: args } = parseArgs({
     secret: { type: 'string' },
     table: { type: 'string', default: 'bare_messages' },
     claim: { type: 'string', default: '500' },
-    connections: { type: 'string', default: String(WEBHOOK_CONNECTIONS_PER_ORIGIN) },
+    connections: { type: 'string', default: String(DEFAULT_CONNECTIONS.messages) },
   },
 });
 if (!args.db || !args.url || !args.secret) throw new Error('--db, --url and --secret are required');

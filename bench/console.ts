@@ -145,7 +145,7 @@ async function peopleIds(base: string, client: pg.Client, companyId: number): Pr
   await owner.submit(page, `${page}/reset-link`, {});
   const token = /\/console\/password-reset\/([A-Za-z0-9_-]+)/.exec((await owner.request('GET', page)).text)?.[1];
   // A contacts import, for its progress page (the api-only server leaves it queued).
-  const imported = await fetch(`${base}/admin/companies/${companyId}/contacts/imports`, {
+  const imported = await fetch(`${base}/admin/companies/${companyId}/contact-imports`, {
     method: 'POST', headers: { authorization: `Bearer ${ADMIN}`, 'content-type': 'text/csv' }, body: 'phone,first_name\n+4915199999999,Radia\n',
   });
   const importId = String(((await imported.json()) as { import_id: number }).import_id);

@@ -100,7 +100,7 @@ async function main(): Promise<void> {
   const writeMs = performance.now() - w0;
   const deliveries = await pendingDeliveries();
   const t0 = performance.now();
-  const loop = startEventLoop({ database: service.deps.database, logger, clock: service.deps.clock, secrets: service.secrets, config });
+  const loop = startEventLoop({ database: service.deps.database, logger, clock: service.deps.clock, secrets: service.secrets, config, delivery: service.deps.delivery });
   while ((await pendingDeliveries()) > 0) await new Promise((r) => setTimeout(r, 20));
   const fanoutMs = performance.now() - t0;
   const received = await eventsRx.count();
@@ -112,7 +112,7 @@ async function main(): Promise<void> {
   console.error(JSON.stringify({ phase1 }));
 
   // Phase 2: message delivery with and without an event load, interleaved.
-  const workers = await startWorkers({ database: service.deps.database, boss: service.deps.boss, logger, clock: service.deps.clock, secrets: service.secrets, config });
+  const workers = await startWorkers({ database: service.deps.database, boss: service.deps.boss, logger, clock: service.deps.clock, secrets: service.secrets, config, delivery: service.deps.delivery });
   const batches = Number(values.batches);
   const size = Number(values.size);
   const eventLoad = Number(values['event-load']);

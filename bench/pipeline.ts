@@ -141,7 +141,7 @@ async function main(): Promise<void> {
     await session.post('Profiler.start');
   }
   const t0 = performance.now();
-  const workers = await startWorkers({ database: service.deps.database, boss: service.deps.boss, logger, clock: service.deps.clock, secrets: service.secrets, config });
+  const workers = await startWorkers({ database: service.deps.database, boss: service.deps.boss, logger, clock: service.deps.clock, secrets: service.secrets, config, delivery: service.deps.delivery });
   for (;;) {
     const row = await db.selectFrom('batches').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '<>', 'completed').executeTakeFirstOrThrow();
     if (Number(row.n) === 0) break;

@@ -11,7 +11,8 @@ import pino, { type Logger } from 'pino';
 import type { Config, Role } from './config.ts';
 import { openPglite, openPostgres, type Database } from './db/database.ts';
 import { migrate } from './db/migrate.ts';
-import { parseAddressPolicy } from './domain/network-guard.ts';
+import { createDeliveryClient } from './delivery/client.ts';
+import { parseAddressPolicy } from './delivery/network-guard.ts';
 import { secretBox, type SecretBox } from './domain/secrets.ts';
 import { argon2Hashing, type PasswordHashing } from './domain/users.ts';
 import { buildApp } from './http/app.ts';
@@ -23,6 +24,7 @@ import { AutomationLookups } from './domain/automations.ts';
 import { MemoryRateLimiter, type RateLimiter } from './http/rate-limit.ts';
 import { PgRateLimiter } from './http/rate-limit-pg.ts';
 import { smtpMailer } from './providers/mail.ts';
+import { createTemplatesApi } from './providers/whatsapp/templates-api.ts';
 import { batchProcessJobs, jobQueue, startBoss, type Boss } from './queue/boss.ts';
 // The workers and the event loop (job handlers, schedulers, the events-out loop) are imported only by
 // the roles that run them: an API process never loads their modules.
@@ -115,13 +117,17 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
   // is shared by every API process.
   const rateLimiter: RateLimiter = opts.rateLimiter ?? (database.kind === 'postgres' ? new PgRateLimiter(database) : new MemoryRateLimiter());
   const addressPolicy = parseAddressPolicy(config.providerAllowedHosts);
+  // The one outbound HTTP client (delivery/client.ts): guard, agents, answer caps, classifier; every
+  // request to the outside (providers, events, test events, Meta's template endpoints) goes through it.
+  const delivery = createDeliveryClient({ policy: addressPolicy, timeoutMs: config.deliveryTimeoutMs, connections: { events: Math.max(config.eventConcurrency, 16) } });
   // The durable accept and the domain's job queue: the queue's side is handed in, the domain never imports it.
   const acceptor = new AcceptStore(database, batchProcessJobs(boss));
   const jobs = jobQueue(boss);
   const automationLookups = new AutomationLookups(database.db, clock);
   const mailer = config.smtpUrl ? smtpMailer(config.smtpUrl, config.mailFrom!) : undefined;
   const passwords = opts.passwordHashing ?? argon2Hashing();
-  const deps: AppDeps = { config, database, boss, acceptor, jobs, automationLookups, rateLimiter, auth, clock, logger, adminToken, passwords, sealSecret: (s) => secrets.seal(s), openSecret: (s) => secrets.open(s), addressPolicy, mailer, compiledSchemas: opts.compiledSchemas };
+  const catalogue = { api: createTemplatesApi({ client: delivery }), openSecret: (s: string) => secrets.open(s), clock };
+  const deps: AppDeps = { config, database, boss, acceptor, jobs, automationLookups, rateLimiter, auth, clock, logger, adminToken, passwords, sealSecret: (s) => secrets.seal(s), openSecret: (s) => secrets.open(s), addressPolicy, delivery, catalogue, mailer, compiledSchemas: opts.compiledSchemas };
   const app = await buildApp(deps);
   // Requests before background work (db/foreground-gate.ts): the gate knows which requests are in flight.
   app.server.prependListener('request', (_req, res) => { res.once('close', database.gate.requestStarted()); });
@@ -130,9 +136,9 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
   if (role === 'worker' || role === 'all') {
     const [{ startWorkers }, { startEventLoop }] = await Promise.all([import('./queue/workers.ts'), import('./queue/events/loop.ts')]);
     // Background work: on the embedded database its statements give way to requests' (db/foreground-gate.ts).
-    workers = await database.runInBackground(() => startWorkers({ database, boss, logger, clock, secrets, config }));
+    workers = await database.runInBackground(() => startWorkers({ database, boss, logger, clock, secrets, config, delivery }));
     // Events out to companies (docs/events.md): their own loop, apart from message delivery.
-    eventLoop = database.runInBackground(() => startEventLoop({ database, logger, clock, secrets, config }));
+    eventLoop = database.runInBackground(() => startEventLoop({ database, logger, clock, secrets, config, delivery }));
   }
   let closed = false;
   return {
@@ -146,6 +152,7 @@ export async function startService(config: Config, opts: ServiceOptions = {}): P
       await app.close();
       await workers?.stop();
       await eventLoop?.stop();
+      await delivery.close();
       await boss.stop({ graceful: true, timeout: 10_000 }).catch((err) => logger.warn({ err }, 'queue stop'));
       await auth.close();
       mailer?.close();

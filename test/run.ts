@@ -1,47 +1,30 @@
 /**
- * `npm test`: runs the given test files (globs) with Node's test runner and prints one line per file,
- * the output of every failing process, the slowest files and the totals.
+ * `npm test` and its tiers: runs the given test files (globs) with Node's test runner and prints one
+ * line per file, the output of every failing process, the slowest files and the totals. What Node's
+ * runner does not do, and this file adds:
  *
- * Processes: a few files to a test process, one after another, each in a suite of its own
- * (test/helpers/run-files.ts; with TEST_GROUP=0 each file has a process of its own),
- * TEST_CONCURRENCY processes at a time (default 3 on PGlite: the files wait on I/O and timers a good
- * part of their time, so a third process keeps 2 cores busy). Most of a small file's CPU time used to be
- * its process starting (Node, the service's modules, PGlite's WebAssembly, cold JIT); a process of
- * several files pays that once. Each file still starts and closes its own servers and databases: on the
- * embedded PGlite every server has a database of its own (a copy of the migrated template,
- * `ensurePgliteTemplate` in test/helpers/server.ts) and ports of its own. Files that read the process's
- * Prometheus counters (ALONE below) get a process of their own.
+ * - tiers (test/README.md): a file named `*.browser.test.ts` drives Chromium, `*.process.test.ts`
+ *   starts child processes, any other `*.test.ts` runs in the test's process. TEST_TIERS (a comma
+ *   list of `unit`, `process`, `browser`; default all three) keeps the files of those tiers only;
+ * - several files to a test process, each in a suite of its own (test/helpers/run-files.ts: the
+ *   process's start, module loading, PGlite's WebAssembly and cold JIT paid once per process, not per
+ *   file), TEST_CONCURRENCY processes at a time (default 3 on PGlite: the files wait on I/O and timers
+ *   a good part of their time; 1 on PostgreSQL, where the files share one database and pg-boss's
+ *   queues). Files that read the process's Prometheus counters (ALONE) get a process of their own;
+ * - packing, longest first, by the wall times of the last run (node_modules/.cache/cms-test/timings.json
+ *   over the committed test/timings.json, a quiet PGlite run; TEST_SAVE_TIMINGS=1 writes this run's
+ *   into it, without files that no longer exist), into about TEST_PROCESSES_PER_WORKER (4) processes
+ *   per worker, so that the run does not end with one long process alone;
+ * - the migrated PGlite template made once before the files start (test/helpers/server.ts
+ *   ensurePgliteTemplate); the files' databases in a directory of this run on a RAM file system
+ *   (/dev/shm; CMS_TEST_TMPDIR), removed at the end; Node's compile cache between processes; V8's
+ *   baseline WebAssembly compiler only (`--liftoff-only`: the optimising one cost more CPU time than it
+ *   saved in processes that live seconds).
  *
- * Scheduling: longest files first (wall times of the last run, kept in
- * node_modules/.cache/cms-test/timings.json, over the committed test/timings.json for a fresh clone; a
- * file never timed counts as long), packed into about PROCESSES_PER_WORKER processes per worker (at
- * least 25 s of estimated wall time each), so the run does not end with one long process alone. The
- * count of processes follows from the share of the total, not from seconds: the wall times of a run on
- * a busy machine are longer, and a fixed number of seconds per process gave more processes (34 instead
- * of 26) exactly when the machine had the least CPU time to spare. Each process costs about a second of
- * CPU time before its first test (the service's modules, PGlite's WebAssembly, cold JIT, the first
- * server), and on 2 cores the suite is bound by CPU time (Chromium's included, which TEST_CPU does not
- * count). On PostgreSQL (TEST_DATABASE_URL) the files share one database and pg-boss's queues in it — one
- * file's workers would take another file's jobs — so one process runs at a time.
- *
- * Other costs kept down without changing what any test runs or asserts:
- * - the migrated PGlite template is made once, before the files start (not by the first files at once);
- * - the files' database directories go to a directory of this run on a RAM file system (/dev/shm when
- *   there is one; CMS_TEST_TMPDIR), removed when the run ends, whatever the files left behind;
- * - Node's compile cache (NODE_COMPILE_CACHE, node_modules/.cache/cms-test/compile) keeps the
- *   compiled service modules between processes (`cms` does the same in production);
- * - V8 compiles PGlite's WebAssembly with its baseline compiler only (`--liftoff-only`): the optimising
- *   compiler's background work on the 8 MB module cost more CPU time than it saved in processes that
- *   run a few seconds, and half the memory. It changes how fast the same code runs, nothing else.
- *
- * Options (environment): TEST_CONCURRENCY=n; TEST_PROCESSES_PER_WORKER=n (default 4); TEST_GROUP=0 gives every file a process of its own (by
- * default several files share one, which saves the start of a process, its module loading and cold JIT
- * per file);
- * CMS_TEST_POOL=0 starts a new server for every file (test/helpers/server.ts enableServerPool);
- * TEST_VERBOSE=1 prints every process's output, not only the failing ones'; TEST_CPU=1 measures each
- * process's CPU time (user + system, its child processes included) and peak memory with /usr/bin/time;
- * TEST_NODE_FLAGS replaces the extra Node flags (default `--liftoff-only`). Exit code: 0 when every file
- * passed, 1 otherwise.
+ * Other options (environment): TEST_GROUP=0 gives every file a process of its own; CMS_TEST_POOL=0
+ * starts a new server for every file; TEST_VERBOSE=1 prints every process's output; TEST_CPU=1 adds
+ * each process's CPU time and peak memory (/usr/bin/time); TEST_NODE_FLAGS replaces `--liftoff-only`.
+ * Exit code: 0 when every file passed, 1 otherwise.
  */
 import { spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -96,10 +79,17 @@ const PROCESSES_PER_WORKER = Number(process.env.TEST_PROCESSES_PER_WORKER ?? 4);
 /** Estimated seconds of a file never timed. */
 const UNKNOWN_S = 20;
 
-/** The files the globs name, relative to the repository root, each once, sorted by name. */
+/** The tiers of test files (test/README.md), and the tier of a file by its name. */
+type Tier = 'unit' | 'process' | 'browser';
+function tierOf(file: string): Tier {
+  return file.endsWith('.browser.test.ts') ? 'browser' : file.endsWith('.process.test.ts') ? 'process' : 'unit';
+}
+const tiers = new Set((process.env.TEST_TIERS ?? 'unit,process,browser').split(',').map((t) => t.trim()).filter(Boolean));
+
+/** The files the globs name, of the tiers kept, relative to the repository root, each once, sorted by name. */
 function expand(globs: string[]): string[] {
   const files = new Set<string>();
-  for (const g of globs) for (const f of fs.globSync(g, { cwd: root })) files.add(f);
+  for (const g of globs) for (const f of fs.globSync(g, { cwd: root })) if (tiers.has(tierOf(f))) files.add(f);
   return [...files].sort();
 }
 
@@ -207,7 +197,7 @@ function makeTemplate(): Promise<boolean> {
 async function main(): Promise<number> {
   const files = expand(process.argv.slice(2));
   if (files.length === 0) {
-    console.error('no test files match', process.argv.slice(2).join(' '));
+    console.error('no test files match', process.argv.slice(2).join(' '), `(tiers ${[...tiers].join(', ')})`);
     return 1;
   }
   if (!onPostgres && !(await makeTemplate())) {
@@ -217,13 +207,36 @@ async function main(): Promise<number> {
   const last = readTimings();
   const estimate = (f: string) => last[f] ?? UNKNOWN_S;
   const total = files.reduce((n, f) => n + estimate(f), 0);
-  const queue = pack(files, estimate, Math.max(25, total / concurrency / PROCESSES_PER_WORKER));
+  // Browser files are packed apart, and one browser process runs at a time beside the others (two when
+  // there are only browser files): Chromium takes a core of its own, and three at once (the longest
+  // files, so the first ones started) slowed each past 15 s.
+  const target = Math.max(25, total / concurrency / PROCESSES_PER_WORKER);
+  const isBrowser = (group: string[]) => tierOf(group[0]) === 'browser';
+  const queue = [...pack(files.filter((f) => tierOf(f) === 'browser'), estimate, target), ...pack(files.filter((f) => tierOf(f) !== 'browser'), estimate, target)]
+    .sort((a, b) => b.reduce((n, f) => n + estimate(f), 0) - a.reduce((n, f) => n + estimate(f), 0));
   const started = performance.now();
   const results: ProcessResult[] = [];
   let nextId = 0;
+  let browsers = 0;
+  const browserLimit = files.every((f) => tierOf(f) === 'browser') ? Math.min(2, concurrency) : 1;
+  let finished: () => void = () => {};
+  /** The next group a worker may start (no browser process past the limit), waiting for one to end if need be. */
+  const take = async (): Promise<string[] | undefined> => {
+    for (;;) {
+      const i = queue.findIndex((g) => !isBrowser(g) || browsers < browserLimit);
+      if (i >= 0) return queue.splice(i, 1)[0];
+      if (queue.length === 0) return undefined;
+      await new Promise<void>((resolve) => { const prev = finished; finished = () => { prev(); resolve(); }; });
+    }
+  };
   const worker = async () => {
-    for (let group = queue.shift(); group !== undefined; group = queue.shift()) {
+    for (let group = await take(); group !== undefined; group = await take()) {
+      if (isBrowser(group)) browsers++;
       const r = await runProcess(group, nextId++);
+      if (isBrowser(group)) browsers--;
+      const wake = finished;
+      finished = () => {};
+      wake();
       results.push(r);
       console.log(lines(r));
       if (!r.ok || verbose) console.log(r.output);
@@ -236,6 +249,10 @@ async function main(): Promise<number> {
   fs.mkdirSync(path.dirname(timingsFile), { recursive: true });
   const measured = fileResults.filter((r) => r.ok).map((r) => [r.file, Number(r.wallS.toFixed(2))]);
   fs.writeFileSync(timingsFile, JSON.stringify({ ...last, ...Object.fromEntries(measured) }, null, 1));
+  if (process.env.TEST_SAVE_TIMINGS === '1') {
+    const kept = Object.entries({ ...readJson(seedTimingsFile), ...Object.fromEntries(measured) }).filter(([f]) => fs.existsSync(path.join(root, f)));
+    fs.writeFileSync(seedTimingsFile, JSON.stringify(Object.fromEntries(kept.sort(([a], [b]) => a.localeCompare(b))), null, 1) + '\n');
+  }
 
   const sum = (k: string) => results.reduce((n, r) => n + (r.counts[k] ?? 0), 0);
   const failed = fileResults.filter((r) => !r.ok);
@@ -244,7 +261,7 @@ async function main(): Promise<number> {
   const cpu = results.every((r) => r.cpuS !== undefined) ? `, cpu ${results.reduce((n, r) => n + (r.cpuS ?? 0), 0).toFixed(0)} s` : '';
   console.log(
     `\n${files.length} files in ${results.length} processes, ${sum('tests')} tests: ${sum('pass')} passed, ${sum('fail')} failed, ${sum('skipped')} skipped, ${sum('todo')} todo, ${sum('cancelled')} cancelled` +
-      ` in ${wallS.toFixed(1)} s (${concurrency} at a time${onPostgres ? ', PostgreSQL' : ', PGlite'}${cpu})`,
+      ` in ${wallS.toFixed(1)} s (${concurrency} at a time${onPostgres ? ', PostgreSQL' : ', PGlite'}, tiers ${[...tiers].join(', ')}${cpu})`,
   );
   if (failed.length > 0) console.log(`failed files:\n${failed.map((r) => `  ${r.file}`).join('\n')}`);
   return failed.length === 0 && results.every((r) => r.ok) ? 0 : 1;

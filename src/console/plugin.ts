@@ -27,6 +27,7 @@ import csrf from '@fastify/csrf-protection';
 import formbody from '@fastify/formbody';
 import helmet from '@fastify/helmet';
 import type { FastifyInstance } from 'fastify';
+import { insertSecretIfAbsent, selectSecret } from '../db/console-secrets.ts';
 import type { Db } from '../db/database.ts';
 import type { AppDeps } from '../http/deps.ts';
 import { findSession } from '../domain/users.ts';
@@ -73,10 +74,8 @@ const BODY_LIMIT = 64 * 1024;
 
 /** The installation's cookie-signing key: created once (random 32 bytes), shared through the database. */
 export async function cookieSecret(db: Db): Promise<string> {
-  await db.insertInto('console_secrets').values({ name: 'cookie_secret', value: randomBytes(32).toString('base64url') })
-    .onConflict((oc) => oc.column('name').doNothing()).execute();
-  const row = await db.selectFrom('console_secrets').select('value').where('name', '=', 'cookie_secret').executeTakeFirstOrThrow();
-  return row.value;
+  await insertSecretIfAbsent(db, 'cookie_secret', randomBytes(32).toString('base64url'));
+  return selectSecret(db, 'cookie_secret');
 }
 
 /** Registers the console under `/console` (see the module comment). */

@@ -44,6 +44,16 @@ export async function revokeKeyRow(db: Db, keyId: number, companyId: number | un
   return q.returning(['company_id']).executeTakeFirst();
 }
 
+/** A key as lists show it. */
+export interface KeyListRow { key_id: number; label: string | null; prefix: string; created_at: Date; last_used_at: Date | null; revoked_at: Date | null }
+
+/** The keys of company `companyId`, oldest first, revoked ones included. */
+export async function selectCompanyKeys(db: Db, companyId: number): Promise<KeyListRow[]> {
+  return db.selectFrom('api_keys')
+    .select(['key_id', 'label', 'prefix', 'created_at', 'last_used_at', 'revoked_at'])
+    .where('company_id', '=', companyId).orderBy('key_id').execute();
+}
+
 /** Sets `last_used_at` of the keys to `at`. */
 export async function touchKeyRows(db: Db, keyIds: number[], at: Date): Promise<void> {
   await db.updateTable('api_keys').set({ last_used_at: at }).where('key_id', 'in', keyIds).execute();

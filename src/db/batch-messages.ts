@@ -2,13 +2,21 @@
  * The statements of a batch's message pages and progress (the rules — cursors, limits, what a phone
  * filter means, the rate — are src/domain/batch-messages.ts's). One statement per function.
  */
-import { sql } from 'kysely';
+import { sql, type Selectable } from 'kysely';
 import type { Db } from './database.ts';
-import type { MessageStatus } from './schema.ts';
+import type { MessagesTable, MessageStatus } from './schema.ts';
 
 /** The columns of `messages` a MessageView (src/domain/batches.ts) is made of. */
 export const MESSAGE_COLUMNS = ['message_id', 'phone', 'status', 'reason', 'error', 'error_code', 'attempts', 'scheduled_for', 'next_attempt_at',
   'provider_message_id', 'sent_at', 'delivered_at', 'read_at', 'failed_at', 'provider_error', 'expires_at', 'rendered'] as const;
+
+/** A message row of the MESSAGE_COLUMNS, as the statements here answer it. */
+export type MessageColumnsRow = Pick<Selectable<MessagesTable>, (typeof MESSAGE_COLUMNS)[number]>;
+
+/** Every message of batch `batchId` (a lower-case UUID) in batch order (seq), its MESSAGE_COLUMNS. */
+export async function selectBatchMessages(db: Db, batchId: string) {
+  return db.selectFrom('messages').select([...MESSAGE_COLUMNS]).where('batch_id', '=', batchId).orderBy('seq').execute();
+}
 
 /** The batch's company and its default country (scoped by `companyId` when given), without counting its messages. */
 export async function findBatchCompany(db: Db, batchId: string, companyId?: number): Promise<{ company_id: number; default_country: string } | undefined> {

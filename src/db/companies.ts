@@ -48,3 +48,13 @@ export async function selectCompanies(db: Db, limit: number): Promise<CompanyRow
 export async function selectDefaultCountry(db: Db, companyId: number): Promise<string> {
   return (await db.selectFrom('companies').select('default_country').where('company_id', '=', companyId).executeTakeFirstOrThrow()).default_country;
 }
+
+/** True when company `companyId` exists. */
+export async function companyExists(db: Db, companyId: number): Promise<boolean> {
+  return (await db.selectFrom('companies').select('company_id').where('company_id', '=', companyId).executeTakeFirst()) !== undefined;
+}
+
+/** Locks company `companyId`'s row (FOR NO KEY UPDATE) until the transaction `db` ends. */
+export async function lockCompanyRow(db: Db, companyId: number): Promise<void> {
+  await db.selectFrom('companies').select('company_id').where('company_id', '=', companyId).forNoKeyUpdate().execute();
+}

@@ -291,3 +291,94 @@ export async function contactsByPhone(db: Db, companyId: number, phones: string[
     WHERE company_id = ${companyId} AND phone = ANY(${phones}::text[])`.execute(db);
   return rows;
 }
+
+/** A contact as an upsert left it (`created`: inserted by this statement). */
+export interface StoredContactRow {
+  contact_id: number;
+  phone: string;
+  first_name: string | null;
+  last_name: string | null;
+  variables: Record<string, unknown>;
+  opted_out: boolean;
+  created: boolean;
+}
+
+/**
+ * The columns of an upsert, one entry per distinct E.164 number (index i of each array is one
+ * contact): the number, its SHA-256 digests (hex, with and without `+`), names, variables (JSON text),
+ * the opt-out state given (null: none), its evidence (JSON text or null) and its country.
+ */
+export interface ContactUpsertColumns {
+  phones: string[]; plus: string[]; bare: string[]; first: (string | null)[]; last: (string | null)[];
+  vars: string[]; opted: (boolean | null)[]; proofs: (string | null)[]; countries: string[];
+}
+
+/**
+ * Inserts missing contacts and updates the names, variables (merged) and country of existing ones, in
+ * one statement; every written contact as stored afterwards. A new contact whose number belonged to an
+ * erased contact starts in the state of the number's latest ledger entry (src/domain/contacts.ts
+ * `upsertContacts` says when); otherwise an opt-out given records `source` and now.
+ */
+export async function upsertContactRows(db: Db, companyId: number, c: ContactUpsertColumns, source: string): Promise<StoredContactRow[]> {
+  // `s`: the latest ledger entry of an erased contact with the same number (the partial index
+  // consent_ledger_erased holds only those, so a number never erased costs one probe of a tiny index,
+  // and a company without erasures none: the uncorrelated EXISTS runs once, as a one-time filter).
+  const { rows } = await sql<StoredContactRow>`
+    INSERT INTO contacts AS c (company_id, phone, sha256_plus, sha256_bare, first_name, last_name, variables, opted_out, opt_out_source, opt_out_at, opt_out_evidence, country)
+    SELECT ${companyId}, t.phone, decode(t.plus, 'hex'), decode(t.bare, 'hex'), t.first_name, t.last_name, t.variables,
+      coalesce(s.opted_out, false) OR coalesce(t.opted_out, false),
+      CASE WHEN s.opted_out THEN s.source WHEN t.opted_out THEN ${source}::text END,
+      CASE WHEN s.opted_out THEN s.at WHEN t.opted_out THEN now() END,
+      CASE WHEN s.opted_out THEN s.evidence WHEN t.opted_out THEN t.evidence END, t.country
+    FROM unnest(${c.phones}::text[], ${c.plus}::text[], ${c.bare}::text[], ${c.first}::text[], ${c.last}::text[], ${c.vars}::jsonb[], ${c.opted}::bool[], ${c.proofs}::jsonb[], ${c.countries}::text[])
+      AS t(phone, plus, bare, first_name, last_name, variables, opted_out, evidence, country)
+    LEFT JOIN LATERAL (
+      SELECT l.opted_out, l.source, l.at, l.evidence FROM consent_ledger l
+      WHERE EXISTS (SELECT 1 FROM consent_ledger e WHERE e.company_id = ${companyId} AND e.erased)
+        AND l.company_id = ${companyId} AND l.phone_sha256 = decode(t.plus, 'hex') AND l.erased
+      ORDER BY l.entry_id DESC LIMIT 1) s ON true
+    ON CONFLICT (company_id, phone) DO UPDATE SET
+      first_name = coalesce(EXCLUDED.first_name, c.first_name),
+      last_name  = coalesce(EXCLUDED.last_name, c.last_name),
+      variables  = c.variables || EXCLUDED.variables,
+      country    = coalesce(c.country, EXCLUDED.country),
+      updated_at = now()
+    RETURNING contact_id, phone, first_name, last_name, variables, opted_out, (xmax = 0) AS created`.execute(db);
+  return rows;
+}
+
+/**
+ * Sets the opt-out state `opted[i]` (evidence `proofs[i]`, JSON text or null) of the company's contact
+ * with number `phones[i]` where it differs, with `opt_out_source` = `source` and `opt_out_at` = now;
+ * the contacts changed with their new state.
+ */
+export async function updateOptOutStates(
+  db: Db, companyId: number, phones: string[], opted: boolean[], proofs: (string | null)[], source: string,
+): Promise<{ contact_id: number; opted_out: boolean }[]> {
+  const { rows } = await sql<{ contact_id: number; opted_out: boolean }>`
+    UPDATE contacts c SET opted_out = t.opted_out, opt_out_source = ${source}::text, opt_out_at = now(), opt_out_evidence = t.evidence
+    FROM unnest(${phones}::text[], ${opted}::bool[], ${proofs}::jsonb[]) AS t(phone, opted_out, evidence)
+    WHERE c.company_id = ${companyId} AND c.phone = t.phone AND c.opted_out <> t.opted_out
+    RETURNING c.contact_id, c.opted_out`.execute(db);
+  return rows;
+}
+
+/**
+ * The columns an edit by hand may set: names, variables (JSON text), and an opt-out state with its
+ * source, time and evidence (JSON text).
+ */
+export interface ContactFieldsSet {
+  first_name?: string | null; last_name?: string | null; variables?: string;
+  opted_out?: boolean; opt_out_source?: string; opt_out_at?: Date; opt_out_evidence?: string;
+}
+
+/** Writes `set` (and `updated_at` = `now`) into the company's contact `contactId`. */
+export async function updateContactFields(db: Db, companyId: number, contactId: number, set: ContactFieldsSet, now: Date): Promise<void> {
+  await db.updateTable('contacts').set({ ...set, updated_at: now })
+    .where('company_id', '=', companyId).where('contact_id', '=', contactId).execute();
+}
+
+/** Locks the row of contact `contactId` until the transaction ends (two erasures, or an erasure and an edit, run one after the other). */
+export async function lockContactRow(db: Db, contactId: number): Promise<void> {
+  await sql`SELECT 1 FROM contacts WHERE contact_id = ${contactId} FOR UPDATE`.execute(db);
+}

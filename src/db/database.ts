@@ -6,14 +6,17 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { PGlite } from '@electric-sql/pglite';
-import { Kysely, PostgresDialect, sql, type PostgresPool } from 'kysely';
+import { Kysely, PostgresDialect, sql, type PostgresPool, type Transaction } from 'kysely';
 import pg from 'pg';
 import type { DB } from './schema.ts';
 import { pgliteDialect } from './pglite-dialect.ts';
-import { clientClass, openPipelinePool, PgliteStatements } from './driver-tricks.ts';
+import { clientClass, keepLeadingBom, openPipelinePool, PgliteStatements } from './driver-tricks.ts';
 import { ForegroundGate } from './foreground-gate.ts';
 
 export type Db = Kysely<DB>;
+
+/** An open transaction of {@link Db} (what `db.transaction().execute` hands its callback). */
+export type Tx = Transaction<DB>;
 
 /** Runs one SQL text (possibly several statements, no parameters); resolves to the last statement's rows. */
 export type ScriptRunner = (text: string) => Promise<Record<string, unknown>[]>;
@@ -109,6 +112,7 @@ export async function openPglite(dataDir: string, opts: { driverTricks?: boolean
   }
   // Imported here, not at the top: a process on PostgreSQL never loads PGlite (its modules stay out of memory).
   const pgliteModule = await import('@electric-sql/pglite');
+  keepLeadingBom(pgliteModule);
   const pglite = await pgliteModule.PGlite.create(inMemory ? dataDir : path.join(dataDir, 'pglite'), {
     parsers: { [INT8]: parseInt8 },
   });

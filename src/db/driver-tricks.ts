@@ -35,6 +35,11 @@
  *    does not notify. The fetch loops then poll by themselves every 30 s ({@link QUEUE_POLL_SECONDS})
  *    instead of every second: one statement a second per idle worker process instead of eleven
  *    fetches (docs/architecture.md "Queue polling"). Off: no wake-ups, and the loops poll every second.
+ * 7. {@link keepLeadingBom} (PGlite's protocol reader, a class its `protocol.Parser` keeps in a private
+ *    field): PGlite decodes every text of an answer with a `TextDecoder('utf-8')` that drops a leading
+ *    U+FEFF, so a text starting with one came back without it. The reader's `string` method is replaced
+ *    by one decoding with `ignoreBOM: true`, for every parser PGlite makes. Needed for correctness, so it
+ *    runs with the switch off too; checked when applied (it throws when PGlite's reader changed shape).
  */
 import type { ForegroundGate } from './foreground-gate.ts';
 import { createHash, randomBytes } from 'node:crypto';
@@ -157,6 +162,57 @@ export async function notifyDueQueues(db: Db, schema: string, names: readonly st
 export interface PgliteModule {
   protocol: typeof import('@electric-sql/pglite').protocol;
   parse: typeof import('@electric-sql/pglite').parse;
+}
+
+/** The methods of PGlite's protocol reader (its `BufferReader`) that {@link keepLeadingBom} relies on. */
+interface ProtocolReader {
+  string(length: number): string;
+  cstring(): string;
+  bytes(length: number): Uint8Array;
+}
+
+const bomKept = new WeakSet<PgliteModule['protocol']>();
+
+/**
+ * Trick 7: makes PGlite's protocol reader keep a leading U+FEFF of the texts it decodes (column values,
+ * command tags, messages), for every `Parser` of `mod.protocol`, made before or after (the method is
+ * replaced on the reader's class). The reader is found as the one value a new `Parser` stores in a
+ * `WeakMap` (PGlite's build keeps private fields in WeakMaps) with `string`, `cstring` and `bytes`
+ * methods; `WeakMap.prototype.set` is wrapped only during that synchronous constructor call. Then a
+ * DataRow holding `U+FEFF a` is parsed to check the fix took. Throws when the reader cannot be found or
+ * the check fails (a PGlite upgrade changed the reader: see docs/operations.md). Idempotent.
+ */
+export function keepLeadingBom(mod: Pick<PgliteModule, 'protocol'>): void {
+  if (bomKept.has(mod.protocol)) return;
+  const set = WeakMap.prototype.set;
+  let reader: ProtocolReader | undefined;
+  WeakMap.prototype.set = function <K extends WeakKey, V>(this: WeakMap<K, V>, key: K, value: V) {
+    const v = value as Partial<ProtocolReader> | undefined;
+    if (reader === undefined && typeof v === 'object' && v !== null && typeof v.string === 'function' && typeof v.cstring === 'function' && typeof v.bytes === 'function') reader = v as ProtocolReader;
+    return set.call(this, key, value) as WeakMap<K, V>;
+  };
+  try {
+    new mod.protocol.Parser();
+  } finally {
+    WeakMap.prototype.set = set;
+  }
+  if (reader === undefined) throw new Error("PGlite's protocol reader was not found: the leading U+FEFF fix (db/driver-tricks.ts trick 7) no longer applies");
+  const decoder = new TextDecoder('utf-8', { ignoreBOM: true });
+  (Object.getPrototypeOf(reader) as ProtocolReader).string = function string(this: ProtocolReader, length: number): string {
+    return decoder.decode(this.bytes(length));
+  };
+  // Check: a DataRow of one column holding U+FEFF 'a' is parsed back unchanged.
+  const value = Buffer.from('\ufeffa');
+  const row = Buffer.alloc(11 + value.length);
+  row.write('D', 0);
+  row.writeInt32BE(10 + value.length, 1);
+  row.writeInt16BE(1, 5);
+  row.writeInt32BE(value.length, 7);
+  value.copy(row, 11);
+  let fields: unknown;
+  new mod.protocol.Parser().parse(row, (message) => { fields = (message as { fields?: unknown }).fields; });
+  if (JSON.stringify(fields) !== JSON.stringify(['\ufeffa'])) throw new Error("PGlite's protocol reader still drops a leading U+FEFF (db/driver-tricks.ts trick 7)");
+  bomKept.add(mod.protocol);
 }
 
 interface Prepared { name: string; types: number[] }

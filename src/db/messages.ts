@@ -7,7 +7,6 @@
  * and a result is committed only `WHERE status = 'pending'`, so once a final status has committed no
  * claim can select the message again.
  */
-import { randomUUID } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from './database.ts';
 import { executePreparedSql } from './prepared.ts';
@@ -43,17 +42,6 @@ export async function insertMessages(db: Db, batchId: string, companyId: number,
     FROM jsonb_to_recordset(${doc}::jsonb) AS t(
       message_id uuid, seq int, contact_id int8, phone text, status text, reason text, error text,
       scheduled_for timestamptz, held_until timestamptz, rendered jsonb, expires_at timestamptz)`.execute(db);
-}
-
-/**
- * A version 7 UUID (RFC 9562): 48-bit Unix milliseconds, then random bits (those of a v4 UUID from
- * the runtime's buffered generator). Message ids made this way arrive in roughly ascending order, so
- * the primary-key index grows at its right edge.
- */
-export function uuidv7(now = Date.now()): string {
-  const ts = now.toString(16).padStart(12, '0').slice(-12);
-  const r = randomUUID(); // xxxxxxxx-xxxx-4xxx-Nxxx-xxxxxxxxxxxx, variant bits already RFC 9562
-  return `${ts.slice(0, 8)}-${ts.slice(8)}-7${r.slice(15)}`;
 }
 
 /**

@@ -13,6 +13,8 @@
  * The statement returns per bucket how many of its requests it admitted (the first ones, in arrival
  * order), the log's length and oldest time, and the time it decided at: a few integers instead of the log.
  */
+import { sql } from 'kysely';
+import type { Database, Db } from './database.ts';
 import { PREPARED } from './prepared.ts';
 
 /** One request to decide: its bucket and its rule's limit and window. */
@@ -85,4 +87,20 @@ export function rateLimitDecisions(rows: readonly ConsumedBucket[], requests: re
     const resetMs = Math.max(0, Math.ceil((Number(row.oldest_us) - Number(row.decided_us)) / 1000 + r.windowMs));
     return { allowed, remaining: Math.max(0, r.limit - (allowed ? kept + i + 1 : row.total)), resetMs };
   });
+}
+
+/**
+ * Runs {@link CONSUME_RATE_LIMITS} for `requests` (arrival order) on PostgreSQL's pool, as the named
+ * prepared statement `cms_rate_limit_consume_v2`; resolves to its rows, one per bucket. Throws when
+ * `database` has no PostgreSQL pool (the embedded database keeps its limits in memory).
+ */
+export async function consumeRateLimits(database: Pick<Database, 'pgPool'>, requests: readonly RateLimitRequest[]): Promise<ConsumedBucket[]> {
+  if (!database.pgPool) throw new Error('rate limits in the database need PostgreSQL');
+  const { rows } = await database.pgPool.query<ConsumedBucket>({ name: 'cms_rate_limit_consume_v2', text: CONSUME_RATE_LIMITS, values: consumeParams(requests) });
+  return rows;
+}
+
+/** Deletes bucket `key`'s log (`rate_limit_logs`), so that its next request starts a fresh window. */
+export async function deleteRateLimitLog(db: Db, key: string): Promise<void> {
+  await sql`DELETE FROM rate_limit_logs WHERE bucket = ${key}`.execute(db);
 }

@@ -249,6 +249,9 @@ export interface EventAttemptsTable {
   at: Timestamp;
 }
 
+/** 013: what a console user may do: `owner`, `developer` or `marketer` (src/domain/users/roles.ts ROLES). */
+export type ConsoleRole = 'owner' | 'developer' | 'marketer';
+
 /** 004: a person of one company who signs in to the console. */
 export interface ConsoleUsersTable {
   user_id: Generated<number>;
@@ -259,6 +262,8 @@ export interface ConsoleUsersTable {
   password_hash: string;
   created_at: Generated<Timestamp>;
   password_changed_at: Generated<Timestamp>;
+  /** 013: what the user may do in the console. */
+  role: ConsoleRole;
 }
 
 /** 004: an operator's one-time invitation link (only the SHA-256 of its token is stored). */
@@ -270,6 +275,23 @@ export interface ConsoleInvitationsTable {
   created_at: Generated<Timestamp>;
   expires_at: Timestamp;
   accepted_at: Timestamp | null;
+  revoked_at: Timestamp | null;
+  /** 013: the role the person gets on accepting. */
+  role: ConsoleRole;
+  /** 013: audit actor who invited (`admin` or `console:<email>`). */
+  invited_by: string;
+}
+
+/** 013: a one-time password reset link of a console user (only the SHA-256 of its token is stored). */
+export interface ConsolePasswordResetsTable {
+  reset_id: Generated<number>;
+  user_id: number;
+  token_hash: Uint8Array;
+  /** Audit actor who made the link (`admin` or `console:<email>`). */
+  created_by: string;
+  created_at: Timestamp;
+  expires_at: Timestamp;
+  used_at: Timestamp | null;
   revoked_at: Timestamp | null;
 }
 
@@ -325,6 +347,7 @@ export interface DB {
   console_invitations: ConsoleInvitationsTable;
   console_sessions: ConsoleSessionsTable;
   console_login_failures: ConsoleLoginFailuresTable;
+  console_password_resets: ConsolePasswordResetsTable;
   console_secrets: ConsoleSecretsTable;
   idempotency_keys: IdempotencyKeysTable;
   audit_log: AuditLogTable;

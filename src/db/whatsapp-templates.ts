@@ -30,12 +30,6 @@ export interface StoredTemplate extends TemplateRow {
 const iso = (ms: number) => new Date(ms).toISOString();
 const doc = (rows: TemplateRow[]) => JSON.stringify(rows);
 
-/** The stored channel JSON of a company (`companies.channel`), or undefined for an unknown company. */
-export async function companyChannel(db: Db, companyId: number): Promise<Record<string, unknown> | undefined> {
-  const row = await db.selectFrom('companies').select('channel').where('company_id', '=', companyId).executeTakeFirst();
-  return row ? (row.channel as Record<string, unknown>) : undefined;
-}
-
 /** Deletes the company's templates whose ids are not in `keep`; returns how many went. */
 export async function deleteGoneTemplates(db: Db, companyId: number, keep: string[]): Promise<number> {
   const result = await sql`

@@ -1,12 +1,11 @@
 /**
  * The one HTTP agent factory of outbound delivery: a keep-alive undici Agent that connects only to
- * addresses the network guard allows (domain/network-guard.ts `guardedLookup`, checked per connection
- * after DNS, so a changed DNS answer cannot redirect a delivery). The provider registry
- * (providers/index.ts) makes one for message webhooks and the WhatsApp API; the event loop one for
- * event endpoints; a test event one of its own.
+ * addresses the network guard allows (delivery/network-guard.ts `guardedLookup`, checked per connection
+ * after DNS, so a changed DNS answer cannot redirect a delivery). The service's one outbound client
+ * (client.ts) makes them, one per use (messages, events, templates, test events); nothing else does.
  */
 import { Agent } from 'undici';
-import { guardedLookup, type AddressPolicy } from '../domain/network-guard.ts';
+import { guardedLookup, type AddressPolicy } from './network-guard.ts';
 
 export interface DeliveryAgentOptions {
   /** Bound (ms; DELIVERY_TIMEOUT) of connecting and of each wait for headers or body data. */

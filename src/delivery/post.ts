@@ -7,18 +7,17 @@
  *                      injectable clock: receivers compare it with their own clock)
  *   webhook-signature: `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` (the `standardwebhooks` signer)
  *
- * Bounded: the whole attempt (connect to last byte) by `timeoutMs`; the answer is read up to
- * RESPONSE_CAP bytes and its first EXCERPT_CHARS characters kept. An attempt is delivered only when a
+ * Bounded (exchange.ts): the whole attempt (connect to last byte) by `timeoutMs`; the answer is read up
+ * to RESPONSE_CAP bytes (64 KiB) and its first EXCERPT_CHARS characters kept. An attempt is delivered only when a
  * 2xx answer arrived whole, in time and within the cap: a larger answer is cut off (the connection is
  * dropped) and is a retryable failure, like a timeout or a connection closed mid-answer. Never throws.
  */
-import type { Agent } from 'undici';
-import { request } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { Webhook } from 'standardwebhooks';
-import { Attempt, networkFailure, statusFailure, type DeliveryFailure } from './failure.ts';
+import { exchange, RESPONSE_CAP } from './exchange.ts';
+import { statusFailure, type DeliveryFailure } from './failure.ts';
 
-/** Most bytes of an answer read (64 KiB); more is a failed attempt. */
-export const RESPONSE_CAP = 64 * 1024;
+export { RESPONSE_CAP } from './exchange.ts';
 
 /** Characters of the answer kept as its excerpt. */
 export const EXCERPT_CHARS = 256;
@@ -30,7 +29,8 @@ export interface SignedPost {
   /** The exact body sent and signed (JSON text). */
   body: string;
   signer: Webhook;
-  agent: Agent;
+  /** The guarded agent (agent.ts) the request goes through; the delivery client (client.ts) passes its own. */
+  agent: Dispatcher;
   /** One attempt's bound, connect to last byte (ms; DELIVERY_TIMEOUT). */
   timeoutMs: number;
   /** The `user-agent` header. */
@@ -54,46 +54,23 @@ export interface PostOutcome {
 
 /** POSTs `req.body` signed for `req.id` to `req.url` once (see the module comment); never throws. */
 export async function postSigned(req: SignedPost): Promise<PostOutcome> {
-  const started = performance.now();
-  const duration = () => Math.round(performance.now() - started);
-  const attempt = new Attempt(req.timeoutMs, req.signal);
-  try {
-    const now = new Date();
-    const res = await request(req.url, {
-      method: 'POST',
-      dispatcher: req.agent,
-      headers: {
-        'content-type': 'application/json',
-        'user-agent': req.userAgent,
-        'webhook-id': req.id,
-        'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
-        'webhook-signature': req.signer.sign(req.id, now, req.body),
-      },
-      body: req.body,
-      // The agent bounds connecting; `attempt` bounds the whole attempt and drops a too-large answer.
-      headersTimeout: req.timeoutMs,
-      bodyTimeout: req.timeoutMs,
-      signal: attempt.signal,
-    });
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of res.body) {
-      const buf = chunk as Buffer;
-      if (size < EXCERPT_CHARS * 4) chunks.push(buf);
-      size += buf.length;
-      if (size > RESPONSE_CAP) {
-        attempt.cut();
-        break;
-      }
-    }
-    const excerpt = Buffer.concat(chunks).toString('utf8').slice(0, EXCERPT_CHARS) || null;
-    if (size > RESPONSE_CAP) {
-      return { statusCode: res.statusCode, excerpt, durationMs: duration(), failure: { status: 'failed', retryable: true, error: `response larger than ${RESPONSE_CAP} bytes` } };
-    }
-    return { statusCode: res.statusCode, excerpt, durationMs: duration(), failure: statusFailure(res.statusCode, res.headers['retry-after']) };
-  } catch (err) {
-    return { statusCode: null, excerpt: null, durationMs: duration(), failure: networkFailure(err, req.timeoutMs, req.signal, attempt) };
-  } finally {
-    attempt.done();
-  }
+  const now = new Date();
+  const x = await exchange(req.agent, req.timeoutMs, {
+    method: 'POST',
+    url: req.url,
+    headers: {
+      'content-type': 'application/json',
+      'user-agent': req.userAgent,
+      'webhook-id': req.id,
+      'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+      'webhook-signature': req.signer.sign(req.id, now, req.body),
+    },
+    body: req.body,
+    cap: RESPONSE_CAP,
+    signal: req.signal,
+  });
+  // 256 characters need at most 768 bytes of UTF-8: the excerpt is read from the first 1 KiB.
+  const excerpt = x.statusCode === null ? null : x.body.subarray(0, EXCERPT_CHARS * 4).toString('utf8').slice(0, EXCERPT_CHARS) || null;
+  if (!x.answered) return { statusCode: x.statusCode, excerpt, durationMs: x.durationMs, failure: x.failure };
+  return { statusCode: x.statusCode, excerpt, durationMs: x.durationMs, failure: statusFailure(x.statusCode, x.headers['retry-after']) };
 }

@@ -8,7 +8,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import type { Db } from '../db/database.ts';
-import { findActiveKeyByHash, insertApiKey, revokeKeyRow, touchKeyRows } from '../db/api-keys.ts';
+import { findActiveKeyByHash, insertApiKey, revokeKeyRow, selectCompanyKeys, touchKeyRows, type KeyListRow } from '../db/api-keys.ts';
+import { audit, type Actor } from './actor.ts';
 import { DomainError, isRowId } from './errors.ts';
 
 export const KEY_PREFIX = 'cms_live_';
@@ -57,13 +58,30 @@ export function keyDisplayPrefix(key: string): string {
 
 export interface CreatedKey { key_id: number; api_key: string; label: string | null; prefix: string; created_at: Date }
 
-/** Issues a new key for the company; 404 when the company does not exist. */
-export async function createApiKey(db: Db, companyId: number, label: string | null): Promise<CreatedKey> {
-  if (!isRowId(companyId)) throw new DomainError(404, 'Company not found');
+/** The company an actor may manage keys of: its own (console user, API key), or the one named (operator). */
+function keyScope(actor: Actor, companyId?: number): number | undefined {
+  return actor.kind === 'operator' ? companyId : actor.companyId;
+}
+
+/**
+ * Command: issues a new key for company `companyId` (a console actor: its own company only); 404
+ * `Company not found` when the company does not exist (or is not the actor's). Audited as `key.create`
+ * (target `key:<id>`, `{label, prefix}`; never the key).
+ */
+export async function createApiKey(db: Db, actor: Actor, companyId: number, label: string | null): Promise<CreatedKey> {
+  if (!isRowId(companyId) || keyScope(actor, companyId) !== companyId) throw new DomainError(404, 'Company not found');
   const apiKey = generateApiKey();
-  const row = await insertApiKey(db, companyId, hashApiKey(apiKey), keyDisplayPrefix(apiKey), label);
-  if (!row) throw new DomainError(404, 'Company not found');
-  return { key_id: row.key_id, api_key: apiKey, label: row.label, prefix: row.prefix, created_at: row.created_at };
+  return db.transaction().execute(async (trx) => {
+    const row = await insertApiKey(trx, companyId, hashApiKey(apiKey), keyDisplayPrefix(apiKey), label);
+    if (!row) throw new DomainError(404, 'Company not found');
+    await audit(trx, actor, { action: 'key.create', target: `key:${row.key_id}`, companyId, details: { label: row.label, prefix: row.prefix } });
+    return { key_id: row.key_id, api_key: apiKey, label: row.label, prefix: row.prefix, created_at: row.created_at };
+  });
+}
+
+/** The keys of a company, oldest first, revoked ones included (never the keys themselves). */
+export async function listApiKeys(db: Db, companyId: number): Promise<KeyListRow[]> {
+  return selectCompanyKeys(db, companyId);
 }
 
 /**
@@ -78,13 +96,17 @@ export interface ApiKeyLookupCache {
 }
 
 /**
- * Revokes a key (of the company, when given); undefined when no such key exists. Idempotent. Drops
+ * Command: revokes key `keyId` (a console actor: of its own company only). Idempotent: revoking a
+ * revoked key again succeeds and is audited again. Errors (DomainError): 404 `API key not found`. Drops
  * `cache` after the write (`db` must not be a transaction that commits later: a lookup in between would
- * cache the old answer again).
+ * cache the old answer again), then audits `key.revoke` (target `key:<id>`).
  */
-export async function revokeApiKey(db: Db, cache: ApiKeyLookupCache, keyId: number, companyId?: number): Promise<{ company_id: number } | undefined> {
-  if (!isRowId(keyId)) return undefined;
-  return revokeKeyRow(db, keyId, companyId, new Date()).finally(() => cache.invalidate());
+export async function revokeApiKey(db: Db, cache: ApiKeyLookupCache, actor: Actor, keyId: number): Promise<{ company_id: number }> {
+  if (!isRowId(keyId)) throw new DomainError(404, 'API key not found');
+  const revoked = await revokeKeyRow(db, keyId, keyScope(actor), new Date()).finally(() => cache.invalidate());
+  if (!revoked) throw new DomainError(404, 'API key not found');
+  await audit(db, actor, { action: 'key.revoke', target: `key:${keyId}`, companyId: revoked.company_id });
+  return revoked;
 }
 
 /** What authentication resolves a key to: the key and the parts of its company the API needs. */

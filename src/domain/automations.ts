@@ -19,6 +19,7 @@ import {
   setAutomationArchived, setCampaignArchived, updateAutomationRow, updateCampaignRow,
 } from '../db/automations.ts';
 import type { BatchKind } from '../db/schema.ts';
+import { audit, type Actor } from './actor.ts';
 import { DomainError, isRowId, notFound } from './errors.ts';
 import { DEFAULT_CAMPAIGN_EXPIRE_AFTER } from './expiry.ts';
 import { normaliseTemplate, type Template } from './templates.ts';
@@ -244,4 +245,137 @@ export async function archiveSource(
 /** 404 (`Automation not found` / `Campaign not found`, as an unknown one) when `source` is archived: it cannot be sent. */
 export function assertSendable(source: SourceRow): void {
   if (source.archived_at) throw notFoundOf(source.kind);
+}
+
+/** What the commands below need of the service (AppDeps, src/http/deps.ts, has it). */
+export interface SourceDeps {
+  readonly database: { readonly db: Db };
+  readonly automationLookups: AutomationLookups;
+  readonly clock: Clock;
+}
+
+/** The company an actor may act on: null (any) for the operator, its own otherwise. */
+const scopeOf = (actor: Actor): number | null => (actor.kind === 'operator' ? null : actor.companyId);
+
+/** 404 unless `actor` may act on source `id` (any for the operator; the console's and a key's own company's). */
+async function checkScope(db: Db, actor: Actor, kind: SourceKind, id: number): Promise<void> {
+  const scope = scopeOf(actor);
+  if (scope !== null) await findSource(db, kind, id, scope);
+}
+
+/**
+ * Command: defines an automation of company `companyId` ({@link createAutomation}; the template already
+ * checked by the caller) and records `automation.create` (details: the name; the operator's also
+ * `type` and `active`, as its entries always had). 404 `Company not found`; for a console actor or a
+ * key, `companyId` must be its own company.
+ */
+export async function defineAutomation(
+  deps: SourceDeps, actor: Actor, companyId: number,
+  input: { name: string; type: string; active: boolean; template: Template; expire_after?: string | null },
+): Promise<Automation> {
+  const scope = scopeOf(actor);
+  if (scope !== null && scope !== companyId) throw new DomainError(404, 'Company not found');
+  const db = deps.database.db;
+  const a = await createAutomation(db, deps.automationLookups, companyId, input);
+  await audit(db, actor, {
+    action: 'automation.create', target: `automation:${a.automation_id}`, companyId: a.company_id,
+    details: actor.kind === 'operator' ? { name: input.name, type: input.type, active: input.active } : { name: input.name },
+  });
+  return a;
+}
+
+/**
+ * Command: changes an automation's name, type, active flag, template or expiry ({@link
+ * updateAutomation}; only the fields given) and records `automation.update` (details: `name` and
+ * `active` when given, `template_changed`). 404 `Automation not found` (another company's too, for a
+ * console actor or a key).
+ */
+export async function changeAutomation(
+  deps: SourceDeps, actor: Actor, automationId: number,
+  input: { name?: string; type?: string; active?: boolean; template?: Template; expire_after?: string | null },
+): Promise<Automation> {
+  const db = deps.database.db;
+  await checkScope(db, actor, 'automation', automationId);
+  const a = await updateAutomation(db, deps.automationLookups, automationId, input);
+  await audit(db, actor, {
+    action: 'automation.update', target: `automation:${a.automation_id}`, companyId: a.company_id,
+    details: { name: input.name, active: input.active, template_changed: input.template !== undefined },
+  });
+  return a;
+}
+
+/**
+ * Command: activates or deactivates an automation (4.3 refuses an inactive one) and records
+ * `automation.update` with details `{active}`. 404 as {@link changeAutomation}.
+ */
+export async function setAutomationActive(deps: SourceDeps, actor: Actor, automationId: number, active: boolean): Promise<Automation> {
+  const db = deps.database.db;
+  await checkScope(db, actor, 'automation', automationId);
+  const a = await updateAutomation(db, deps.automationLookups, automationId, { active });
+  await audit(db, actor, { action: 'automation.update', target: `automation:${a.automation_id}`, companyId: a.company_id, details: { active } });
+  return a;
+}
+
+/**
+ * Command: defines a campaign of company `companyId` ({@link createCampaign}; the template already
+ * checked) and records `campaign.create` (details: the name, and `ignore_frequency_cap: true` when
+ * set). 404 `Company not found`; for a console actor or a key, `companyId` must be its own company.
+ */
+export async function defineCampaign(
+  deps: SourceDeps, actor: Actor, companyId: number,
+  input: { name: string; template: Template; expire_after?: string | null; ignore_frequency_cap?: boolean },
+): Promise<Campaign> {
+  const scope = scopeOf(actor);
+  if (scope !== null && scope !== companyId) throw new DomainError(404, 'Company not found');
+  const db = deps.database.db;
+  const c = await createCampaign(db, companyId, input);
+  await audit(db, actor, {
+    action: 'campaign.create', target: `campaign:${c.campaign_id}`, companyId: c.company_id,
+    details: { name: c.name, ...(c.ignore_frequency_cap ? { ignore_frequency_cap: true } : {}) },
+  });
+  return c;
+}
+
+/**
+ * Command: changes a campaign's name, template, expire_after and/or ignore_frequency_cap ({@link
+ * updateCampaign}; the template already checked) and records `campaign.update` (details: `name` when
+ * given, `template_changed`, `ignore_frequency_cap` when given). 404 `Campaign not found` (another
+ * company's too, for a console actor or a key).
+ */
+export async function changeCampaign(
+  deps: SourceDeps, actor: Actor, campaignId: number,
+  input: { name?: string; template?: Template; expire_after?: string | null; ignore_frequency_cap?: boolean },
+): Promise<SourceRow> {
+  const db = deps.database.db;
+  await checkScope(db, actor, 'campaign', campaignId);
+  const c = await updateCampaign(db, campaignId, input);
+  await audit(db, actor, {
+    action: 'campaign.update', target: `campaign:${c.id}`, companyId: c.company_id,
+    details: { name: input.name, template_changed: input.template !== undefined, ...(input.ignore_frequency_cap === undefined ? {} : { ignore_frequency_cap: input.ignore_frequency_cap }) },
+  });
+  return c;
+}
+
+/**
+ * Command: whether a campaign ignores the company's frequency cap (docs/audience.md "Frequency caps");
+ * records `campaign.update` with details `{ignore_frequency_cap}`. 404 as {@link changeCampaign}.
+ */
+export async function setCampaignFrequencyCap(deps: SourceDeps, actor: Actor, campaignId: number, ignore: boolean): Promise<SourceRow> {
+  const db = deps.database.db;
+  await checkScope(db, actor, 'campaign', campaignId);
+  const c = await updateCampaign(db, campaignId, { ignore_frequency_cap: ignore });
+  await audit(db, actor, { action: 'campaign.update', target: `campaign:${c.id}`, companyId: c.company_id, details: { ignore_frequency_cap: ignore } });
+  return c;
+}
+
+/**
+ * Command: archives (`archive` true) or restores an automation or campaign at the service clock's now
+ * ({@link archiveSource}) and records `<kind>.archive` / `<kind>.restore` (details `{}`). 404
+ * `Automation not found` / `Campaign not found` (another company's too, for a console actor or a key).
+ */
+export async function setSourceArchived(deps: SourceDeps, actor: Actor, kind: SourceKind, id: number, archive: boolean): Promise<SourceRow> {
+  const db = deps.database.db;
+  const source = await archiveSource(db, deps.automationLookups, kind, id, scopeOf(actor), archive, deps.clock.now());
+  await audit(db, actor, { action: `${kind}.${archive ? 'archive' : 'restore'}`, target: `${kind}:${source.id}`, companyId: source.company_id, details: {} });
+  return source;
 }

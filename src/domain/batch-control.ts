@@ -19,9 +19,11 @@
  *   delivery for every pending, released message again. Pause of a paused batch and resume of a
  *   running one change nothing. Pause or resume of a completed or cancelled batch: 409.
  */
+import type { Clock } from '../clock.ts';
 import type { Db } from '../db/database.ts';
 import { cancelPendingStep, countCancellable, markCancelled, readBatchControl, setPaused, type BatchControl } from '../db/batch-control.ts';
 import { completeBatchIfDone } from '../db/messages.ts';
+import { audit, type Actor } from './actor.ts';
 import { getBatch, type BatchView } from './batches.ts';
 import { DomainError, notFound } from './errors.ts';
 import type { JobQueue } from './job-queue.ts';
@@ -49,12 +51,32 @@ function finished(c: BatchControl): never {
   throw new DomainError(409, c.cancelled ? 'Batch is cancelled' : 'Batch is completed');
 }
 
+/** What the commands below need of the service (AppDeps, src/http/deps.ts, has it). */
+export interface BatchControlDeps {
+  readonly database: { readonly db: Db };
+  readonly jobs: JobQueue;
+  readonly clock: Clock;
+}
+
+/** The company an actor may act on: null (any) for the operator, its own otherwise. */
+const scopeOf = (actor: Actor): number | null => (actor.kind === 'operator' ? null : actor.companyId);
+
 /**
- * Cancels batch `batchId` (see the module comment) at `now` (ms, the service clock); `companyId`
- * scopes it (null: the operator). 404 `Batch not found`. Idempotent.
+ * Command: cancels batch `batchId` (see the module comment) at the service clock's now and records
+ * `batch.cancel` (target `batch:<id>`, details `{cancelled}`, the batch's company). The operator
+ * reaches every batch, a console user or key its company's. 404 `Batch not found`. Idempotent (again:
+ * `cancelled: 0`, recorded again).
  */
-export async function cancelBatch(db: Db, jobs: JobQueue, batchId: string, companyId: number | null, now: number): Promise<CancelResult> {
-  const c = await controlOf(db, batchId, companyId);
+export async function cancelBatch(deps: BatchControlDeps, actor: Actor, batchId: string): Promise<CancelResult> {
+  const db = deps.database.db;
+  const c = await controlOf(db, batchId, scopeOf(actor));
+  const result = await cancelControlled(db, deps.jobs, c, deps.clock.now());
+  await audit(db, actor, { action: 'batch.cancel', target: `batch:${result.batch_id}`, companyId: c.company_id, details: { cancelled: result.cancelled } });
+  return result;
+}
+
+/** Cancels the batch of control row `c` at `now` (ms). */
+async function cancelControlled(db: Db, jobs: JobQueue, c: BatchControl, now: number): Promise<CancelResult> {
   const id = c.batch_id;
   const marked = await db.transaction().execute(async (trx) => {
     const m = await markCancelled(trx, id, now);
@@ -77,16 +99,30 @@ export async function cancelBatch(db: Db, jobs: JobQueue, batchId: string, compa
   return { batch_id: id, ...marked };
 }
 
-/** Pauses batch `batchId` at `now` (ms); answers the batch as it is then. 404; 409 completed or cancelled. */
-export async function pauseBatch(db: Db, batchId: string, companyId: number | null, now: number): Promise<BatchView> {
+/**
+ * Command: pauses batch `batchId` at the service clock's now and records `batch.pause` (details `{}`);
+ * answers the batch as it is then. Scoped as {@link cancelBatch}. 404; 409 completed or cancelled.
+ */
+export async function pauseBatch(deps: BatchControlDeps, actor: Actor, batchId: string): Promise<BatchView> {
+  const db = deps.database.db;
+  const companyId = scopeOf(actor);
   const c = await controlOf(db, batchId, companyId);
   if (c.status === 'completed' || c.cancelled) finished(c);
-  if (!c.paused && !(await setPaused(db, c.batch_id, true, now))) finished(await controlOf(db, c.batch_id, companyId));
-  return getBatch(db, c.batch_id, companyId ?? undefined);
+  if (!c.paused && !(await setPaused(db, c.batch_id, true, deps.clock.now()))) finished(await controlOf(db, c.batch_id, companyId));
+  const batch = await getBatch(db, c.batch_id, companyId ?? undefined);
+  await audit(db, actor, { action: 'batch.pause', target: `batch:${batch.batch_id}`, companyId: batch.company_id, details: {} });
+  return batch;
 }
 
-/** Resumes batch `batchId`; answers the batch as it is then. 404; 409 completed or cancelled. */
-export async function resumeBatch(db: Db, jobs: JobQueue, batchId: string, companyId: number | null, now: number): Promise<BatchView> {
+/**
+ * Command: resumes batch `batchId` and records `batch.resume` (details `{}`); answers the batch as it
+ * is then. Scoped as {@link cancelBatch}. 404; 409 completed or cancelled.
+ */
+export async function resumeBatch(deps: BatchControlDeps, actor: Actor, batchId: string): Promise<BatchView> {
+  const db = deps.database.db;
+  const jobs = deps.jobs;
+  const now = deps.clock.now();
+  const companyId = scopeOf(actor);
   const c = await controlOf(db, batchId, companyId);
   if (c.status === 'completed' || c.cancelled) finished(c);
   if (c.paused) {
@@ -97,5 +133,7 @@ export async function resumeBatch(db: Db, jobs: JobQueue, batchId: string, compa
     });
     if (!resumed) finished(await controlOf(db, c.batch_id, companyId));
   }
-  return getBatch(db, c.batch_id, companyId ?? undefined);
+  const batch = await getBatch(db, c.batch_id, companyId ?? undefined);
+  await audit(db, actor, { action: 'batch.resume', target: `batch:${batch.batch_id}`, companyId: batch.company_id, details: {} });
+  return batch;
 }

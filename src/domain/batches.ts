@@ -6,16 +6,15 @@
  * commit does the caller answer `accepted`: a crash after the answer loses nothing.
  */
 import { randomUUID } from 'node:crypto';
-import { sql, type Selectable } from 'kysely';
-import { MESSAGE_COLUMNS } from '../db/batch-messages.ts';
-import { SHOWN_BATCH_STATUS, type ShownBatchStatus } from '../db/batch-control.ts';
+import { selectBatchMessages, type MessageColumnsRow } from '../db/batch-messages.ts';
+import type { ShownBatchStatus } from '../db/batch-control.ts';
+import { selectBatchViewRows, type BatchViewRow } from '../db/batch-view.ts';
 import type { Db } from '../db/database.ts';
-import type { BatchKind, MessagesTable, MessageStatus } from '../db/schema.ts';
+import type { BatchKind, MessageStatus } from '../db/schema.ts';
 import { batchesAccepted } from '../metrics.ts';
 import type { AnswerRecord, BatchAcceptor } from './accept-writer.ts';
 import { batchCounts } from './batch-counts.ts';
 import { notFound } from './errors.ts';
-import type { ProviderError } from '../providers/types.ts';
 import { toE164 } from './phone.ts';
 
 /** One distinct contact of a batch, as stored in `batches.items` (in request order). */
@@ -144,42 +143,14 @@ export function toJsonText(value: unknown): string {
   }
 }
 
-/**
- * SQL of a batch's waiting messages by reason (a JSON object, null when none), for a query over
- * `batches b`: pending messages with a `reason` (the partial index of migration 017 does not serve a
- * batch, the batch's own index does).
- */
-export const WAITING_BY_REASON = sql<Record<string, number> | null>`(
-  SELECT json_object_agg(w.reason, w.n) FROM (
-    SELECT reason, count(*)::int AS n FROM messages
-    WHERE batch_id = b.batch_id AND status = 'pending' AND reason IS NOT NULL GROUP BY reason) w)`;
-
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
- * A batch with its counts (docs/operator-api.md GET /admin/batches/{id}; the funnel of
- * docs/decisions.md#7-a-messages-life, see BatchCounts); `companyId` scopes the lookup when given. Messages not
- * yet written, and messages waiting for delivery hours or a retry, count as pending, so the counts
- * always add up to the total; `waiting` counts the pending ones that wait for something by reason.
- * Throws notFound for an unknown or malformed id.
+ * The batch view of a row of the one batch reader (src/db/batch-view.ts `selectBatchViewRows`), for
+ * every caller that shows a batch: the funnel counts ({@link batchCounts}), what its pending messages
+ * wait for ({} when nothing, or not read), and whether it was cancelled.
  */
-export async function getBatch(db: Db, batchId: string, companyId?: number): Promise<BatchView> {
-  if (!UUID_RE.test(batchId)) throw notFound('Batch not found');
-  const { rows } = await sql<{
-    batch_id: string; kind: BatchKind; source_id: number; company_id: number; status: ShownBatchStatus; total: number;
-    ignored_contacts: number; created_at: Date; completed_at: Date | null; sent: number; delivered: number; read: number;
-    failed: number; skipped: number; waiting: Record<string, number> | null; cancelled: boolean;
-  }>`
-    SELECT b.batch_id, b.kind, b.source_id, b.company_id, ${SHOWN_BATCH_STATUS} AS status, b.cancelled_at IS NOT NULL AS cancelled,
-           b.total, b.ignored_contacts, b.created_at, b.completed_at,
-           coalesce(m.sent, 0)::int AS sent, coalesce(m.delivered, 0)::int AS delivered, coalesce(m.read, 0)::int AS read,
-           coalesce(m.failed, 0)::int AS failed, coalesce(m.skipped, 0)::int AS skipped, ${WAITING_BY_REASON} AS waiting
-    FROM batches b
-    LEFT JOIN LATERAL cms_batch_status_counts(b.batch_id) m ON true
-    WHERE b.batch_id = ${batchId.toLowerCase()}::uuid
-      AND (${companyId ?? null}::int IS NULL OR b.company_id = ${companyId ?? null}::int)`.execute(db);
-  const row = rows[0];
-  if (!row) throw notFound('Batch not found');
+export function batchViewOf(row: BatchViewRow): BatchView {
   return {
     batch_id: row.batch_id,
     kind: row.kind,
@@ -193,6 +164,84 @@ export async function getBatch(db: Db, batchId: string, companyId?: number): Pro
     created_at: row.created_at,
     completed_at: row.completed_at,
   };
+}
+
+/** What the console says of a send besides its counts: its source's name, its scheduled time, whether it was cancelled. */
+export interface SendLabel {
+  /** The automation's or campaign's name (null when it no longer exists). */
+  source_name: string | null;
+  /** A scheduled campaign send's time (ISO), else null. */
+  send_at: string | null;
+  cancelled: boolean;
+}
+
+/** A batch as the console's Sends pages show it: the batch view and its {@link SendLabel}. */
+export type SendView = BatchView & SendLabel;
+
+/** The {@link SendView} of a row of the batch reader. */
+export function sendViewOf(row: BatchViewRow): SendView {
+  return { ...batchViewOf(row), source_name: row.source_name, send_at: row.send_at, cancelled: row.cancelled };
+}
+
+/** The row of batch `batchId` (of company `companyId` when given); notFound for an unknown or malformed id. */
+async function batchRow(db: Db, batchId: string, companyId?: number): Promise<BatchViewRow> {
+  if (!UUID_RE.test(batchId)) throw notFound('Batch not found');
+  const [row] = await selectBatchViewRows(db, { batchId: batchId.toLowerCase(), companyId });
+  if (!row) throw notFound('Batch not found');
+  return row;
+}
+
+/**
+ * A batch with its counts (docs/operator-api.md GET /admin/batches/{id}; the funnel of
+ * docs/decisions.md#7-a-messages-life, see BatchCounts); `companyId` scopes the lookup when given. Messages not
+ * yet written, and messages waiting for delivery hours or a retry, count as pending, so the counts
+ * always add up to the total; `waiting` counts the pending ones that wait for something by reason.
+ * Throws notFound for an unknown or malformed id.
+ */
+export async function getBatch(db: Db, batchId: string, companyId?: number): Promise<BatchView> {
+  return batchViewOf(await batchRow(db, batchId, companyId));
+}
+
+/** The company's batch `batchId` as a {@link SendView} (the console's send page); notFound as {@link getBatch}. */
+export async function getSend(db: Db, batchId: string, companyId: number): Promise<SendView> {
+  return sendViewOf(await batchRow(db, batchId, companyId));
+}
+
+/**
+ * A company's send batches, newest first, one page at a time (operator API
+ * `GET /admin/companies/{company_id}/batches`, `cms batch list`). Keyset pages:
+ * ordered by (created_at, batch_id) descending; `before` is the batch_id of the last batch of the
+ * previous page, so a page never repeats or skips a batch while new batches are accepted. A `before`
+ * that is not a batch of this company (unknown, malformed, another company's) gives an empty page,
+ * exactly like a batch id past the end. Up to `limit` batches; `next_before`: the cursor of the next
+ * page, null when this page is the last.
+ */
+export async function listCompanyBatches(db: Db, companyId: number, opts: { limit: number; before?: string }): Promise<{ batches: BatchView[]; next_before: string | null }> {
+  if (opts.before !== undefined && !UUID_RE.test(opts.before)) return { batches: [], next_before: null };
+  const rows = await selectBatchViewRows(db, { companyId, before: opts.before?.toLowerCase() ?? null, limit: opts.limit + 1 });
+  const batches = rows.slice(0, opts.limit).map(batchViewOf);
+  return { batches, next_before: rows.length > opts.limit ? batches[batches.length - 1].batch_id : null };
+}
+
+/**
+ * One page of `perPage` of the company's batches (`page` 1-based), newest first (created_at
+ * descending, batch_id ascending) as {@link SendView}s, without `waiting` (the console's Sends list);
+ * `more` tells whether another page follows.
+ */
+export async function listSends(db: Db, companyId: number, page: number, perPage: number): Promise<{ batches: SendView[]; more: boolean }> {
+  const rows = await selectBatchViewRows(db, { companyId, offset: (page - 1) * perPage, limit: perPage + 1 }, { waiting: false });
+  return { batches: rows.slice(0, perPage).map(sendViewOf), more: rows.length > perPage };
+}
+
+/**
+ * A provider's error as stored with a message (`messages.provider_error`): the shape the providers
+ * record (src/providers/types.ts `ProviderError`), named here so the domain knows no provider.
+ */
+export interface StoredProviderError {
+  code: string;
+  title?: string | null;
+  message?: string | null;
+  details?: string | null;
 }
 
 export interface MessageView {
@@ -211,7 +260,7 @@ export interface MessageView {
   read_at?: Date;
   failed_at?: Date;
   /** The provider's error as it gave it: `{code, title, message, details}` (WhatsApp). */
-  provider_error?: ProviderError;
+  provider_error?: StoredProviderError;
   /** Not handed to the provider by then, the message ends skipped / `expired` (docs/whatsapp.md). */
   expires_at?: Date;
   rendered: unknown;
@@ -224,14 +273,11 @@ export interface MessageView {
  */
 export async function listBatchMessages(db: Db, batchId: string, companyId?: number): Promise<MessageView[]> {
   await getBatch(db, batchId, companyId);
-  const rows = await db.selectFrom('messages')
-    .select([...MESSAGE_COLUMNS])
-    .where('batch_id', '=', batchId.toLowerCase()).orderBy('seq').execute();
-  return rows.map(messageView);
+  return (await selectBatchMessages(db, batchId.toLowerCase())).map(messageView);
 }
 
 /** A stored message row (the MESSAGE_COLUMNS) as a MessageView: optional fields only when set. */
-export function messageView(r: Pick<Selectable<MessagesTable>, (typeof MESSAGE_COLUMNS)[number]>): MessageView {
+export function messageView(r: MessageColumnsRow): MessageView {
   return {
     message_id: r.message_id,
     phone: r.phone,
@@ -247,7 +293,7 @@ export function messageView(r: Pick<Selectable<MessagesTable>, (typeof MESSAGE_C
     ...(r.delivered_at ? { delivered_at: r.delivered_at } : {}),
     ...(r.read_at ? { read_at: r.read_at } : {}),
     ...(r.failed_at ? { failed_at: r.failed_at } : {}),
-    ...(r.provider_error ? { provider_error: r.provider_error as unknown as ProviderError } : {}),
+    ...(r.provider_error ? { provider_error: r.provider_error as unknown as StoredProviderError } : {}),
     ...(r.expires_at ? { expires_at: r.expires_at } : {}),
     rendered: r.rendered,
   };

@@ -13,15 +13,22 @@
  *   recipient of the audience (the first one it reaches) by the pipeline's render code
  *   (src/domain/source-tools.ts `previewSource`), and each name the template reads that renders empty
  *   for some recipients (a pasted number that is no contact has neither names nor variables).
+ * - **The command** {@link sendCampaign} (docs/architecture.md "Domain commands"): the one use case
+ *   behind the operator API's `POST /admin/campaigns/{id}/sends` (and so `cms campaign send`) and the
+ *   console's review and confirm (src/console/routes/campaign-send.ts): checks, plan, dry run, audit
+ *   entry and accept, for any actor; the transports only parse, call it and present its answer.
  * - **Send** now or at `send_at` (ms; in the future, at most 730 days ahead: {@link sendTimeProblem}): a `campaign` batch through the accept step of 4.3 / 4.4
  *   (`acceptBatch`), its send time in `overrides.send_at`; `batch-process` fans it out at once and holds
  *   every message until max(send_at, next delivery-hours opening) (`held_until`, released by the
  *   workers' sweep), so a scheduled send uses the hold mechanism of delivery hours.
  */
-import { sql } from 'kysely';
+import type { Clock } from '../clock.ts';
+import { countSegmentMembers, selectSegmentFilterOf, selectSegmentMemberPhones, selectSendCompany } from '../db/campaign-sends.ts';
 import type { Db } from '../db/database.ts';
 import type { DeliveryHours } from '../db/schema.ts';
-import type { AnswerRecord, BatchAcceptor } from './accept-writer.ts';
+import type { BatchAcceptor } from './accept-writer.ts';
+import { audit, type Actor } from './actor.ts';
+import { assertSendable, findSource, type SourceRow } from './automations.ts';
 import { acceptBatch, distinctItems, newBatchId, type BatchItem } from './batches.ts';
 import { instantOf, nextSendTime, wallClockInstants } from './delivery-hours.ts';
 import { selectOptedOutNumbers } from '../db/consent.ts';
@@ -29,7 +36,6 @@ import { countMembers, matchingPhones } from './dynamic-segments.ts';
 import { capFor, cappedRecipients } from './frequency-caps.ts';
 import { DomainError, isRowId, notFound } from './errors.ts';
 import { EXPIRE_AFTER_MAX_MS } from './expiry.ts';
-import type { SourceRow } from './automations.ts';
 import { firstSegmentRecipient, knownVariableNames, missingForNumbers, missingForSegment } from '../db/template-variables.ts';
 import { previewSource, type PreviewResult } from './source-tools.ts';
 import { ALWAYS_KNOWN, checkTemplate } from './templates.ts';
@@ -70,9 +76,7 @@ export interface SendCompany { company_id: number; default_country: string; deli
 
 /** The company of a send; 404 `Company not found`. */
 export async function sendCompany(db: Db, companyId: number): Promise<SendCompany> {
-  const row = isRowId(companyId)
-    ? await db.selectFrom('companies').select(['company_id', 'default_country', 'delivery_hours']).where('company_id', '=', companyId).executeTakeFirst()
-    : undefined;
+  const row = isRowId(companyId) ? await selectSendCompany(db, companyId) : undefined;
   if (!row) throw notFound('Company not found');
   return { company_id: row.company_id, default_country: row.default_country, delivery_hours: (row.delivery_hours ?? null) as DeliveryHours | null };
 }
@@ -124,19 +128,16 @@ export async function audiencePhones(db: Db, companyId: number, audience: Audien
     return audience.contacts;
   }
   if (!isRowId(audience.segment_id)) throw notFound('Segment not found');
-  const seg = await db.selectFrom('segments').select(['segment_id', 'filter'])
-    .where('segment_id', '=', audience.segment_id).where('company_id', '=', companyId).executeTakeFirst();
+  const seg = await selectSegmentFilterOf(db, companyId, audience.segment_id);
   if (!seg) throw notFound('Segment not found');
   if (seg.filter != null) {
     const phones = await matchingPhones(db, companyId, seg.filter, now, MAX_SEGMENT_SEND_CONTACTS);
     if (phones.length > MAX_SEGMENT_SEND_CONTACTS) throw new DomainError(422, `at most ${MAX_SEGMENT_SEND_CONTACTS} numbers per send`);
     return phones;
   }
-  const rows = await db.selectFrom('segment_members as m').innerJoin('contacts as c', 'c.contact_id', 'm.contact_id')
-    .select('c.phone').where('m.segment_id', '=', audience.segment_id).where('c.company_id', '=', companyId)
-    .orderBy('c.contact_id').limit(MAX_SEGMENT_SEND_CONTACTS + 1).execute();
-  if (rows.length > MAX_SEGMENT_SEND_CONTACTS) throw new DomainError(422, `at most ${MAX_SEGMENT_SEND_CONTACTS} numbers per send`);
-  return rows.map((r) => r.phone);
+  const phones = await selectSegmentMemberPhones(db, companyId, audience.segment_id, MAX_SEGMENT_SEND_CONTACTS + 1);
+  if (phones.length > MAX_SEGMENT_SEND_CONTACTS) throw new DomainError(422, `at most ${MAX_SEGMENT_SEND_CONTACTS} numbers per send`);
+  return phones;
 }
 
 /** What a send will do (see the module comment); `send_at`/`opens_at` in ms. */
@@ -182,27 +183,6 @@ export async function planSend(
 }
 
 /**
- * Starts a send of `campaign` (see the module comment); `sendAt` null sends now; `expireAt` (ms), when
- * given, is when its unsent messages expire (`overrides.expire_at`, instead of the campaign's
- * `expire_after`; docs/whatsapp.md "Messages that expire"). Resolves to the batch id once the batch and
- * its job are committed. 422 when nobody is in the audience.
- */
-export async function startCampaignSend(
-  db: Db, acceptor: BatchAcceptor, campaign: SourceRow, items: BatchItem[], sendAt: number | null, expireAt: number | null = null,
-): Promise<string> {
-  if (items.length === 0) throw new DomainError(422, 'the audience has no numbers');
-  const batchId = newBatchId();
-  await acceptBatch(acceptor, {
-    batchId, companyId: campaign.company_id, kind: 'campaign', sourceId: campaign.id, template: campaign.template,
-    items, ignored: 0, overrides: {
-      ...(sendAt === null ? {} : { send_at: new Date(sendAt).toISOString() }),
-      ...(expireAt === null ? {} : { expire_at: new Date(expireAt).toISOString() }),
-    },
-  });
-  return batchId;
-}
-
-/**
  * The plan of a send to segment `segmentId` at `sendAt` (ms), counted in SQL without loading its
  * members (a segment of 100,000 answers in milliseconds): members are contacts, so every number is a
  * valid E.164 one and distinct. With `campaignId` and a frequency cap that applies to it, the
@@ -226,16 +206,9 @@ export async function planSegmentSend(db: Db, company: SendCompany, segmentId: n
     const capped = await cappedOf(total, () => matchingPhones(db, company.company_id, { all: [filter, { field: 'opted_out', op: 'eq', value: false }] }, now, MAX_SEND_CONTACTS));
     return segmentPlan(company, total, optedOut, capped, sendAt);
   }
-  const { rows } = await sql<{ found: boolean; total: number; opted_out: number }>`
-    SELECT EXISTS (SELECT 1 FROM segments WHERE segment_id = ${segmentId} AND company_id = ${company.company_id}) AS found,
-           count(c.contact_id)::int AS total, count(c.contact_id) FILTER (WHERE c.opted_out)::int AS opted_out
-    FROM segment_members m JOIN contacts c ON c.contact_id = m.contact_id AND c.company_id = ${company.company_id}
-    WHERE m.segment_id = ${segmentId}`.execute(db);
-  const row = rows[0];
+  const row = await countSegmentMembers(db, company.company_id, segmentId);
   if (!row?.found) throw notFound('Segment not found');
-  const capped = await cappedOf(row.total, async () => (await db.selectFrom('segment_members as m').innerJoin('contacts as c', 'c.contact_id', 'm.contact_id')
-    .select('c.phone').where('m.segment_id', '=', segmentId).where('c.company_id', '=', company.company_id).where('c.opted_out', '=', false)
-    .limit(MAX_SEND_CONTACTS).execute()).map((r) => r.phone));
+  const capped = await cappedOf(row.total, () => selectSegmentMemberPhones(db, company.company_id, segmentId, MAX_SEND_CONTACTS, { notOptedOut: true }));
   return segmentPlan(company, row.total, row.opted_out, capped, sendAt);
 }
 
@@ -252,31 +225,8 @@ function segmentPlan(company: SendCompany, total: number, optedOut: number, capp
 
 /** The filter of the company's segment `segmentId`: null for a static one, undefined when there is none. */
 async function segmentFilter(db: Db, companyId: number, segmentId: number): Promise<unknown> {
-  const row = await db.selectFrom('segments').select('filter').where('segment_id', '=', segmentId).where('company_id', '=', companyId).executeTakeFirst();
+  const row = await selectSegmentFilterOf(db, companyId, segmentId);
   return row ? row.filter ?? null : undefined;
-}
-
-/**
- * Starts a send of `campaign` to segment `segmentId` whose plan counted `total` members: commits the
- * batch (without items, `overrides.segment_id`) and its job, with `idempotency` (the request's answer)
- * when given, and `expireAt` (ms) when given; batch-process resolves the members at fan-out and sets the
- * batch's total to their number then. Resolves to the batch id. 422 when `total` is 0.
- */
-export async function startSegmentSend(
-  acceptor: BatchAcceptor, campaign: SourceRow, segmentId: number, total: number, sendAt: number | null,
-  opts: { batchId?: string; idempotency?: (batchId: string) => AnswerRecord; expireAt?: number | null } = {},
-): Promise<string> {
-  if (total === 0) throw new DomainError(422, 'the audience has no numbers');
-  const batchId = opts.batchId ?? newBatchId();
-  await acceptBatch(acceptor, {
-    batchId, companyId: campaign.company_id, kind: 'campaign', sourceId: campaign.id, template: campaign.template,
-    items: [], total, ignored: 0, overrides: {
-      segment_id: segmentId,
-      ...(sendAt === null ? {} : { send_at: new Date(sendAt).toISOString() }),
-      ...(opts.expireAt == null ? {} : { expire_at: new Date(opts.expireAt).toISOString() }),
-    },
-  }, opts.idempotency ? { idempotency: opts.idempotency(batchId) } : {});
-  return batchId;
 }
 
 /**
@@ -290,27 +240,143 @@ export async function segmentItems(db: Db, companyId: number, segmentId: number,
     const phones = await matchingPhones(db, companyId, filter, now, MAX_SEGMENT_SEND_CONTACTS);
     return phones.slice(0, MAX_SEGMENT_SEND_CONTACTS).map((phone) => ({ phone, e164: phone }));
   }
-  const rows = await db.selectFrom('segment_members as m').innerJoin('contacts as c', 'c.contact_id', 'm.contact_id')
-    .select('c.phone').where('m.segment_id', '=', segmentId).where('c.company_id', '=', companyId)
-    .orderBy('c.contact_id').limit(MAX_SEGMENT_SEND_CONTACTS).execute();
-  return rows.map((r) => ({ phone: r.phone, e164: r.phone }));
+  const phones = await selectSegmentMemberPhones(db, companyId, segmentId, MAX_SEGMENT_SEND_CONTACTS);
+  return phones.map((phone) => ({ phone, e164: phone }));
+}
+
+/** What {@link sendCampaign} needs of the service (AppDeps, src/http/deps.ts, has it). */
+export interface SendDeps {
+  readonly database: { readonly db: Db };
+  readonly acceptor: BatchAcceptor;
+  readonly clock: Clock;
+}
+
+/** What a campaign send is asked to do (times in ms since the epoch). */
+export interface SendCampaignInput {
+  /** The campaign sent: any company's for the operator, the actor's company's otherwise (404 else). */
+  campaignId: number;
+  audience: Audience;
+  /** When to send; null: now. In the future, at most 730 days ahead ({@link sendTimeProblem}). */
+  sendAt: number | null;
+  /**
+   * When its unsent messages expire (`overrides.expire_at`, instead of the campaign's `expire_after`;
+   * docs/whatsapp.md "Messages that expire"); null or absent: the campaign's. In the future, after
+   * `sendAt`, at most {@link EXPIRE_AT_AFTER_SEND_MAX_MS} after the send time.
+   */
+  expireAt?: number | null;
+  /** Plan only: nothing is written, no audit entry. */
+  dryRun?: boolean;
+  /**
+   * The request's idempotency record, committed with the batch (src/domain/idempotency.ts): its key
+   * and the answer's HTTP status; the answer's body is the batch id.
+   */
+  idempotency?: { key: string; status: number };
+  /**
+   * How the caller named the audience (the console's words, e.g. `segment VIP`): recorded in the
+   * audit entry as `audience`; without it the entry records `segment_id` or the number of `contacts`.
+   */
+  audienceLabel?: string;
+}
+
+/** What a campaign send did: the plan only (dry run), or the send's batch id and its plan. */
+export type SendCampaignResult =
+  | { dryRun: true; campaign: SourceRow; plan: SendPlan; /** Pasted numbers: those that will be sent, in order (for the review); a segment: null. */ recipients: string[] | null }
+  | { dryRun: false; campaign: SourceRow; plan: SendPlan; batchId: string };
+
+/** Why a send was refused (422); each transport words it (the operator API's body, the console's field errors). */
+export type SendProblem =
+  /** `sendAt` or `expireAt` is not in the future. */
+  | 'past'
+  /** `sendAt` is more than 730 days ahead; `limit` is the latest send time (ms). */
+  | 'too_far'
+  /** `expireAt` is not after `sendAt`. */
+  | 'not_after_send'
+  /** `expireAt` is more than 30 days after the send time; `limit` is the latest (ms). */
+  | 'too_long'
+  /** Nobody is in the audience. */
+  | 'empty';
+
+/** A 422 refusal of {@link sendCampaign}: which input (`send_at`, `expire_at` or `audience`) and why. */
+export class SendRejected extends DomainError {
+  readonly field: 'send_at' | 'expire_at' | 'audience';
+  readonly problem: SendProblem;
+  /** The latest acceptable time (ms) for `too_far` and `too_long`. */
+  readonly limit: number | undefined;
+  constructor(field: 'send_at' | 'expire_at' | 'audience', problem: SendProblem, limit?: number) {
+    super(422, problem === 'empty' ? 'the audience has no numbers' : `${field}: ${problem.replaceAll('_', ' ')}`);
+    this.field = field;
+    this.problem = problem;
+    this.limit = limit;
+  }
 }
 
 /**
- * Starts a send of `campaign` to `items` (pasted numbers, planned by planSend) like startCampaignSend,
- * with the request's answer `idempotency(batchId)` committed together with the batch; `batchId` when
- * the caller chose it ({@link newBatchId}).
+ * Sends a campaign, or with `dryRun` plans the send only (docs/operator-api.md `POST
+ * /admin/campaigns/{id}/sends`, the console's review and confirm; see the module comment), for any
+ * actor: the operator reaches every company's campaigns, a console user or API key its company's.
+ *
+ * Checks, in order: the campaign (404 `Campaign not found`, an archived one too), the send time and
+ * expiry ({@link SendRejected} `send_at` / `expire_at`), the company (404), the audience (404
+ * `Segment not found`, 422 too many numbers), then plans it at the service clock's now
+ * ({@link planSegmentSend}: a segment's members are counted in SQL and resolved by batch-process at
+ * fan-out; {@link planSend} for pasted numbers). A dry run answers the plan here. Otherwise an empty
+ * audience is {@link SendRejected} `audience` / `empty`; the audit entry `campaign.send` (target
+ * `batch:<id>`; details `campaign_id`, the audience, `scheduled_for`, `expire_at` when given) is
+ * recorded, then the batch (a segment's without items, `overrides.segment_id`) is committed with its
+ * job and the idempotency record through the accept step. The entry comes first: once the batch commits,
+ * its fan-out may hold the embedded database's one connection (PGlite) for a while, and the answer
+ * must not wait for it. Resolves once the batch is committed.
  */
-export async function startListSend(
-  acceptor: BatchAcceptor, campaign: SourceRow, items: BatchItem[], sendAt: number | null, idempotency: (batchId: string) => AnswerRecord,
-  batchId: string = newBatchId(),
-): Promise<string> {
-  if (items.length === 0) throw new DomainError(422, 'the audience has no numbers');
-  await acceptBatch(acceptor, {
-    batchId, companyId: campaign.company_id, kind: 'campaign', sourceId: campaign.id, template: campaign.template,
-    items, ignored: 0, overrides: sendAt === null ? {} : { send_at: new Date(sendAt).toISOString() },
-  }, { idempotency: idempotency(batchId) });
-  return batchId;
+export async function sendCampaign(deps: SendDeps, actor: Actor, input: SendCampaignInput): Promise<SendCampaignResult> {
+  const db = deps.database.db;
+  const campaign = await findSource(db, 'campaign', input.campaignId, actor.kind === 'operator' ? null : actor.companyId);
+  assertSendable(campaign);
+  const now = deps.clock.now();
+  const sendAt = input.sendAt;
+  const expireAt = input.expireAt ?? null;
+  if (sendAt !== null) {
+    const problem = sendTimeProblem(sendAt, now);
+    if (problem) throw new SendRejected('send_at', problem, problem === 'too_far' ? now + SCHEDULE_AHEAD_MAX_MS : undefined);
+  }
+  if (expireAt !== null) {
+    if (expireAt <= now) throw new SendRejected('expire_at', 'past');
+    if (sendAt !== null && expireAt <= sendAt) throw new SendRejected('expire_at', 'not_after_send');
+    if (expireAt - (sendAt ?? now) > EXPIRE_AT_AFTER_SEND_MAX_MS) throw new SendRejected('expire_at', 'too_long', (sendAt ?? now) + EXPIRE_AT_AFTER_SEND_MAX_MS);
+  }
+  const company = await sendCompany(db, campaign.company_id);
+  const audience = input.audience;
+  let plan: SendPlan;
+  let items: BatchItem[] = [];
+  if ('segment_id' in audience) {
+    // Counted in SQL; the members are resolved by the fan-out, not carried through this command.
+    plan = await planSegmentSend(db, company, audience.segment_id, sendAt ?? now, now, campaign.id);
+    if (input.dryRun) return { dryRun: true, campaign, plan, recipients: null };
+  } else {
+    const phones = await audiencePhones(db, company.company_id, audience, now);
+    const planned = await planSend(db, company, phones, sendAt ?? now, { campaignId: campaign.id, now });
+    if (input.dryRun) return { dryRun: true, campaign, plan: planned.plan, recipients: planned.recipients };
+    plan = planned.plan;
+    items = planned.items;
+  }
+  if (plan.total === 0) throw new SendRejected('audience', 'empty');
+  const batchId = newBatchId();
+  await audit(db, actor, {
+    action: 'campaign.send', target: `batch:${batchId}`, companyId: company.company_id, details: {
+      campaign_id: campaign.id,
+      ...(input.audienceLabel !== undefined ? { audience: input.audienceLabel } : 'segment_id' in audience ? { segment_id: audience.segment_id } : { contacts: items.length }),
+      scheduled_for: sendAt === null ? null : new Date(sendAt).toISOString(),
+      ...(expireAt === null ? {} : { expire_at: new Date(expireAt).toISOString() }),
+    },
+  });
+  const times = {
+    ...(sendAt === null ? {} : { send_at: new Date(sendAt).toISOString() }),
+    ...(expireAt === null ? {} : { expire_at: new Date(expireAt).toISOString() }),
+  };
+  await acceptBatch(deps.acceptor, {
+    batchId, companyId: campaign.company_id, kind: 'campaign', sourceId: campaign.id, template: campaign.template, ignored: 0,
+    ...('segment_id' in audience ? { items: [], total: plan.total, overrides: { segment_id: audience.segment_id, ...times } } : { items, overrides: times }),
+  }, input.idempotency ? { idempotency: { key: input.idempotency.key, status: input.idempotency.status, body: batchId } } : {});
+  return { dryRun: false, campaign, plan, batchId };
 }
 
 /** A name the template reads that renders empty for some of a send's recipients. */

@@ -1,7 +1,13 @@
 /**
  * Companies (docs/operator-api.md: POST/PATCH /admin/companies): the tenant, its subscription, default
  * country for phone numbers, delivery hours, connector state and delivery channel.
+ *
+ * Commands (each takes an `Actor` and records its audit entry on `company:<id>`): `createCompany`
+ * (`company.create`), `changeCompany` (`company.update`), `resetRateLimits` (`rate_limits.reset`),
+ * `setConnector` (`connector.set`), `changeChannel` (`channel.set`), `resumeChannel` (`channel.resume`).
  */
+import { audit, type Actor } from './actor.ts';
+import { resumeWhatsappChannel } from './whatsapp-channel.ts';
 import { insertCompany, selectCompanies, selectCompany, updateCompanyRow, type CompanyRow as Row } from '../db/companies.ts';
 import type { Db } from '../db/database.ts';
 import type { DeliveryHours, FrequencyCap } from '../db/schema.ts';
@@ -76,8 +82,19 @@ function present(row: Row): Company {
   };
 }
 
-/** Creates a company; `name` is required. */
-export async function createCompany(db: Db, input: CompanyInput & { name: string }): Promise<Company> {
+/**
+ * Command: creates a company; `name` is required. Audited as `company.create` with the input as given
+ * (`details`: the fields of `input`).
+ */
+export async function createCompany(db: Db, actor: Actor, input: CompanyInput & { name: string }): Promise<Company> {
+  return db.transaction().execute(async (trx) => {
+    const company = await insertCompanyOf(trx, input);
+    await audit(trx, actor, { action: 'company.create', target: `company:${company.company_id}`, companyId: company.company_id, details: { ...input } });
+    return company;
+  });
+}
+
+async function insertCompanyOf(db: Db, input: CompanyInput & { name: string }): Promise<Company> {
   const row = await insertCompany(db, {
     name: input.name,
     subscription_active: input.subscription_active ?? false,
@@ -91,7 +108,18 @@ export async function createCompany(db: Db, input: CompanyInput & { name: string
 }
 
 /**
- * Changes the given fields; 404 `Company not found` for an unknown id. Drops the key-lookup `cache`
+ * Command: changes the given fields of a company (see {@link updateCompany}) and audits
+ * `company.update` with the fields as given. 404 `Company not found` for an unknown id (nothing audited).
+ */
+export async function changeCompany(db: Db, cache: ApiKeyLookupCache, actor: Actor, companyId: number, input: CompanyInput): Promise<Company> {
+  const company = await updateCompany(db, cache, companyId, input);
+  await audit(db, actor, { action: 'company.update', target: `company:${company.company_id}`, companyId: company.company_id, details: { ...input } });
+  return company;
+}
+
+/**
+ * Changes the given fields (no audit entry: commands that call it record theirs, e.g.
+ * {@link changeCompany}); 404 `Company not found` for an unknown id. Drops the key-lookup `cache`
  * after the write (a lookup brings the default country and subscription).
  */
 export async function updateCompany(db: Db, cache: ApiKeyLookupCache, companyId: number, input: CompanyInput): Promise<Company> {
@@ -124,21 +152,62 @@ export async function listCompanies(db: Db): Promise<Company[]> {
 }
 
 /**
- * Connects or disconnects the push-messaging connector (docs/operator-api.md PUT .../connector). Drops the
- * key-lookup `cache` after the write (a lookup brings the connector state).
+ * Command: connects or disconnects the push-messaging connector (docs/operator-api.md PUT .../connector).
+ * Drops the key-lookup `cache` after the write (a lookup brings the connector state), then audits
+ * `connector.set` with the connector as set (`{connected, provider}`). 404 `Company not found`.
  */
-export async function setConnector(db: Db, cache: ApiKeyLookupCache, companyId: number, connected: boolean, provider: string | null): Promise<Company> {
+export async function setConnector(db: Db, cache: ApiKeyLookupCache, actor: Actor, companyId: number, connected: boolean, provider: string | null): Promise<Company> {
   if (!isRowId(companyId)) throw new DomainError(404, 'Company not found');
   const row = await updateCompanyRow(db, companyId, { connector_connected: connected, connector_provider: connected ? provider : null })
     .finally(() => cache.invalidate());
   if (!row) throw new DomainError(404, 'Company not found');
-  return present(row);
+  const company = present(row);
+  await audit(db, actor, { action: 'connector.set', target: `company:${company.company_id}`, companyId: company.company_id, details: { ...company.connector } });
+  return company;
+}
+
+/** The rate-limit windows of a company, as the service keeps them (src/http/rate-limit.ts builds the keys). */
+export interface CompanyRateLimits {
+  /** Empties every window of company `companyId`. */
+  resetCompany(companyId: number): Promise<void>;
 }
 
 /**
- * Stores the delivery channel (already validated; secrets already encrypted by the caller).
+ * Command: empties a company's rate-limit windows (the next request of each operation is admitted) and
+ * audits `rate_limits.reset`. 404 `Company not found`.
+ */
+export async function resetRateLimits(db: Db, limits: CompanyRateLimits, actor: Actor, companyId: number): Promise<void> {
+  const company = await getCompany(db, companyId);
+  await limits.resetCompany(company.company_id);
+  await audit(db, actor, { action: 'rate_limits.reset', target: `company:${company.company_id}`, companyId: company.company_id });
+}
+
+/**
+ * Command: sets a paused WhatsApp channel active (src/domain/whatsapp-channel.ts) and audits
+ * `channel.resume` with `{was_paused}`. 404 unknown company; 409 when the channel is not WhatsApp.
+ * Returns whether it was paused.
+ */
+export async function resumeChannel(db: Db, actor: Actor, companyId: number, now: number): Promise<boolean> {
+  const wasPaused = await resumeWhatsappChannel(db, companyId, now);
+  await audit(db, actor, { action: 'channel.resume', target: `company:${companyId}`, companyId, details: { was_paused: wasPaused } });
+  return wasPaused;
+}
+
+/**
+ * Command: stores the delivery channel `stored` (already validated; secrets already sealed by the
+ * caller) and audits `channel.set` with `shown` (the channel without secrets, as answered).
  * 404 for an unknown company; 409 when the WhatsApp `phone_number_id` belongs to another company
  * (docs/decisions.md#9-whatsapp-webhooks-in, unique index `companies_whatsapp_number`).
+ */
+export async function changeChannel(db: Db, actor: Actor, companyId: number, channel: { stored: Record<string, unknown>; shown: Record<string, unknown> }): Promise<Company> {
+  const company = await setChannel(db, companyId, channel.stored);
+  await audit(db, actor, { action: 'channel.set', target: `company:${company.company_id}`, companyId: company.company_id, details: channel.shown });
+  return company;
+}
+
+/**
+ * Stores the delivery channel (already validated, secrets sealed), with no audit entry (the benches'
+ * setup; the operator's change is {@link changeChannel}). 404 unknown company; 409 number taken.
  */
 export async function setChannel(db: Db, companyId: number, channel: Record<string, unknown>): Promise<Company> {
   if (!isRowId(companyId)) throw new DomainError(404, 'Company not found');

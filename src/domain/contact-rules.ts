@@ -2,8 +2,8 @@
  * The rules for a contact's names and variables that every way of writing them by hand applies
  * (docs/contacts.md "One contact, edits" and "Import"): the edit (PATCH …/contacts/{phone}, the
  * console's edit page), the JSON import (PUT …/contacts), the CSV import (the console's upload,
- * POST …/contacts/imports and `cms contacts import`, through contacts-csv.ts). One copy, here; no
- * database or queue imports, so the CLI can use it too.
+ * POST /admin/companies/{company_id}/contact-imports and `cms contacts import`, through
+ * contacts-csv.ts). One copy, here; no database or queue imports, so the CLI can use it too.
  *
  * - first and last name: at most NAME_MAX characters (code points);
  * - variable names: VARIABLE_NAME (a letter or `_`, then letters, digits or `_`, at most 64), so a

@@ -22,6 +22,7 @@ import { setImmediate as turn } from 'node:timers/promises';
 import { stringify } from 'csv-stringify';
 import type { Db } from '../db/database.ts';
 import { exportPage, variableNamesStep } from '../db/contacts.ts';
+import { audit, type Actor } from './actor.ts';
 import { formulaSafe, isE164, joinTags } from './contacts-csv.ts';
 import { countryOf } from './phone.ts';
 
@@ -99,4 +100,15 @@ export async function contactsCsvStream(db: Db, companyId: number): Promise<Read
   const csv = stringify({ quoted_match: /^\s|\s$/ });
   source.on('error', (err) => csv.destroy(err));
   return source.pipe(csv);
+}
+
+/**
+ * Command: the export of the company's contacts for `actor` (contactsCsvStream), audit-logged as
+ * `contacts.export` on `company:<id>` (no details) once the stream is ready: personal data leaves the
+ * service.
+ */
+export async function exportContacts(db: Db, actor: Actor, companyId: number): Promise<Readable> {
+  const stream = await contactsCsvStream(db, companyId);
+  await audit(db, actor, { action: 'contacts.export', target: `company:${companyId}`, companyId });
+  return stream;
 }

@@ -5,14 +5,19 @@
  * The console and the operator API: the contact's page (fields, variables, segments, opt-out state and history, messages,
  * inbound), the list and search rules, and the edit of names, variables and opt-out by hand (source
  * `console` or `operator`, audit-logged). Erasure is in erasure.ts, the export in contacts-export.ts.
+ *
+ * Commands (each takes the `Actor` that runs it and records its own audit entry; the SQL is in
+ * src/db/contacts.ts): `importContacts` (operator API's JSON import), `changeTags` (tags of many
+ * contacts: operator API), `tagContact` (one contact's tags: console), `updateContact` (an edit by
+ * hand: operator API and console).
  */
-import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
 import {
   changeContactTags, fillContactCountries, findContact, replaceContactTags, selectCountryless, listContactHistory, listContactSegments, listInbound, listSentTo,
-  type ContactFilter, type ContactHistoryEntry, type ContactRow, type ContactSegment, type InboundView, type SentView,
+  updateContactFields, updateOptOutStates, upsertContactRows,
+  type ContactFieldsSet, type ContactFilter, type ContactHistoryEntry, type ContactRow, type ContactSegment, type InboundView, type SentView, type StoredContactRow,
 } from '../db/contacts.ts';
-import { recordAudit } from './audit.ts';
+import { actorName, audit, type Actor } from './actor.ts';
 import { contactFieldProblems, type ContactFieldProblem } from './contact-rules.ts';
 import { DomainError } from './errors.ts';
 import { countryOf, phoneDigests, toE164 } from './phone.ts';
@@ -30,15 +35,8 @@ export interface ContactWrite {
   evidence?: Record<string, unknown> | null;
 }
 
-export interface StoredContact {
-  contact_id: number;
-  phone: string;
-  first_name: string | null;
-  last_name: string | null;
-  variables: Record<string, unknown>;
-  opted_out: boolean;
-  created: boolean;
-}
+/** A contact as an upsert left it (`created`: inserted by this upsert). */
+export type StoredContact = StoredContactRow;
 
 /** Merges writes for the same phone (later fields win, variables merged) so each phone appears once. */
 export function mergeWrites(writes: ContactWrite[]): ContactWrite[] {
@@ -101,42 +99,15 @@ export async function upsertContacts(
     countries.push(countryOf(r.phone));
   }
   const given = opted.some((o) => o !== null);
-  // `s`: the latest ledger entry of an erased contact with the same number (the partial index
-  // consent_ledger_erased holds only those, so a number never erased costs one probe of a tiny index,
-  // and a company without erasures none: the uncorrelated EXISTS runs once, as a one-time filter).
-  const { rows: out } = await sql<StoredContact>`
-    INSERT INTO contacts AS c (company_id, phone, sha256_plus, sha256_bare, first_name, last_name, variables, opted_out, opt_out_source, opt_out_at, opt_out_evidence, country)
-    SELECT ${companyId}, t.phone, decode(t.plus, 'hex'), decode(t.bare, 'hex'), t.first_name, t.last_name, t.variables,
-      coalesce(s.opted_out, false) OR coalesce(t.opted_out, false),
-      CASE WHEN s.opted_out THEN s.source WHEN t.opted_out THEN ${source}::text END,
-      CASE WHEN s.opted_out THEN s.at WHEN t.opted_out THEN now() END,
-      CASE WHEN s.opted_out THEN s.evidence WHEN t.opted_out THEN t.evidence END, t.country
-    FROM unnest(${phones}::text[], ${plus}::text[], ${bare}::text[], ${first}::text[], ${last}::text[], ${vars}::jsonb[], ${opted}::bool[], ${proofs}::jsonb[], ${countries}::text[])
-      AS t(phone, plus, bare, first_name, last_name, variables, opted_out, evidence, country)
-    LEFT JOIN LATERAL (
-      SELECT l.opted_out, l.source, l.at, l.evidence FROM consent_ledger l
-      WHERE EXISTS (SELECT 1 FROM consent_ledger e WHERE e.company_id = ${companyId} AND e.erased)
-        AND l.company_id = ${companyId} AND l.phone_sha256 = decode(t.plus, 'hex') AND l.erased
-      ORDER BY l.entry_id DESC LIMIT 1) s ON true
-    ON CONFLICT (company_id, phone) DO UPDATE SET
-      first_name = coalesce(EXCLUDED.first_name, c.first_name),
-      last_name  = coalesce(EXCLUDED.last_name, c.last_name),
-      variables  = c.variables || EXCLUDED.variables,
-      country    = coalesce(c.country, EXCLUDED.country),
-      updated_at = now()
-    RETURNING contact_id, phone, first_name, last_name, variables, opted_out, (xmax = 0) AS created`.execute(db);
+  const out = await upsertContactRows(db, companyId, { phones, plus, bare, first, last, vars, opted, proofs, countries }, source);
   // An existing contact's opt-out changes only where the write gives one (the insert above cannot tell
   // "not given" from false, the column being NOT NULL); contacts created just now already have theirs.
   if (given) {
     const existing = new Set(out.filter((c) => !c.created).map((c) => c.phone));
     const idx = phones.flatMap((p, i) => (existing.has(p) && opted[i] !== null ? [i] : []));
     if (idx.length) {
-      const changed = await sql<{ contact_id: number; opted_out: boolean }>`
-        UPDATE contacts c SET opted_out = t.opted_out, opt_out_source = ${source}::text, opt_out_at = now(), opt_out_evidence = t.evidence
-        FROM unnest(${idx.map((i) => phones[i])}::text[], ${idx.map((i) => opted[i])}::bool[], ${idx.map((i) => proofs[i])}::jsonb[]) AS t(phone, opted_out, evidence)
-        WHERE c.company_id = ${companyId} AND c.phone = t.phone AND c.opted_out <> t.opted_out
-        RETURNING c.contact_id, c.opted_out`.execute(db);
-      const byId = new Map(changed.rows.map((r) => [r.contact_id, r.opted_out]));
+      const changed = await updateOptOutStates(db, companyId, idx.map((i) => phones[i]), idx.map((i) => opted[i]!), idx.map((i) => proofs[i]), source);
+      const byId = new Map(changed.map((r) => [r.contact_id, r.opted_out]));
       for (const c of out) if (byId.has(c.contact_id)) c.opted_out = byId.get(c.contact_id)!;
     }
   }
@@ -168,15 +139,20 @@ export class ImportRulesError extends DomainError {
   }
 }
 
+/** The company data the commands on contacts need. */
+export interface ContactsCompany { company_id: number; default_country: string }
+
 /**
- * Operator import: normalises phones (company default country), upserts, counts the outcome. Opt-out
- * changes are recorded with source `operator` and evidence `{actor, operation: "import_contacts",
- * note?}` (`note`: the row's `consent_evidence`).
+ * Command: the operator's JSON import of contacts (PUT /admin/companies/{id}/contacts). Normalises
+ * phones (the company's default country), upserts in one transaction, counts the outcome and records
+ * the audit entry `contacts.import` on `company:<id>` with the counts. Opt-out changes are recorded
+ * with source `operator` and evidence `{actor, operation: "import_contacts", note?}` (`actor`: the
+ * actor's audit name; `note`: the row's `consent_evidence`).
  * Errors: {@link ImportRulesError} (422, the first IMPORT_PROBLEMS_SHOWN problems), nothing written,
  * when an item breaks contact-rules.ts.
  */
 export async function importContacts(
-  db: Db, companyId: number, defaultCountry: string, items: ImportRow[], actor = 'admin',
+  db: Db, actor: Actor, company: ContactsCompany, items: ImportRow[],
 ): Promise<{ created: number; updated: number; invalid: number }> {
   const problems: (ContactFieldProblem & { index: number })[] = [];
   for (let i = 0; i < items.length && problems.length < IMPORT_PROBLEMS_SHOWN; i++) {
@@ -185,17 +161,22 @@ export async function importContacts(
   if (problems.length) throw new ImportRulesError(problems.slice(0, IMPORT_PROBLEMS_SHOWN));
   const writes: ContactWrite[] = [];
   let invalid = 0;
+  const who = actorName(actor);
   for (const { consent_evidence: note, ...item } of items) {
-    const e164 = toE164(item.phone, defaultCountry);
+    const e164 = toE164(item.phone, company.default_country);
     if (!e164) {
       invalid++;
       continue;
     }
-    writes.push({ ...item, phone: e164, evidence: { actor, operation: 'import_contacts', ...(note ? { note } : {}) } });
+    writes.push({ ...item, phone: e164, evidence: { actor: who, operation: 'import_contacts', ...(note ? { note } : {}) } });
   }
-  const stored = await upsertContacts(db, companyId, writes);
-  const created = stored.filter((c) => c.created).length;
-  return { created, updated: stored.length - created, invalid };
+  return db.transaction().execute(async (trx) => {
+    const stored = await upsertContacts(trx, company.company_id, writes);
+    const created = stored.filter((c) => c.created).length;
+    const result = { created, updated: stored.length - created, invalid };
+    await audit(trx, actor, { action: 'contacts.import', target: `company:${company.company_id}`, companyId: company.company_id, details: result });
+    return result;
+  });
 }
 
 /** Longest tag (characters) and most tags per contact. */
@@ -205,24 +186,65 @@ export const TAGS_MAX = 100;
 export const TAG_CHANGE_MAX = 100_000;
 
 /**
- * Adds `add` to and removes `remove` from the tags of the company's contacts named by `phones` (any
- * form the default country parses), in one transaction; with `set`, each contact's tags are first
- * replaced by `set` (then `add` and `remove` apply). A tag both added and removed is removed.
- * `matched`: contacts found; `not_found`: distinct items that name no contact (invalid numbers
- * included). 422 when a contact would hold more than TAGS_MAX tags (nothing changes).
+ * Adds `add` to and removes `remove` from the tags of the company's contacts with these E.164 numbers
+ * (starting from `set` when given), inside the caller's transaction; the contacts found. 422 when a
+ * contact would hold more than TAGS_MAX tags (nothing changes).
  */
-export async function changeTags(
-  db: Db, companyId: number, defaultCountry: string, phones: string[], add: string[], remove: string[], set?: string[],
-): Promise<{ matched: number; not_found: number }> {
+async function applyTagChange(db: Db, companyId: number, phones: string[], add: string[], remove: string[], set: string[] | null): Promise<number> {
+  const r = await changeContactTags(db, companyId, phones, add, remove, TAGS_MAX, set);
+  if (r.over > 0) throw new DomainError(422, `${r.over} contact(s) would have more than ${TAGS_MAX} tags: nothing changed`);
+  return r.matched;
+}
+
+/** A change of the tags of many contacts: numbers in any form, the tags to set (optional), add and remove. */
+export interface TagsChange { contacts: string[]; set?: string[]; add?: string[]; remove?: string[] }
+
+/**
+ * Command: adds `add` to and removes `remove` from the tags of the company's contacts named by
+ * `contacts` (any form the default country parses), in one transaction; with `set`, each contact's
+ * tags are first replaced by `set` (then `add` and `remove` apply). A tag both added and removed is
+ * removed. `matched`: contacts found; `not_found`: distinct items that name no contact (invalid
+ * numbers included). Audit: `contacts.tags` on `company:<id>` with the counts, `set` (when given),
+ * `add` and `remove`. 422 DomainError when a contact would hold more than TAGS_MAX tags (nothing
+ * changes, nothing recorded).
+ */
+export async function changeTags(db: Db, actor: Actor, company: ContactsCompany, change: TagsChange): Promise<{ matched: number; not_found: number }> {
+  const add = change.add ?? [];
+  const remove = change.remove ?? [];
   const keys = new Set<string>();
-  for (const p of phones) keys.add(toE164(p, defaultCountry) ?? `invalid:${p}`);
+  for (const p of change.contacts) keys.add(toE164(p, company.default_country) ?? `invalid:${p}`);
   const valid = [...keys].filter((k) => !k.startsWith('invalid:'));
-  if (valid.length === 0) return { matched: 0, not_found: keys.size };
   return db.transaction().execute(async (trx) => {
-    const r = await changeContactTags(trx, companyId, valid, add, remove, TAGS_MAX, set ?? null);
-    if (r.over > 0) throw new DomainError(422, `${r.over} contact(s) would have more than ${TAGS_MAX} tags: nothing changed`);
-    return { matched: r.matched, not_found: keys.size - r.matched };
+    const matched = valid.length === 0 ? 0 : await applyTagChange(trx, company.company_id, valid, add, remove, change.set ?? null);
+    const result = { matched, not_found: keys.size - matched };
+    await audit(trx, actor, {
+      action: 'contacts.tags', target: `company:${company.company_id}`, companyId: company.company_id,
+      details: { ...result, ...(change.set ? { set: change.set } : {}), add, remove },
+    });
+    return result;
   });
+}
+
+/**
+ * Command: adds the tags of `add` the contact lacks and removes those of `remove` it has (the
+ * console's contact page), in one transaction, audit-logged as `contact.update` on `contact:<id>` with
+ * `{changed: ["tags"], tags_added, tags_removed}`. Nothing is written nor recorded when neither list
+ * changes anything. The tags added and removed. 422 DomainError when the contact would hold more than
+ * TAGS_MAX tags.
+ */
+export async function tagContact(
+  db: Db, actor: Actor, companyId: number, contact: { contact_id: number; phone: string; tags: string[] }, add: string[], remove: string[],
+): Promise<{ added: string[]; removed: string[] }> {
+  const added = add.filter((t) => !contact.tags.includes(t));
+  const removed = remove.filter((t) => contact.tags.includes(t));
+  if (added.length === 0 && removed.length === 0) return { added, removed };
+  await db.transaction().execute(async (trx) => {
+    await applyTagChange(trx, companyId, [contact.phone], added, removed, null);
+    await audit(trx, actor, {
+      action: 'contact.update', target: `contact:${contact.contact_id}`, companyId, details: { changed: ['tags'], tags_added: added, tags_removed: removed },
+    });
+  });
+  return { added, removed };
 }
 
 /** Contacts whose country one call of fillCountries computes at most. */
@@ -341,18 +363,24 @@ export function checkContactEdit(edit: ContactEdit): Record<string, string> {
   return Object.fromEntries(contactFieldProblems(edit).map((p) => [p.field, p.message]));
 }
 
+/** The consent ledger's source of an opt-out state set by hand: `console` for a console user, else `operator`. */
+export function editSource(actor: Actor): 'console' | 'operator' {
+  return actor.kind === 'console' ? 'console' : 'operator';
+}
+
 /**
- * Applies an edit by hand to a contact of the company in one transaction, and audit-logs it as
- * `contact.update` on `contact:<id>` with the names of the changed fields and the new opt-out state
- * (never the values of names or variables). An opt-out change records `opt_out_source` = `source`
- * ('console' or 'operator'), `opt_out_at` = `now` and `opt_out_evidence` = `who.evidence` (with
- * `note`: the edit's `consent_evidence`), which the contacts trigger copies into the consent ledger
+ * Command: applies an edit by hand to a contact of the company in one transaction, and audit-logs it
+ * as `contact.update` on `contact:<id>` with the names of the changed fields and the new opt-out state
+ * (never the values of names or variables; nothing is recorded when nothing changed). An opt-out
+ * change records `opt_out_source` = {@link editSource}, `opt_out_at` = `opts.now` and
+ * `opt_out_evidence` = `opts.evidence` (default `{actor}`, the actor's audit name; with `note`: the
+ * edit's `consent_evidence`), which the contacts trigger copies into the consent ledger
  * (docs/audience.md). Returns the names of the fields that changed.
  * Errors: 422 DomainError when the edit breaks checkContactEdit; 404 when the contact is unknown.
  */
 export async function updateContact(
-  db: Db, companyId: number, contactId: number, edit: ContactEdit,
-  who: { actor: string; source: 'console' | 'operator'; now: Date; evidence?: Record<string, unknown> },
+  db: Db, actor: Actor, companyId: number, contactId: number, edit: ContactEdit,
+  opts: { now: Date; evidence?: Record<string, unknown> },
 ): Promise<string[]> {
   const errors = checkContactEdit(edit);
   const first = Object.keys(errors)[0];
@@ -361,7 +389,7 @@ export async function updateContact(
     const before = await findContact(trx, companyId, { contactId });
     if (!before) throw new DomainError(404, 'Contact not found');
     const changed: string[] = [];
-    const set: Record<string, unknown> = {};
+    const set: ContactFieldsSet = {};
     if (edit.first_name !== undefined && (edit.first_name || null) !== before.first_name) { set.first_name = edit.first_name || null; changed.push('first_name'); }
     if (edit.last_name !== undefined && (edit.last_name || null) !== before.last_name) { set.last_name = edit.last_name || null; changed.push('last_name'); }
     if (edit.variables !== undefined && JSON.stringify(sortKeys(edit.variables)) !== JSON.stringify(sortKeys(before.variables))) {
@@ -369,17 +397,16 @@ export async function updateContact(
       changed.push('variables');
     }
     if (edit.opted_out !== undefined && edit.opted_out !== before.opted_out) {
-      const evidence = { ...(who.evidence ?? { actor: who.actor }), ...(edit.consent_evidence ? { note: edit.consent_evidence } : {}) };
-      Object.assign(set, { opted_out: edit.opted_out, opt_out_source: who.source, opt_out_at: who.now.toISOString(), opt_out_evidence: JSON.stringify(evidence) });
+      const evidence = { ...(opts.evidence ?? { actor: actorName(actor) }), ...(edit.consent_evidence ? { note: edit.consent_evidence } : {}) };
+      Object.assign(set, { opted_out: edit.opted_out, opt_out_source: editSource(actor), opt_out_at: opts.now, opt_out_evidence: JSON.stringify(evidence) });
       changed.push('opted_out');
     }
     if (changed.length === 0) return changed;
-    await trx.updateTable('contacts').set({ ...set, updated_at: who.now })
-      .where('company_id', '=', companyId).where('contact_id', '=', contactId).execute();
+    await updateContactFields(trx, companyId, contactId, set, opts.now);
     const details: Record<string, unknown> = { changed };
     if (changed.includes('opted_out')) details.opted_out = edit.opted_out;
     if (changed.includes('variables')) details.variable_names = Object.keys(edit.variables!).sort();
-    await recordAudit(trx, { actor: who.actor, action: 'contact.update', target: `contact:${contactId}`, company_id: companyId, details });
+    await audit(trx, actor, { action: 'contact.update', target: `contact:${contactId}`, companyId, details });
     return changed;
   });
 }

@@ -27,12 +27,14 @@
  * 404 `Contact not found` when the contact is unknown, erased already or another company's.
  */
 import { createHash, randomUUID } from 'node:crypto';
-import { sql } from 'kysely';
 import type { Db } from '../db/database.ts';
-import { findContact } from '../db/contacts.ts';
+import { findContact, lockContactRow } from '../db/contacts.ts';
 import { markLedgerErased } from '../db/consent.ts';
+import {
+  clearInboundContent, deleteMembershipsOf, skipPendingMessagesTo, tombstoneBatchItems, tombstoneContact, tombstoneEvents, tombstoneMessages,
+} from '../db/erasure.ts';
 import { completeBatchIfDone } from '../db/messages.ts';
-import { recordAudit } from './audit.ts';
+import { audit, type Actor } from './actor.ts';
 import { DomainError } from './errors.ts';
 import { phoneDigests } from './phone.ts';
 
@@ -50,56 +52,43 @@ export interface ErasureResult {
   suppressed: boolean;
 }
 
-/** Erases the company's contact `contactId` (see the module comment); `now` from the service clock. */
-export async function eraseContact(db: Db, companyId: number, contactId: number, who: { actor: string; now: Date }): Promise<ErasureResult> {
+/**
+ * Command: erases the company's contact `contactId` for `actor` (see the module comment), audit-logged
+ * as `contact.erase`; `now` from the service clock. 404 `Contact not found`.
+ */
+export async function eraseContact(db: Db, actor: Actor, companyId: number, contactId: number, now: Date): Promise<ErasureResult> {
   const result = await db.transaction().execute(async (trx) => {
     const contact = await findContact(trx, companyId, { contactId });
     if (!contact) throw new DomainError(404, 'Contact not found');
     // Lock the row: two erasures (or an erasure and an edit) of one contact run one after the other.
-    await sql`SELECT 1 FROM contacts WHERE contact_id = ${contactId} FOR UPDATE`.execute(trx);
+    await lockContactRow(trx, contactId);
     const phone = contact.phone;
-    const at = who.now.toISOString();
+    const at = now.toISOString();
     const tomb = `erased:${randomUUID()}`;
     const digest = createHash('sha256').update(tomb).digest();
 
     // Pending messages nobody is delivering: skipped / erased (before the phone changes, by number).
-    const skipped = await sql<{ batch_id: string }>`
-      UPDATE messages SET status = 'skipped', reason = 'erased', held_until = NULL, next_attempt_at = NULL, updated_at = ${at}::timestamptz
-      WHERE company_id = ${companyId} AND phone = ${phone} AND status = 'pending'
-        AND (lease_until IS NULL OR lease_until < now())
-      RETURNING batch_id`.execute(trx);
-    await sql`
-      UPDATE batches b SET items = jsonb_set(b.items::jsonb, ARRAY[m.seq::text], jsonb_build_object('phone', ${tomb}::text, 'e164', ${tomb}::text))::text
-      FROM messages m
-      WHERE m.company_id = ${companyId} AND m.phone = ${phone} AND m.batch_id = b.batch_id AND b.status <> 'accepted'`.execute(trx);
-    const messages = await sql`
-      UPDATE messages SET phone = ${tomb}, rendered = CASE WHEN status = 'pending' THEN rendered END, updated_at = ${at}::timestamptz
-      WHERE company_id = ${companyId} AND (phone = ${phone} OR contact_id = ${contactId}) RETURNING 1`.execute(trx);
-    const inbound = await sql`
-      UPDATE inbound_messages SET text = NULL, payload = NULL, reaction = NULL, media = NULL, location = NULL WHERE company_id = ${companyId} AND contact_id = ${contactId} RETURNING 1`.execute(trx);
-    const events = await sql`
-      UPDATE events SET payload = jsonb_set(payload::jsonb, '{data}',
-        ((payload::jsonb -> 'data') - 'text' - 'payload' - 'reaction' - 'media' - 'location') || jsonb_build_object('phone', ${tomb}::text))::json
-      WHERE company_id = ${companyId} AND payload -> 'data' ->> 'phone' = ${phone} RETURNING 1`.execute(trx);
-    const segments = await sql`DELETE FROM segment_members WHERE contact_id = ${contactId} RETURNING 1`.execute(trx);
+    const skipped = await skipPendingMessagesTo(trx, companyId, phone, at);
+    await tombstoneBatchItems(trx, companyId, phone, tomb);
+    const messages = await tombstoneMessages(trx, companyId, phone, contactId, tomb, at);
+    const inbound = await clearInboundContent(trx, companyId, contactId);
+    const events = await tombstoneEvents(trx, companyId, phone, tomb);
+    const segments = await deleteMembershipsOf(trx, contactId);
     const consent = await markLedgerErased(trx, companyId, phoneDigests(phone).plus);
-    await sql`
-      UPDATE contacts SET phone = ${tomb}, sha256_plus = ${digest}, sha256_bare = ${digest}, first_name = NULL, last_name = NULL,
-        variables = '{}'::jsonb, opt_out_evidence = NULL, erased_at = ${at}::timestamptz, updated_at = ${at}::timestamptz
-      WHERE contact_id = ${contactId} AND company_id = ${companyId}`.execute(trx);
+    await tombstoneContact(trx, companyId, contactId, tomb, digest, at);
     const out: ErasureResult = {
       contact_id: contactId,
-      messages: messages.rows.length,
-      skipped: skipped.rows.length,
-      inbound: inbound.rows.length,
-      segments: segments.rows.length,
-      events: events.rows.length,
+      messages,
+      skipped: skipped.length,
+      inbound,
+      segments,
+      events,
       consent_entries: consent.entries,
       suppressed: consent.opted_out,
     };
-    await recordAudit(trx, { actor: who.actor, action: 'contact.erase', target: `contact:${contactId}`, company_id: companyId, details: { ...out } });
-    return { out, batches: [...new Set(skipped.rows.map((r) => r.batch_id))] };
+    await audit(trx, actor, { action: 'contact.erase', target: `contact:${contactId}`, companyId, details: { ...out } });
+    return { out, batches: [...new Set(skipped)] };
   });
-  for (const b of result.batches) await completeBatchIfDone(db, b, who.now.getTime());
+  for (const b of result.batches) await completeBatchIfDone(db, b, now.getTime());
   return result.out;
 }

@@ -9,15 +9,19 @@
  *   the company row locked, so concurrent creations cannot exceed it.
  * - The secret is `whsec_` + base64 of 24 random bytes, generated here, shown on creation, rotation
  *   and reveal, sealed at rest (AppDeps.sealSecret) and never part of a list.
+ * - Every change (and reveal, test, replay, resend) is a command taking an `Actor` that records its
+ *   audit entry on `event_endpoint:<id>` (`event:<id>` for resend); a console actor acts on its own
+ *   company only, and another company's endpoint answers 404 like an unknown one.
  */
 import { randomBytes } from 'node:crypto';
 import type { Db } from '../db/database.ts';
+import { audit, type Actor } from './actor.ts';
 import {
   countEndpoints, deleteEndpointRow, insertEndpoint, lockCompany, replayEndpoint, requeueEvent, selectEndpoint,
   selectEndpoints, selectEvent, updateEndpointRow, type EndpointRow,
 } from '../db/events.ts';
 import { DomainError, isRowId, notFound } from './errors.ts';
-import { checkProviderUrl, type AddressPolicy } from './network-guard.ts';
+import { checkProviderUrl, type AddressPolicy } from '../delivery/network-guard.ts';
 
 /** The event types: the delivery loop's nine (docs/events.md) and WhatsApp's three (docs/whatsapp.md). */
 export const EVENT_TYPES = [
@@ -92,12 +96,32 @@ export function checkEventTypes(events: readonly string[]): string[] {
 
 export interface EndpointInput { url: string; events?: string[]; description?: string | null }
 
+/** The company an actor may act on endpoints of: its own (console user, API key), or the one named (operator; undefined: any). */
+function endpointScope(actor: Actor, companyId?: number): number | undefined {
+  return actor.kind === 'operator' ? companyId : actor.companyId;
+}
+
+/** Options of the endpoint commands: the operator's company scope, and the audit details a transport records instead of the default. */
+export interface EndpointCommandOptions {
+  /** Operator only: answer 404 unless the endpoint or event is this company's (a console actor is always limited to its own). */
+  companyId?: number;
+  /**
+   * The entry's details instead of the command's default, from the endpoint as created or changed (the
+   * console's forms record the fields as the form named them).
+   */
+  auditDetails?: (endpoint: EndpointView) => Record<string, unknown>;
+}
+
+const endpointAudit = (db: Db, actor: Actor, action: string, row: { endpoint_id: number; company_id: number }, details: Record<string, unknown> = {}) =>
+  audit(db, actor, { action, target: `event_endpoint:${row.endpoint_id}`, companyId: row.company_id, details });
+
 /**
- * Creates an endpoint of `companyId` (404 unknown company, 422 bad input, 409 the 21st). Returns it
- * with its secret (shown this once).
+ * Command: creates an endpoint of `companyId` (404 unknown company or not the actor's, 422 bad input,
+ * 409 the 21st). Returns it with its secret (shown this once). Audited as `event_endpoint.create` with
+ * `{url, events, description}` (or `opts.auditDetails`).
  */
-export async function createEndpoint(db: Db, deps: EndpointDeps, companyId: number, input: EndpointInput): Promise<EndpointView & { secret: string }> {
-  if (!isRowId(companyId)) throw notFound('Company not found');
+export async function createEndpoint(db: Db, deps: EndpointDeps, actor: Actor, companyId: number, input: EndpointInput, opts: EndpointCommandOptions = {}): Promise<EndpointView & { secret: string }> {
+  if (!isRowId(companyId) || endpointScope(actor, companyId) !== companyId) throw notFound('Company not found');
   await checkEndpointUrl(input.url, deps.addressPolicy);
   const events = checkEventTypes(input.events ?? EVENT_TYPES);
   const secret = newEndpointSecret();
@@ -108,7 +132,9 @@ export async function createEndpoint(db: Db, deps: EndpointDeps, companyId: numb
     }
     return insertEndpoint(trx, { company_id: companyId, url: input.url, events, description: input.description ?? null, secret_sealed: deps.sealSecret(secret) });
   });
-  return { ...endpointView(row), secret };
+  const view = endpointView(row);
+  await endpointAudit(db, actor, 'event_endpoint.create', row, opts.auditDetails?.(view) ?? { url: view.url, events: view.events, description: view.description });
+  return { ...view, secret };
 }
 
 /** The endpoints of a company (404 unknown company is the caller's check). */
@@ -123,11 +149,19 @@ export async function findEndpoint(db: Db, endpointId: number, companyId?: numbe
   return row;
 }
 
+/** The endpoint `endpointId` as `actor` may see it; 404 when unknown or outside the actor's scope. */
+export async function findEndpointFor(db: Db, actor: Actor, endpointId: number, opts: { companyId?: number } = {}): Promise<EndpointRow> {
+  return findEndpoint(db, endpointId, endpointScope(actor, opts.companyId));
+}
+
 export interface EndpointPatch { url?: string; events?: string[]; description?: string | null; enabled?: boolean }
 
-/** Changes an endpoint (404, 422 as on creation). Returns the endpoint and the row before. */
-export async function updateEndpoint(db: Db, deps: EndpointDeps, endpointId: number, patch: EndpointPatch, companyId?: number): Promise<{ before: EndpointRow; after: EndpointView }> {
-  const before = await findEndpoint(db, endpointId, companyId);
+/**
+ * Command: changes an endpoint (404, 422 as on creation). Returns the endpoint and the row before.
+ * Audited as `event_endpoint.update` with the patch as given (or `opts.auditDetails`).
+ */
+export async function updateEndpoint(db: Db, deps: EndpointDeps, actor: Actor, endpointId: number, patch: EndpointPatch, opts: EndpointCommandOptions = {}): Promise<{ before: EndpointRow; after: EndpointView }> {
+  const before = await findEndpointFor(db, actor, endpointId, opts);
   const change: Parameters<typeof updateEndpointRow>[2] = {};
   if (patch.url !== undefined) {
     await checkEndpointUrl(patch.url, deps.addressPolicy);
@@ -138,36 +172,66 @@ export async function updateEndpoint(db: Db, deps: EndpointDeps, endpointId: num
   if (patch.enabled !== undefined) change.enabled = patch.enabled;
   const row = await updateEndpointRow(db, before.endpoint_id, change);
   if (!row) throw notFound('Event endpoint not found');
-  return { before, after: endpointView(row) };
+  const after = endpointView(row);
+  await endpointAudit(db, actor, 'event_endpoint.update', before, opts.auditDetails?.(after) ?? { ...patch });
+  return { before, after };
 }
 
-/** Deletes an endpoint (404 when unknown / another company's). Returns the deleted row. */
-export async function removeEndpoint(db: Db, endpointId: number, companyId?: number): Promise<EndpointRow> {
-  const row = await findEndpoint(db, endpointId, companyId);
+/** Command: deletes an endpoint (404 when unknown / another company's); audited as `event_endpoint.delete` with `{url}`. Returns the deleted row. */
+export async function removeEndpoint(db: Db, actor: Actor, endpointId: number, opts: { companyId?: number } = {}): Promise<EndpointRow> {
+  const row = await findEndpointFor(db, actor, endpointId, opts);
   if (!(await deleteEndpointRow(db, row.endpoint_id))) throw notFound('Event endpoint not found');
+  await endpointAudit(db, actor, 'event_endpoint.delete', row, { url: row.url });
   return row;
 }
 
-/** Replaces an endpoint's secret; returns the new one (shown once). */
-export async function rotateEndpointSecret(db: Db, deps: EndpointDeps, endpointId: number, companyId?: number): Promise<{ endpoint: EndpointView; secret: string }> {
-  const row = await findEndpoint(db, endpointId, companyId);
+/** Command: replaces an endpoint's secret; returns the new one (shown once). Audited as `event_endpoint.rotate_secret`. */
+export async function rotateEndpointSecret(db: Db, deps: EndpointDeps, actor: Actor, endpointId: number, opts: { companyId?: number } = {}): Promise<{ endpoint: EndpointView; secret: string }> {
+  const row = await findEndpointFor(db, actor, endpointId, opts);
   const secret = newEndpointSecret();
   const after = await updateEndpointRow(db, row.endpoint_id, { secret_sealed: deps.sealSecret(secret) });
   if (!after) throw notFound('Event endpoint not found');
+  await endpointAudit(db, actor, 'event_endpoint.rotate_secret', row);
   return { endpoint: endpointView(after), secret };
 }
 
-/** The endpoint's current secret, opened. */
-export async function revealEndpointSecret(db: Db, deps: EndpointDeps, endpointId: number, companyId?: number): Promise<string> {
-  const row = await findEndpoint(db, endpointId, companyId);
-  return deps.openSecret(row.secret_sealed);
+/** Command: the endpoint with its current secret, opened; audited as `event_endpoint.reveal_secret` (never the secret). */
+export async function revealEndpointSecret(db: Db, deps: EndpointDeps, actor: Actor, endpointId: number, opts: { companyId?: number } = {}): Promise<{ endpoint: EndpointRow; secret: string }> {
+  const row = await findEndpointFor(db, actor, endpointId, opts);
+  const secret = deps.openSecret(row.secret_sealed);
+  await endpointAudit(db, actor, 'event_endpoint.reveal_secret', row);
+  return { endpoint: row, secret };
 }
 
-/** Resends an event (same id) to each enabled subscribed endpoint; 404 unknown / another company's. */
-export async function resendEvent(db: Db, eventId: string, companyId?: number): Promise<{ company_id: number; deliveries: number }> {
+/** What a test send reports: whether the endpoint answered 2xx and its status (null: no answer). */
+export interface TestOutcomeLike { ok: boolean; status_code: number | null }
+
+/**
+ * Command: sends one signed test event to an endpoint with `send` (the delivery side's test sender,
+ * given the endpoint's URL, opened secret and id) and audits `event_endpoint.test` with `{ok,
+ * status_code}`. 404 when unknown / another company's. Returns the sender's outcome.
+ */
+export async function testEndpoint<T extends TestOutcomeLike>(
+  db: Db, deps: EndpointDeps, actor: Actor, endpointId: number,
+  send: (target: { url: string; secret: string; endpointId: number }) => Promise<T>, opts: { companyId?: number } = {},
+): Promise<{ endpoint: EndpointRow; outcome: T }> {
+  const row = await findEndpointFor(db, actor, endpointId, opts);
+  const outcome = await send({ url: row.url, secret: deps.openSecret(row.secret_sealed), endpointId: row.endpoint_id });
+  await endpointAudit(db, actor, 'event_endpoint.test', row, { ok: outcome.ok, status_code: outcome.status_code });
+  return { endpoint: row, outcome };
+}
+
+/**
+ * Command: resends an event (same id) to each enabled subscribed endpoint; 404 unknown / another
+ * company's. Audited as `event.resend` on `event:<id>` with `{deliveries}`.
+ */
+export async function resendEvent(db: Db, actor: Actor, eventId: string, opts: { companyId?: number } = {}): Promise<{ company_id: number; deliveries: number }> {
+  const companyId = endpointScope(actor, opts.companyId);
   const event = /^evt_[0-9a-f]{32}$/.test(eventId) ? await selectEvent(db, eventId) : undefined;
   if (!event || (companyId !== undefined && event.company_id !== companyId)) throw notFound('Event not found');
-  return { company_id: event.company_id, deliveries: await requeueEvent(db, eventId) };
+  const deliveries = await requeueEvent(db, eventId);
+  await audit(db, actor, { action: 'event.resend', target: `event:${eventId}`, companyId: event.company_id, details: { deliveries } });
+  return { company_id: event.company_id, deliveries };
 }
 
 /** How far after now a replay's `since` may be (ms): a minute, for clocks that differ a little. */
@@ -184,9 +248,15 @@ export function replaySinceProblem(since: number, now: number): string | undefin
   return since > now + REPLAY_SINCE_LEEWAY_MS ? `since must not be in the future (now is ${new Date(now).toISOString()})` : undefined;
 }
 
-/** Replays to an endpoint every subscribed event of its company since `since`; returns how many. */
-export async function replayEvents(db: Db, endpointId: number, since: Date, companyId?: number): Promise<{ endpoint: EndpointRow; events: number }> {
-  const endpoint = await findEndpoint(db, endpointId, companyId);
+/**
+ * Command: replays to an endpoint every subscribed event of its company since `since`; returns how
+ * many. 404 unknown / another company's; 409 when the endpoint is disabled. Audited as
+ * `event_endpoint.replay` with `{since, events}`.
+ */
+export async function replayEvents(db: Db, actor: Actor, endpointId: number, since: Date, opts: { companyId?: number } = {}): Promise<{ endpoint: EndpointRow; events: number }> {
+  const endpoint = await findEndpointFor(db, actor, endpointId, opts);
   if (!endpoint.enabled) throw new DomainError(409, 'the endpoint is disabled; enable it before replaying events');
-  return { endpoint, events: await replayEndpoint(db, endpoint.endpoint_id, since) };
+  const events = await replayEndpoint(db, endpoint.endpoint_id, since);
+  await endpointAudit(db, actor, 'event_endpoint.replay', endpoint, { since: since.toISOString(), events });
+  return { endpoint, events };
 }

@@ -4,8 +4,7 @@
  * itself ({@link DomainJobs}); the queue (queue/boss.ts `jobQueue`) implements the interface, service.ts
  * builds it once and hands it over through AppDeps (`jobs`).
  */
-import type { Transaction } from 'kysely';
-import type { DB } from '../db/schema.ts';
+import type { Tx } from '../db/database.ts';
 
 /** The jobs the domain enqueues, by queue name, with their payloads. */
 export interface DomainJobs {
@@ -18,5 +17,5 @@ export interface DomainJobs {
 /** Enqueues jobs in the caller's transaction. */
 export interface JobQueue {
   /** Adds one job `name` with `data`; it is stored (and runs) only if `trx` commits. */
-  enqueue<N extends keyof DomainJobs>(trx: Transaction<DB>, name: N, data: DomainJobs[N]): Promise<void>;
+  enqueue<N extends keyof DomainJobs>(trx: Tx, name: N, data: DomainJobs[N]): Promise<void>;
 }

@@ -34,6 +34,7 @@ import {
   changeSegmentMembers, countDigestContacts, deleteSegmentRow, insertSegmentInSlot, selectMembersPage, selectSegment, selectSegments, updateSegmentFilter,
   updateSegmentName, type MemberEntry, type SegmentSummary,
 } from '../db/segments.ts';
+import { audit, type Actor } from './actor.ts';
 import { checkFilter, countMembers, matchingPage } from './dynamic-segments.ts';
 import { DomainError, isRowId, notFound } from './errors.ts';
 import { isDigest, toE164 } from './phone.ts';
@@ -169,7 +170,7 @@ export async function getSegment(db: Db, companyId: number, segmentId: number, n
  * Creates an empty static segment, or a dynamic one with `filter`; 422 for a bad name, FilterError
  * (422 with `loc`) for a bad filter, 400 when the company holds 20 already (4.1's answer).
  */
-export async function newSegment(db: Db, companyId: number, name: string, filter?: unknown, now = Date.now()): Promise<SegmentSummary> {
+async function newSegment(db: Db, companyId: number, name: string, filter?: unknown, now = Date.now()): Promise<SegmentSummary> {
   const stored = checkedName(name);
   if (filter !== undefined && filter !== null) await checkFilter(db, companyId, filter);
   const created = await createSegment(db, companyId, stored, filter ?? null);
@@ -192,7 +193,7 @@ export async function findSegment(db: Db, companyId: number, segmentId: number):
  * stored, its members not counted (callers count with getSegment after their transaction: counting
  * evaluates the filter over every contact, which a transaction should not hold).
  */
-export async function setSegmentFilter(db: Db, companyId: number, segmentId: number, filter: unknown): Promise<SegmentSummary> {
+async function setSegmentFilter(db: Db, companyId: number, segmentId: number, filter: unknown): Promise<SegmentSummary> {
   const before = await findSegment(db, companyId, segmentId);
   if (before.filter == null) throw new DomainError(409, 'Segment is static: its members are kept by hand, it has no filter');
   await checkFilter(db, companyId, filter);
@@ -202,7 +203,7 @@ export async function setSegmentFilter(db: Db, companyId: number, segmentId: num
 }
 
 /** Renames a segment of the company; 422 for a bad name, 404 `Segment not found`. */
-export async function renameSegment(db: Db, companyId: number, segmentId: number, name: string): Promise<SegmentSummary> {
+async function renameSegment(db: Db, companyId: number, segmentId: number, name: string): Promise<SegmentSummary> {
   const stored = checkedName(name);
   const row = isRowId(segmentId) ? await updateSegmentName(db, companyId, segmentId, stored) : undefined;
   if (!row) throw notFound('Segment not found');
@@ -210,7 +211,7 @@ export async function renameSegment(db: Db, companyId: number, segmentId: number
 }
 
 /** Deletes a segment of the company (see the module comment); the deleted segment; 404 `Segment not found`. */
-export async function deleteSegment(db: Db, companyId: number, segmentId: number): Promise<SegmentSummary> {
+async function deleteSegment(db: Db, companyId: number, segmentId: number): Promise<SegmentSummary> {
   const row = isRowId(segmentId) ? await deleteSegmentRow(db, companyId, segmentId) : undefined;
   if (!row) throw notFound('Segment not found');
   return row;
@@ -256,7 +257,7 @@ export interface MemberCompany { company_id: number; default_country: string }
  * Adds (`add`) or removes (`delete`) members of a segment of the company (see the module comment).
  * 404 `Segment not found`; 422 for no items or more than `MAX_MEMBER_ITEMS`.
  */
-export async function changeMembers(
+async function changeMembers(
   db: Db, company: MemberCompany, segmentId: number, mode: 'add' | 'delete', hashed: boolean, items: ListItem[],
 ): Promise<MembershipSummary> {
   if (items.length === 0) throw new DomainError(422, hashed ? 'Give at least one digest.' : 'Give at least one phone number.');
@@ -298,4 +299,82 @@ export async function changeMembers(
     contacts_invalid: invalid.size,
     invalid: [...invalid].slice(0, INVALID_LISTED).map(([value, position]) => ({ value, position })),
   };
+}
+
+/*
+ * Commands: each use case of the administration, for an actor (the operator, a console user), with its
+ * own audit entry. The operator API (src/http/admin/segments.ts) and the console
+ * (src/console/routes/segments.ts, segment.ts, segment-builder.ts, segment-members.ts) call these.
+ */
+
+/**
+ * Command: creates an empty static segment, or a dynamic one with `filter`, audit-logged as
+ * `segment.create` on `segment:<id>` with `{name, kind}` (`static` or `dynamic`); a console user's
+ * static segment records `{name}` alone, as the console always has. The segment with its members
+ * counted at `now`. Errors: 422 for a bad name, FilterError (422 with `loc`) for a bad filter, 400
+ * when the company holds 20 already (4.1's answer).
+ */
+export async function addSegment(db: Db, actor: Actor, companyId: number, input: { name: string; filter?: unknown }, now = Date.now()): Promise<SegmentSummary> {
+  const created = await newSegment(db, companyId, input.name, input.filter ?? undefined, now);
+  const kind = created.filter == null ? 'static' : 'dynamic';
+  await audit(db, actor, {
+    action: 'segment.create', target: `segment:${created.segment_id}`, companyId,
+    details: actor.kind === 'console' && kind === 'static' ? { name: created.name } : { name: created.name, kind },
+  });
+  return created;
+}
+
+/**
+ * Command: replaces the filter of a dynamic segment (`filter`) and/or renames it (`name`), in one
+ * transaction, audit-logged as `segment.filter` (`{filter}`) then `segment.rename` (`{from, to}`) on
+ * `segment:<id>`. The segment as stored (a dynamic one's `members` not counted: callers that show it
+ * count with getSegment after the transaction, as counting scans the contacts). Errors: 404 `Segment
+ * not found` (also another company's), 409 for a filter of a static segment, FilterError (422) for a
+ * bad filter, 422 for a bad name; nothing changes then.
+ */
+export async function editSegment(db: Db, actor: Actor, companyId: number, segmentId: number, change: { name?: string; filter?: unknown }): Promise<SegmentSummary> {
+  const before = await findSegment(db, companyId, segmentId);
+  let after = before;
+  await db.transaction().execute(async (trx) => {
+    if (change.filter !== undefined) {
+      after = await setSegmentFilter(trx, companyId, before.segment_id, change.filter);
+      await audit(trx, actor, { action: 'segment.filter', target: `segment:${before.segment_id}`, companyId, details: { filter: change.filter } });
+    }
+    if (change.name !== undefined) {
+      after = { ...(await renameSegment(trx, companyId, before.segment_id, change.name)), members: after.members, filter: after.filter };
+      await audit(trx, actor, { action: 'segment.rename', target: `segment:${before.segment_id}`, companyId, details: { from: before.name, to: after.name } });
+    }
+  });
+  return after;
+}
+
+/**
+ * Command: deletes a segment of the company (see the module comment), audit-logged as
+ * `segment.delete` on `segment:<id>` with `{name, members}`; the deleted segment (`members`: the
+ * memberships removed). 404 `Segment not found`.
+ */
+export async function removeSegment(db: Db, actor: Actor, companyId: number, segmentId: number): Promise<SegmentSummary> {
+  const deleted = await deleteSegment(db, companyId, segmentId);
+  await audit(db, actor, { action: 'segment.delete', target: `segment:${deleted.segment_id}`, companyId, details: { name: deleted.name, members: deleted.members } });
+  return deleted;
+}
+
+/**
+ * Command: adds (`add`) or removes (`delete`) members of a static segment of the company (see the
+ * module comment), audit-logged as `segment.members.add` / `segment.members.remove` on
+ * `segment:<id>` with the summary's counts, `hashed` and, when given, `source` (what the items came
+ * from, e.g. `pasted text`). The summary. Errors: 404 `Segment not found`; 409 for a dynamic segment;
+ * 422 for no items or more than `MAX_MEMBER_ITEMS`.
+ */
+export async function editSegmentMembers(
+  db: Db, actor: Actor, company: MemberCompany, segmentId: number,
+  change: { mode: 'add' | 'delete'; hashed: boolean; items: ListItem[]; source?: string },
+): Promise<MembershipSummary> {
+  const summary = await changeMembers(db, company, segmentId, change.mode, change.hashed, change.items);
+  const { invalid: _listed, ...counts } = summary;
+  await audit(db, actor, {
+    action: change.mode === 'add' ? 'segment.members.add' : 'segment.members.remove', target: `segment:${summary.segment_id}`, companyId: company.company_id,
+    details: { ...counts, hashed: change.hashed, ...(change.source === undefined ? {} : { source: change.source }) },
+  });
+  return summary;
 }

@@ -21,7 +21,8 @@ import { selectDefaultCountry } from '../db/companies.ts';
 import type { Db } from '../db/database.ts';
 import type { BatchAcceptor } from './accept-writer.ts';
 import { acceptBatch, distinctItems, newBatchId } from './batches.ts';
-import type { SourceRow } from './automations.ts';
+import { assertSendable, findSource, type SourceKind, type SourceRow } from './automations.ts';
+import { audit, type Actor } from './actor.ts';
 import { DomainError } from './errors.ts';
 import { RenderError, renderPreview, SAMPLE_PHONE, type PreviewContent, type RenderContact } from './render.ts';
 import { knownVariableNames, selectPreviewContact } from '../db/template-variables.ts';
@@ -117,5 +118,26 @@ export async function testSend(db: Db, acceptor: BatchAcceptor, source: SourceRo
     batchId, companyId: source.company_id, kind: source.kind, sourceId: source.id, template: source.template,
     items: items.map((i) => ({ phone: i.phone, e164: i.e164 })), ignored: 0, overrides: {},
   });
+  return batchId;
+}
+
+/** What {@link testSendSource} needs of the service (AppDeps, src/http/deps.ts, has it). */
+export interface TestSendDeps {
+  readonly database: { readonly db: Db };
+  readonly acceptor: BatchAcceptor;
+}
+
+/**
+ * Command: the test send of automation or campaign `id` to `phone` ({@link testSend}) and its audit
+ * entry `<kind>.test_send` (target `batch:<id>`, details `{<kind>_id}`). Resolves to the batch id. 404
+ * for an unknown or archived source (another company's too, for a console actor or a key); 422
+ * `invalid phone number`.
+ */
+export async function testSendSource(deps: TestSendDeps, actor: Actor, kind: SourceKind, id: number, phone: string): Promise<string> {
+  const db = deps.database.db;
+  const source = await findSource(db, kind, id, actor.kind === 'operator' ? null : actor.companyId);
+  assertSendable(source);
+  const batchId = await testSend(db, deps.acceptor, source, phone);
+  await audit(db, actor, { action: `${kind}.test_send`, target: `batch:${batchId}`, companyId: source.company_id, details: { [`${kind}_id`]: source.id } });
   return batchId;
 }

@@ -7,8 +7,9 @@
  * reader is, and the link's end does not depend on the sender's zone.
  */
 import type { Logger } from 'pino';
-import type { Mailer } from '../providers/mail.ts';
-import type { Role } from './users.ts';
+import type { Db } from '../db/database.ts';
+import { getCompany } from './companies.ts';
+import type { Role } from './users/roles.ts';
 
 /** What an email says: its subject and its plain-text body (lines separated by LF). */
 export interface EmailContent {
@@ -60,9 +61,14 @@ export function passwordResetEmail(input: { companyName: string; link: string; e
   };
 }
 
+/** What the domain needs of a mailer (src/providers/mail.ts `Mailer` is one): send one plain-text email. */
+export interface UserMailer {
+  send(message: { to: string; subject: string; text: string }): Promise<void>;
+}
+
 /** Where an email goes out: the service's mailer (undefined without SMTP_URL) and a logger for failures. */
 export interface EmailSender {
-  mailer: Mailer | undefined;
+  mailer: UserMailer | undefined;
   logger: Pick<Logger, 'warn'>;
 }
 
@@ -80,4 +86,22 @@ export async function sendUserEmail(sender: EmailSender, to: string, content: Em
     sender.logger.warn({ to, subject: content.subject, err: (err as Error).message }, 'email not sent');
     return false;
   }
+}
+
+/**
+ * Emails a just-made invitation's `link` to the invited person (the company's name read from `db`);
+ * true when the SMTP server took it (see {@link sendUserEmail}).
+ */
+export async function emailInvitation(db: Db, sender: EmailSender, inv: { company_id: number; email: string; role: Role; expires_at: Date }, link: string): Promise<boolean> {
+  const { name: companyName } = await getCompany(db, inv.company_id);
+  return sendUserEmail(sender, inv.email, invitationEmail({ companyName, role: inv.role, link, expiresAt: inv.expires_at }));
+}
+
+/**
+ * Emails a just-made password reset `link` to the user (the company's name read from `db`); true when
+ * the SMTP server took it (see {@link sendUserEmail}).
+ */
+export async function emailPasswordReset(db: Db, sender: EmailSender, reset: { company_id: number; email: string; expires_at: Date }, link: string): Promise<boolean> {
+  const { name: companyName } = await getCompany(db, reset.company_id);
+  return sendUserEmail(sender, reset.email, passwordResetEmail({ companyName, link, expiresAt: reset.expires_at }));
 }

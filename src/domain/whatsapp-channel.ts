@@ -6,7 +6,7 @@
 import type { Db } from '../db/database.ts';
 import { channelState, resumeChannel } from '../db/whatsapp-channel.ts';
 import { limitUsage } from '../db/whatsapp-pacing.ts';
-import { companyChannel } from '../db/whatsapp-templates.ts';
+import { companyChannel } from '../db/channels.ts';
 import { DomainError, isRowId } from './errors.ts';
 
 /** The Cloud API's default throughput per number (messages per second). */

@@ -3,6 +3,9 @@
  * message templates; the service keeps a synced copy per company (table `whatsapp_templates`) and
  * reads it when sources are saved and messages are sent.
  *
+ * - {@link syncCatalogue} and {@link submitCatalogueTemplate} are the commands of the operator API and
+ *   the console (taking an Actor, recording their own audit entries: `whatsapp.templates.sync`,
+ *   `whatsapp.template.submit`); the workers' periodic sync ({@link syncDueCatalogues}) is not audited.
  * - {@link syncTemplates} reads every page of Meta's list, checks every entry, and only then replaces
  *   the copy in one transaction (UPDATE known, INSERT new, DELETE gone). Meta refusing or being
  *   unreachable is 502 and malformed data from Meta is 502 too: in both cases nothing changes.
@@ -18,12 +21,13 @@
  * that are not URL buttons).
  */
 import type { Clock } from '../clock.ts';
+import { companyChannel } from '../db/channels.ts';
 import type { Db } from '../db/database.ts';
 import {
-  claimDueSyncs, companyChannel, deleteGoneTemplates, findTemplate, insertTemplates, listTemplates, markSynced, templateStatus, updateTemplates,
+  claimDueSyncs, deleteGoneTemplates, findTemplate, insertTemplates, listTemplates, markSynced, templateStatus, updateTemplates,
   deleteOtherTemplate, upsertTemplate, type StoredTemplate, type TemplateRow,
 } from '../db/whatsapp-templates.ts';
-import type { GraphConnection, TemplatesApi } from '../providers/whatsapp/templates-api.ts';
+import { audit, type Actor } from './actor.ts';
 import { DomainError, isRowId } from './errors.ts';
 import { checkLiquid } from './render.ts';
 import { listAutomations, listCampaigns } from './automations.ts';
@@ -31,6 +35,25 @@ import type { Template, TemplateProblem } from './templates.ts';
 import { releaseWaiting, WAIT_REASONS } from '../db/whatsapp-channel.ts';
 
 export type { StoredTemplate, TemplateRow } from '../db/whatsapp-templates.ts';
+
+/** Where a WABA's templates live and the token that may read them (already opened). */
+export interface GraphConnection {
+  apiBaseUrl: string;
+  wabaId: string;
+  accessToken: string;
+}
+
+/**
+ * Meta's template endpoints as the catalogue uses them (implemented by
+ * src/providers/whatsapp/templates-api.ts). Failures reject with an Error named `GraphApiError` whose
+ * message names Meta's error (never the access token).
+ */
+export interface TemplatesApi {
+  /** Every template of the WABA, all pages. */
+  list(conn: GraphConnection): Promise<unknown[]>;
+  /** Submits a template for review; resolves to Meta's answer object. */
+  submit(conn: GraphConnection, template: { name: string; language: string; category: string; components: unknown[] }): Promise<Record<string, unknown>>;
+}
 
 /** What the catalogue needs from the outside: Meta's template endpoints, the secret opener, the clock. */
 export interface CatalogueDeps {
@@ -254,6 +277,38 @@ export async function submitTemplate(db: Db, companyId: number, input: TemplateS
     await deleteOtherTemplate(trx, companyId, row.name, row.language, row.template_id);
     return upsertTemplate(trx, companyId, row, at);
   });
+}
+
+/** 404 for a company the actor may not act on (a console user or API key acts on its own company only). */
+function checkScope(actor: Actor, companyId: number): void {
+  if (actor.kind !== 'operator' && actor.companyId !== companyId) throw new DomainError(404, 'Company not found');
+}
+
+/**
+ * Command: syncs the company's catalogue with Meta ({@link syncTemplates}: 404 / 409 / 502, nothing
+ * changed on failure) and audits `whatsapp.templates.sync` on `company:<id>` with `{templates}` for
+ * `actor`. Returns how many templates the catalogue has now.
+ */
+export async function syncCatalogue(db: Db, deps: CatalogueDeps, actor: Actor, companyId: number): Promise<number> {
+  checkScope(actor, companyId);
+  const n = await syncTemplates(db, companyId, deps);
+  await audit(db, actor, { action: 'whatsapp.templates.sync', target: `company:${companyId}`, companyId, details: { templates: n } });
+  return n;
+}
+
+/**
+ * Command: submits a template to Meta for review ({@link submitTemplate}: TemplateDataError, 404 / 409
+ * / 502) and audits `whatsapp.template.submit` on `company:<id>` with `{name, language, template_id,
+ * status}` for `actor`. Returns the template as stored.
+ */
+export async function submitCatalogueTemplate(db: Db, deps: CatalogueDeps, actor: Actor, companyId: number, input: TemplateSubmission): Promise<StoredTemplate> {
+  checkScope(actor, companyId);
+  const stored = await submitTemplate(db, companyId, input, deps);
+  await audit(db, actor, {
+    action: 'whatsapp.template.submit', target: `company:${companyId}`, companyId,
+    details: { name: stored.name, language: stored.language, template_id: stored.template_id, status: stored.status },
+  });
+  return stored;
 }
 
 /** One template of the catalogue by name and language, or undefined. */

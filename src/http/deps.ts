@@ -8,9 +8,11 @@ import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
 import type { BatchAcceptor } from '../domain/accept-writer.ts';
 import type { AutomationLookups } from '../domain/automations.ts';
+import type { CatalogueDeps } from '../domain/whatsapp-templates.ts';
 import type { JobQueue } from '../domain/job-queue.ts';
 import type { PasswordHashing } from '../domain/users.ts';
-import type { AddressPolicy } from '../domain/network-guard.ts';
+import type { DeliveryClient } from '../delivery/client.ts';
+import type { AddressPolicy } from '../delivery/network-guard.ts';
 import type { Mailer } from '../providers/mail.ts';
 import type { Boss } from '../queue/boss.ts';
 import type { ApiKeyAuthenticator } from './auth.ts';
@@ -39,6 +41,13 @@ export interface AppDeps {
   readonly openSecret: (sealed: string) => string;
   /** Which addresses provider URLs may point at. */
   readonly addressPolicy: AddressPolicy;
+  /**
+   * The one outbound HTTP client (delivery/client.ts), built once by src/service.ts: test events and
+   * Meta's template endpoints go through it (and the workers' providers and events).
+   */
+  readonly delivery: DeliveryClient;
+  /** The WhatsApp template catalogue's outside (Meta's template endpoints over `delivery`, the secret opener, the clock). */
+  readonly catalogue: CatalogueDeps;
   /** Hashing and checking of console passwords (domain/users.ts): one per service. */
   readonly passwords: PasswordHashing;
   /** Email of invitations and password resets (SMTP_URL); undefined: none is sent. */

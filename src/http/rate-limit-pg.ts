@@ -7,10 +7,8 @@
  * the database parses and plans it once per connection and commits once per group instead of once per
  * request.
  */
-import type pg from 'pg';
-import { sql } from 'kysely';
-import type { Database, Db } from '../db/database.ts';
-import { CONSUME_RATE_LIMITS, consumeParams, rateLimitDecisions, type ConsumedBucket, type RateLimitRequest } from '../db/rate-limits.ts';
+import type { Database } from '../db/database.ts';
+import { consumeRateLimits, deleteRateLimitLog, rateLimitDecisions, type ConsumedBucket, type RateLimitRequest } from '../db/rate-limits.ts';
 import { StatementGroups } from '../db/statement-groups.ts';
 import type { RateLimitDecision, RateLimiter, RateLimitRule } from './rate-limit.ts';
 
@@ -25,19 +23,17 @@ const MAX_GROUP = 256;
 const MAX_IN_FLIGHT = 4;
 
 export class PgRateLimiter implements RateLimiter {
-  readonly #db: Db;
-  readonly #pool: pg.Pool;
+  readonly #database: Database;
   readonly #groups = new StatementGroups<Pending>((group) => this.#decide(group), { maxGroup: MAX_GROUP, maxInFlight: MAX_IN_FLIGHT });
 
   /** `database` must be PostgreSQL (the embedded default keeps its limits in memory). */
   constructor(database: Database) {
     if (!database.pgPool) throw new Error('PgRateLimiter needs PostgreSQL');
-    this.#db = database.db;
-    this.#pool = database.pgPool;
+    this.#database = database;
   }
 
   async reset(key: string): Promise<void> {
-    await sql`DELETE FROM rate_limit_logs WHERE bucket = ${key}`.execute(this.#db);
+    await deleteRateLimitLog(this.#database.db, key);
   }
 
   /** Admits (and records) or refuses one request; `_now` is unused: the database's clock decides. */
@@ -50,7 +46,7 @@ export class PgRateLimiter implements RateLimiter {
     const requests = group.map((p) => p.request);
     let rows: ConsumedBucket[];
     try {
-      rows = (await this.#pool.query<ConsumedBucket>({ name: 'cms_rate_limit_consume_v2', text: CONSUME_RATE_LIMITS, values: consumeParams(requests) })).rows;
+      rows = await consumeRateLimits(this.#database, requests);
     } catch (err) {
       for (const p of group) p.reject(err);
       return;

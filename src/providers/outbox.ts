@@ -7,6 +7,7 @@ import type { Provider } from './types.ts';
 /** The outbox provider; stateless, so one instance serves every company. */
 export const outboxProvider: Provider = {
   name: 'outbox',
+  sendsNothing: true,
   async send() {
     return { status: 'sent' };
   },

@@ -2,11 +2,17 @@
  * The provider interface (docs/operator-api.md "Providers"): ONE delivery attempt of a
  * rendered message, and optionally a look at a claimed chunk before any of it is sent. A provider only
  * classifies; what happens next (a retry on the schedule, a wait, a final failure) is decided by
- * `retry.ts` (docs/decisions.md#8-retries) and carried out by the delivery run, which applies the
+ * `delivery/retry.ts` (docs/decisions.md#8-retries) and carried out by the delivery run, which applies the
  * outcome's effects generically. Providers never log or return their secrets.
  *
  * The vocabulary is generic: provider-specific rules (WhatsApp's error codes, its channel pause, its
- * template catalogue, its pacing) stay inside the provider's own module and answer in these terms.
+ * template catalogue, its pacing) stay inside the provider's own room (src/providers/<name>/) and answer
+ * in these terms.
+ *
+ * A provider plugs in as a {@link ProviderPlugin}: it builds the {@link Provider} of a stored channel,
+ * hands the workers its {@link PeriodicTask}s and releases what it holds on close. The provider
+ * registry (index.ts) lists the plugins; the queue only sees the registry and these shapes, never a
+ * provider by name.
  */
 import type { Rendered } from '../domain/render.ts';
 
@@ -90,6 +96,11 @@ export type ProviderName = 'outbox' | 'webhook' | 'whatsapp';
 export interface Provider {
   readonly name: ProviderName;
   /**
+   * true: nothing leaves the machine (the outbox): the delivery run records a chunk's deliverable
+   * messages as sent in one statement, without `send`.
+   */
+  readonly sendsNothing?: boolean;
+  /**
    * Hands `rendered` to the provider once. Resolves (never rejects) with the outcome; `signal` aborts
    * a request in flight (the outcome is then a retryable failure).
    */
@@ -100,4 +111,39 @@ export interface Provider {
    * messages are claimed again after their lease).
    */
   prepare?(run: PrepareRun, items: PrepareItem[]): Promise<Map<string, PrepareDecision>>;
+}
+
+/**
+ * A provider's periodic work, run by the workers' sweep (queue/workers.ts), which knows it only by
+ * these fields: `run` about every `everyMs` of real time (rounded to whole sweeps of SWEEP_INTERVAL_MS),
+ * after the sweep's own steps and one task after the other; also on every on-demand sweep
+ * (Workers.sweepNow) when `onSweepNow`. Not run once the workers are stopping. `run` may reject: the
+ * workers log `<name> failed` and go on; `log` is the workers' logger for what a round did.
+ */
+export interface PeriodicTask {
+  /** What the task does, in the log (e.g. `whatsapp template sync`). */
+  readonly name: string;
+  readonly everyMs: number;
+  readonly onSweepNow?: boolean;
+  run(ctx: { signal: AbortSignal; log: PeriodicTaskLog }): Promise<void>;
+}
+
+/** The part of a logger a periodic task writes to (pino's shape). */
+export interface PeriodicTaskLog {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+/**
+ * One provider as it plugs into the service (see the module comment). `forChannel` gets a stored
+ * channel value whose `provider` is `name`, and never throws (an unusable channel yields a provider
+ * that fails its messages); the registry caches its answers per distinct channel value.
+ */
+export interface ProviderPlugin {
+  readonly name: ProviderName;
+  forChannel(channel: Record<string, unknown>): Provider;
+  /** The provider's periodic tasks (none when absent). */
+  periodicTasks?(): PeriodicTask[];
+  /** Releases what the plugin holds (flushes its state); the registry calls it once on close. */
+  close?(): Promise<void>;
 }

@@ -14,11 +14,9 @@
 import { warmQueueCache } from '../db/driver-tricks.ts';
 import { PREPARED } from '../db/prepared.ts';
 import { PgBoss, fromKysely, fromPglite, type JobInsert } from 'pg-boss';
-import type { Transaction } from 'kysely';
-import type { Database } from '../db/database.ts';
+import type { Database, Tx } from '../db/database.ts';
 import type { InsertBatchJobs } from '../db/accept-store.ts';
 import type { JobQueue } from '../domain/job-queue.ts';
-import type { DB } from '../db/schema.ts';
 import { JOB_NAMES, JOB_SPECS, type JobName, type JobPayloads } from './jobs.ts';
 
 export type Boss = PgBoss;
@@ -69,13 +67,13 @@ export async function startBoss(database: Database, opts: { poolMax?: number; st
 }
 
 /** Enqueues a job inside the caller's transaction: it exists if and only if the transaction commits. */
-export async function enqueue<N extends JobName>(boss: Boss, trx: Transaction<DB>, name: N, data: JobPayloads[N]): Promise<void> {
+export async function enqueue<N extends JobName>(boss: Boss, trx: Tx, name: N, data: JobPayloads[N]): Promise<void> {
   await boss.send(name, data, { db: fromKysely(trx) });
 }
 
 /** Enqueues several jobs of one queue in one statement inside the caller's transaction. */
 export async function enqueueMany<N extends JobName>(
-  boss: Boss, trx: Transaction<DB>, name: N, jobs: { data: JobPayloads[N]; startAfter?: Date }[],
+  boss: Boss, trx: Tx, name: N, jobs: { data: JobPayloads[N]; startAfter?: Date }[],
 ): Promise<void> {
   const adapter = fromKysely(trx);
   await insertJobs(boss, (text, values) => adapter.executeSql(text, values), name, jobs);

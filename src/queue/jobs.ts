@@ -25,7 +25,7 @@
  * Crash recovery (pg-boss 12): every queue has a heartbeat (`heartbeatSeconds`: 10 for `batch-process`
  * and `messages-deliver`, pg-boss's minimum, so that work of a dead worker resumes within 30 s;
  * 30 for the others). A worker refreshes the heartbeat of the jobs it holds every half of it
- * while the handler runs, so a long chunk (a slow webhook, a WhatsApp number paced at 80/s) is never
+ * while the handler runs, so a long chunk (a slow webhook, a phone number paced at 80/s) is never
  * taken for dead; a job whose process died stops heartbeating and is failed and retried by the
  * supervisor within the heartbeat plus one monitor pass (`monitorIntervalSeconds` in boss.ts). Messages
  * a dead run had claimed are recovered sooner by their short leases (handlers/messages-release.ts).

@@ -10,8 +10,10 @@
  * - Chunks in flight: `messages-deliver` runs `localConcurrency` fetch loops of `batchSize` jobs;
  *   WORKER_CONCURRENCY (config.workerConcurrency) sets the number of loops (default 4, i.e. up to 16
  *   chunks at once), each chunk with up to DELIVERY_CONCURRENCY provider requests in flight.
- * - The sweep (every SWEEP_INTERVAL_MS of real time) also syncs WhatsApp template catalogues older than
- *   WHATSAPP_TEMPLATE_SYNC (every TEMPLATE_SYNC_EVERY_SWEEPS sweeps; errors logged, never fatal).
+ * - The sweep (every SWEEP_INTERVAL_MS of real time) also runs the providers' periodic tasks
+ *   (providers/types.ts PeriodicTask, from the provider registry: e.g. a template catalogue sync, a
+ *   pacing prune), each about every `everyMs` and, when it asks, on every sweepNow; errors logged, never
+ *   fatal. The workers know them only by those fields.
  * - The sweep (every SWEEP_INTERVAL_MS of real time) releases held messages whose time has come by the
  *   injectable clock (delivery hours, and retries' `next_attempt_at`), and re-enqueues the messages of
  *   dead delivery runs (lease ran out); see handlers/messages-release.ts.
@@ -30,14 +32,12 @@ import type { Job } from 'pg-boss';
 import type { Logger } from 'pino';
 import type { Config } from '../config.ts';
 import type { Database } from '../db/database.ts';
-import { parseAddressPolicy } from '../domain/network-guard.ts';
 import type { SecretBox } from '../domain/secrets.ts';
 import type { Clock } from '../clock.ts';
+import { countHeldMessages } from '../db/queue-depth.ts';
+import type { DeliveryClient } from '../delivery/client.ts';
 import { setQueueDepthSource } from '../metrics.ts';
-import { syncDueCatalogues, type CatalogueDeps } from '../domain/whatsapp-templates.ts';
-import { createProviderRegistry } from '../providers/index.ts';
-import { createDeliveryAgent } from '../delivery/agent.ts';
-import { createTemplatesApi } from '../providers/whatsapp/templates-api.ts';
+import { createProviderRegistry, providerSettings, type PeriodicTask } from '../providers/index.ts';
 import type { Boss } from './boss.ts';
 import { FAN_OUT_STEP, FAN_OUT_STEP_POSTGRES, FanOutInterrupted, processBatch } from './handlers/batch-process.ts';
 import type { PipelineContext } from './handlers/context.ts';
@@ -61,6 +61,8 @@ export interface WorkerDeps {
   clock: Clock;
   secrets: SecretBox;
   config: Config;
+  /** The service's one outbound client (delivery/client.ts); the providers send through it. */
+  delivery: DeliveryClient;
 }
 
 export interface Workers {
@@ -84,18 +86,6 @@ export const SWEEP_INTERVAL_MS = 1_000;
  */
 export const RECOVERY_EVERY_SWEEPS = 5;
 
-/**
- * Every how many sweeps the WhatsApp template sync step runs (30 s; also on every sweepNow): it syncs
- * the catalogues older than WHATSAPP_TEMPLATE_SYNC by the injectable clock (docs/whatsapp.md).
- */
-export const TEMPLATE_SYNC_EVERY_SWEEPS = 30;
-
-/**
- * Every how many sweeps the WhatsApp pacing rows that hold nothing back any more are pruned (pairs
- * whose time has passed, limit counts older than 24 h; bounded steps, whatsapp/pacing.ts prune()).
- */
-export const PACING_PRUNE_EVERY_SWEEPS = 300;
-
 /** Provider requests in flight per chunk. */
 export const DELIVERY_CONCURRENCY = 32;
 
@@ -117,13 +107,10 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
   const drain = new AbortController();
   const providers = createProviderRegistry({
     secrets: deps.secrets,
-    whatsappRatePerSecond: config.whatsappRatePerSecond,
-    whatsappPairIntervalMs: config.whatsappPairIntervalMs,
-    whatsappPacingMarginMs: config.whatsappPacingMarginMs,
+    client: deps.delivery,
     db: database.db,
     clock,
-    addressPolicy: parseAddressPolicy(config.providerAllowedHosts),
-    deliveryTimeoutMs: config.deliveryTimeoutMs,
+    ...providerSettings(config),
   });
   const ctx: PipelineContext = {
     db: database.db, boss, clock, logger: log, providers, drain: drain.signal, deliveryConcurrency: DELIVERY_CONCURRENCY,
@@ -132,19 +119,19 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     resultWriter: new ResultWriter(database.db, FLUSH_MS),
   };
   boss.on('error', (err: Error) => log.warn({ err: err.message }, 'queue error'));
-  // Meta's template endpoints, for the periodic catalogue sync: an agent of its own, network-guarded.
-  const templatesAgent = createDeliveryAgent(parseAddressPolicy(config.providerAllowedHosts), { timeoutMs: config.deliveryTimeoutMs, connections: 16 });
-  const catalogue: CatalogueDeps = {
-    api: createTemplatesApi({ agent: templatesAgent, timeoutMs: config.deliveryTimeoutMs }),
-    openSecret: (sealed) => deps.secrets.open(sealed),
-    clock,
+  // The providers' periodic work, each every `everyMs` rounded to whole sweeps.
+  const tasks = providers.periodicTasks().map((task) => ({ task, every: Math.max(1, Math.round(task.everyMs / SWEEP_INTERVAL_MS)) }));
+  /** Runs the due tasks one after the other (none once the workers stop); a failure is logged. */
+  const runTasks = async (due: (t: { task: PeriodicTask; every: number }) => boolean): Promise<void> => {
+    for (const t of tasks) {
+      if (drain.signal.aborted || !due(t)) continue;
+      try {
+        await t.task.run({ signal: drain.signal, log });
+      } catch (err) {
+        log.warn({ err: (err as Error).message }, `${t.task.name} failed`);
+      }
+    }
   };
-  const syncTemplates = () => syncDueCatalogues(database.db, catalogue, config.whatsappTemplateSyncMs)
-    .then((round) => {
-      if (round.synced.length) log.info({ companies: round.synced }, 'whatsapp template catalogues synced');
-      for (const f of round.failed) log.warn({ company_id: f.company_id, err: f.error }, 'whatsapp template sync failed; tried again later');
-    })
-    .catch((err) => log.warn({ err: (err as Error).message }, 'whatsapp template sync step failed'));
 
   async function register<N extends JobName>(name: N): Promise<void> {
     const spec = JOB_SPECS[name];
@@ -172,21 +159,20 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
 
   let sweeping = false;
   let sweeps = 0;
-  const runSweep = (recover = true, templates = true, prune = false) => releaseDue(ctx)
+  /** One sweep: releases, the lease recovery when `recover`, then the periodic tasks `due` says. */
+  const runSweep = (recover: boolean, due: (t: { task: PeriodicTask; every: number }) => boolean) => releaseDue(ctx)
     .then((n) => { if (n) log.info({ released: n }, 'held messages released'); })
     .catch((err) => log.warn({ err: (err as Error).message }, 'release sweep failed'))
     .then(() => (recover ? recoverDead(ctx) : 0))
     .then((n) => { if (n) log.warn({ recovered: n }, 'messages of dead delivery runs enqueued again'); })
     .catch((err) => log.warn({ err: (err as Error).message }, 'lease recovery sweep failed'))
-    .then(() => (templates && !drain.signal.aborted ? syncTemplates() : undefined))
-    .then(() => (prune ? providers.whatsappPacing.prune() : 0))
-    .catch((err) => log.warn({ err: (err as Error).message }, 'whatsapp pacing prune failed'))
+    .then(() => runTasks(due))
     .finally(() => { sweeping = false; });
   const sweep = setInterval(() => {
     if (sweeping || drain.signal.aborted) return;
     sweeping = true;
-    ++sweeps;
-    void runSweep(sweeps % RECOVERY_EVERY_SWEEPS === 0, sweeps % TEMPLATE_SYNC_EVERY_SWEEPS === 0, sweeps % PACING_PRUNE_EVERY_SWEEPS === 0);
+    const n = ++sweeps;
+    void runSweep(n % RECOVERY_EVERY_SWEEPS === 0, (t) => n % t.every === 0);
   }, SWEEP_INTERVAL_MS);
 
   const retention = new MessageRetention(database, clock, log, config.messageRetentionMs);
@@ -205,11 +191,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
         { queue: q.name, state: 'active', count: q.activeCount },
       ]);
     },
-    async heldMessages() {
-      const row = await database.db.selectFrom('messages').select((eb) => eb.fn.countAll<number>().as('n'))
-        .where('held_until', 'is not', null).executeTakeFirst();
-      return Number(row?.n ?? 0);
-    },
+    heldMessages: () => countHeldMessages(database.db),
   });
 
   let stopped = false;
@@ -217,7 +199,7 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
     async sweepNow() {
       while (sweeping) await new Promise((r) => setTimeout(r, 10));
       sweeping = true;
-      await runSweep();
+      await runSweep(true, (t) => t.task.onSweepNow === true);
     },
     retentionNow: () => retention.run(drain.signal),
     async stop() {
@@ -233,7 +215,6 @@ export async function startWorkers(deps: WorkerDeps): Promise<Workers> {
       await retention.idle();
       await vacuum.stop();
       await providers.close();
-      await templatesAgent.close();
     },
   };
 }

@@ -493,8 +493,8 @@ describe('tags', () => {
     assert.equal(csv.split('\n')[0], 'phone,first_name,last_name,opted_out,opt_out_source,opt_out_at,tags,phone_country,last_inbound_at,last_sent_at,last_delivered_at,last_read_at');
     assert.match(csv, /\+4915112390002,,,false,,,vip\|x\\\|y\|z\\\\,DE,,,,/);
     await sql`UPDATE contacts SET tags = '{}' WHERE company_id = ${id}`.execute(db());
-    const imp = await (await fetch(`${s.url}/admin/companies/${id}/contacts/imports`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'text/csv' }, body: csv })).json() as any;
-    await eventually(async () => (await s.admin('GET', `/admin/companies/${id}/contacts/imports/${imp.import_id}`)).status === 'completed');
+    const imp = await (await fetch(`${s.url}/admin/companies/${id}/contact-imports`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'text/csv' }, body: csv })).json() as any;
+    await eventually(async () => (await s.admin('GET', `/admin/companies/${id}/contact-imports/${imp.import_id}`)).status === 'completed');
     assert.deepEqual((await s.admin('GET', `/admin/companies/${id}/contacts/%2B4915112390002`)).tags, ['vip', 'x|y', 'z\\']);
   });
 });

@@ -53,13 +53,13 @@ async function messagesOf(batchId: string): Promise<any[]> {
   return (await s.admin('GET', `/admin/batches/${batchId}/messages`)).messages;
 }
 async function csvImport(companyId: number, csv: string): Promise<any> {
-  const res = await fetch(`${s.url}/admin/companies/${companyId}/contacts/imports`, {
+  const res = await fetch(`${s.url}/admin/companies/${companyId}/contact-imports`, {
     method: 'POST', body: csv, headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'text/csv' },
   });
   assert.equal(res.status, 202, await res.clone().text());
   const imp = await res.json();
   return eventually(async () => {
-    const x = await s.admin('GET', `/admin/companies/${companyId}/contacts/imports/${imp.import_id}`);
+    const x = await s.admin('GET', `/admin/companies/${companyId}/contact-imports/${imp.import_id}`);
     return x.status === 'completed' ? x : undefined;
   }, 45_000);
 }

@@ -109,13 +109,13 @@ describe('happy', () => {
     assert.equal(fromConsole.text, text);
 
     // Importing the export restores every value: the stored contact is unchanged and so is the export.
-    const imported = await fetch(`${s.url}/admin/companies/${c.companyId}/contacts/imports`, {
+    const imported = await fetch(`${s.url}/admin/companies/${c.companyId}/contact-imports`, {
       method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'text/csv' }, body: text,
     });
     assert.equal(imported.status, 202);
     const importId = (await imported.json()).import_id;
     const done = await eventually(async () => {
-      const x = await s.admin('GET', `/admin/companies/${c.companyId}/contacts/imports/${importId}`);
+      const x = await s.admin('GET', `/admin/companies/${c.companyId}/contact-imports/${importId}`);
       return x.status === 'completed' ? x : undefined;
     });
     assert.deepEqual([done.created, done.updated, done.failed], [0, 1, 0]);
@@ -178,7 +178,7 @@ describe('error', () => {
       const t = await exportCsv(c.companyId);
       return t.includes(p) && t.split('\n')[0].includes("'@cmd") ? t : undefined;
     });
-    const res = await fetch(`${s.url}/admin/companies/${c.companyId}/contacts/imports`, {
+    const res = await fetch(`${s.url}/admin/companies/${c.companyId}/contact-imports`, {
       method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'text/csv' }, body: text.replace(',Ada,', ',Eve,'),
     });
     const j = await res.json() as any;

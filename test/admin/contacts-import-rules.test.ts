@@ -43,7 +43,7 @@ const importRows = async (companyId: number) =>
 
 /** POSTs a CSV to the operator API's import. */
 async function upload(companyId: number, csv: string) {
-  const res = await fetch(`${s.url}/admin/companies/${companyId}/contacts/imports`, {
+  const res = await fetch(`${s.url}/admin/companies/${companyId}/contact-imports`, {
     method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'text/csv' }, body: csv,
   });
   return { status: res.status, json: await res.json() as any };
@@ -63,7 +63,7 @@ async function consoleUpload(c: ConsoleClient, csv: string) {
 
 async function finished(companyId: number, importId: number) {
   return eventually(async () => {
-    const x = await s.admin('GET', `/admin/companies/${companyId}/contacts/imports/${importId}`);
+    const x = await s.admin('GET', `/admin/companies/${companyId}/contact-imports/${importId}`);
     return x.status === 'completed' ? x : undefined;
   }, 60_000);
 }

@@ -118,13 +118,13 @@ describe('happy', () => {
     lines.splice(5, 0, '12;Bad;x'); // line 6
     lines.splice(9, 0, ';NoPhone;x'); // line 10
     lines.splice(12, 0, `${phone()};Opt;x;extra`); // line 13: a field too many
-    const r = await raw('POST', `/admin/companies/${c.companyId}/contacts/imports?filename=people.csv`, lines.join('\r\n') + '\r\n', { 'content-type': 'text/csv' });
+    const r = await raw('POST', `/admin/companies/${c.companyId}/contact-imports?filename=people.csv`, lines.join('\r\n') + '\r\n', { 'content-type': 'text/csv' });
     assert.equal(r.status, 202, r.text);
     assert.equal(r.json.total, 2503);
     assert.equal(r.json.delimiter, ';');
     assert.equal(r.json.filename, 'people.csv');
     const done = await eventually(async () => {
-      const x = await s.admin('GET', `/admin/companies/${c.companyId}/contacts/imports/${r.json.import_id}`);
+      const x = await s.admin('GET', `/admin/companies/${c.companyId}/contact-imports/${r.json.import_id}`);
       return x.status === 'completed' ? x : undefined;
     }, 90_000); // thousands of rows on a busy machine
     assert.deepEqual({ processed: done.processed, created: done.created, updated: done.updated, failed: done.failed }, { processed: 2503, created: 2500, updated: 0, failed: 3 });
@@ -174,10 +174,10 @@ describe('happy', () => {
     assert.equal(rows[0].opt_out_source, 'operator');
 
     // Importing the export again changes nothing.
-    const again = await raw('POST', `/admin/companies/${c.companyId}/contacts/imports`, text, { 'content-type': 'text/csv' });
+    const again = await raw('POST', `/admin/companies/${c.companyId}/contact-imports`, text, { 'content-type': 'text/csv' });
     assert.equal(again.status, 202, again.text);
     const done = await eventually(async () => {
-      const x = await s.admin('GET', `/admin/companies/${c.companyId}/contacts/imports/${again.json.import_id}`);
+      const x = await s.admin('GET', `/admin/companies/${c.companyId}/contact-imports/${again.json.import_id}`);
       return x.status === 'completed' ? x : undefined;
     }, 90_000); // thousands of rows on a busy machine
     assert.deepEqual([done.created, done.updated, done.failed], [0, 5000, 0]);
@@ -270,7 +270,7 @@ describe('errors', () => {
     assert.equal(still.history.length, 0);
     assert.equal((await raw('GET', `/admin/companies/${c.companyId}/contacts/${encodeURIComponent(phone())}`)).json.detail, 'Contact not found');
     assert.equal((await raw('GET', `/admin/companies/${c.companyId}/contacts/not-a-number`)).status, 404);
-    assert.equal((await raw('GET', `/admin/companies/${c.companyId}/contacts/imports/999999999`)).status, 404);
+    assert.equal((await raw('GET', `/admin/companies/${c.companyId}/contact-imports/999999999`)).status, 404);
 
     const cases: [string | Buffer, RegExp][] = [
       ['mobile,name\n+4915112345678,A\n', /no "phone" column .*separated by commas, semicolons/],
@@ -280,12 +280,12 @@ describe('errors', () => {
       ['', /empty/],
     ];
     for (const [body, msg] of cases) {
-      const r = await fetch(`${s.url}/admin/companies/${c.companyId}/contacts/imports`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'text/csv' }, body: typeof body === 'string' ? body : new Uint8Array(body) });
+      const r = await fetch(`${s.url}/admin/companies/${c.companyId}/contact-imports`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'text/csv' }, body: typeof body === 'string' ? body : new Uint8Array(body) });
       const j = await r.json() as any;
       assert.equal(r.status, 422, `${body}: ${JSON.stringify(j)}`);
       assert.match(j.detail[0].msg, msg);
     }
-    const big = await fetch(`${s.url}/admin/companies/${c.companyId}/contacts/imports`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'text/csv' }, body: 'phone\n' + '+4915112345678\n'.repeat(1_500_000) });
+    const big = await fetch(`${s.url}/admin/companies/${c.companyId}/contact-imports`, { method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'text/csv' }, body: 'phone\n' + '+4915112345678\n'.repeat(1_500_000) });
     assert.equal(big.status, 413);
     assert.equal(await contactCount(c.companyId), 1);
     const imports = (await sql`SELECT import_id FROM contact_imports WHERE company_id = ${c.companyId}`.execute(s.service.deps.database.db)).rows;
@@ -299,7 +299,7 @@ describe('security', () => {
     const b = await s.company();
     const p = phone();
     await s.admin('PUT', `/admin/companies/${a.companyId}/contacts`, { contacts: [{ phone: p, first_name: 'Secret' }] });
-    const imp = await raw('POST', `/admin/companies/${a.companyId}/contacts/imports`, `phone\n${phone()}\n`, { 'content-type': 'text/csv' });
+    const imp = await raw('POST', `/admin/companies/${a.companyId}/contact-imports`, `phone\n${phone()}\n`, { 'content-type': 'text/csv' });
     assert.equal(imp.status, 202);
     const path = `/admin/companies/${b.companyId}/contacts/${encodeURIComponent(p)}`;
     const unknown = `/admin/companies/${b.companyId}/contacts/${encodeURIComponent(phone())}`;
@@ -309,7 +309,7 @@ describe('security', () => {
       assert.equal(foreign.status, 404, method);
       assert.deepEqual(foreign.json, none.json, method);
     }
-    const foreignImport = await raw('GET', `/admin/companies/${b.companyId}/contacts/imports/${imp.json.import_id}`);
+    const foreignImport = await raw('GET', `/admin/companies/${b.companyId}/contact-imports/${imp.json.import_id}`);
     assert.equal(foreignImport.status, 404);
     assert.deepEqual(foreignImport.json, { detail: 'Import not found' });
     const list = await s.admin('GET', `/admin/companies/${b.companyId}/contacts?q=secret`);
@@ -337,8 +337,8 @@ describe('documented', () => {
     ['get', '/admin/companies/{company_id}/contacts/{phone}', [200, 401, 404, 422], 'application/json'],
     ['patch', '/admin/companies/{company_id}/contacts/{phone}', [200, 401, 404, 422], 'application/json'],
     ['delete', '/admin/companies/{company_id}/contacts/{phone}', [200, 401, 404, 422], 'application/json'],
-    ['post', '/admin/companies/{company_id}/contacts/imports', [202, 401, 404, 413, 422], 'application/json'],
-    ['get', '/admin/companies/{company_id}/contacts/imports/{import_id}', [200, 401, 404, 422], 'application/json'],
+    ['post', '/admin/companies/{company_id}/contact-imports', [202, 401, 404, 413, 422], 'application/json'],
+    ['get', '/admin/companies/{company_id}/contact-imports/{import_id}', [200, 401, 404, 422], 'application/json'],
   ];
 
   test('every contact operation: operationId, every status with a body and an example that validates; errors are Detail / AdminValidationError', async () => {
@@ -403,9 +403,9 @@ describe('documented', () => {
     check((await raw('GET', `${base}/${encodeURIComponent(p)}`)).json, '/admin/companies/{company_id}/contacts/{phone}', 'get', 200);
     check((await raw('GET', `${base}/${encodeURIComponent(phone())}`)).json, '/admin/companies/{company_id}/contacts/{phone}', 'get', 404);
     check((await raw('PATCH', `${base}/${encodeURIComponent(p)}`, { opted_out: true })).json, '/admin/companies/{company_id}/contacts/{phone}', 'patch', 200);
-    const imp = await raw('POST', `${base}/imports`, `phone\n${phone()}\n`, { 'content-type': 'text/csv' });
-    check(imp.json, '/admin/companies/{company_id}/contacts/imports', 'post', 202);
-    check((await raw('GET', `${base}/imports/${imp.json.import_id}`)).json, '/admin/companies/{company_id}/contacts/imports/{import_id}', 'get', 200);
+    const imp = await raw('POST', `/admin/companies/${c.companyId}/contact-imports`, `phone\n${phone()}\n`, { 'content-type': 'text/csv' });
+    check(imp.json, '/admin/companies/{company_id}/contact-imports', 'post', 202);
+    check((await raw('GET', `/admin/companies/${c.companyId}/contact-imports/${imp.json.import_id}`)).json, '/admin/companies/{company_id}/contact-imports/{import_id}', 'get', 200);
     check((await raw('DELETE', `${base}/${encodeURIComponent(p)}`)).json, '/admin/companies/{company_id}/contacts/{phone}', 'delete', 200);
   });
 });

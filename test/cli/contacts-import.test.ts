@@ -1,13 +1,12 @@
-/** `cms contacts import`: CSV streaming, chunking (≤ 10 000 per request), columns, summing. */
+/**
+ * `cms contacts import`: CSV streaming, chunking (≤ 10 000 per request), columns, summing (its
+ * progress bar on a terminal, through script(1): contacts-import.process.test.ts).
+ */
 import assert from 'node:assert/strict';
-import { execFile } from 'node:child_process';
 import { rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { after, before, beforeEach, describe, it } from 'node:test';
-import { promisify } from 'node:util';
-import { BIN, TOKEN, cli, startFakeApi, tempDir, type FakeApi } from './helpers.ts';
-
-const run = promisify(execFile);
+import { TOKEN, cli, startFakeApi, tempDir, type FakeApi } from './helpers.ts';
 
 /** CSV of `n` valid rows with a variable column, about 60 bytes a row. */
 function bigCsv(n: number): string {
@@ -143,23 +142,5 @@ describe('cms contacts import', () => {
     assert.equal(api.requests.length, 2);
     assert.match(r.stderr, /stopped after 1 request\(s\) \(10000 created, 0 updated\)/);
     assert.match(r.stderr, /body\.contacts\.3\.phone: String should have at most 64 characters \(string_too_long\)/);
-  });
-
-  it('shows a progress bar on a TTY for a large file', { skip: process.platform !== 'linux' && 'needs util-linux script' }, async (t) => {
-    try {
-      await run('script', ['--version']);
-    } catch {
-      t.skip('script(1) not available');
-      return;
-    }
-    const command = [process.execPath, BIN, 'contacts', 'import', '--company', '5', big].map((a) => `'${a}'`).join(' ');
-    const { stdout } = await run('script', ['-qfec', command, '/dev/null'], {
-      env: { PATH: process.env.PATH, CMS_URL: api.url, ADMIN_TOKEN: TOKEN, TERM: 'xterm' },
-      maxBuffer: 16 * 1024 * 1024,
-    });
-    assert.match(stdout, /Importing .*100%/);
-    // On a terminal the summary is a box table.
-    assert.match(stdout, /created\s*│\s*25000/);
-    assert.equal(api.requests.length, 3);
   });
 });

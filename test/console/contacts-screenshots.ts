@@ -38,9 +38,9 @@ try {
   await s.service.deps.database.db.insertInto('inbound_messages').values({ company_id: c.companyId, contact_id: contact.contact_id, provider_message_id: 'wamid.demo1', type: 'text', text: 'Thanks, can I change the address?', payload: null, received_at: new Date('2026-06-01T09:40:00Z') }).execute();
   await s.admin('PATCH', `/admin/companies/${c.companyId}/contacts/${encodeURIComponent(ada)}`, { variables: { city: 'London', size: '38', tier: 'gold' } });
   const csv = ['phone;first_name;city', ...Array.from({ length: 120 }, (_, i) => `+4916012345${String(100 + i)};Customer ${i};Berlin`), '12345;Nobody;Nowhere', '+4916012345999;Too;many;fields'].join('\n');
-  const imp = await fetch(`${s.url}/admin/companies/${c.companyId}/contacts/imports?filename=spring-fair.csv`, { method: 'POST', headers: { authorization: 'Bearer test-admin-token-4Jx9qLw2Zr7Vb5Nc', 'content-type': 'text/csv' }, body: csv });
+  const imp = await fetch(`${s.url}/admin/companies/${c.companyId}/contact-imports?filename=spring-fair.csv`, { method: 'POST', headers: { authorization: 'Bearer test-admin-token-4Jx9qLw2Zr7Vb5Nc', 'content-type': 'text/csv' }, body: csv });
   const importId = ((await imp.json()) as { import_id: number }).import_id;
-  await eventually(async () => (await s.admin('GET', `/admin/companies/${c.companyId}/contacts/imports/${importId}`)).status === 'completed');
+  await eventually(async () => (await s.admin('GET', `/admin/companies/${c.companyId}/contact-imports/${importId}`)).status === 'completed');
 
   const page = await browser.context.newPage();
   const email = await newUser(s, c.companyId);

@@ -4,7 +4,7 @@
  * `303`; the new key is shown once through a one-time flash (a sealed cookie bound to the session and
  * its company, 5 minutes of the service's clock, cleared by the first GET). A form refused for bad
  * input shows the form again (4xx) and changes nothing. Real server and database, HTTP client that
- * keeps cookies and does not follow redirects; the browser test (test/console/browser.test.ts) reloads
+ * keeps cookies and does not follow redirects; the browser test (test/console/console.browser.test.ts) reloads
  * the page in Chromium.
  */
 import { after, before, test } from 'node:test';

@@ -183,7 +183,7 @@ async function fixture(): Promise<Fixture> {
   const automation = await s.admin('POST', `/admin/companies/${companyId}/automations`, { name: 'matrix automation', type: 'api', active: true, template: { body: 'Hi {{ first_name }}' } }, 201);
   const campaign = await s.admin('POST', `/admin/companies/${companyId}/campaigns`, { name: 'matrix campaign', template: { body: 'Sale {{ first_name }}' } }, 201);
   const batchId = await insertBatch(s, companyId, [{ phone: '+4915112345678', status: 'sent' }]);
-  const imp = await fetch(`${s.url}/admin/companies/${companyId}/contacts/imports`, {
+  const imp = await fetch(`${s.url}/admin/companies/${companyId}/contact-imports`, {
     method: 'POST', headers: { authorization: 'Bearer test-admin-token-4Jx9qLw2Zr7Vb5Nc', 'content-type': 'text/csv' }, body: 'phone,first_name\n+4915112345679,Grace\n',
   });
   assert.equal(imp.status, 202, await imp.clone().text());

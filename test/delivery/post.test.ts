@@ -17,7 +17,7 @@ import { createDeliveryAgent } from '../../src/delivery/agent.ts';
 import { MAX_RETRY_AFTER_MS } from '../../src/delivery/failure.ts';
 import { EXCERPT_CHARS, postSigned, RESPONSE_CAP } from '../../src/delivery/post.ts';
 import { createSigner, webhookKey } from '../../src/delivery/sign.ts';
-import { parseAddressPolicy } from '../../src/domain/network-guard.ts';
+import { parseAddressPolicy } from '../../src/delivery/network-guard.ts';
 
 interface Seen { path: string; headers: IncomingMessage['headers']; text: string }
 let server: Server;

@@ -1,6 +1,6 @@
 /**
  * The one schedule step of outbound delivery (src/delivery/schedule.ts `retryAt`), and that message
- * delivery (providers/retry.ts `nextStep`) and event delivery (queue/events/writer.ts `nextState`) both
+ * delivery (delivery/retry.ts `nextStep`) and event delivery (queue/events/writer.ts `nextState`) both
  * follow it: after attempt n with a failure, retry at now + max(schedule[n-1], Retry-After) while
  * n <= schedule.length, else the failure is final. Messages fail permanent failures at once; events
  * retry every failure but 410 (Retry-After only of retryable ones, as the classifier passes it on).
@@ -9,7 +9,7 @@ import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { statusFailure } from '../../src/delivery/failure.ts';
 import { retryAt } from '../../src/delivery/schedule.ts';
-import { nextStep } from '../../src/providers/retry.ts';
+import { nextStep } from '../../src/delivery/retry.ts';
 import { nextState } from '../../src/queue/events/writer.ts';
 
 const schedule = [5_000, 30_000, 120_000];

@@ -1,6 +1,6 @@
 /**
  * The fake WhatsApp Cloud (Graph) API of test/helpers/fake-graph.ts in a child process of its own
- * (bench/whatsapp-pacing.ts, test/whatsapp/pacing.test.ts): its CPU is apart from the caller's, and
+ * (bench/whatsapp-pacing.ts, test/whatsapp/pacing.process.test.ts): its CPU is apart from the caller's, and
  * the arrival times it records (performance.now() of its own event loop) are not delayed by whatever
  * else the caller's event loop does, so rates measured there are the rates requests arrived at.
  *

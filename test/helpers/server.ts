@@ -146,7 +146,7 @@ function removeStaleTemplates(root: string, keep: string): void {
  * process: on PGlite, a copy of the migrated template goes to `dataDir/pglite`, so the service starts
  * without creating and migrating a database (about 5 s of CPU in a child process). For a service
  * on PGlite only (the caller knows); nothing with CMS_TEST_TEMPLATE=0. A fresh start on an empty
- * DATA_DIR is what test/api/process.test.ts and ensurePgliteTemplate go through.
+ * DATA_DIR is what test/api/start.process.test.ts and ensurePgliteTemplate go through.
  */
 export async function seedDataDir(dataDir: string): Promise<void> {
   const template = await ensurePgliteTemplate();

@@ -6,7 +6,7 @@
 import pg from 'pg';
 import pino from 'pino';
 import type { Clock } from '../../src/clock.ts';
-import { parseAddressPolicy } from '../../src/domain/network-guard.ts';
+import { parseAddressPolicy } from '../../src/delivery/network-guard.ts';
 import { createProviderRegistry } from '../../src/providers/index.ts';
 import type { PipelineContext } from '../../src/queue/handlers/context.ts';
 import { eventually, startTestServer, type StartOptions, type TestServer } from '../helpers/server.ts';

@@ -11,8 +11,8 @@ import { inWindow, nextSendTime } from '../../src/domain/delivery-hours.ts';
 import { compileTemplate, RenderError, renderMessage, type RenderContact } from '../../src/domain/render.ts';
 import { networkFailure, retryAfterMs } from '../../src/delivery/failure.ts';
 import { createSigner, webhookKey } from '../../src/delivery/sign.ts';
-import { nextStep } from '../../src/providers/retry.ts';
-import { classifyError, templateMessage, wamidOf } from '../../src/providers/whatsapp.ts';
+import { nextStep } from '../../src/delivery/retry.ts';
+import { classifyError, templateMessage, wamidOf } from '../../src/providers/whatsapp/send.ts';
 import { chunkRanges } from '../../src/db/messages.ts';
 
 const at = (iso: string) => Date.parse(iso);

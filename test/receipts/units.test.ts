@@ -5,7 +5,8 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { keywordOf, type InboundCompany } from '../../src/domain/inbound.ts';
-import { collapseStatuses, parseGatewayPayload, parseWhatsappPayload, PayloadError, verifyHubSignature } from '../../src/domain/receipts.ts';
+import { collapseStatuses, parseGatewayPayload, PayloadError } from '../../src/domain/receipts.ts';
+import { parseWhatsappPayload, verifyHubSignature } from '../../src/providers/whatsapp/webhooks.ts';
 import { changeValue, hubSignature, waButton, waStatus, waText, webhookPayload } from '../helpers/fake-graph.ts';
 
 test('Meta payload: statuses, messages (text, button, interactive), unknown statuses dropped, shapes refused', () => {

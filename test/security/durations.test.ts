@@ -2,15 +2,14 @@
  * Durations and times are range-checked (docs/security.md "Durations and times"): every duration or
  * time an operator, a console user or a `cms` command can give answers 422 with `loc` at the field and
  * a message saying the range (never a 500, never an absurd stored value), and changes nothing; every
- * duration setting of the environment stops the start with a message naming the setting.
+ * duration setting of the environment stops the start with a message naming the setting (the start
+ * itself, a process of its own: durations.process.test.ts).
  * Time comes from a FakeClock (2026-06-01T10:00:00Z).
  */
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
-import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config.ts';
-import { CHILD_NODE_FLAGS, FakeClock, startTestServer, type TestServer } from '../helpers/server.ts';
+import { FakeClock, startTestServer, type TestServer } from '../helpers/server.ts';
 import { cliFor } from '../cli/helpers.ts';
 import { newCompany, signedInClient } from '../console/helpers.ts';
 
@@ -193,14 +192,4 @@ test('duration settings: each has a range; a value outside it is a ConfigError n
   assert.throws(() => loadConfig({ LOG_LEVEL: 'nope' }), (err: unknown) => err instanceof ConfigError && /^LOG_LEVEL must be one of .*; got "nope"$/.test(err.message));
   for (const level of ['silent', 'debug', 'warn']) assert.equal(loadConfig({ LOG_LEVEL: level }).logLevel, level);
   assert.equal(loadConfig({}).logLevel, 'info');
-});
-
-test('cms serve with an absurd DELIVERY_TIMEOUT exits 1 at once, naming it', async () => {
-  const main = path.join(import.meta.dirname, '../../src/main.ts');
-  const child = spawn(process.execPath, [...CHILD_NODE_FLAGS, main], { env: { ...process.env, DELIVERY_TIMEOUT: '999999d', PORT: '0' }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let err = '';
-  child.stderr.on('data', (d) => { err += d; });
-  const code = await new Promise<number | null>((r) => child.on('exit', r));
-  assert.equal(code, 1);
-  assert.match(err, /^cms: DELIVERY_TIMEOUT must be a duration from 100ms to 10m, such as 15s; got "999999d"/);
 });

@@ -13,7 +13,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { Agent, request } from 'undici';
-import { guardedLookup, parseAddressPolicy } from '../../src/domain/network-guard.ts';
+import { guardedLookup, parseAddressPolicy } from '../../src/delivery/network-guard.ts';
 import { freshDatabase, type FreshDatabase } from '../fuzz/fresh-database.ts';
 import { startReceiver, type WebhookReceiver } from '../helpers/receiver.ts';
 import { eventually, startTestServer, type TestServer } from '../helpers/server.ts';

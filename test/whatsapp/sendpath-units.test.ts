@@ -6,7 +6,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { classifyAnswer, MARKETING_HOLD_MS, PAIR_BACKOFF_MS, PAUSE_HOLD_MS } from '../../src/providers/whatsapp/errors.ts';
-import { nextStep } from '../../src/providers/retry.ts';
+import { nextStep } from '../../src/delivery/retry.ts';
 
 const NOW = Date.parse('2026-03-02T12:00:00Z');
 const answer = (code: number, extra: Record<string, unknown> = {}) => JSON.stringify({ error: { message: `(#${code}) m`, type: 'OAuthException', code, error_data: { messaging_product: 'whatsapp', details: 'd' }, fbtrace_id: 'A', ...extra } });

@@ -5,8 +5,8 @@
  */
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { parseWhatsappPayload, PayloadError } from '../../src/domain/receipts.ts';
-import { fieldLabel, LIMIT_OF_TIER, parseAccountChange } from '../../src/domain/whatsapp-webhooks.ts';
+import { PayloadError } from '../../src/domain/receipts.ts';
+import { fieldLabel, LIMIT_OF_TIER, parseAccountChange, parseWhatsappPayload } from '../../src/providers/whatsapp/webhooks.ts';
 import { changeValue, webhookPayload } from '../helpers/fake-graph.ts';
 
 const tpl = { message_template_id: 1689556908129835, message_template_name: 'order_shipped', message_template_language: 'en_US' };

@@ -371,7 +371,7 @@ export interface paths {
         patch: operations["update_contact"];
         trace?: never;
     };
-    "/admin/companies/{company_id}/contacts/imports/{import_id}": {
+    "/admin/companies/{company_id}/contact-imports/{import_id}": {
         parameters: {
             query?: never;
             header?: never;
@@ -1107,7 +1107,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/admin/companies/{company_id}/contacts/imports": {
+    "/admin/companies/{company_id}/contact-imports": {
         parameters: {
             query?: never;
             header?: never;
@@ -1117,7 +1117,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Import a CSV of contacts in the background (progress at GET …/imports/{import_id})
+         * Import a CSV of contacts in the background (progress at GET …/contact-imports/{import_id})
          * @description Body: the CSV file (`Content-Type: text/csv`, UTF-8, at most 20 MiB). Header row with a `phone` column; `first_name`, `last_name`, `opted_out`; other columns become variables; delimiter `,` `;` tab or `|` detected from the header. A file that cannot be read is refused (422) and nothing is written; rows that cannot be imported are reported with their line numbers.
          */
         post: operations["start_contact_import"];

@@ -29,14 +29,14 @@
  * could not use (`can`), and `GET /{kind}s/new` says so instead of showing the editor.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { recordAudit } from '../../domain/audit.ts';
+import { consoleActor } from '../../domain/actor.ts';
 import { DomainError } from '../../domain/errors.ts';
 import {
-  archiveSource, assertSendable, createAutomation, createCampaign, findSource, listAutomations, listCampaigns, updateAutomation, updateCampaign,
-  type SourceKind, type SourceRow,
+  assertSendable, changeAutomation, changeCampaign, defineAutomation, defineCampaign, findSource, listAutomations, listCampaigns, setAutomationActive,
+  setCampaignFrequencyCap, setSourceArchived, type SourceKind, type SourceRow,
 } from '../../domain/automations.ts';
 import { sourceResults } from '../../domain/source-results.ts';
-import { previewData, previewSource, templateWarnings, testSend, type PreviewInput, type PreviewResult } from '../../domain/source-tools.ts';
+import { previewData, previewSource, templateWarnings, testSendSource, type PreviewInput, type PreviewResult } from '../../domain/source-tools.ts';
 import type { Template } from '../../domain/templates.ts';
 import { whatsappMappingProblems } from '../../domain/whatsapp-templates.ts';
 import type { AppDeps } from '../../http/deps.ts';
@@ -116,7 +116,7 @@ export function registerSourcePages(scope: FastifyInstance, deps: AppDeps, kind:
   const base = `/${kind}s`;
   const title = kindTitle(kind);
   const crumbs = (extra?: string): [string, string?][] => extra ? [[title, sourcesPath(kind)], [extra]] : [[title]];
-  const actor = (request: FastifyRequest) => `console:${sessionOf(request).email}`;
+  const actor = (request: FastifyRequest) => consoleActor(sessionOf(request));
   /** Whether the request's role may change this kind (create, save, activate, send, test-send). */
   const canEdit = (request: FastifyRequest) => can(request, 'POST', `${sourcesPath(kind)}/new`);
 
@@ -187,14 +187,9 @@ ${readOnlyNote(`${kind}s`)}
     }
     const unmapped = await mappingErrors(db, session.company_id, template);
     if (Object.keys(unmapped).length) return showNew(request, reply, 422, form, unmapped);
-    let id: number;
-    if (kind === 'automation') {
-      const a = await createAutomation(db, deps.automationLookups, session.company_id, { name: form.name.trim(), type: form.type.trim(), active: false, template });
-      id = a.automation_id;
-    } else {
-      id = (await createCampaign(db, session.company_id, { name: form.name.trim(), template })).campaign_id;
-    }
-    await recordAudit(db, { actor: actor(request), action: `${kind}.create`, target: `${kind}:${id}`, company_id: session.company_id, details: { name: form.name.trim() } });
+    const id = kind === 'automation'
+      ? (await defineAutomation(deps, actor(request), session.company_id, { name: form.name.trim(), type: form.type.trim(), active: false, template })).automation_id
+      : (await defineCampaign(deps, actor(request), session.company_id, { name: form.name.trim(), template })).campaign_id;
     return reply.header('cache-control', 'no-store').redirect(`${sourcesPath(kind)}/${id}?done=created`, 303);
   });
 
@@ -260,42 +255,33 @@ ${readOnlyNote(`${kind}s`)}
     const unmapped = await mappingErrors(db, session.company_id, template);
     if (Object.keys(unmapped).length) return showSource(request, reply, 422, source, { form, errors: unmapped });
     if (kind === 'automation') {
-      await updateAutomation(db, deps.automationLookups, source.id, { name: form.name.trim(), type: form.type.trim(), template });
+      await changeAutomation(deps, actor(request), source.id, { name: form.name.trim(), type: form.type.trim(), template });
     } else {
-      await updateCampaign(db, source.id, { name: form.name.trim(), template });
+      await changeCampaign(deps, actor(request), source.id, { name: form.name.trim(), template });
     }
-    await recordAudit(db, { actor: actor(request), action: `${kind}.update`, target: `${kind}:${source.id}`, company_id: session.company_id, details: { name: form.name.trim(), template_changed: true } });
     return reply.header('cache-control', 'no-store').redirect(`${sourcesPath(kind)}/${source.id}?done=saved`, 303);
   });
 
   if (kind === 'automation') {
     scope.post<{ Params: { id: string } }>(`${base}/:id/active`, async (request, reply) => {
-      const session = sessionOf(request);
-      const source = await findSource(db, kind, parseId(request.params.id), session.company_id);
       const active = field(request.body, 'active') === 'true';
-      await updateAutomation(db, deps.automationLookups, source.id, { active });
-      await recordAudit(db, { actor: actor(request), action: 'automation.update', target: `automation:${source.id}`, company_id: session.company_id, details: { active } });
-      return reply.header('cache-control', 'no-store').redirect(`${sourcesPath(kind)}/${source.id}?done=${active ? 'activated' : 'deactivated'}`, 303);
+      const automation = await setAutomationActive(deps, actor(request), parseId(request.params.id), active);
+      return reply.header('cache-control', 'no-store').redirect(`${sourcesPath(kind)}/${automation.automation_id}?done=${active ? 'activated' : 'deactivated'}`, 303);
     });
   }
 
   if (kind === 'campaign') {
     // Whether the campaign ignores the company's frequency cap (docs/audience.md "Frequency caps").
     scope.post<{ Params: { id: string } }>(`${base}/:id/frequency-cap`, async (request, reply) => {
-      const session = sessionOf(request);
-      const source = await findSource(db, kind, parseId(request.params.id), session.company_id);
       const ignore = field(request.body, 'ignore') === 'true';
-      await updateCampaign(db, source.id, { ignore_frequency_cap: ignore });
-      await recordAudit(db, { actor: actor(request), action: 'campaign.update', target: `campaign:${source.id}`, company_id: session.company_id, details: { ignore_frequency_cap: ignore } });
+      const source = await setCampaignFrequencyCap(deps, actor(request), parseId(request.params.id), ignore);
       return reply.header('cache-control', 'no-store').redirect(`${sourcesPath(kind)}/${source.id}?done=${ignore ? 'cap_ignored' : 'cap_applies'}`, 303);
     });
   }
 
   for (const action of ['archive', 'restore'] as const) {
     scope.post<{ Params: { id: string } }>(`${base}/:id/${action}`, async (request, reply) => {
-      const session = sessionOf(request);
-      const source = await archiveSource(db, deps.automationLookups, kind, parseId(request.params.id), session.company_id, action === 'archive', deps.clock.now());
-      await recordAudit(db, { actor: actor(request), action: `${kind}.${action}`, target: `${kind}:${source.id}`, company_id: session.company_id, details: {} });
+      const source = await setSourceArchived(deps, actor(request), kind, parseId(request.params.id), action === 'archive');
       return reply.header('cache-control', 'no-store').redirect(`${sourcesPath(kind)}/${source.id}?done=${action === 'archive' ? 'archived' : 'restored'}`, 303);
     });
   }
@@ -307,8 +293,7 @@ ${readOnlyNote(`${kind}s`)}
     const phone = field(request.body, 'test_phone').trim();
     try {
       if (phone === '') throw new DomainError(422, 'invalid phone number');
-      const batchId = await testSend(db, deps.acceptor, source, phone);
-      await recordAudit(db, { actor: actor(request), action: `${kind}.test_send`, target: `batch:${batchId}`, company_id: session.company_id, details: { [`${kind}_id`]: source.id } });
+      const batchId = await testSendSource(deps, actor(request), kind, source.id, phone);
       return reply.header('cache-control', 'no-store').redirect(`${BASE}/sends/${batchId}`, 303);
     } catch (err) {
       if (!(err instanceof DomainError && err.status === 422)) throw err;

@@ -11,7 +11,7 @@
  * ids answer 404 (every lookup is scoped to the session's company id).
  */
 import type { FastifyInstance } from 'fastify';
-import { getBatch } from '../../domain/batches.ts';
+import { getSend } from '../../domain/batches.ts';
 import { batchProgress, countPhoneMatches, listMessagePage, MESSAGE_STATUSES, parseCursor, type Progress } from '../../domain/batch-messages.ts';
 import { DomainError } from '../../domain/errors.ts';
 import type { MessageStatus } from '../../db/schema.ts';
@@ -19,7 +19,6 @@ import type { AppDeps } from '../../http/deps.ts';
 import { can, sendPage, sessionOf } from '../context.ts';
 import { BASE } from '../views/layout.ts';
 import { batchView } from '../views/batch.ts';
-import { sendLabel } from '../queries/sends.ts';
 import { sendTitle } from '../views/sends.ts';
 
 /** Seconds between reloads of a processing batch's page. */
@@ -34,10 +33,10 @@ export function registerBatchPage(scope: FastifyInstance, deps: AppDeps): void {
     const session = sessionOf(request);
     const companyId = session.company_id;
     const q = request.query;
-    const batch = await getBatch(db, request.params.batchId, companyId);
-    const label = await sendLabel(db, companyId, batch.batch_id);
+    const batch = await getSend(db, request.params.batchId, companyId);
+    const label = batch;
     const now = deps.clock.now();
-    const title = sendTitle({ ...batch, ...label }, session.time_zone, now);
+    const title = sendTitle(batch, session.time_zone, now);
     const phone = typeof q.phone === 'string' ? q.phone.trim().slice(0, 64) : '';
     const status = MESSAGE_STATUSES.find((st) => st === q.status) as MessageStatus | undefined;
     let after: string | undefined;

@@ -20,11 +20,12 @@
  * Another company's campaign, segment or batch is 404, and so is an archived campaign.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { recordAudit } from '../../domain/audit.ts';
-import { getBatch, newBatchId } from '../../domain/batches.ts';
+import { consoleActor } from '../../domain/actor.ts';
+import { getSend } from '../../domain/batches.ts';
 import { cancelBatch, pauseBatch, resumeBatch } from '../../domain/batch-control.ts';
 import {
-  audiencePhones, companyTimeZone, localTimeChange, localToInstant, MAX_SEND_CONTACTS, planSegmentSend, planSend, reviewSend, SCHEDULE_AHEAD_MAX_MS, sendCompany, sendTimeProblem, startListSend, startSegmentSend, type Audience,
+  companyTimeZone, localTimeChange, localToInstant, MAX_SEND_CONTACTS, reviewSend, SCHEDULE_AHEAD_MAX_MS, sendCampaign, sendCompany, SendRejected, sendTimeProblem,
+  type Audience, type SendCampaignResult,
 } from '../../domain/campaign-sends.ts';
 import { claimKey, releaseKey } from '../../domain/idempotency.ts';
 import { checkConfirmToken, issueConfirmToken, type ConfirmBinding } from '../../domain/send-confirmations.ts';
@@ -35,7 +36,6 @@ import { templateWarnings } from '../../domain/source-tools.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { can, field, parseId, sendPage, sessionOf } from '../context.ts';
 import { listCompanySegments } from '../queries/segments.ts';
-import { sendLabel } from '../queries/sends.ts';
 import { sendStatus, sendTitle } from '../views/sends.ts';
 import { BASE } from '../views/layout.ts';
 import { cancelView, sendFormView, sendReviewView, type SendErrors, type SendForm } from '../views/campaign-send.ts';
@@ -91,16 +91,28 @@ export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps)
     }
     if (!audience || Object.keys(errors).length) return { errors };
     const timeChange = f.when === 'later' ? localTimeChange(f.send_at, tz) : null;
-    if ('segment_id' in audience) {
-      // Counted in SQL; the members are resolved by the batch-process job (a segment of 100,000 stays quick).
-      const plan = await planSegmentSend(db, company, audience.segment_id, sendAt ?? now, now, campaign.id);
-      if (plan.total === 0) return { errors: { segment_id: 'This segment has no members.' } };
-      return { errors, items: undefined, plan, sendAt, label, tz, audience, timeChange };
+    return { errors, sendAt, label, tz, audience, timeChange };
+  }
+
+  /**
+   * Runs the campaign-send command for the checked choices `c` of form `f`; a refusal ({@link
+   * SendRejected}) becomes the form's field errors: an empty audience beside the audience, a send
+   * time that passed since the check as the check words it.
+   */
+  async function send(request: FastifyRequest, campaign: SourceRow, f: SendForm, c: { audience: Audience; sendAt: number | null; label: string }, opts: { dryRun?: boolean; idempotency?: { key: string; status: number } }):
+    Promise<{ result: SendCampaignResult; errors?: undefined } | { errors: SendErrors }> {
+    const emptyAudience = (): SendErrors => 'segment_id' in c.audience ? { segment_id: 'This segment has no members.' } : { numbers: 'Paste at least one phone number.' };
+    try {
+      const result = await sendCampaign(deps, consoleActor(sessionOf(request)), {
+        campaignId: campaign.id, audience: c.audience, sendAt: c.sendAt, dryRun: opts.dryRun, idempotency: opts.idempotency, audienceLabel: c.label,
+      });
+      return result.plan.total === 0 ? { errors: emptyAudience() } : { result };
+    } catch (err) {
+      if (!(err instanceof SendRejected)) throw err;
+      if (err.field === 'audience') return { errors: emptyAudience() };
+      const again = await check(campaign, f);
+      return { errors: Object.keys(again.errors).length ? again.errors : { send_at: 'Choose another time.' } };
     }
-    const phones = await audiencePhones(db, company.company_id, audience);
-    const { items, plan, recipients } = await planSend(db, company, phones, sendAt ?? now, { campaignId: campaign.id, now });
-    if (items.length === 0) return { errors: { numbers: 'Paste at least one phone number.' } };
-    return { errors, items, plan, sendAt, label, tz, audience, recipients, timeChange };
   }
 
   /** What a review's confirm token is bound to: the company, the user, the campaign and the choices. */
@@ -131,13 +143,18 @@ export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps)
     const campaign = await campaignOf(request);
     const form = sendForm(request.body);
     const c = await check(campaign, form);
-    if (!c.plan) return showForm(request, reply, 422, campaign, form, c.errors);
+    if (!c.audience) return showForm(request, reply, 422, campaign, form, c.errors);
+    // Counted in SQL for a segment; its members are resolved by the batch-process job (a segment of 100,000 stays quick).
+    const s = await send(request, campaign, form, c, { dryRun: true });
+    if (s.errors || !s.result.dryRun) return showForm(request, reply, 422, campaign, form, s.errors ?? {});
+    const planned = s.result;
+    const plan = planned.plan;
     const warnings = await templateWarnings(db, campaign.company_id, campaign.template);
-    const review = await reviewSend(db, campaign, c.recipients ? { recipients: c.recipients } : { segment_id: (c.audience as { segment_id: number }).segment_id }, deps.clock.now());
+    const review = await reviewSend(db, campaign, planned.recipients ? { recipients: planned.recipients } : { segment_id: (c.audience as { segment_id: number }).segment_id }, deps.clock.now());
     return sendPage(request, reply, 200, {
       title: `Review: send ${campaign.name}`, section: 'campaigns', crumbs: [['Campaigns', `${BASE}/campaigns`], [campaign.name, `${BASE}/campaigns/${campaign.id}`], ['Review']],
       body: (csrf) => sendReviewView({
-        csrf, campaign, form, plan: c.plan, audienceLabel: c.label, timeZone: c.tz, localTime: (ms) => localTime(ms, c.tz), review, timeChange: c.timeChange,
+        csrf, campaign, form, plan, audienceLabel: c.label, timeZone: c.tz, localTime: (ms) => localTime(ms, c.tz), review, timeChange: c.timeChange,
         confirmToken: issueConfirmToken(deps.sealSecret, bindingOf(request, campaign, form), deps.clock.now()), warnings,
       }),
     });
@@ -151,7 +168,9 @@ export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps)
     if (token === '') {
       // Not from a review page: its choices' errors beside their fields, else the error page.
       const c = await check(campaign, form);
-      if (!c.plan) return showForm(request, reply, 422, campaign, form, c.errors);
+      if (!c.audience) return showForm(request, reply, 422, campaign, form, c.errors);
+      const s = await send(request, campaign, form, c, { dryRun: true });
+      if (s.errors) return showForm(request, reply, 422, campaign, form, s.errors);
       return badConfirm(request, reply, 'invalid');
     }
     const t = checkConfirmToken(deps.openSecret, token, bindingOf(request, campaign, form), deps.clock.now());
@@ -168,20 +187,18 @@ export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps)
       await new Promise((resolve) => setTimeout(resolve, 250));
     }
     let batchId: string;
-    let c: Awaited<ReturnType<typeof check>>;
     try {
-      c = await check(campaign, form);
-      if (!c.plan) {
+      const c = await check(campaign, form);
+      if (!c.audience) {
         await releaseKey(db, session.company_id, t.key);
         return showForm(request, reply, 422, campaign, form, c.errors);
       }
-      batchId = newBatchId();
-      // Audited before the accept: once the batch commits, its fan-out may hold the embedded database's
-      // one connection (PGlite) for a while, and the answer must not wait for it.
-      await recordAudit(db, { actor: `console:${session.email}`, action: 'campaign.send', target: `batch:${batchId}`, company_id: session.company_id, details: { campaign_id: campaign.id, audience: c.label, scheduled_for: c.sendAt === null ? null : new Date(c.sendAt).toISOString() } });
-      const answer = (id: string) => ({ key: t.key, status: 303, body: id });
-      if (c.audience && 'segment_id' in c.audience) await startSegmentSend(deps.acceptor, campaign, c.audience.segment_id, c.plan.total, c.sendAt, { batchId, idempotency: answer });
-      else await startListSend(deps.acceptor, campaign, c.items ?? [], c.sendAt, answer, batchId);
+      const s = await send(request, campaign, form, c, { idempotency: { key: t.key, status: 303 } });
+      if (s.errors || s.result.dryRun) {
+        await releaseKey(db, session.company_id, t.key);
+        return showForm(request, reply, 422, campaign, form, s.errors ?? {});
+      }
+      batchId = s.result.batchId;
     } catch (err) {
       await releaseKey(db, session.company_id, t.key);
       throw err;
@@ -191,30 +208,24 @@ export function registerCampaignSendPages(scope: FastifyInstance, deps: AppDeps)
 
   scope.get<{ Params: { batchId: string } }>('/sends/:batchId/cancel', async (request, reply) => {
     const session = sessionOf(request);
-    const batch = await getBatch(db, request.params.batchId, session.company_id);
-    const label = await sendLabel(db, session.company_id, batch.batch_id);
+    const batch = await getSend(db, request.params.batchId, session.company_id);
     const now = deps.clock.now();
-    const title = sendTitle({ ...batch, ...label }, session.time_zone, now);
+    const title = sendTitle(batch, session.time_zone, now);
     return sendPage(request, reply, 200, {
       title: `Cancel ${title}`, section: 'sends', crumbs: [['Sends', `${BASE}/sends`], [title, `${BASE}/sends/${batch.batch_id}`], ['Cancel']],
-      body: (csrf) => cancelView({ csrf, batchId: batch.batch_id, title, pending: batch.counts.pending, status: sendStatus({ ...batch, ...label }, now), canCancel: can(request, 'POST', `${BASE}/sends/:batchId/cancel`) }),
+      body: (csrf) => cancelView({ csrf, batchId: batch.batch_id, title, pending: batch.counts.pending, status: sendStatus(batch, now), canCancel: can(request, 'POST', `${BASE}/sends/:batchId/cancel`) }),
     });
   });
 
   scope.post<{ Params: { batchId: string } }>('/sends/:batchId/cancel', async (request, reply) => {
-    const session = sessionOf(request);
-    const result = await cancelBatch(db, deps.jobs, request.params.batchId, session.company_id, deps.clock.now());
-    await recordAudit(db, { actor: `console:${session.email}`, action: 'batch.cancel', target: `batch:${result.batch_id}`, company_id: session.company_id, details: { cancelled: result.cancelled } });
+    const result = await cancelBatch(deps, consoleActor(sessionOf(request)), request.params.batchId);
     return reply.header('cache-control', 'no-store').redirect(`${BASE}/sends/${result.batch_id}`, 303);
   });
 
   for (const action of ['pause', 'resume'] as const) {
     scope.post<{ Params: { batchId: string } }>(`/sends/:batchId/${action}`, async (request, reply) => {
-      const session = sessionOf(request);
-      const batch = action === 'pause'
-        ? await pauseBatch(db, request.params.batchId, session.company_id, deps.clock.now())
-        : await resumeBatch(db, deps.jobs, request.params.batchId, session.company_id, deps.clock.now());
-      await recordAudit(db, { actor: `console:${session.email}`, action: `batch.${action}`, target: `batch:${batch.batch_id}`, company_id: session.company_id, details: {} });
+      const actor = consoleActor(sessionOf(request));
+      const batch = action === 'pause' ? await pauseBatch(deps, actor, request.params.batchId) : await resumeBatch(deps, actor, request.params.batchId);
       return reply.header('cache-control', 'no-store').redirect(`${BASE}/sends/${batch.batch_id}`, 303);
     });
   }

@@ -8,6 +8,7 @@
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { ContactView } from '../../domain/contacts.ts';
+import { consoleActor } from '../../domain/actor.ts';
 import { eraseContact } from '../../domain/erasure.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { can, field, nowOf, sendPage, sessionOf } from '../context.ts';
@@ -35,7 +36,7 @@ export function registerContactErasePages(scope: FastifyInstance, deps: AppDeps,
     if (field(request.body, 'confirm') !== 'yes') {
       return sendPage(request, reply, 422, { ...page(request, contact), body: (csrf) => contactEraseView({ contact, csrf, error: 'Tick the box to confirm the erasure.' }) });
     }
-    const erased = await eraseContact(db, session.company_id, contact.contact_id, { actor: `console:${session.email}`, now: nowOf(deps) });
+    const erased = await eraseContact(db, consoleActor(session), session.company_id, contact.contact_id, nowOf(deps));
     return reply.header('cache-control', 'no-store').redirect(`${BASE}/contacts?done=${erased.suppressed ? 'erased_suppressed' : 'erased'}`, 303);
   });
 }

@@ -15,8 +15,8 @@
  * more is reported beside the field), one file, four fields.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { sql } from 'kysely';
-import { createImport, getImport, MAX_IMPORT_BYTES, type ContactImport } from '../../domain/contact-imports.ts';
+import { consoleActor } from '../../domain/actor.ts';
+import { createImport, getImport, MAX_IMPORT_BYTES, recentImports } from '../../domain/contact-imports.ts';
 import { DomainError } from '../../domain/errors.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { can, nowOf, parseId, sendPage, sessionOf } from '../context.ts';
@@ -31,16 +31,9 @@ export const PROGRESS_REFRESH_S = 2;
 export function registerContactImportPages(scope: FastifyInstance, deps: AppDeps): void {
   const db = deps.database.db;
 
-  async function recent(companyId: number): Promise<ContactImport[]> {
-    const { rows } = await sql<ContactImport>`
-      SELECT import_id, company_id, filename, delimiter, status, total, processed, created, updated, failed, errors, error, created_at, finished_at
-      FROM contact_imports WHERE company_id = ${companyId} ORDER BY import_id DESC LIMIT 10`.execute(db);
-    return rows;
-  }
-
   async function showForm(request: FastifyRequest, reply: FastifyReply, status: number, error?: string) {
     const session = sessionOf(request);
-    const rows = await recent(session.company_id);
+    const rows = await recentImports(db, session.company_id);
     return sendPage(request, reply, status, {
       title: 'Import contacts', section: 'contacts', crumbs: [['Contacts', `${BASE}/contacts`], ['Import']],
       body: (csrf) => contactImportView({ csrf, error, recent: rows, canImport: can(request, 'POST', `${BASE}/contacts/import`) }),
@@ -68,7 +61,7 @@ export function registerContactImportPages(scope: FastifyInstance, deps: AppDeps
       if (got.problem) return showForm(request, reply, 422, got.problem);
       if (!got.file) return showForm(request, reply, 422, 'Choose a CSV file to import.');
       try {
-        const imp = await createImport(db, deps.jobs, session.company_id, { bytes: got.file.data, filename: got.file.name || null }, `console:${session.email}`, nowOf(deps));
+        const imp = await createImport(db, deps.jobs, consoleActor(session), session.company_id, { bytes: got.file.data, filename: got.file.name || null }, nowOf(deps));
         return reply.header('cache-control', 'no-store').redirect(`${BASE}/contacts/imports/${imp.import_id}`, 303);
       } catch (err) {
         if (err instanceof DomainError && err.status === 400) return showForm(request, reply, 422, err.detail);

@@ -10,19 +10,19 @@
  * - POST /contacts/:key/opt-out `opted_out=true|false`: opt-out by hand, source `console`, recorded in
  *   the consent ledger with the user's email and the button's wording as evidence;
  * - POST /contacts/:key/tags `add=a, b` (comma-separated) or `remove=TAG`: the contact's tags through
- *   the operator API's change of tags (domain/contacts.ts `changeTags`: 1 to 64 characters each, at most
+ *   the command `tagContact` (domain/contacts.ts, the rules of the operator API's change of tags: 1 to 64 characters each, at most
  *   100 per contact); refused: 422 with the error beside the field and the input kept, else 303 back;
  * - GET and POST /contacts/:key/erase: the erasure with a confirmation step (contact-erase.ts).
  *
- * Every change is audit-logged as `contact.update` by `console:<email>` (tags: the tags added and
- * removed). Unknown keys, erased contacts
+ * Every change is a domain command run as the signed-in user (`consoleActor`), which audit-logs it as
+ * `contact.update` by `console:<email>` (tags: the tags added and removed). Unknown keys, erased contacts
  * and other companies' contacts answer 404 like any unknown page.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { consoleActor } from '../../domain/actor.ts';
 import { getCompany } from '../../domain/companies.ts';
-import { recordAudit } from '../../domain/audit.ts';
 import { consentHistory } from '../../domain/consent.ts';
-import { changeTags, checkContactEdit, getContactView, TAG_MAX_LENGTH, TAGS_MAX, updateContact, VARIABLES_MAX, type ContactView } from '../../domain/contacts.ts';
+import { checkContactEdit, getContactView, tagContact, TAG_MAX_LENGTH, TAGS_MAX, updateContact, VARIABLES_MAX, type ContactView } from '../../domain/contacts.ts';
 import { DomainError } from '../../domain/errors.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { field, nowOf, sendPage, sessionOf } from '../context.ts';
@@ -101,7 +101,7 @@ export function registerContactPage(scope: FastifyInstance, deps: AppDeps): void
     const edit = { first_name: form.first_name || null, last_name: form.last_name || null, variables };
     Object.assign(errors, { ...checkContactEdit(edit), ...errors });
     if (Object.keys(errors).length) return show(request, reply, 422, contact, { form, errors });
-    const changed = await updateContact(db, session.company_id, contact.contact_id, edit, { actor: `console:${session.email}`, source: 'console', now: nowOf(deps) });
+    const changed = await updateContact(db, consoleActor(session), session.company_id, contact.contact_id, edit, { now: nowOf(deps) });
     return reply.header('cache-control', 'no-store').redirect(pageOf(contact, changed.length ? 'saved' : 'unchanged'), 303);
   });
 
@@ -111,8 +111,8 @@ export function registerContactPage(scope: FastifyInstance, deps: AppDeps): void
     const value = field(request.body, 'opted_out');
     if (value !== 'true' && value !== 'false') return show(request, reply, 422, contact, { flash: 'Choose to opt the contact out or back in.' });
     const optedOut = value === 'true';
-    await updateContact(db, session.company_id, contact.contact_id, { opted_out: optedOut }, {
-      actor: `console:${session.email}`, source: 'console', now: nowOf(deps), evidence: { user: session.email, wording: optedOut ? OPT_OUT_WORDING : OPT_IN_WORDING },
+    await updateContact(db, consoleActor(session), session.company_id, contact.contact_id, { opted_out: optedOut }, {
+      now: nowOf(deps), evidence: { user: session.email, wording: optedOut ? OPT_OUT_WORDING : OPT_IN_WORDING },
     });
     return reply.header('cache-control', 'no-store').redirect(pageOf(contact, optedOut ? 'opted_out' : 'opted_in'), 303);
   });
@@ -131,15 +131,11 @@ export function registerContactPage(scope: FastifyInstance, deps: AppDeps): void
     const added = add.filter((t) => !contact.tags.includes(t));
     const removed = remove.filter((t) => contact.tags.includes(t));
     if (contact.tags.length + added.length - removed.length > TAGS_MAX) return refuse(`A contact has at most ${TAGS_MAX} tags: this one has ${contact.tags.length}. Remove some first.`);
-    if (added.length || removed.length) {
-      const company = await getCompany(db, session.company_id);
-      try {
-        await changeTags(db, session.company_id, company.default_country, [contact.phone], added, removed);
-      } catch (err) {
-        if (err instanceof DomainError && err.status === 422) return refuse(`${err.detail}.`);
-        throw err;
-      }
-      await recordAudit(db, { actor: `console:${session.email}`, action: 'contact.update', target: `contact:${contact.contact_id}`, company_id: session.company_id, details: { changed: ['tags'], tags_added: added, tags_removed: removed } });
+    try {
+      await tagContact(db, consoleActor(session), session.company_id, contact, added, removed);
+    } catch (err) {
+      if (err instanceof DomainError && err.status === 422) return refuse(`${err.detail}.`);
+      throw err;
     }
     return reply.header('cache-control', 'no-store').redirect(pageOf(contact, added.length || removed.length ? 'tags' : 'unchanged'), 303);
   });

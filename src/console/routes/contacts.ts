@@ -9,12 +9,12 @@
  * Session company only; every role may read, owners and marketers may import (permissions.ts).
  */
 import type { FastifyInstance } from 'fastify';
-import { recordAudit } from '../../domain/audit.ts';
+import { consoleActor } from '../../domain/actor.ts';
 import { getCompany } from '../../domain/companies.ts';
 import { listContacts, findContact } from '../../db/contacts.ts';
 import { TAG_MAX_LENGTH } from '../../domain/contacts.ts';
 import { parseContactQuery } from '../../domain/contacts.ts';
-import { contactsCsvStream, exportFileName } from '../../domain/contacts-export.ts';
+import { exportContacts, exportFileName } from '../../domain/contacts-export.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { toE164 } from '../../domain/phone.ts';
 import type { AppDeps } from '../../http/deps.ts';
@@ -72,8 +72,7 @@ export function registerContactsPage(scope: FastifyInstance, deps: AppDeps): voi
 
   scope.get('/contacts/export.csv', async (request, reply) => {
     const session = sessionOf(request);
-    const stream = await contactsCsvStream(db, session.company_id);
-    await recordAudit(db, { actor: `console:${session.email}`, action: 'contacts.export', target: `company:${session.company_id}`, company_id: session.company_id });
+    const stream = await exportContacts(db, consoleActor(session), session.company_id);
     return reply.type('text/csv; charset=utf-8').header('cache-control', 'no-store')
       .header('content-disposition', `attachment; filename="${exportFileName(session.company_id, new Date(deps.clock.now()))}"`).send(stream);
   });

@@ -14,8 +14,8 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { consoleActor } from '../../domain/actor.ts';
 import { createApiKey, type CreatedKey } from '../../domain/api-keys.ts';
-import { recordAudit } from '../../domain/audit.ts';
 import { getCompany } from '../../domain/companies.ts';
 import type { SessionInfo } from '../../domain/users.ts';
 import type { AppDeps } from '../../http/deps.ts';
@@ -87,8 +87,7 @@ export function registerCredentialsPage(scope: FastifyInstance, deps: AppDeps): 
     const session = sessionOf(request);
     const label = field(request.body, 'label').trim();
     if ([...label].length > LABEL_MAX) return show(request, reply, 400, { error: `The label can have at most ${LABEL_MAX} characters.`, label });
-    const created = await createApiKey(db, session.company_id, label === '' ? null : label);
-    await recordAudit(db, { actor: `console:${session.email}`, action: 'key.create', target: `key:${created.key_id}`, company_id: session.company_id, details: { label: created.label, prefix: created.prefix } });
+    const created = await createApiKey(db, consoleActor(session), session.company_id, label === '' ? null : label); // audited as key.create
     request.log.info({ audit: true, action: 'key.create', key_id: created.key_id, via: 'console' }, 'api key created');
     const flash: Flash = { k: { ...created, created_at: created.created_at.toISOString() }, c: session.company_id, s: sessionDigest(session), e: deps.clock.now() + FLASH_TTL_MS };
     reply.setCookie(NEW_KEY_COOKIE, deps.sealSecret(JSON.stringify(flash)), { ...cookieOptions, maxAge: FLASH_TTL_MS / 1000 });

@@ -5,11 +5,9 @@
  * blocked the answer is 429 with Retry-After, before any password is checked.
  */
 import type { FastifyInstance } from 'fastify';
-import { recordAudit } from '../../domain/audit.ts';
-import { authenticateUser, createSession, deleteSession, findSession } from '../../domain/users.ts';
+import { findSession, signIn } from '../../domain/users.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { field, nowOf, safeNext, sendPage, SESSION_COOKIE, SESSION_COOKIE_OPTIONS } from '../context.ts';
-import { clearLoginFailures, loginBlockedFor, recordLoginFailure } from '../login-throttle.ts';
 import { loginView } from '../views/login.ts';
 
 /** Fixed notices that other pages may ask the sign-in page to show (`?done=`). */
@@ -45,23 +43,14 @@ export function registerLoginPage(scope: FastifyInstance, deps: AppDeps): void {
       body: (csrf) => loginView({ csrf, next, email, error }),
     });
     if (!email || !password) return render(400, 'Enter your email and your password.');
-    const waitMs = await loginBlockedFor(db, email, request.ip, now);
-    if (waitMs > 0) {
-      const minutes = Math.max(1, Math.ceil(waitMs / 60_000));
-      reply.header('retry-after', String(Math.ceil(waitMs / 1000)));
+    const outcome = await signIn(db, deps.passwords, { email, password, address: request.ip, replacesToken: request.cookies[SESSION_COOKIE] }, now);
+    if (outcome.kind === 'blocked') {
+      const minutes = Math.max(1, Math.ceil(outcome.waitMs / 60_000));
+      reply.header('retry-after', String(Math.ceil(outcome.waitMs / 1000)));
       return render(429, `Too many failed sign-in attempts. Try again in ${minutes} minute${minutes === 1 ? '' : 's'}.`);
     }
-    const user = await authenticateUser(db, deps.passwords, email, password);
-    if (!user) {
-      await recordLoginFailure(db, email, request.ip, now);
-      return render(401, 'The email or the password is wrong.');
-    }
-    await clearLoginFailures(db, email);
-    const previous = request.cookies[SESSION_COOKIE];
-    if (previous) await deleteSession(db, previous);
-    const token = await createSession(db, user.user_id, now);
-    await recordAudit(db, { actor: `console:${user.email}`, action: 'console.sign_in', target: `user:${user.user_id}`, company_id: user.company_id });
-    reply.setCookie(SESSION_COOKIE, token, SESSION_COOKIE_OPTIONS);
+    if (outcome.kind === 'refused') return render(401, 'The email or the password is wrong.');
+    reply.setCookie(SESSION_COOKIE, outcome.token, SESSION_COOKIE_OPTIONS);
     return reply.redirect(next, 303);
   });
 }

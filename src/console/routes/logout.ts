@@ -3,8 +3,8 @@
  * records `console.sign_out` in the audit log (as sign-in records `console.sign_in`).
  */
 import type { FastifyInstance } from 'fastify';
-import { recordAudit } from '../../domain/audit.ts';
-import { deleteSession } from '../../domain/users.ts';
+import { consoleActor } from '../../domain/actor.ts';
+import { signOut } from '../../domain/users.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { sessionOf, SESSION_COOKIE, SESSION_COOKIE_OPTIONS } from '../context.ts';
 import { BASE } from '../views/layout.ts';
@@ -13,8 +13,7 @@ import { BASE } from '../views/layout.ts';
 export function registerLogout(scope: FastifyInstance, deps: AppDeps): void {
   scope.post('/logout', async (request, reply) => {
     const session = sessionOf(request);
-    await deleteSession(deps.database.db, session.token);
-    await recordAudit(deps.database.db, { actor: `console:${session.email}`, action: 'console.sign_out', target: `user:${session.user_id}`, company_id: session.company_id });
+    await signOut(deps.database.db, consoleActor(session), session.token);
     reply.clearCookie(SESSION_COOKIE, SESSION_COOKIE_OPTIONS);
     return reply.redirect(`${BASE}/login?done=signed_out`, 303);
   });

@@ -1,13 +1,13 @@
 /**
  * Settings › Messaging: GET shows the company's frequency cap of campaign messages (docs/audience.md
  * "Frequency caps"); POST `cap=none|on, messages, amount, unit` changes it through the operator
- * API's rules (src/domain/frequency-caps.ts, src/domain/companies.ts), audit-logged as
- * `company.update` by `console:<email>`, then 303 back with a notice; errors beside their fields (422,
+ * API's rules (src/domain/frequency-caps.ts) through the operator API's command `changeCompany`
+ * (src/domain/companies.ts), audit-logged as `company.update` by `console:<email>`, then 303 back with a notice; errors beside their fields (422,
  * input kept, nothing changed). Owners only (permissions.ts: a settings page not listed there).
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { recordAudit } from '../../domain/audit.ts';
-import { getCompany, updateCompany } from '../../domain/companies.ts';
+import { consoleActor } from '../../domain/actor.ts';
+import { changeCompany, getCompany } from '../../domain/companies.ts';
 import { frequencyCapProblem, type FrequencyCap } from '../../domain/frequency-caps.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { can, field, sendPage, sessionOf } from '../context.ts';
@@ -55,8 +55,7 @@ export function registerMessagingPage(scope: FastifyInstance, deps: AppDeps): vo
     const form: CapForm = { cap: field(request.body, 'cap'), messages: field(request.body, 'messages'), amount: field(request.body, 'amount'), unit: field(request.body, 'unit') };
     const checked = capOfForm(form);
     if ('errors' in checked) return show(request, reply, 422, { form, errors: checked.errors });
-    const company = await updateCompany(db, deps.auth, session.company_id, { frequency_cap: checked.cap });
-    await recordAudit(db, { actor: `console:${session.email}`, action: 'company.update', target: `company:${company.company_id}`, company_id: company.company_id, details: { frequency_cap: checked.cap } });
+    await changeCompany(db, deps.auth, consoleActor(session), session.company_id, { frequency_cap: checked.cap });
     return reply.header('cache-control', 'no-store').redirect(`${MESSAGING_PATH}?done=saved`, 303);
   });
 }

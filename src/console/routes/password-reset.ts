@@ -13,7 +13,6 @@ import { findPasswordReset, resetPassword } from '../../domain/users.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { field, nowOf, sendPage } from '../context.ts';
 import { sendErrorPage } from '../errors.ts';
-import { clearLoginFailures } from '../login-throttle.ts';
 import { BASE } from '../views/layout.ts';
 import { passwordResetView } from '../views/password-reset.ts';
 
@@ -48,8 +47,7 @@ export function registerPasswordResetPages(scope: FastifyInstance, deps: AppDeps
     });
     if (password !== confirm) return render(400, 'The two passwords differ.');
     try {
-      const user = await resetPassword(db, deps.passwords, token, password, now); // audited as user.password_reset by the domain
-      await clearLoginFailures(db, user.email);
+      await resetPassword(db, deps.passwords, token, password, now); // audited as user.password_reset; forgets failed sign-ins
     } catch (err) {
       if (err instanceof DomainError && err.status === 422) return render(400, err.detail);
       if (err instanceof DomainError && err.status === 404) return sendErrorPage(request, reply, 404, 'Reset link not valid', INVALID);

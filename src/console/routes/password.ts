@@ -4,7 +4,7 @@
  * to `?done=changed`, whose GET shows the notice; a refused change shows the form again (400).
  */
 import type { FastifyInstance } from 'fastify';
-import { recordAudit } from '../../domain/audit.ts';
+import { consoleActor } from '../../domain/actor.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { changePassword } from '../../domain/users.ts';
 import type { AppDeps } from '../../http/deps.ts';
@@ -35,13 +35,12 @@ export function registerPasswordPage(scope: FastifyInstance, deps: AppDeps): voi
     });
     if (next !== confirm) return render(400, 'new_password_confirm', 'The two new passwords differ.');
     try {
-      await changePassword(db, deps.passwords, session.user_id, current, next, session.token, nowOf(deps));
+      await changePassword(db, deps.passwords, consoleActor(session), current, next, session.token, nowOf(deps)); // audited as user.password_change
     } catch (err) {
       if (err instanceof DomainError && err.status === 403) return render(400, 'current_password', `${err.detail}.`);
       if (err instanceof DomainError && err.status === 422) return render(400, 'new_password', err.detail);
       throw err;
     }
-    await recordAudit(db, { actor: `console:${session.email}`, action: 'user.password_change', target: `user:${session.user_id}`, company_id: session.company_id });
     return reply.redirect(`${BASE}/account/password?done=changed`, 303);
   });
 }

@@ -6,8 +6,8 @@
  * company's key ids answer 404.
  */
 import type { FastifyInstance } from 'fastify';
+import { consoleActor } from '../../domain/actor.ts';
 import { revokeApiKey } from '../../domain/api-keys.ts';
-import { recordAudit } from '../../domain/audit.ts';
 import { notFound } from '../../domain/errors.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { parseId, sendPage, sessionOf } from '../context.ts';
@@ -34,9 +34,7 @@ export function registerRevokeKeyPage(scope: FastifyInstance, deps: AppDeps): vo
     const session = sessionOf(request);
     const key = await findActiveCompanyKey(db, session.company_id, parseId(request.params.keyId));
     if (!key) throw notFound('API key not found');
-    const revoked = await revokeApiKey(db, deps.auth, key.key_id, session.company_id);
-    if (!revoked) throw notFound('API key not found');
-    await recordAudit(db, { actor: `console:${session.email}`, action: 'key.revoke', target: `key:${key.key_id}`, company_id: session.company_id });
+    await revokeApiKey(db, deps.auth, consoleActor(session), key.key_id); // audited as key.revoke
     request.log.info({ audit: true, action: 'key.revoke', key_id: key.key_id, via: 'console' }, 'api key revoked');
     return reply.redirect(`${BASE}/settings/integrations/credentials?done=revoked`, 303);
   });

@@ -20,10 +20,10 @@
  * Another company's segment answers 404 like an unknown one. Times are the service clock's.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { recordAudit } from '../../domain/audit.ts';
+import { consoleActor } from '../../domain/actor.ts';
 import { previewFilter } from '../../domain/dynamic-segments.ts';
 import { DomainError } from '../../domain/errors.ts';
-import { getSegment, listSegments, newSegment, segmentNameProblem, setSegmentFilter } from '../../domain/segments.ts';
+import { addSegment, editSegment, getSegment, listSegments, segmentNameProblem } from '../../domain/segments.ts';
 import { FilterError } from '../../domain/segment-filter.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { can, parseId, sendHtml, sendPage, sessionOf } from '../context.ts';
@@ -121,12 +121,11 @@ export function registerSegmentBuilderPages(scope: FastifyInstance, deps: AppDep
     const name = form.name.trim();
     let created;
     try {
-      created = await newSegment(db, session.company_id, name, filter, now());
+      created = await addSegment(db, consoleActor(session), session.company_id, { name, filter }, now());
     } catch (err) {
       if (err instanceof DomainError && err.status === 400) return { nameError: `${err.detail}. Delete one to create another.` };
       throw err;
     }
-    await recordAudit(db, { actor: `console:${session.email}`, action: 'segment.create', target: `segment:${created.segment_id}`, company_id: session.company_id, details: { name: created.name, kind: 'dynamic' } });
     return { done: reply.header('cache-control', 'no-store').redirect(`${BASE}/segments/${created.segment_id}?done=created_dynamic`, 303) };
   }));
 
@@ -154,11 +153,7 @@ export function registerSegmentBuilderPages(scope: FastifyInstance, deps: AppDep
     if (!segment) return reply;
     return handle(request, reply, segment, async (_form, filter) => {
       const session = sessionOf(request);
-      const saved = await db.transaction().execute(async (trx) => {
-        const changed = await setSegmentFilter(trx, session.company_id, segment.segment_id, filter);
-        await recordAudit(trx, { actor: `console:${session.email}`, action: 'segment.filter', target: `segment:${segment.segment_id}`, company_id: session.company_id, details: { filter } });
-        return changed;
-      });
+      const saved = await editSegment(db, consoleActor(session), session.company_id, segment.segment_id, { filter });
       return { done: reply.header('cache-control', 'no-store').redirect(`${BASE}/segments/${saved.segment_id}?done=filter_saved`, 303) };
     });
   });

@@ -1,6 +1,6 @@
 /**
  * Adding and removing a segment's members from the console (src/domain/segments.ts
- * `changeMembers`, the matching of docs/api.md 4.2): `POST /segments/{id}/members` with `mode` (`add` or
+ * `editSegmentMembers`, the matching of docs/api.md 4.2): `POST /segments/{id}/members` with `mode` (`add` or
  * `delete`), `hashed` (`on`: the items are SHA-256 digests) and either pasted `numbers` or a CSV `file`
  * (src/domain/segment-lists.ts), then 303 back to the segment's page, which shows the result once:
  * added / removed, already members / were not members, not found, invalid with their line numbers.
@@ -23,10 +23,10 @@
  */
 import { createHash } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { recordAudit } from '../../domain/audit.ts';
+import { consoleActor } from '../../domain/actor.ts';
 import { getCompany } from '../../domain/companies.ts';
 import { DomainError } from '../../domain/errors.ts';
-import { changeMembers, getSegment, MAX_MEMBER_ITEMS, type MembershipSummary } from '../../domain/segments.ts';
+import { editSegmentMembers, getSegment, MAX_MEMBER_ITEMS, type MembershipSummary } from '../../domain/segments.ts';
 import { itemsFromCsv, itemsFromText, ListError, MAX_UPLOAD_BYTES, type ListItem } from '../../domain/segment-lists.ts';
 import type { SessionInfo } from '../../domain/users.ts';
 import type { AppDeps } from '../../http/deps.ts';
@@ -115,19 +115,14 @@ export function registerSegmentMembersRoute(scope: FastifyInstance, deps: AppDep
       const company = await getCompany(db, session.company_id);
       let summary: MembershipSummary;
       try {
-        summary = await changeMembers(db, company, segment.segment_id, form.mode as 'add' | 'delete', form.hashed, items);
+        summary = await editSegmentMembers(db, consoleActor(session), company, segment.segment_id, { mode: form.mode as 'add' | 'delete', hashed: form.hashed, items, source });
       } catch (err) {
         if (err instanceof DomainError && err.status === 422) return show(request, reply, 422, segment.segment_id, { membersForm: form, errors: { [got.file ? 'file' : 'numbers']: err.detail } });
         throw err;
       }
-      const { invalid, ...counts } = summary;
-      await recordAudit(db, {
-        actor: `console:${session.email}`, action: form.mode === 'add' ? 'segment.members.add' : 'segment.members.remove',
-        target: `segment:${segment.segment_id}`, company_id: session.company_id, details: { ...counts, hashed: form.hashed, source },
-      });
       const shown: ShownSummary = {
         ...summary, source,
-        invalid: invalid.slice(0, FLASH_INVALID).map((i) => ({ position: i.position, value: [...i.value].length > FLASH_VALUE_CHARS ? [...i.value].slice(0, FLASH_VALUE_CHARS).join('') + '…' : i.value })),
+        invalid: summary.invalid.slice(0, FLASH_INVALID).map((i) => ({ position: i.position, value: [...i.value].length > FLASH_VALUE_CHARS ? [...i.value].slice(0, FLASH_VALUE_CHARS).join('') + '…' : i.value })),
       };
       const flash: Flash = { r: shown, c: session.company_id, g: segment.segment_id, s: sessionDigest(session), e: deps.clock.now() + FLASH_TTL_MS };
       reply.setCookie(RESULT_COOKIE, deps.sealSecret(JSON.stringify(flash)), { ...cookieOptions(segment.segment_id), maxAge: FLASH_TTL_MS / 1000 });

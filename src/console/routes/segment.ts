@@ -9,11 +9,12 @@
  * - `GET /segments/{id}/delete`, `POST /segments/{id}/delete`: confirm, then delete (memberships go,
  *   contacts stay; sends already made from it are not changed) and 303 to the list;
  * - `POST /segments/{id}/members`: routes/segment-members.ts, registered from here.
- * Another company's segment id answers 404 exactly like an unknown one. Changes are audit-logged.
+ * Another company's segment id answers 404 exactly like an unknown one. Changes are the commands of
+ * src/domain/segments.ts run as the signed-in user, which audit-logs them.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { recordAudit } from '../../domain/audit.ts';
-import { deleteSegment, getSegment, membersPage, renameSegment, segmentNameProblem } from '../../domain/segments.ts';
+import { consoleActor } from '../../domain/actor.ts';
+import { editSegment, getSegment, membersPage, removeSegment, segmentNameProblem } from '../../domain/segments.ts';
 import { selectSegmentNames } from '../../db/segments.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { can, field, nowOf, parseId, sendPage, sessionOf } from '../context.ts';
@@ -74,8 +75,7 @@ export function registerSegmentPage(scope: FastifyInstance, deps: AppDeps): void
     const name = field(request.body, 'name').trim();
     const problem = segmentNameProblem(name);
     if (problem) return show(request, reply, 422, segment.segment_id, { name, errors: { name: problem } });
-    const renamed = await renameSegment(db, session.company_id, segment.segment_id, name);
-    await recordAudit(db, { actor: `console:${session.email}`, action: 'segment.rename', target: `segment:${renamed.segment_id}`, company_id: session.company_id, details: { from: segment.name, to: renamed.name } });
+    const renamed = await editSegment(db, consoleActor(session), session.company_id, segment.segment_id, { name });
     return reply.header('cache-control', 'no-store').redirect(`${BASE}/segments/${renamed.segment_id}?done=renamed`, 303);
   });
 
@@ -90,8 +90,7 @@ export function registerSegmentPage(scope: FastifyInstance, deps: AppDeps): void
 
   scope.post<Params>('/segments/:segmentId/delete', async (request, reply) => {
     const session = sessionOf(request);
-    const deleted = await deleteSegment(db, session.company_id, parseId(request.params.segmentId));
-    await recordAudit(db, { actor: `console:${session.email}`, action: 'segment.delete', target: `segment:${deleted.segment_id}`, company_id: session.company_id, details: { name: deleted.name, members: deleted.members } });
+    await removeSegment(db, consoleActor(session), session.company_id, parseId(request.params.segmentId));
     return reply.header('cache-control', 'no-store').redirect(`${BASE}/segments?done=deleted`, 303);
   });
 

@@ -8,9 +8,9 @@
  *   the 21st segment: 422 with the error beside the field and the name kept, nothing written.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { recordAudit } from '../../domain/audit.ts';
+import { consoleActor } from '../../domain/actor.ts';
 import { DomainError } from '../../domain/errors.ts';
-import { listSegments, newSegment, segmentNameProblem } from '../../domain/segments.ts';
+import { addSegment, listSegments, segmentNameProblem } from '../../domain/segments.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { can, field, nowOf, sendPage, sessionOf } from '../context.ts';
 import { BASE } from '../views/layout.ts';
@@ -41,12 +41,11 @@ export function registerSegmentsPage(scope: FastifyInstance, deps: AppDeps): voi
     if (problem) return show(request, reply, 422, { name, errors: { name: problem } });
     let created;
     try {
-      created = await newSegment(db, session.company_id, name);
+      created = await addSegment(db, consoleActor(session), session.company_id, { name }, nowOf(deps).getTime());
     } catch (err) {
       if (err instanceof DomainError && err.status === 400) return show(request, reply, 422, { name, errors: { name: `${err.detail}. Delete one to create another.` } });
       throw err;
     }
-    await recordAudit(db, { actor: `console:${session.email}`, action: 'segment.create', target: `segment:${created.segment_id}`, company_id: session.company_id, details: { name: created.name } });
     return reply.header('cache-control', 'no-store').redirect(`${BASE}/segments/${created.segment_id}?done=created`, 303);
   });
 }

@@ -16,15 +16,15 @@
  * With SMTP_URL set, invitation and reset links are also emailed (docs/console.md#email) and the page says
  * whether the email went out; the link is shown as before either way.
  *
- * Every change is audited by the domain (src/domain/users.ts) with actor `console:<email>`. Another
+ * Every change is a domain command (src/domain/users/*.ts) audited with actor `console:<email>`. Another
  * company's user or invitation ids answer 404 like unknown ones.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { getCompany } from '../../domain/companies.ts';
-import { invitationEmail, passwordResetEmail, sendUserEmail } from '../../domain/user-emails.ts';
+import { consoleActor } from '../../domain/actor.ts';
+import { emailInvitation, emailPasswordReset } from '../../domain/user-emails.ts';
 import { DomainError, notFound } from '../../domain/errors.ts';
 import {
-  changeRole, createInvitation, createPasswordReset, findUser, isRole, listCompanyUsers, normaliseEmail, removeUser, revokeInvitation,
+  changeUserRole, createPasswordResetLink, findUser, inviteUser, isRole, listCompanyUsers, normaliseEmail, removeConsoleUser, revokeUserInvitation,
 } from '../../domain/users.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { field, nowOf, parseId, sendPage, sessionOf, SESSION_COOKIE, SESSION_COOKIE_OPTIONS } from '../context.ts';
@@ -43,7 +43,7 @@ const NOTICES: Record<string, string> = {
   unchanged: 'The user has this role already: nothing changed.',
 };
 
-const actorOf = (request: FastifyRequest) => `console:${sessionOf(request).email}`;
+const actorOf = (request: FastifyRequest) => consoleActor(sessionOf(request));
 const linkBase = (request: FastifyRequest) => `${request.protocol}://${request.host}${BASE}`;
 
 /** Registers the users pages (signed-in scope). */
@@ -96,7 +96,7 @@ export function registerUsersPages(scope: FastifyInstance, deps: AppDeps): void 
     if (errors.email || errors.role || !isRole(form.role)) return showList(request, reply, 422, { form, errors });
     let inv;
     try {
-      inv = await createInvitation(db, session.company_id, { email: form.email, role: form.role, actor: actorOf(request) }, nowOf(deps));
+      inv = await inviteUser(db, actorOf(request), session.company_id, { email: form.email, role: form.role }, nowOf(deps));
     } catch (err) {
       if (err instanceof DomainError && err.status === 409) return showList(request, reply, 409, { form, errors: { email: 'This email already has a console account. A person can belong to one company only.' } });
       if (err instanceof DomainError && err.status === 422) return showList(request, reply, 422, { form, errors: { email: 'This is not an email address.' } });
@@ -104,7 +104,7 @@ export function registerUsersPages(scope: FastifyInstance, deps: AppDeps): void 
     }
     const url = `${linkBase(request)}/invite/${inv.token}`;
     const emailed = deps.mailer
-      ? await sendUserEmail(sender, inv.email, invitationEmail({ companyName: (await getCompany(db, inv.company_id)).name, role: inv.role, link: url, expiresAt: inv.expires_at }))
+      ? await emailInvitation(db, sender, inv, url)
       : undefined;
     setLinkFlash(deps, request, reply, {
       kind: 'invitation', email: inv.email, role: inv.role, url, expires_at: inv.expires_at.toISOString(), ...(emailed === undefined ? {} : { emailed }),
@@ -114,7 +114,7 @@ export function registerUsersPages(scope: FastifyInstance, deps: AppDeps): void 
 
   scope.post<{ Params: { invitationId: string } }>(`${path}/invitations/:invitationId/revoke`, async (request, reply) => {
     try {
-      await revokeInvitation(db, parseId(request.params.invitationId), { companyId: sessionOf(request).company_id, actor: actorOf(request) }, nowOf(deps));
+      await revokeUserInvitation(db, actorOf(request), parseId(request.params.invitationId), nowOf(deps));
     } catch (err) {
       if (err instanceof DomainError && err.status === 404) throw notFound('Invitation not found');
       throw err;
@@ -132,7 +132,7 @@ export function registerUsersPages(scope: FastifyInstance, deps: AppDeps): void 
     if (!isRole(role)) return showUser(request, reply, 422, { role, roleError: 'Choose a role.' });
     let changed;
     try {
-      changed = await changeRole(db, user.user_id, role, { companyId: session.company_id, actor: actorOf(request) });
+      changed = await changeUserRole(db, actorOf(request), user.user_id, role);
     } catch (err) {
       if (err instanceof DomainError && err.status === 409) return showUser(request, reply, 409, { role, roleError: `${err.detail}.` });
       throw err;
@@ -142,12 +142,11 @@ export function registerUsersPages(scope: FastifyInstance, deps: AppDeps): void 
   });
 
   scope.post<{ Params: { userId: string } }>(`${path}/:userId/reset-link`, async (request, reply) => {
-    const session = sessionOf(request);
     const user = await userOf(request);
-    const reset = await createPasswordReset(db, user.user_id, { companyId: session.company_id, actor: actorOf(request) }, nowOf(deps));
+    const reset = await createPasswordResetLink(db, actorOf(request), user.user_id, nowOf(deps));
     const url = `${linkBase(request)}/password-reset/${reset.token}`;
     const emailed = deps.mailer
-      ? await sendUserEmail(sender, reset.email, passwordResetEmail({ companyName: (await getCompany(db, reset.company_id)).name, link: url, expiresAt: reset.expires_at }))
+      ? await emailPasswordReset(db, sender, reset, url)
       : undefined;
     setLinkFlash(deps, request, reply, {
       kind: 'password_reset', email: reset.email, user_id: reset.user_id, url, expires_at: reset.expires_at.toISOString(), ...(emailed === undefined ? {} : { emailed }),
@@ -167,7 +166,7 @@ export function registerUsersPages(scope: FastifyInstance, deps: AppDeps): void 
     const session = sessionOf(request);
     const user = await userOf(request);
     try {
-      await removeUser(db, user.user_id, { companyId: session.company_id, actor: actorOf(request) });
+      await removeConsoleUser(db, actorOf(request), user.user_id);
     } catch (err) {
       if (err instanceof DomainError && err.status === 409) {
         return sendPage(request, reply, 409, {

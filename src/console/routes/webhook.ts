@@ -17,10 +17,11 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { selectAttempts } from '../../db/events.ts';
-import { recordAudit } from '../../domain/audit.ts';
+import { consoleActor } from '../../domain/actor.ts';
 import { DomainError } from '../../domain/errors.ts';
 import {
-  endpointView, EVENT_TYPES, findEndpoint, removeEndpoint, resendEvent, rotateEndpointSecret, updateEndpoint, type EndpointView,
+  endpointView, EVENT_TYPES, findEndpointFor, removeEndpoint, resendEvent, revealEndpointSecret, rotateEndpointSecret, testEndpoint, updateEndpoint,
+  type EndpointView,
 } from '../../domain/event-endpoints.ts';
 import type { AppDeps } from '../../http/deps.ts';
 import { sendTestEvent } from '../../queue/events/test-event.ts';
@@ -49,7 +50,7 @@ export function registerWebhookPage(scope: FastifyInstance, deps: AppDeps): void
 
   async function mine(request: FastifyRequest<Params>) {
     const session = sessionOf(request);
-    const row = await findEndpoint(db, parseId(request.params.endpointId), session.company_id);
+    const row = await findEndpointFor(db, consoleActor(session), parseId(request.params.endpointId));
     return { session, row };
   }
 
@@ -61,9 +62,6 @@ export function registerWebhookPage(scope: FastifyInstance, deps: AppDeps): void
       body: (csrf) => webhookView({ csrf, endpoint, attempts, form, secret: extra.secret, error: extra.error, test: extra.test }),
     });
   }
-
-  const audit = (email: string, action: string, endpointId: number, companyId: number, details: Record<string, unknown> = {}) =>
-    recordAudit(db, { actor: `console:${email}`, action, target: `event_endpoint:${endpointId}`, company_id: companyId, details });
 
   scope.get<Params & { Querystring: Record<string, string | undefined> }>(path, async (request, reply) => {
     const { row } = await mine(request);
@@ -83,8 +81,9 @@ export function registerWebhookPage(scope: FastifyInstance, deps: AppDeps): void
     try {
       // No type ticked: all of them (as on creation).
       const events = form.events.length ? form.events : [...EVENT_TYPES];
-      await updateEndpoint(db, deps, row.endpoint_id, { url: form.url, description: form.description === '' ? null : form.description, events }, session.company_id);
-      await audit(session.email, 'event_endpoint.update', row.endpoint_id, session.company_id, { url: form.url, events: form.events.length ? form.events : 'all' });
+      await updateEndpoint(db, deps, consoleActor(session), row.endpoint_id, { url: form.url, description: form.description === '' ? null : form.description, events }, {
+        auditDetails: () => ({ url: form.url, events: form.events.length ? form.events : 'all' }),
+      });
       return reply.redirect(`${WEBHOOKS_PATH}/${row.endpoint_id}?done=saved`, 303);
     } catch (err) {
       if (err instanceof DomainError && err.status === 422) return show(request, reply, 422, endpointView(row), { error: `Not saved: ${err.detail}.`, form });
@@ -95,31 +94,27 @@ export function registerWebhookPage(scope: FastifyInstance, deps: AppDeps): void
   scope.post<Params>(`${path}/enabled`, async (request, reply) => {
     const { session, row } = await mine(request);
     const enabled = field(request.body, 'enabled') === 'true';
-    await updateEndpoint(db, deps, row.endpoint_id, { enabled }, session.company_id);
-    await audit(session.email, 'event_endpoint.update', row.endpoint_id, session.company_id, { enabled });
+    await updateEndpoint(db, deps, consoleActor(session), row.endpoint_id, { enabled }); // audited with {enabled}
     return reply.redirect(`${WEBHOOKS_PATH}/${row.endpoint_id}?done=${enabled ? 'enabled' : 'disabled'}`, 303);
   });
 
   scope.post<Params>(`${path}/reveal`, async (request, reply) => {
     const { session, row } = await mine(request);
-    await audit(session.email, 'event_endpoint.reveal_secret', row.endpoint_id, session.company_id);
-    return show(request, reply, 200, endpointView(row), { secret: { title: 'Signing secret', value: deps.openSecret(row.secret_sealed) } });
+    const { endpoint, secret } = await revealEndpointSecret(db, deps, consoleActor(session), row.endpoint_id); // audited
+    return show(request, reply, 200, endpointView(endpoint), { secret: { title: 'Signing secret', value: secret } });
   });
 
   scope.post<Params>(`${path}/rotate`, async (request, reply) => {
     const { session, row } = await mine(request);
-    await rotateEndpointSecret(db, deps, row.endpoint_id, session.company_id);
-    await audit(session.email, 'event_endpoint.rotate_secret', row.endpoint_id, session.company_id);
+    await rotateEndpointSecret(db, deps, consoleActor(session), row.endpoint_id); // audited
     return reply.redirect(`${WEBHOOKS_PATH}/${row.endpoint_id}?done=rotated`, 303);
   });
 
   scope.post<Params>(`${path}/test`, async (request, reply) => {
     const { session, row } = await mine(request);
-    const test = await sendTestEvent({
-      url: row.url, secret: deps.openSecret(row.secret_sealed), endpointId: row.endpoint_id, policy: deps.addressPolicy,
-      timeoutMs: deps.config.deliveryTimeoutMs, now: new Date(deps.clock.now()),
-    });
-    await audit(session.email, 'event_endpoint.test', row.endpoint_id, session.company_id, { ok: test.ok, status_code: test.status_code });
+    const { outcome: test } = await testEndpoint(db, deps, consoleActor(session), row.endpoint_id, (target) => sendTestEvent({
+      client: deps.delivery, ...target, now: new Date(deps.clock.now()),
+    })); // audited as event_endpoint.test
     const q = new URLSearchParams({ test: test.ok ? 'ok' : 'failed', ms: String(test.duration_ms) });
     if (test.status_code !== null) q.set('status', String(test.status_code));
     if (!test.ok && test.error) q.set('error', test.error);
@@ -129,8 +124,7 @@ export function registerWebhookPage(scope: FastifyInstance, deps: AppDeps): void
   scope.post<Params>(`${path}/resend`, async (request, reply) => {
     const { session, row } = await mine(request);
     const eventId = field(request.body, 'event_id');
-    const r = await resendEvent(db, eventId, session.company_id);
-    await recordAudit(db, { actor: `console:${session.email}`, action: 'event.resend', target: `event:${eventId}`, company_id: session.company_id, details: { deliveries: r.deliveries } });
+    await resendEvent(db, consoleActor(session), eventId); // audited as event.resend
     return reply.redirect(`${WEBHOOKS_PATH}/${row.endpoint_id}?done=resent`, 303);
   });
 
@@ -144,8 +138,7 @@ export function registerWebhookPage(scope: FastifyInstance, deps: AppDeps): void
 
   scope.post<Params>(`${path}/remove`, async (request, reply) => {
     const { session, row } = await mine(request);
-    await removeEndpoint(db, row.endpoint_id, session.company_id);
-    await audit(session.email, 'event_endpoint.delete', row.endpoint_id, session.company_id, { url: row.url });
+    await removeEndpoint(db, consoleActor(session), row.endpoint_id); // audited as event_endpoint.delete
     return reply.redirect(`${WEBHOOKS_PATH}?done=removed`, 303);
   });
 }

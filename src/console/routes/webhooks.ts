@@ -6,7 +6,7 @@
  * the reason (422 / 409). Only the session's company is ever read or changed.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { recordAudit } from '../../domain/audit.ts';
+import { consoleActor } from '../../domain/actor.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { createEndpoint, listEndpoints } from '../../domain/event-endpoints.ts';
 import type { AppDeps } from '../../http/deps.ts';
@@ -46,10 +46,9 @@ export function registerWebhooksPage(scope: FastifyInstance, deps: AppDeps): voi
     if (form.url === '') return show(request, reply, 422, { error: 'Enter the URL that should receive the events.', form });
     if ([...form.description].length > 500) return show(request, reply, 422, { error: 'The description can have at most 500 characters.', form });
     try {
-      const created = await createEndpoint(db, deps, session.company_id, {
+      const created = await createEndpoint(db, deps, consoleActor(session), session.company_id, {
         url: form.url, events: form.events.length ? form.events : undefined, description: form.description === '' ? null : form.description,
-      });
-      await recordAudit(db, { actor: `console:${session.email}`, action: 'event_endpoint.create', target: `event_endpoint:${created.endpoint_id}`, company_id: session.company_id, details: { url: created.url, events: created.events } });
+      }, { auditDetails: (e) => ({ url: e.url, events: e.events }) });
       return reply.header('cache-control', 'no-store').redirect(`${WEBHOOKS_PATH}/${created.endpoint_id}?done=added`, 303);
     } catch (err) {
       if (err instanceof DomainError && (err.status === 422 || err.status === 409)) return show(request, reply, err.status, { error: `Not added: ${err.detail}.`, form });

@@ -12,19 +12,21 @@
  *   handed to the operator API's `submitTemplate` (303 back to the page; 409 / 502 as for the sync).
  *
  * Roles (permissions.ts, `/console/whatsapp/*`): every role may look; owners and marketers may sync
- * and submit. Each sync and submit is written to the audit log as `console:<email>`.
+ * and submit. The sync and the submit are domain commands (`syncCatalogue`, `submitCatalogueTemplate`)
+ * that write their own audit entries as `console:<email>`; Meta is called through AppDeps.catalogue
+ * (built once by src/service.ts over the one outbound client).
  *
  * {@link editorCatalogue} is what the automation and campaign editor shows in its template select.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Db } from '../../db/database.ts';
-import { companyChannel } from '../../db/whatsapp-templates.ts';
-import { createDeliveryAgent } from '../../delivery/agent.ts';
-import { recordAudit } from '../../domain/audit.ts';
+import { companyChannel } from '../../db/channels.ts';
+import { consoleActor } from '../../domain/actor.ts';
 import { DomainError } from '../../domain/errors.ts';
-import { listCatalogue, submitTemplate, syncTemplates, TemplateDataError, type CatalogueDeps, type StoredTemplate } from '../../domain/whatsapp-templates.ts';
+import {
+  listCatalogue, submitCatalogueTemplate, syncCatalogue, TemplateDataError, type StoredTemplate,
+} from '../../domain/whatsapp-templates.ts';
 import type { AppDeps } from '../../http/deps.ts';
-import { createTemplatesApi } from '../../providers/whatsapp/templates-api.ts';
 import { can, field, sendPage, sessionOf } from '../context.ts';
 import {
   channelProblem, EMPTY_SUBMIT, TEMPLATES_PATH, templatesView, type CatalogueState, type SubmitErrors, type SubmitForm,
@@ -106,17 +108,10 @@ const NOTICES: Record<string, string> = {
   submitted: 'Submitted to Meta for review: the template is listed below; Meta\'s decision arrives by webhook or with the next sync.',
 };
 
-/** Registers the pages of the module comment (signed-in scope); Meta is called through this scope's own agent. */
+/** Registers the pages of the module comment (signed-in scope). */
 export function registerWhatsappTemplatePages(scope: FastifyInstance, deps: AppDeps): void {
   const db = deps.database.db;
-  // A few connections: people press Sync now or submit one template at a time.
-  const agent = createDeliveryAgent(deps.addressPolicy, { timeoutMs: deps.config.deliveryTimeoutMs, connections: 8 });
-  scope.addHook('onClose', async () => { await agent.close(); });
-  const catalogue: CatalogueDeps = {
-    api: createTemplatesApi({ agent, timeoutMs: deps.config.deliveryTimeoutMs }),
-    openSecret: deps.openSecret,
-    clock: deps.clock,
-  };
+  const catalogue = deps.catalogue;
   const path = '/whatsapp/templates';
   const canEdit = (request: FastifyRequest) => can(request, 'POST', TEMPLATES_PATH);
 
@@ -145,14 +140,12 @@ export function registerWhatsappTemplatePages(scope: FastifyInstance, deps: AppD
 
   scope.post(`${path}/sync`, async (request, reply) => {
     const session = sessionOf(request);
-    let n: number;
     try {
-      n = await syncTemplates(db, session.company_id, catalogue);
+      await syncCatalogue(db, catalogue, consoleActor(session), session.company_id);
     } catch (err) {
       if (err instanceof DomainError && (err.status === 409 || err.status === 502)) return refused(request, reply, err, 'sync');
       throw err;
     }
-    await recordAudit(db, { actor: `console:${session.email}`, action: 'whatsapp.templates.sync', target: `company:${session.company_id}`, company_id: session.company_id, details: { templates: n } });
     return reply.header('cache-control', 'no-store').redirect(`${TEMPLATES_PATH}?done=synced`, 303);
   });
 
@@ -162,18 +155,13 @@ export function registerWhatsappTemplatePages(scope: FastifyInstance, deps: AppD
     for (const name of SUBMIT_FIELDS) form[name] = field(request.body, name);
     const { template, errors } = submission(form);
     if (!template) return show(request, reply, 422, { submit: form, submitErrors: errors });
-    let stored: StoredTemplate;
     try {
-      stored = await submitTemplate(db, session.company_id, template, catalogue);
+      await submitCatalogueTemplate(db, catalogue, consoleActor(session), session.company_id, template);
     } catch (err) {
       if (err instanceof DomainError && (err.status === 409 || err.status === 502)) return refused(request, reply, err, 'submission', form);
       if (err instanceof TemplateDataError) return show(request, reply, 422, { submit: form, submitErrors: { body: `The template cannot be built: ${err.message}.` } });
       throw err;
     }
-    await recordAudit(db, {
-      actor: `console:${session.email}`, action: 'whatsapp.template.submit', target: `company:${session.company_id}`, company_id: session.company_id,
-      details: { name: stored.name, language: stored.language, template_id: stored.template_id, status: stored.status },
-    });
     return reply.header('cache-control', 'no-store').redirect(`${TEMPLATES_PATH}?done=submitted`, 303);
   });
 }

@@ -12,10 +12,9 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { createApiKey, revokeApiKey } from '../../domain/api-keys.ts';
+import { OPERATOR } from '../../domain/actor.ts';
+import { createApiKey, listApiKeys, revokeApiKey } from '../../domain/api-keys.ts';
 import { getCompany } from '../../domain/companies.ts';
-import { isRowId, notFound } from '../../domain/errors.ts';
-import { recordAudit } from '../../domain/audit.ts';
 import type { AppDeps } from '../deps.ts';
 import { addComponents, adminErrors, component, exampleOf, idParams, iso, invalid, noContent, notFound as notFoundAnswer, objectOrNull, ok, ref, TIME_EXAMPLE } from './components.ts';
 
@@ -65,8 +64,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: AppDeps): void {
       },
     },
   }, async (request, reply) => {
-    const key = await createApiKey(db, request.params.company_id, request.body?.label ?? null);
-    await recordAudit(db, { actor: 'admin', action: 'key.create', target: `key:${key.key_id}`, company_id: request.params.company_id, details: { label: key.label, prefix: key.prefix } });
+    const key = await createApiKey(db, OPERATOR, request.params.company_id, request.body?.label ?? null); // audited as key.create
     return reply.code(201).send({ key_id: key.key_id, api_key: key.api_key, label: key.label, prefix: key.prefix, created_at: iso(key.created_at) });
   });
 
@@ -83,9 +81,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: AppDeps): void {
     },
   }, async (request) => {
     const company = await getCompany(db, request.params.company_id);
-    const keys = await db.selectFrom('api_keys')
-      .select(['key_id', 'label', 'prefix', 'created_at', 'last_used_at', 'revoked_at'])
-      .where('company_id', '=', company.company_id).orderBy('key_id').execute();
+    const keys = await listApiKeys(db, company.company_id);
     return { keys: keys.map((k) => ({ ...k, created_at: iso(k.created_at), last_used_at: iso(k.last_used_at), revoked_at: iso(k.revoked_at) })) };
   });
 
@@ -101,10 +97,7 @@ export function registerKeyRoutes(app: FastifyInstance, deps: AppDeps): void {
       },
     },
   }, async (request, reply) => {
-    if (!isRowId(request.params.key_id)) throw notFound('API key not found');
-    const revoked = await revokeApiKey(db, deps.auth, request.params.key_id);
-    if (!revoked) throw notFound('API key not found');
-    await recordAudit(db, { actor: 'admin', action: 'key.revoke', target: `key:${request.params.key_id}`, company_id: revoked.company_id });
+    await revokeApiKey(db, deps.auth, OPERATOR, request.params.key_id); // 404 unknown; audited as key.revoke
     return reply.code(204).send();
   });
 }

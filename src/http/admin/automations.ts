@@ -16,8 +16,8 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { createAutomation, findSource, updateAutomation } from '../../domain/automations.ts';
-import { recordAudit } from '../../domain/audit.ts';
+import { OPERATOR } from '../../domain/actor.ts';
+import { changeAutomation, defineAutomation, findSource } from '../../domain/automations.ts';
 import type { Template } from '../../domain/templates.ts';
 import type { AppDeps } from '../deps.ts';
 import { addComponents, adminErrors, component, exampleOf, idParams, invalid, iso, notFound, ok, ref, TIME_EXAMPLE } from './components.ts';
@@ -78,8 +78,7 @@ export function registerAutomationRoutes(app: FastifyInstance, deps: AppDeps): v
     const checked = template(b.template);
     const expire = expireAfter(b.expire_after);
     await checkWhatsappMapping(db, request.params.company_id, checked.template);
-    const automation = await createAutomation(db, deps.automationLookups, request.params.company_id, { name: b.name, type: b.type, active: b.active, template: checked.template, expire_after: expire });
-    await recordAudit(db, { actor: 'admin', action: 'automation.create', target: `automation:${automation.automation_id}`, company_id: automation.company_id, details: { name: b.name, type: b.type, active: b.active } });
+    const automation = await defineAutomation(deps, OPERATOR, request.params.company_id, { name: b.name, type: b.type, active: b.active, template: checked.template, expire_after: expire });
     return reply.code(201).send({ ...automationJson(automation), warnings: await variableWarnings(db, automation.company_id, checked.reads) });
   });
 
@@ -104,10 +103,9 @@ export function registerAutomationRoutes(app: FastifyInstance, deps: AppDeps): v
       const current = await findSource(db, 'automation', request.params.automation_id, null);
       await checkWhatsappMapping(db, current.company_id, checked.template);
     }
-    const automation = await updateAutomation(db, deps.automationLookups, request.params.automation_id, {
+    const automation = await changeAutomation(deps, OPERATOR, request.params.automation_id, {
       name: b.name, active: b.active, template: checked?.template, expire_after: expire,
     });
-    await recordAudit(db, { actor: 'admin', action: 'automation.update', target: `automation:${automation.automation_id}`, company_id: automation.company_id, details: { name: b.name, active: b.active, template_changed: b.template !== undefined } });
     return { ...automationJson(automation), warnings: checked ? await variableWarnings(db, automation.company_id, checked.reads) : [] };
   });
 

@@ -7,7 +7,7 @@
  * |---|---|
  * | GET /admin/batches/{batch_id} | 200 `Batch`; 401; 404 `Batch not found` (unknown or malformed id); 422 (id over 64 characters) |
  * | GET /admin/batches/{batch_id}/messages?after=&limit=&status=&phone= | 200 `MessagePage` `{messages: Message[], next}` in batch order, keyset pages (domain/batch-messages.ts); 401; 404; 422 |
- * | GET /admin/companies/{company_id}/batches?limit=&before= | 200 `BatchPage` newest first (keyset pages, db/batch-list.ts); 401; 404 `Company not found`; 422 (bad id, limit or before) |
+ * | GET /admin/companies/{company_id}/batches?limit=&before= | 200 `BatchPage` newest first (keyset pages, domain/batches.ts `listCompanyBatches`); 401; 404 `Company not found`; 422 (bad id, limit or before) |
  * | POST /admin/batches/{batch_id}/cancel | 200 `CancelAnswer` `{batch_id, cancelled, before_fan_out}`: what the send has not handed to a provider ends skipped, reason `cancelled` (src/domain/batch-control.ts); again: 200 with cancelled 0; 401; 404; 422 |
  * | POST /admin/batches/{batch_id}/pause | 200 `Batch` (status `paused`; again: the same); 401; 404; 409 `Batch is completed` / `Batch is cancelled`; 422 |
  * | POST /admin/batches/{batch_id}/resume | 200 `Batch` (a batch not paused: unchanged); 401; 404; 409 as pause; 422 |
@@ -19,12 +19,11 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { recordAudit } from '../../domain/audit.ts';
-import { getBatch, type MessageView } from '../../domain/batches.ts';
+import { OPERATOR } from '../../domain/actor.ts';
+import { getBatch, listCompanyBatches, type MessageView } from '../../domain/batches.ts';
 import { cancelBatch, pauseBatch, resumeBatch } from '../../domain/batch-control.ts';
 import { listMessagePage, MESSAGE_PAGE_DEFAULT, MESSAGE_PAGE_MAX, MESSAGE_STATUSES } from '../../domain/batch-messages.ts';
 import { DomainError } from '../../domain/errors.ts';
-import { listCompanyBatches } from '../../db/batch-list.ts';
 import { getCompany } from '../../domain/companies.ts';
 import type { AppDeps } from '../deps.ts';
 import { addComponents, adminErrors, component, conflict, exampleOf, idParams, invalid, invalidInput, iso, notFound, ok, ref, renderedContent, TIME_EXAMPLE } from './components.ts';
@@ -207,9 +206,7 @@ export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps): void {
       response: control,
     },
   }, async (request) => {
-    const batch = await pauseBatch(db, request.params.batch_id, null, deps.clock.now());
-    await recordAudit(db, { actor: 'admin', action: 'batch.pause', target: `batch:${batch.batch_id}`, company_id: batch.company_id, details: {} });
-    return batchJson(batch);
+    return batchJson(await pauseBatch(deps, OPERATOR, request.params.batch_id));
   });
 
   r.post('/admin/batches/:batch_id/resume', {
@@ -220,9 +217,7 @@ export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps): void {
       response: control,
     },
   }, async (request) => {
-    const batch = await resumeBatch(db, deps.jobs, request.params.batch_id, null, deps.clock.now());
-    await recordAudit(db, { actor: 'admin', action: 'batch.resume', target: `batch:${batch.batch_id}`, company_id: batch.company_id, details: {} });
-    return batchJson(batch);
+    return batchJson(await resumeBatch(deps, OPERATOR, request.params.batch_id));
   });
 
   r.get('/admin/companies/:company_id/batches', {
@@ -259,9 +254,6 @@ export function registerBatchRoutes(app: FastifyInstance, deps: AppDeps): void {
       },
     },
   }, async (request) => {
-    const result = await cancelBatch(db, deps.jobs, request.params.batch_id, null, deps.clock.now());
-    const batch = await db.selectFrom('batches').select('company_id').where('batch_id', '=', result.batch_id).executeTakeFirstOrThrow();
-    await recordAudit(db, { actor: 'admin', action: 'batch.cancel', target: `batch:${result.batch_id}`, company_id: batch.company_id, details: { cancelled: result.cancelled } });
-    return result;
+    return cancelBatch(deps, OPERATOR, request.params.batch_id);
   });
 }

@@ -20,11 +20,9 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { assertSendable, createCampaign, findSource, updateCampaign } from '../../domain/automations.ts';
-import { recordAudit } from '../../domain/audit.ts';
-import {
-  audiencePhones, EXPIRE_AT_AFTER_SEND_MAX_MS, planSegmentSend, planSend, SCHEDULE_AHEAD_MAX_MS, sendCompany, sendTimeProblem, startCampaignSend, startSegmentSend, type Audience, type SendPlan,
-} from '../../domain/campaign-sends.ts';
+import { changeCampaign, defineCampaign, findSource } from '../../domain/automations.ts';
+import { OPERATOR } from '../../domain/actor.ts';
+import { sendCampaign, SendRejected, type Audience, type SendPlan } from '../../domain/campaign-sends.ts';
 import { DEFAULT_CAMPAIGN_EXPIRE_AFTER } from '../../domain/expiry.ts';
 import type { AppDeps } from '../deps.ts';
 import { addComponents, adminErrors, component, exampleOf, idParams, invalid, invalidInput, iso, notFound, ok, ref, TIME_EXAMPLE } from './components.ts';
@@ -65,6 +63,25 @@ export const SendPlanSchema = component('SendPlan', Type.Object({
   opens_at: Type.String({ format: 'date-time', description: 'when the first message may leave: send_at or the next opening of the delivery hours' }),
 }), { total: 4, send: 2, skipped_opted_out: 1, skipped_frequency_cap: 1, skipped_invalid: 0, duplicates_merged: 0, held_for_delivery_hours: 0, send_at: TIME_EXAMPLE, opens_at: TIME_EXAMPLE });
 
+/** An RFC 3339 date-time with an offset as ms; 422 at `loc` otherwise. */
+function instant(loc: string[], text: string): number {
+  const ms = Date.parse(text);
+  if (!Number.isFinite(ms) || !/(Z|[+-]\d{2}:\d{2})$/i.test(text)) throw invalidInput(loc, 'an RFC 3339 date-time with an offset', 'value_error', text);
+  return ms;
+}
+
+/** The operator API's 422 for a refused send (the body field it names, the message it has always given). */
+function rejected(err: SendRejected, b: { segment_id?: number; scheduled_for?: string; expire_at?: string }, sendAt: number | null) {
+  const limit = err.limit === undefined ? '' : new Date(err.limit).toISOString();
+  switch (err.field) {
+    case 'audience': return invalidInput(['body', b.segment_id !== undefined ? 'segment_id' : 'contacts'], 'the audience has no numbers');
+    case 'send_at': return invalidInput(['body', 'scheduled_for'], err.problem === 'past' ? 'must be in the future' : `must be at most 730 days ahead (not after ${limit})`, 'value_error', b.scheduled_for);
+    case 'expire_at': return invalidInput(['body', 'expire_at'], err.problem === 'past' ? 'must be in the future'
+      : err.problem === 'not_after_send' ? 'must be after scheduled_for'
+        : `must be at most 30 days after ${sendAt === null ? 'now' : 'scheduled_for'} (not after ${limit})`, 'value_error', b.expire_at);
+  }
+}
+
 const planJson = (p: SendPlan): Static<typeof SendPlanSchema> => ({ ...p, send_at: new Date(p.send_at).toISOString(), opens_at: new Date(p.opens_at).toISOString() });
 
 /** Registers the routes of the module comment. */
@@ -91,8 +108,7 @@ export function registerCampaignRoutes(app: FastifyInstance, deps: AppDeps): voi
     const checked = template(request.body.template);
     const expire = expireAfter(request.body.expire_after);
     await checkWhatsappMapping(db, request.params.company_id, checked.template);
-    const campaign = await createCampaign(db, request.params.company_id, { name: request.body.name, template: checked.template, expire_after: expire, ignore_frequency_cap: request.body.ignore_frequency_cap });
-    await recordAudit(db, { actor: 'admin', action: 'campaign.create', target: `campaign:${campaign.campaign_id}`, company_id: campaign.company_id, details: { name: campaign.name, ...(campaign.ignore_frequency_cap ? { ignore_frequency_cap: true } : {}) } });
+    const campaign = await defineCampaign(deps, OPERATOR, request.params.company_id, { name: request.body.name, template: checked.template, expire_after: expire, ignore_frequency_cap: request.body.ignore_frequency_cap });
     return reply.code(201).send({
       campaign_id: campaign.campaign_id, company_id: campaign.company_id, name: campaign.name, template: campaign.template,
       expire_after: campaign.expire_after ?? null, ignore_frequency_cap: campaign.ignore_frequency_cap, created_at: iso(campaign.created_at),
@@ -124,8 +140,7 @@ export function registerCampaignRoutes(app: FastifyInstance, deps: AppDeps): voi
     const checked = b.template === undefined ? undefined : template(b.template);
     const expire = expireAfter(b.expire_after);
     if (checked) await checkWhatsappMapping(db, (await findSource(db, 'campaign', request.params.campaign_id, null)).company_id, checked.template);
-    const campaign = await updateCampaign(db, request.params.campaign_id, { name: b.name, template: checked?.template, expire_after: expire, ignore_frequency_cap: b.ignore_frequency_cap });
-    await recordAudit(db, { actor: 'admin', action: 'campaign.update', target: `campaign:${campaign.id}`, company_id: campaign.company_id, details: { name: b.name, template_changed: b.template !== undefined, ...(b.ignore_frequency_cap === undefined ? {} : { ignore_frequency_cap: b.ignore_frequency_cap }) } });
+    const campaign = await changeCampaign(deps, OPERATOR, request.params.campaign_id, { name: b.name, template: checked?.template, expire_after: expire, ignore_frequency_cap: b.ignore_frequency_cap });
     return { ...sourceJson(campaign), campaign_id: campaign.id, warnings: checked ? await variableWarnings(db, campaign.company_id, checked.reads) : [] };
   });
 
@@ -153,48 +168,17 @@ export function registerCampaignRoutes(app: FastifyInstance, deps: AppDeps): voi
     if ((b.segment_id === undefined) === (b.contacts === undefined)) {
       throw invalidInput(['body'], 'give exactly one of segment_id and contacts');
     }
-    const campaign = await findSource(db, 'campaign', request.params.campaign_id, null);
-    assertSendable(campaign);
-    const now = deps.clock.now();
-    let sendAt: number | null = null;
-    if (b.scheduled_for !== undefined) {
-      sendAt = Date.parse(b.scheduled_for);
-      if (!Number.isFinite(sendAt) || !/(Z|[+-]\d{2}:\d{2})$/i.test(b.scheduled_for)) throw invalidInput(['body', 'scheduled_for'], 'an RFC 3339 date-time with an offset', 'value_error', b.scheduled_for);
-      const problem = sendTimeProblem(sendAt, now);
-      if (problem === 'past') throw invalidInput(['body', 'scheduled_for'], 'must be in the future', 'value_error', b.scheduled_for);
-      if (problem === 'too_far') throw invalidInput(['body', 'scheduled_for'], `must be at most 730 days ahead (not after ${new Date(now + SCHEDULE_AHEAD_MAX_MS).toISOString()})`, 'value_error', b.scheduled_for);
-    }
-    let expireAt: number | null = null;
-    if (b.expire_at !== undefined) {
-      expireAt = Date.parse(b.expire_at);
-      if (!Number.isFinite(expireAt) || !/(Z|[+-]\d{2}:\d{2})$/i.test(b.expire_at)) throw invalidInput(['body', 'expire_at'], 'an RFC 3339 date-time with an offset', 'value_error', b.expire_at);
-      if (expireAt <= now) throw invalidInput(['body', 'expire_at'], 'must be in the future', 'value_error', b.expire_at);
-      if (sendAt !== null && expireAt <= sendAt) throw invalidInput(['body', 'expire_at'], 'must be after scheduled_for', 'value_error', b.expire_at);
-      if (expireAt - (sendAt ?? now) > EXPIRE_AT_AFTER_SEND_MAX_MS) {
-        throw invalidInput(['body', 'expire_at'], `must be at most 30 days after ${sendAt === null ? 'now' : 'scheduled_for'} (not after ${new Date((sendAt ?? now) + EXPIRE_AT_AFTER_SEND_MAX_MS).toISOString()})`, 'value_error', b.expire_at);
-      }
-    }
-    const company = await sendCompany(db, campaign.company_id);
+    const sendAt = b.scheduled_for === undefined ? null : instant(['body', 'scheduled_for'], b.scheduled_for);
+    const expireAt = b.expire_at === undefined ? null : instant(['body', 'expire_at'], b.expire_at);
     const audience: Audience = b.segment_id !== undefined ? { segment_id: b.segment_id } : { contacts: b.contacts! };
-    let plan: SendPlan;
-    let batchId: string;
-    let listed = 0;
-    if ('segment_id' in audience) {
-      // Counted in SQL; the members are resolved by the fan-out, not carried through this request.
-      plan = await planSegmentSend(db, company, audience.segment_id, sendAt ?? now, now, campaign.id);
-      if (b.dry_run) return { plan: planJson(plan) };
-      if (plan.total === 0) throw invalidInput(['body', 'segment_id'], 'the audience has no numbers');
-      batchId = await startSegmentSend(deps.acceptor, campaign, audience.segment_id, plan.total, sendAt, { expireAt });
-    } else {
-      const phones = await audiencePhones(db, company.company_id, audience, now);
-      const planned = await planSend(db, company, phones, sendAt ?? now, { campaignId: campaign.id, now });
-      plan = planned.plan;
-      if (b.dry_run) return { plan: planJson(plan) };
-      if (planned.items.length === 0) throw invalidInput(['body', 'contacts'], 'the audience has no numbers');
-      batchId = await startCampaignSend(db, deps.acceptor, campaign, planned.items, sendAt, expireAt);
-      listed = planned.items.length;
+    let result;
+    try {
+      result = await sendCampaign(deps, OPERATOR, { campaignId: request.params.campaign_id, audience, sendAt, expireAt, dryRun: b.dry_run });
+    } catch (err) {
+      if (err instanceof SendRejected) throw rejected(err, b, sendAt);
+      throw err;
     }
-    await recordAudit(db, { actor: 'admin', action: 'campaign.send', target: `batch:${batchId}`, company_id: company.company_id, details: { campaign_id: campaign.id, ...('segment_id' in audience ? { segment_id: audience.segment_id } : { contacts: listed }), scheduled_for: sendAt === null ? null : new Date(sendAt).toISOString(), ...(expireAt === null ? {} : { expire_at: new Date(expireAt).toISOString() }) } });
-    return reply.code(202).send({ batch_id: batchId, plan: planJson(plan) });
+    if (result.dryRun) return { plan: planJson(result.plan) };
+    return reply.code(202).send({ batch_id: result.batchId, plan: planJson(result.plan) });
   });
 }

@@ -20,17 +20,19 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { createCompany, getCompany, listCompanies, setChannel, setConnector, updateCompany, type Company as CompanyRow, type CompanyInput } from '../../domain/companies.ts';
-import { checkProviderUrl } from '../../domain/network-guard.ts';
+import { OPERATOR } from '../../domain/actor.ts';
+import {
+  changeChannel, changeCompany, createCompany, getCompany, listCompanies, resetRateLimits, resumeChannel, setConnector, type Company as CompanyRow, type CompanyInput, type CompanyRateLimits,
+} from '../../domain/companies.ts';
+import { checkProviderUrl } from '../../delivery/network-guard.ts';
 import { isSupportedCountry } from '../../domain/phone.ts';
-import { recordAudit } from '../../domain/audit.ts';
 import type { AppDeps } from '../deps.ts';
 import { RULES, rateLimitKey } from '../rate-limit.ts';
 import { isIanaTimeZone } from '../../local-time.ts';
 import { generateWebhookSecret, webhookSecretProblem } from '../../providers/webhook.ts';
 import { verifyTokenDigest } from '../../domain/receipts.ts';
 import {
-  DEFAULT_MESSAGING_LIMIT, DEFAULT_THROUGHPUT_PER_SECOND, resumeWhatsappChannel, whatsappChannelView, type WhatsappChannelView,
+  DEFAULT_MESSAGING_LIMIT, DEFAULT_THROUGHPUT_PER_SECOND, whatsappChannelView, type WhatsappChannelView,
 } from '../../domain/whatsapp-channel.ts';
 import { unmappedSourceWarnings } from '../../domain/whatsapp-templates.ts';
 import {
@@ -152,6 +154,11 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
   const tags = ['operator: companies'];
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   addComponents(app, [DeliveryHours, FrequencyCap, Connector, ChannelView, Company, ConnectorAnswer, ChannelAnswer]);
+  const companyLimits: CompanyRateLimits = {
+    async resetCompany(companyId) {
+      for (const rule of Object.values(RULES)) await deps.rateLimiter.reset(rateLimitKey(companyId, rule));
+    },
+  };
   const example = exampleOf(Company);
 
   r.post('/admin/companies', {
@@ -174,8 +181,7 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
     },
   }, async (request, reply) => {
     checkInput(request.body);
-    const company = await createCompany(db, request.body);
-    await recordAudit(db, { actor: 'admin', action: 'company.create', target: `company:${company.company_id}`, company_id: company.company_id, details: { ...request.body } });
+    const company = await createCompany(db, OPERATOR, request.body); // audited as company.create
     return reply.code(201).send(view(company));
   });
 
@@ -207,8 +213,7 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
     },
   }, async (request) => {
     checkInput(request.body);
-    const company = await updateCompany(db, deps.auth, request.params.company_id, request.body);
-    await recordAudit(db, { actor: 'admin', action: 'company.update', target: `company:${company.company_id}`, company_id: company.company_id, details: { ...request.body } });
+    const company = await changeCompany(db, deps.auth, OPERATOR, request.params.company_id, request.body); // audited as company.update
     return view(company);
   });
 
@@ -218,9 +223,7 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
       response: { 204: noContent('The windows are empty: the next request of each operation is admitted'), ...adminErrors, 404: companyNotFound, 422: invalid(badCompanyId) },
     },
   }, async (request, reply) => {
-    const company = await getCompany(db, request.params.company_id);
-    for (const rule of Object.values(RULES)) await deps.rateLimiter.reset(rateLimitKey(company.company_id, rule));
-    await recordAudit(db, { actor: 'admin', action: 'rate_limits.reset', target: `company:${company.company_id}`, company_id: company.company_id });
+    await resetRateLimits(db, companyLimits, OPERATOR, request.params.company_id); // audited as rate_limits.reset
     return reply.code(204).send();
   });
 
@@ -238,8 +241,7 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
       },
     },
   }, async (request) => {
-    const company = await setConnector(db, deps.auth, request.params.company_id, request.body.connected, request.body.provider ?? null);
-    await recordAudit(db, { actor: 'admin', action: 'connector.set', target: `company:${company.company_id}`, company_id: company.company_id, details: { ...company.connector } });
+    const company = await setConnector(db, deps.auth, OPERATOR, request.params.company_id, request.body.connected, request.body.provider ?? null); // audited as connector.set
     return { company_id: company.company_id, connector: company.connector };
   });
 
@@ -307,8 +309,7 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
       stored = { provider: 'outbox' };
       shown = { provider: 'outbox' };
     }
-    const company = await setChannel(db, request.params.company_id, stored);
-    await recordAudit(db, { actor: 'admin', action: 'channel.set', target: `company:${company.company_id}`, company_id: company.company_id, details: shown });
+    const company = await changeChannel(db, OPERATOR, request.params.company_id, { stored, shown }); // audited as channel.set (without secrets)
     const warnings = b.provider === 'whatsapp' ? { warnings: await unmappedSourceWarnings(db, company.company_id) } : {};
     return { company_id: company.company_id, channel: shown, ...(generated ? { secret: generated } : {}), ...warnings };
   });
@@ -326,8 +327,7 @@ export function registerCompanyRoutes(app: FastifyInstance, deps: AppDeps): void
     },
   }, async (request) => {
     const companyId = request.params.company_id;
-    const resumed = await resumeWhatsappChannel(db, companyId, deps.clock.now());
-    await recordAudit(db, { actor: 'admin', action: 'channel.resume', target: `company:${companyId}`, company_id: companyId, details: { was_paused: resumed } });
+    await resumeChannel(db, OPERATOR, companyId, deps.clock.now()); // audited as channel.resume
     const company = await getCompany(db, companyId);
     return view(company, await whatsappChannelView(db, companyId, deps.clock.now()));
   });

@@ -5,12 +5,17 @@
  *
  * | route | answers |
  * |---|---|
- * | POST /admin/companies/{company_id}/contacts/imports (text/csv, at most 20 MiB) | 202 `ContactImportJob`; 401; 404; 413; 422 |
- * | GET /admin/companies/{company_id}/contacts/imports/{import_id} | 200 `ContactImportJob`; 401; 404; 422 |
+ * | POST /admin/companies/{company_id}/contact-imports (text/csv, at most 20 MiB) | 202 `ContactImportJob`; 401; 404; 413; 422 |
+ * | GET /admin/companies/{company_id}/contact-imports/{import_id} | 200 `ContactImportJob`; 401; 404; 422 |
+ *
+ * The imports have a path of their own (until then `…/contacts/imports`, which made
+ * `…/contacts/{phone}/consent` ambiguous for redocly's `no-ambiguous-paths`; docs/operator-api.md).
+ * The start is the command `createImport`, run as the operator.
  */
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { OPERATOR } from '../../domain/actor.ts';
 import { getCompany } from '../../domain/companies.ts';
 import { createImport, getImport, MAX_IMPORT_BYTES, type ContactImport } from '../../domain/contact-imports.ts';
 import { DomainError } from '../../domain/errors.ts';
@@ -60,10 +65,10 @@ export function registerContactImportRoutes(app: FastifyInstance, deps: AppDeps)
     // sent): the admin scope's hooks and validator expect JSON-like data, not a Buffer.
     scope.addContentTypeParser(['text/csv', 'text/plain'], { parseAs: 'buffer', bodyLimit: MAX_IMPORT_BYTES }, (_req, body, done) => done(null, (body as Buffer).toString('latin1')));
     const s = scope.withTypeProvider<TypeBoxTypeProvider>();
-    s.post('/admin/companies/:company_id/contacts/imports', {
+    s.post('/admin/companies/:company_id/contact-imports', {
       bodyLimit: MAX_IMPORT_BYTES,
       schema: {
-        tags, operationId: 'start_contact_import', summary: 'Import a CSV of contacts in the background (progress at GET …/imports/{import_id})',
+        tags, operationId: 'start_contact_import', summary: 'Import a CSV of contacts in the background (progress at GET …/contact-imports/{import_id})',
         description: `Body: the CSV file (\`Content-Type: text/csv\`, UTF-8, at most ${MAX_IMPORT_BYTES / 1024 / 1024} MiB). Header row with a \`phone\` column; \`first_name\`, \`last_name\`, \`opted_out\`; other columns become variables; delimiter \`,\` \`;\` tab or \`|\` detected from the header. A file that cannot be read is refused (422) and nothing is written; rows that cannot be imported are reported with their line numbers.`,
         params: companyParams,
         querystring: Type.Object({ filename: Type.Optional(Type.String({ maxLength: 255, description: 'a name to show for the file' })) }),
@@ -81,7 +86,7 @@ export function registerContactImportRoutes(app: FastifyInstance, deps: AppDeps)
       const company = await getCompany(db, request.params.company_id);
       const bytes = Buffer.from(request.body, 'latin1');
       try {
-        const imp = await createImport(db, deps.jobs, company.company_id, { bytes, filename: request.query.filename ?? null }, 'admin', new Date(deps.clock.now()));
+        const imp = await createImport(db, deps.jobs, OPERATOR, company.company_id, { bytes, filename: request.query.filename ?? null }, new Date(deps.clock.now()));
         return reply.code(202).send(importOut(imp));
       } catch (err) {
         if (err instanceof DomainError && err.status === 400) throw invalidInput(['body'], err.detail);
@@ -90,7 +95,7 @@ export function registerContactImportRoutes(app: FastifyInstance, deps: AppDeps)
     });
   });
 
-  r.get('/admin/companies/:company_id/contacts/imports/:import_id', {
+  r.get('/admin/companies/:company_id/contact-imports/:import_id', {
     schema: {
       tags, operationId: 'get_contact_import', summary: 'Progress of a CSV import',
       params: Type.Object({ company_id: rowId('the company', 12), import_id: rowId('the import', 17) }),

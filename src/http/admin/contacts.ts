@@ -1,7 +1,8 @@
 /**
  * Operator API: a company's contacts (docs/operator-api.md), with the same
  * rules as the console's Contacts pages and `cms contacts`. Another company's contact answers 404 like
- * an unknown one; an erased contact is unknown. Changes are audit-logged with actor `admin`.
+ * an unknown one; an erased contact is unknown. Each change is a domain command (src/domain/contacts.ts,
+ * contacts-export.ts, erasure.ts) run as the operator (`OPERATOR`), which records its audit entry (actor `admin`).
  *
  * | route | answers |
  * |---|---|
@@ -25,14 +26,14 @@ import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { getCompany } from '../../domain/companies.ts';
+import { actorName, OPERATOR } from '../../domain/actor.ts';
 import {
   changeTags, CONTACT_VIEW_LIMIT, getContactView, TAG_CHANGE_MAX, TAG_MAX_LENGTH, TAGS_MAX, importContacts, ImportRulesError, MIN_SEARCH_DIGITS, parseContactQuery, resolveContact, updateContact,
   VARIABLE_VALUE_MAX, VARIABLES_MAX, type ContactView,
 } from '../../domain/contacts.ts';
-import { contactsCsvStream, exportFileName } from '../../domain/contacts-export.ts';
+import { exportContacts, exportFileName } from '../../domain/contacts-export.ts';
 import { eraseContact } from '../../domain/erasure.ts';
 import { DomainError } from '../../domain/errors.ts';
-import { recordAudit } from '../../domain/audit.ts';
 import { VARIABLE_NAME } from '../../domain/contact-rules.ts';
 import { listContacts } from '../../db/contacts.ts';
 import type { AppDeps } from '../deps.ts';
@@ -209,15 +210,13 @@ export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void
     },
   }, async (request) => {
     const company = await getCompany(db, request.params.company_id);
-    const result = await db.transaction().execute((trx) => importContacts(trx, company.company_id, company.default_country, request.body.contacts))
+    return importContacts(db, OPERATOR, company, request.body.contacts)
       .catch((err: unknown) => {
         if (!(err instanceof ImportRulesError)) throw err;
         throw new AdminValidationError(err.problems.map((p) => ({
           type: 'value_error', loc: ['body', 'contacts', p.index, p.field, ...(p.variable === undefined ? [] : [p.variable])], msg: p.message,
         })));
       });
-    await recordAudit(db, { actor: 'admin', action: 'contacts.import', target: `company:${company.company_id}`, company_id: company.company_id, details: result });
-    return result;
   });
 
   r.post('/admin/companies/:company_id/contacts/tags', {
@@ -241,16 +240,12 @@ export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void
     },
   }, async (request) => {
     const company = await getCompany(db, request.params.company_id);
-    const b = request.body;
-    let result;
     try {
-      result = await changeTags(db, company.company_id, company.default_country, b.contacts, b.add ?? [], b.remove ?? [], b.set);
+      return await changeTags(db, OPERATOR, company, request.body);
     } catch (err) {
       if (err instanceof DomainError && err.status === 422) throw invalidInput(['body', 'add'], err.detail);
       throw err;
     }
-    await recordAudit(db, { actor: 'admin', action: 'contacts.tags', target: `company:${company.company_id}`, company_id: company.company_id, details: { ...result, ...(b.set ? { set: b.set } : {}), add: b.add ?? [], remove: b.remove ?? [] } });
-    return result;
   });
 
   r.get('/admin/companies/:company_id/contacts', {
@@ -305,8 +300,7 @@ export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void
     },
   }, async (request, reply) => {
     const company = await getCompany(db, request.params.company_id);
-    const stream = await contactsCsvStream(db, company.company_id);
-    await recordAudit(db, { actor: 'admin', action: 'contacts.export', target: `company:${company.company_id}`, company_id: company.company_id });
+    const stream = await exportContacts(db, OPERATOR, company.company_id);
     return reply.type('text/csv; charset=utf-8').header('cache-control', 'no-store')
       .header('content-disposition', `attachment; filename="${exportFileName(company.company_id, new Date(deps.clock.now()))}"`).send(stream);
   });
@@ -352,7 +346,7 @@ export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void
   }, async (request) => {
     const company = await getCompany(db, request.params.company_id);
     const contact = await resolveContact(db, company.company_id, company.default_country, request.params.phone);
-    await updateContact(db, company.company_id, contact.contact_id, request.body, { actor: 'admin', source: 'operator', now: new Date(deps.clock.now()), evidence: { actor: 'admin', operation: 'update_contact' } });
+    await updateContact(db, OPERATOR, company.company_id, contact.contact_id, request.body, { now: new Date(deps.clock.now()), evidence: { actor: actorName(OPERATOR), operation: 'update_contact' } });
     return viewOut(await getContactView(db, company.company_id, company.default_country, contact.phone));
   });
 
@@ -371,7 +365,7 @@ export function registerContactRoutes(app: FastifyInstance, deps: AppDeps): void
   }, async (request) => {
     const company = await getCompany(db, request.params.company_id);
     const contact = await resolveContact(db, company.company_id, company.default_country, request.params.phone);
-    return eraseContact(db, company.company_id, contact.contact_id, { actor: 'admin', now: new Date(deps.clock.now()) });
+    return eraseContact(db, OPERATOR, company.company_id, contact.contact_id, new Date(deps.clock.now()));
   });
 
 

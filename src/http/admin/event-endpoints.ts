@@ -27,11 +27,11 @@
 import type { FastifyInstance } from 'fastify';
 import { Type, type TSchema } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { recordAudit } from '../../domain/audit.ts';
+import { OPERATOR } from '../../domain/actor.ts';
 import { getCompany } from '../../domain/companies.ts';
 import {
   createEndpoint, DESCRIPTION_MAX, EVENT_TYPES, findEndpoint, listEndpoints, removeEndpoint, replayEvents, replaySinceProblem, resendEvent,
-  revealEndpointSecret, rotateEndpointSecret, updateEndpoint, URL_MAX, endpointView,
+  revealEndpointSecret, rotateEndpointSecret, testEndpoint, updateEndpoint, URL_MAX, endpointView,
 } from '../../domain/event-endpoints.ts';
 import { selectAttempts } from '../../db/events.ts';
 import { sendTestEvent } from '../../queue/events/test-event.ts';
@@ -124,8 +124,6 @@ export function registerEventEndpointRoutes(app: FastifyInstance, deps: AppDeps)
   const db = deps.database.db;
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   addComponents(app, components);
-  const audit = (action: string, endpointId: number, companyId: number, details: Record<string, unknown> = {}) =>
-    recordAudit(db, { actor: 'admin', action, target: `event_endpoint:${endpointId}`, company_id: companyId, details });
 
   r.post('/admin/companies/:company_id/event-endpoints', {
     schema: {
@@ -143,8 +141,7 @@ export function registerEventEndpointRoutes(app: FastifyInstance, deps: AppDeps)
       },
     },
   }, async (request, reply) => {
-    const created = await createEndpoint(db, deps, request.params.company_id, request.body);
-    await audit('event_endpoint.create', created.endpoint_id, created.company_id, { url: created.url, events: created.events, description: created.description });
+    const created = await createEndpoint(db, deps, OPERATOR, request.params.company_id, request.body); // audited as event_endpoint.create
     return reply.code(201).send(created);
   });
 
@@ -181,8 +178,7 @@ export function registerEventEndpointRoutes(app: FastifyInstance, deps: AppDeps)
       response: { 200: ok('The endpoint as changed', ref(EventEndpoint), exampleOf(EventEndpoint)), ...adminErrors, 404: endpointNotFound, 422: badUrl },
     },
   }, async (request) => {
-    const { before, after } = await updateEndpoint(db, deps, request.params.endpoint_id, request.body, request.query.company_id);
-    await audit('event_endpoint.update', before.endpoint_id, before.company_id, { ...request.body });
+    const { after } = await updateEndpoint(db, deps, OPERATOR, request.params.endpoint_id, request.body, { companyId: request.query.company_id }); // audited with the body as given
     return after;
   });
 
@@ -193,8 +189,7 @@ export function registerEventEndpointRoutes(app: FastifyInstance, deps: AppDeps)
       response: { 204: noContent('Removed'), ...adminErrors, 404: endpointNotFound, 422: badEndpointId },
     },
   }, async (request, reply) => {
-    const row = await removeEndpoint(db, request.params.endpoint_id, request.query.company_id);
-    await audit('event_endpoint.delete', row.endpoint_id, row.company_id, { url: row.url });
+    await removeEndpoint(db, OPERATOR, request.params.endpoint_id, { companyId: request.query.company_id }); // audited as event_endpoint.delete
     return reply.code(204).send();
   });
 
@@ -205,8 +200,7 @@ export function registerEventEndpointRoutes(app: FastifyInstance, deps: AppDeps)
       response: { 200: ok('The new secret; the old one stops signing at once', ref(EventEndpointSecret), exampleOf(EventEndpointSecret)), ...adminErrors, 404: endpointNotFound, 422: badEndpointId },
     },
   }, async (request) => {
-    const { endpoint, secret } = await rotateEndpointSecret(db, deps, request.params.endpoint_id, request.query.company_id);
-    await audit('event_endpoint.rotate_secret', endpoint.endpoint_id, endpoint.company_id);
+    const { endpoint, secret } = await rotateEndpointSecret(db, deps, OPERATOR, request.params.endpoint_id, { companyId: request.query.company_id });
     return { endpoint_id: endpoint.endpoint_id, secret };
   });
 
@@ -222,11 +216,9 @@ export function registerEventEndpointRoutes(app: FastifyInstance, deps: AppDeps)
       },
     },
   }, async (request, reply) => {
-    const row = await findEndpoint(db, request.params.endpoint_id, request.query.company_id);
-    const secret = await revealEndpointSecret(db, deps, row.endpoint_id);
-    await audit('event_endpoint.reveal_secret', row.endpoint_id, row.company_id);
+    const { endpoint, secret } = await revealEndpointSecret(db, deps, OPERATOR, request.params.endpoint_id, { companyId: request.query.company_id }); // audited
     reply.header('cache-control', 'no-store');
-    return { endpoint_id: row.endpoint_id, secret };
+    return { endpoint_id: endpoint.endpoint_id, secret };
   });
 
   r.post('/admin/event-endpoints/:endpoint_id/test', {
@@ -236,12 +228,9 @@ export function registerEventEndpointRoutes(app: FastifyInstance, deps: AppDeps)
       response: { 200: ok('The outcome of the attempt (not retried)', ref(TestEventOutcome), exampleOf(TestEventOutcome)), ...adminErrors, 404: endpointNotFound, 422: badEndpointId },
     },
   }, async (request) => {
-    const row = await findEndpoint(db, request.params.endpoint_id, request.query.company_id);
-    const outcome = await sendTestEvent({
-      url: row.url, secret: deps.openSecret(row.secret_sealed), endpointId: row.endpoint_id, policy: deps.addressPolicy,
-      timeoutMs: deps.config.deliveryTimeoutMs, now: new Date(deps.clock.now()),
-    });
-    await audit('event_endpoint.test', row.endpoint_id, row.company_id, { ok: outcome.ok, status_code: outcome.status_code });
+    const { outcome } = await testEndpoint(db, deps, OPERATOR, request.params.endpoint_id, (target) => sendTestEvent({
+      client: deps.delivery, ...target, now: new Date(deps.clock.now()),
+    }), { companyId: request.query.company_id }); // audited as event_endpoint.test
     return { event_id: outcome.event_id, ok: outcome.ok, status_code: outcome.status_code, error: outcome.error, response_excerpt: outcome.response_excerpt, duration_ms: outcome.duration_ms };
   });
 
@@ -288,8 +277,7 @@ export function registerEventEndpointRoutes(app: FastifyInstance, deps: AppDeps)
     // Events are stamped by the database's clock, so `since` is judged by the wall clock.
     const sinceProblem = replaySinceProblem(since.getTime(), Date.now());
     if (sinceProblem) throw invalidInput(['body', 'since'], sinceProblem, 'value_error', request.body.since);
-    const { endpoint, events } = await replayEvents(db, request.params.endpoint_id, since, request.query.company_id);
-    await audit('event_endpoint.replay', endpoint.endpoint_id, endpoint.company_id, { since: since.toISOString(), events });
+    const { events } = await replayEvents(db, OPERATOR, request.params.endpoint_id, since, { companyId: request.query.company_id }); // audited
     return reply.code(202).send({ events });
   });
 
@@ -306,8 +294,7 @@ export function registerEventEndpointRoutes(app: FastifyInstance, deps: AppDeps)
       },
     },
   }, async (request, reply) => {
-    const r2 = await resendEvent(db, request.params.event_id, request.query.company_id);
-    await recordAudit(db, { actor: 'admin', action: 'event.resend', target: `event:${request.params.event_id}`, company_id: r2.company_id, details: { deliveries: r2.deliveries } });
+    const r2 = await resendEvent(db, OPERATOR, request.params.event_id, { companyId: request.query.company_id }); // audited as event.resend
     return reply.code(202).send({ events: 1 as const, deliveries: r2.deliveries });
   });
 }

@@ -5,7 +5,8 @@
  * slot is freed; campaign sends already made from the segment, scheduled ones included, are unchanged:
  * they hold the numbers the segment had when they were made), add or remove members with 4.2's matching
  * plus a summary that sets invalid items apart with their positions, and members paged by keyset.
- * Every change is audit-logged with actor `admin`. A segment with a `filter` is dynamic
+ * Every change is a command of src/domain/segments.ts run as the operator, which records its audit
+ * entry (actor `admin`). A segment with a `filter` is dynamic
  * (src/domain/dynamic-segments.ts): its members are the contacts matching the filter when asked.
  *
  * | route | answers |
@@ -22,14 +23,14 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { recordAudit } from '../../domain/audit.ts';
+import { OPERATOR } from '../../domain/actor.ts';
 import { getCompany } from '../../domain/companies.ts';
 import { notFound } from '../../domain/errors.ts';
 import { PREVIEW_SAMPLE, previewFilter } from '../../domain/dynamic-segments.ts';
 import { FilterError, MAX_CONDITIONS, MAX_DEPTH } from '../../domain/segment-filter.ts';
 import {
-  changeMembers, deleteSegment, findSegment, getSegment, INVALID_LISTED, listSegments, MAX_MEMBER_ITEMS, MAX_SEGMENTS_PER_COMPANY, MEMBERS_PAGE_MAX,
-  MEMBERS_PAGE_SIZE, membersPage, newSegment, renameSegment, SEGMENT_NAME_MAX, setSegmentFilter, type SegmentSummary,
+  addSegment, editSegment, editSegmentMembers, getSegment, INVALID_LISTED, listSegments, MAX_MEMBER_ITEMS, MAX_SEGMENTS_PER_COMPANY, MEMBERS_PAGE_MAX,
+  MEMBERS_PAGE_SIZE, membersPage, removeSegment, SEGMENT_NAME_MAX, type SegmentSummary,
 } from '../../domain/segments.ts';
 import { selectSegmentCompany } from '../../db/segments.ts';
 import type { AppDeps } from '../deps.ts';
@@ -175,8 +176,7 @@ export function registerSegmentRoutes(app: FastifyInstance, deps: AppDeps): void
     },
   }, async (request, reply) => {
     const company = await getCompany(db, request.params.company_id);
-    const created = await withFilterLoc(() => newSegment(db, company.company_id, request.body.name, request.body.filter ?? undefined, now()));
-    await recordAudit(db, { actor: 'admin', action: 'segment.create', target: `segment:${created.segment_id}`, company_id: company.company_id, details: { name: created.name, kind: created.filter == null ? 'static' : 'dynamic' } });
+    const created = await withFilterLoc(() => addSegment(db, OPERATOR, company.company_id, { name: request.body.name, filter: request.body.filter ?? undefined }, now()));
     return reply.code(201).send(segmentOut(created, company.company_id));
   });
 
@@ -195,18 +195,7 @@ export function registerSegmentRoutes(app: FastifyInstance, deps: AppDeps): void
     },
   }, async (request) => {
     const c = await companyOfSegment(deps, request.params.segment_id);
-    const before = await findSegment(db, c.company_id, request.params.segment_id);
-    let after = before;
-    await db.transaction().execute(async (trx) => {
-      if (request.body.filter !== undefined) {
-        after = await withFilterLoc(() => setSegmentFilter(trx, c.company_id, before.segment_id, request.body.filter));
-        await recordAudit(trx, { actor: 'admin', action: 'segment.filter', target: `segment:${before.segment_id}`, company_id: c.company_id, details: { filter: request.body.filter } });
-      }
-      if (request.body.name !== undefined) {
-        after = { ...(await renameSegment(trx, c.company_id, before.segment_id, request.body.name)), members: after.members, filter: after.filter };
-        await recordAudit(trx, { actor: 'admin', action: 'segment.rename', target: `segment:${before.segment_id}`, company_id: c.company_id, details: { from: before.name, to: after.name } });
-      }
-    });
+    const after = await withFilterLoc(() => editSegment(db, OPERATOR, c.company_id, request.params.segment_id, { name: request.body.name, filter: request.body.filter }));
     // A dynamic segment's members are counted after the transaction (a scan of the contacts).
     return segmentOut(after.filter == null ? after : await getSegment(db, c.company_id, after.segment_id, now()), c.company_id);
   });
@@ -260,8 +249,7 @@ export function registerSegmentRoutes(app: FastifyInstance, deps: AppDeps): void
     },
   }, async (request) => {
     const c = await companyOfSegment(deps, request.params.segment_id);
-    const deleted = await deleteSegment(db, c.company_id, request.params.segment_id);
-    await recordAudit(db, { actor: 'admin', action: 'segment.delete', target: `segment:${deleted.segment_id}`, company_id: c.company_id, details: { name: deleted.name, members: deleted.members } });
+    const deleted = await removeSegment(db, OPERATOR, c.company_id, request.params.segment_id);
     return segmentOut(deleted, c.company_id);
   });
 
@@ -289,10 +277,7 @@ export function registerSegmentRoutes(app: FastifyInstance, deps: AppDeps): void
     const c = await companyOfSegment(deps, request.params.segment_id);
     const b = request.body;
     const hashed = b.use_hashed_phone ?? false;
-    const summary = await changeMembers(db, c, request.params.segment_id, b.mode, hashed, b.contacts.map((value, i) => ({ value, position: i + 1 })));
-    const { invalid: _listed, ...counts } = summary;
-    await recordAudit(db, { actor: 'admin', action: b.mode === 'add' ? 'segment.members.add' : 'segment.members.remove', target: `segment:${summary.segment_id}`, company_id: c.company_id, details: { ...counts, hashed } });
-    return summary;
+    return editSegmentMembers(db, OPERATOR, c, request.params.segment_id, { mode: b.mode, hashed, items: b.contacts.map((value, i) => ({ value, position: i + 1 })) });
   });
 
   r.get('/admin/segments/:segment_id/members', {

@@ -29,12 +29,12 @@ import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import { checkTemplate, normaliseTemplate, templateSchema, type Template } from '../../domain/templates.ts';
-import { recordAudit } from '../../domain/audit.ts';
+import { OPERATOR } from '../../domain/actor.ts';
 import { sendCompany } from '../../domain/campaign-sends.ts';
 import { DomainError } from '../../domain/errors.ts';
 import { EXPIRE_AFTER_PATTERN, expireAfterProblem } from '../../domain/expiry.ts';
-import { previewSource, testSend } from '../../domain/source-tools.ts';
-import { archiveSource, assertSendable, findSource, listAutomations, listCampaigns, type SourceKind, type SourceRow } from '../../domain/automations.ts';
+import { previewSource, testSendSource } from '../../domain/source-tools.ts';
+import { findSource, listAutomations, listCampaigns, setSourceArchived, type SourceKind, type SourceRow } from '../../domain/automations.ts';
 import { whatsappMappingProblems } from '../../domain/whatsapp-templates.ts';
 import type { Db } from '../../db/database.ts';
 import type { AppDeps } from '../deps.ts';
@@ -231,10 +231,7 @@ export function registerSourceToolRoutes(app: FastifyInstance, deps: AppDeps, ki
       },
     },
   }, async (request, reply) => {
-    const source = await findSource(db, kind, request.params[idName], null);
-    assertSendable(source);
-    const batchId = await phoneChecked(request.body.phone, () => testSend(db, deps.acceptor, source, request.body.phone));
-    await recordAudit(db, { actor: 'admin', action: `${kind}.test_send`, target: `batch:${batchId}`, company_id: source.company_id, details: { [idName]: source.id } });
+    const batchId = await phoneChecked(request.body.phone, () => testSendSource(deps, OPERATOR, kind, request.params[idName], request.body.phone));
     return reply.code(202).send({ batch_id: batchId });
   });
 
@@ -250,8 +247,7 @@ export function registerSourceToolRoutes(app: FastifyInstance, deps: AppDeps, ki
       },
     },
   }, async (request) => {
-    const source = await archiveSource(db, deps.automationLookups, kind, request.params[idName], null, true, deps.clock.now());
-    await recordAudit(db, { actor: 'admin', action: `${kind}.archive`, target: `${kind}:${source.id}`, company_id: source.company_id, details: {} });
+    const source = await setSourceArchived(deps, OPERATOR, kind, request.params[idName], true);
     return sourceJson(source);
   });
 
@@ -265,8 +261,7 @@ export function registerSourceToolRoutes(app: FastifyInstance, deps: AppDeps, ki
       },
     },
   }, async (request) => {
-    const source = await archiveSource(db, deps.automationLookups, kind, request.params[idName], null, false, deps.clock.now());
-    await recordAudit(db, { actor: 'admin', action: `${kind}.restore`, target: `${kind}:${source.id}`, company_id: source.company_id, details: {} });
+    const source = await setSourceArchived(deps, OPERATOR, kind, request.params[idName], false);
     return sourceJson(source);
   });
 

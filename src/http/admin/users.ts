@@ -18,13 +18,14 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import { OPERATOR } from '../../domain/actor.ts';
 import { getCompany } from '../../domain/companies.ts';
 import { notFound } from '../../domain/errors.ts';
 import {
-  changeRole, createInvitation, createPasswordReset, EMAIL_MAX, findUser, listCompanyUsers, normaliseEmail, removeUser, revokeInvitation,
+  changeUserRole, createPasswordResetLink, EMAIL_MAX, findUser, inviteUser, listCompanyUsers, normaliseEmail, removeConsoleUser, revokeUserInvitation,
   ROLES, type Role,
 } from '../../domain/users.ts';
-import { invitationEmail, passwordResetEmail, sendUserEmail } from '../../domain/user-emails.ts';
+import { emailInvitation, emailPasswordReset } from '../../domain/user-emails.ts';
 import type { AppDeps } from '../deps.ts';
 import {
   addComponents, adminErrors, component, conflict, exampleOf, idParams, invalid, invalidInput, iso, noContent, notFound as notFoundAnswer, ok, ref, TIME_EXAMPLE,
@@ -117,11 +118,10 @@ export function registerUserRoutes(app: FastifyInstance, deps: AppDeps): void {
   }, async (request, reply) => {
     const { email: address, role: chosen = 'owner' } = request.body;
     if (!normaliseEmail(address)) throw invalidInput(['body', 'email'], 'value is not a valid email address', 'value_error', address);
-    const inv = await createInvitation(db, request.params.company_id, { email: address, role: chosen, actor: 'admin' }, now());
+    const inv = await inviteUser(db, OPERATOR, request.params.company_id, { email: address, role: chosen }, now());
     request.log.info({ audit: true, action: 'user.invite', invitation_id: inv.invitation_id }, 'console invitation created');
     const inviteUrl = `${consoleBase(request)}/invite/${inv.token}`;
-    const { name: companyName } = await getCompany(db, inv.company_id);
-    const emailSent = await sendUserEmail(sender, inv.email, invitationEmail({ companyName, role: inv.role, link: inviteUrl, expiresAt: inv.expires_at }));
+    const emailSent = await emailInvitation(db, sender, inv, inviteUrl);
     return reply.code(201).send({
       invitation_id: inv.invitation_id, email: inv.email, role: inv.role, company_id: inv.company_id,
       invite_url: inviteUrl, expires_at: iso(inv.expires_at), email_sent: emailSent,
@@ -178,7 +178,7 @@ export function registerUserRoutes(app: FastifyInstance, deps: AppDeps): void {
       },
     },
   }, async (request) => {
-    const changed = await changeRole(db, request.params.user_id, request.body.role, { actor: 'admin' });
+    const changed = await changeUserRole(db, OPERATOR, request.params.user_id, request.body.role);
     const user = await findUser(db, { userId: changed.user_id });
     if (!user) throw notFound('User not found');
     return userAnswer(user);
@@ -197,7 +197,7 @@ export function registerUserRoutes(app: FastifyInstance, deps: AppDeps): void {
       },
     },
   }, async (request, reply) => {
-    await removeUser(db, request.params.user_id, { actor: 'admin' });
+    await removeConsoleUser(db, OPERATOR, request.params.user_id);
     return reply.code(204).send();
   });
 
@@ -214,11 +214,10 @@ export function registerUserRoutes(app: FastifyInstance, deps: AppDeps): void {
       },
     },
   }, async (request, reply) => {
-    const reset = await createPasswordReset(db, request.params.user_id, { actor: 'admin' }, now());
+    const reset = await createPasswordResetLink(db, OPERATOR, request.params.user_id, now());
     request.log.info({ audit: true, action: 'user.password_reset_link', user_id: reset.user_id }, 'password reset link created');
     const resetUrl = `${consoleBase(request)}/password-reset/${reset.token}`;
-    const { name: companyName } = await getCompany(db, reset.company_id);
-    const emailSent = await sendUserEmail(sender, reset.email, passwordResetEmail({ companyName, link: resetUrl, expiresAt: reset.expires_at }));
+    const emailSent = await emailPasswordReset(db, sender, reset, resetUrl);
     return reply.code(201).send({
       user_id: reset.user_id, company_id: reset.company_id, email: reset.email,
       reset_url: resetUrl, expires_at: iso(reset.expires_at), email_sent: emailSent,
@@ -237,7 +236,7 @@ export function registerUserRoutes(app: FastifyInstance, deps: AppDeps): void {
       },
     },
   }, async (request, reply) => {
-    await revokeInvitation(db, request.params.invitation_id, { actor: 'admin' }, now());
+    await revokeUserInvitation(db, OPERATOR, request.params.invitation_id, now());
     return reply.code(204).send();
   });
 }

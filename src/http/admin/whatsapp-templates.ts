@@ -8,18 +8,17 @@
  * | GET /admin/companies/{company_id}/whatsapp/templates | 200 `{templates: WhatsappTemplate[]}`; 401; 404; 422 |
  * | POST /admin/companies/{company_id}/whatsapp/templates | 201 `WhatsappTemplate`; 401; 404; 409; 422; 502 |
  *
- * Meta's template endpoints are called through an undici agent of this app (network-guarded, bounded
- * by DELIVERY_TIMEOUT), closed with the app.
+ * Meta's template endpoints are called through AppDeps.catalogue (built once by src/service.ts over the
+ * one outbound client: network-guarded, bounded by DELIVERY_TIMEOUT). The sync and the submit are domain commands
+ * (`syncCatalogue`, `submitCatalogueTemplate`) that record their own audit entries as the operator.
  */
 import type { FastifyInstance } from 'fastify';
 import { Type, type Static } from 'typebox';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import { recordAudit } from '../../domain/audit.ts';
+import { OPERATOR } from '../../domain/actor.ts';
 import {
-  listCatalogue, submitTemplate, syncTemplates, TemplateDataError, type CatalogueDeps, type StoredTemplate,
+  listCatalogue, submitCatalogueTemplate, syncCatalogue, TemplateDataError, type StoredTemplate,
 } from '../../domain/whatsapp-templates.ts';
-import { createDeliveryAgent } from '../../delivery/agent.ts';
-import { createTemplatesApi } from '../../providers/whatsapp/templates-api.ts';
 import type { AppDeps } from '../deps.ts';
 import {
   addComponents, adminErrors, component, conflict, exampleOf, freeObject, idParams, invalid, invalidInput, iso, notFound, ok, ref, TIME_EXAMPLE,
@@ -80,13 +79,7 @@ export function registerWhatsappTemplateRoutes(app: FastifyInstance, deps: AppDe
   const tags = ['operator: whatsapp'];
   const r = app.withTypeProvider<TypeBoxTypeProvider>();
   addComponents(app, [WhatsappTemplate, TemplateSyncAnswer]);
-  const agent = createDeliveryAgent(deps.addressPolicy, { timeoutMs: deps.config.deliveryTimeoutMs, connections: 128 });
-  app.addHook('onClose', async () => { await agent.close(); });
-  const catalogue: CatalogueDeps = {
-    api: createTemplatesApi({ agent, timeoutMs: deps.config.deliveryTimeoutMs }),
-    openSecret: deps.openSecret,
-    clock: deps.clock,
-  };
+  const catalogue = deps.catalogue;
   const companyParams = idParams('company_id', 'the company', 12);
 
   r.post('/admin/companies/:company_id/whatsapp/templates/sync', {
@@ -99,10 +92,7 @@ export function registerWhatsappTemplateRoutes(app: FastifyInstance, deps: AppDe
       },
     },
   }, async (request) => {
-    const companyId = request.params.company_id;
-    const n = await syncTemplates(db, companyId, catalogue);
-    await recordAudit(db, { actor: 'admin', action: 'whatsapp.templates.sync', target: `company:${companyId}`, company_id: companyId, details: { templates: n } });
-    return { templates: n };
+    return { templates: await syncCatalogue(db, catalogue, OPERATOR, request.params.company_id) };
   });
 
   r.get('/admin/companies/:company_id/whatsapp/templates', {
@@ -142,7 +132,7 @@ export function registerWhatsappTemplateRoutes(app: FastifyInstance, deps: AppDe
     const companyId = request.params.company_id;
     let stored: StoredTemplate;
     try {
-      stored = await submitTemplate(db, companyId, request.body, catalogue);
+      stored = await submitCatalogueTemplate(db, catalogue, OPERATOR, companyId, request.body);
     } catch (err) {
       if (err instanceof TemplateDataError) {
         const path = err.path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
@@ -150,7 +140,6 @@ export function registerWhatsappTemplateRoutes(app: FastifyInstance, deps: AppDe
       }
       throw err;
     }
-    await recordAudit(db, { actor: 'admin', action: 'whatsapp.template.submit', target: `company:${companyId}`, company_id: companyId, details: { name: stored.name, language: stored.language, template_id: stored.template_id, status: stored.status } });
     return reply.code(201).send(templateJson(stored));
   });
 }

@@ -21,8 +21,9 @@
 import type { FastifyInstance } from 'fastify';
 import { findWhatsappChannels } from '../../db/receipts.ts';
 import { findChannelsByWaba } from '../../db/whatsapp-webhooks.ts';
-import { PayloadError, parseWhatsappPayload, verifyHubSignature, type InboundItem, type StatusItem } from '../../domain/receipts.ts';
-import { fieldLabel, type AccountChange } from '../../domain/whatsapp-webhooks.ts';
+import type { AccountChange } from '../../domain/channel-changes.ts';
+import { PayloadError, type InboundItem, type StatusItem } from '../../domain/receipts.ts';
+import { fieldLabel, parseWhatsappPayload, verifyHubSignature } from '../../providers/whatsapp/webhooks.ts';
 import { whatsappWebhookChanges } from '../../metrics.ts';
 import type { ReceiptsJob } from '../../queue/handlers/receipts-apply.ts';
 import { storable } from '../../domain/storable.ts';

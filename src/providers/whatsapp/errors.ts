@@ -13,14 +13,14 @@
  * | 131047, 131026, 131021, 131051, 131052, 131053, 100 | failed at once |
  * | 131048, 131031, 368, 190 | waits `channel_paused`; the channel is paused; the run's other messages wait too |
  * | 132000, 132001, 132005, 132007, 132012, 132015, 132016 | the catalogue entry is marked; failed (132015: waits `template_paused`); later messages are decided from the catalogue |
- * | any other | by HTTP status: 408, 429 and 5xx retry, anything else fails at once |
+ * | any other | by HTTP status (delivery/failure.ts `isRetryableStatus`): 408, 429 and 5xx retry, anything else fails at once |
  *
  * The side effects on shared state (slowing the number, backing a pair off, marking the catalogue)
- * are carried out by the provider (providers/whatsapp.ts) from `action`; the effects on the message's
+ * are carried out by the provider (send.ts, room.ts `afterRefusal`) from `action`; the effects on the message's
  * contact and the company's channel are returned as generic effects for the delivery run.
  */
 import { WAIT_REASONS } from '../../db/whatsapp-channel.ts';
-import { retryAfterMs } from '../../delivery/failure.ts';
+import { isRetryableStatus, retryAfterMs } from '../../delivery/failure.ts';
 import type { ProviderError, SendResult } from '../types.ts';
 
 /** What a code makes the provider do (see the module comment). */
@@ -136,7 +136,7 @@ export function classifyAnswer(status: number, text: string, retryAfter: string 
   const after = retryAfterMs(retryAfter);
   const waitUntil = (ms: number) => now + ms;
   if (!rule) {
-    const retryable = status === 408 || status === 429 || status >= 500;
+    const retryable = isRetryableStatus(status);
     return { result: { status: 'failed', retryable, ...base, retryAfterMs: retryable ? after : undefined }, rule, code, retryAfterMs: after };
   }
   const reason = `${code}: ${providerError.title}`;

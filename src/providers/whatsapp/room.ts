@@ -32,7 +32,7 @@ export interface PacingPort {
   backOffPair(companyId: number, recipient: string, until: number): Promise<void>;
 }
 
-/** What the WhatsApp send-time rules need; built once per process (src/providers/index.ts). */
+/** What the WhatsApp send-time rules need; built once per process (index.ts, the WhatsApp plugin). */
 export interface WhatsappRoom {
   db: Db;
   clock: Clock;

@@ -7,22 +7,20 @@
  * - `submit`: `POST {api_base_url}/{waba_id}/message_templates` `{name, language, category,
  *   components}`; resolves to Meta's answer (`{id, status, category}`).
  *
- * Requests go through the undici agent of the outbound conventions (the network-guarded agent the
- * provider registry uses: private addresses refused at connect time), each bounded by `timeoutMs`
- * (DELIVERY_TIMEOUT, connect to last byte). A `paging.next` outside the channel's API origin is not
- * followed (the access token stays with Meta). Any failure rejects with a {@link GraphApiError}
- * whose message names Meta's error and never the access token.
+ * Requests go through the service's one outbound client (delivery/client.ts, use `templates`):
+ * network-guarded (private addresses refused at connect time), each bounded by DELIVERY_TIMEOUT
+ * (connect to last byte), each answer read at most TEMPLATES_RESPONSE_CAP bytes (4 MiB; a larger one
+ * is refused without reading on). A `paging.next` outside the channel's API origin is not followed
+ * (the access token stays with Meta). Any failure rejects with a {@link GraphApiError} whose message
+ * names Meta's error and never the access token.
+ *
+ * It implements the catalogue's port (src/domain/whatsapp-templates.ts `TemplatesApi`).
  */
-import type { Agent } from 'undici';
-import { request } from 'undici';
-import { Attempt, networkFailure } from '../../delivery/failure.ts';
+import type { DeliveryClient } from '../../delivery/client.ts';
+import { TEMPLATES_RESPONSE_CAP } from '../../delivery/exchange.ts';
+import type { GraphConnection, TemplatesApi } from '../../domain/whatsapp-templates.ts';
 
-/** Where a WABA's templates live and the token that may read them (already opened). */
-export interface GraphConnection {
-  apiBaseUrl: string;
-  wabaId: string;
-  accessToken: string;
-}
+export type { GraphConnection, TemplatesApi } from '../../domain/whatsapp-templates.ts';
 
 /** Meta refused, was unreachable, or answered something that is not Meta's shape. */
 export class GraphApiError extends Error {
@@ -36,14 +34,6 @@ export class GraphApiError extends Error {
     this.status = status;
     this.code = code;
   }
-}
-
-/** The template endpoints of one process (see the module comment). */
-export interface TemplatesApi {
-  /** Every template of the WABA, all pages; rejects with GraphApiError. */
-  list(conn: GraphConnection): Promise<unknown[]>;
-  /** Submits a template for review; resolves to Meta's answer object; rejects with GraphApiError. */
-  submit(conn: GraphConnection, template: { name: string; language: string; category: string; components: unknown[] }): Promise<Record<string, unknown>>;
 }
 
 /** Most pages one `list` follows (100 templates each): beyond that Meta's answer is not believed. */
@@ -64,32 +54,22 @@ function metaError(status: number, text: string): GraphApiError {
   return new GraphApiError(`Meta answered HTTP ${status}`, status);
 }
 
-/** Creates the client over `agent` (the network-guarded outbound agent), each request bounded by `timeoutMs`. */
-export function createTemplatesApi(opts: { agent: Agent; timeoutMs: number }): TemplatesApi {
-  const { agent, timeoutMs } = opts;
+/** Creates the template endpoints' client over the service's outbound client (see the module comment). */
+export function createTemplatesApi(opts: { client: DeliveryClient }): TemplatesApi {
+  const { client } = opts;
 
   async function call(url: string, conn: GraphConnection, method: 'GET' | 'POST', body?: unknown): Promise<unknown> {
-    const attempt = new Attempt(timeoutMs);
-    let status: number;
-    let text: string;
-    try {
-      const res = await request(url, {
-        method,
-        dispatcher: agent,
-        headers: { authorization: `Bearer ${conn.accessToken}`, accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
-        ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
-        headersTimeout: timeoutMs,
-        bodyTimeout: timeoutMs,
-        signal: attempt.signal,
-      });
-      status = res.statusCode;
-      text = await res.body.text();
-    } catch (err) {
-      const failure = networkFailure(err, timeoutMs, undefined, attempt);
-      throw new GraphApiError(`Meta could not be reached: ${failure.status === 'failed' ? failure.error : 'connection error'}`, 0);
-    } finally {
-      attempt.done();
+    const x = await client.request('templates', {
+      method, url, cap: TEMPLATES_RESPONSE_CAP,
+      headers: { authorization: `Bearer ${conn.accessToken}`, accept: 'application/json', ...(body !== undefined ? { 'content-type': 'application/json' } : {}) },
+      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+    });
+    if (!x.answered) {
+      if (x.statusCode !== null) throw new GraphApiError(`Meta answered HTTP ${x.statusCode} with a body larger than ${TEMPLATES_RESPONSE_CAP} bytes`, x.statusCode);
+      throw new GraphApiError(`Meta could not be reached: ${x.failure.error}`, 0);
     }
+    const status = x.statusCode;
+    const text = x.body.toString('utf8');
     if (status < 200 || status >= 300) throw metaError(status, text);
     try {
       return JSON.parse(text);

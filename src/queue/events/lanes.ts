@@ -1,10 +1,12 @@
 /**
  * The per-endpoint concurrency gate of the event loop (loop.ts): claimed deliveries wait in their
  * endpoint's lane, at most `perEndpoint` (EVENT_CONCURRENCY) of a lane are attempted at once, so a slow
- * endpoint holds only its own lane and never the others. The gate also counts what this process holds
- * (claimed, queued or in flight: at most MAX_IN_FLIGHT) and which deliveries still need their leases
- * renewed (claimed and not settled, i.e. their outcome not yet handed to the writer).
+ * endpoint holds only its own lane and never the others. Each lane is a `p-limit` limiter of
+ * `perEndpoint`; the gate counts what this process holds (claimed, queued or in flight: at most
+ * MAX_IN_FLIGHT) and which deliveries still need their leases renewed (claimed and not settled, i.e.
+ * their outcome not yet handed to the writer).
  */
+import pLimit, { type LimitFunction } from 'p-limit';
 import type { ClaimedDelivery } from '../../db/events.ts';
 
 /** Deliveries in hand per process (claimed, queued or in flight). */
@@ -12,8 +14,8 @@ export const MAX_IN_FLIGHT = 512;
 /** Deliveries one endpoint may hold in this process, as a multiple of its concurrency. */
 export const QUEUE_FACTOR = 8;
 
-/** One endpoint's lane: deliveries waiting, requests in flight, and both together. */
-interface Lane { queue: ClaimedDelivery[]; active: number; held: number }
+/** One endpoint's lane: its limiter, its deliveries not started yet, and all it holds (queued or in flight). */
+interface Lane { limit: LimitFunction; queued: Set<ClaimedDelivery>; held: number }
 
 export interface EndpointLanesOptions {
   /** Requests in flight per endpoint at most (EVENT_CONCURRENCY). */
@@ -49,7 +51,7 @@ export class EndpointLanes {
 
   /** True while any attempt is in flight. */
   get busy(): boolean {
-    for (const lane of this.#lanes.values()) if (lane.active > 0) return true;
+    for (const lane of this.#lanes.values()) if (lane.limit.activeCount > 0) return true;
     return false;
   }
 
@@ -63,17 +65,17 @@ export class EndpointLanes {
     return [...this.#holding];
   }
 
-  /** Queues claimed deliveries in their endpoints' lanes and starts what the gate allows. */
+  /** Queues claimed deliveries in their endpoints' lanes; each lane starts what its limiter allows (nothing once closed). */
   add(claimed: ClaimedDelivery[]): void {
     for (const d of claimed) {
       let lane = this.#lanes.get(d.endpoint_id);
-      if (!lane) this.#lanes.set(d.endpoint_id, lane = { queue: [], active: 0, held: 0 });
-      lane.queue.push(d);
+      if (!lane) this.#lanes.set(d.endpoint_id, lane = { limit: pLimit(this.#opts.perEndpoint), queued: new Set(), held: 0 });
+      lane.queued.add(d);
       this.#holding.add(d);
       lane.held++;
       this.#held++;
+      if (!this.#closed) void lane.limit(() => this.#run(d.endpoint_id, lane!, d));
     }
-    for (const [id, lane] of this.#lanes) this.#pump(id, lane);
   }
 
   /** `d`'s outcome is with the writer: its lease is no longer renewed. */
@@ -86,10 +88,11 @@ export class EndpointLanes {
     for (const id of endpointIds) {
       const lane = this.#lanes.get(id);
       if (!lane) continue;
-      for (const d of lane.queue) this.#holding.delete(d);
-      lane.held -= lane.queue.length;
-      this.#held -= lane.queue.length;
-      lane.queue = [];
+      lane.limit.clearQueue();
+      for (const d of lane.queued) this.#holding.delete(d);
+      lane.held -= lane.queued.size;
+      this.#held -= lane.queued.size;
+      lane.queued.clear();
       if (lane.held === 0) this.#lanes.delete(id);
     }
   }
@@ -97,23 +100,22 @@ export class EndpointLanes {
   /** Starts no more attempts; queued deliveries stay with their leases (claimed again once they run out). */
   close(): void {
     this.#closed = true;
+    for (const lane of this.#lanes.values()) lane.limit.clearQueue();
   }
 
-  /** Starts queued deliveries of `lane` while it has fewer than `perEndpoint` in flight. */
-  #pump(endpointId: number, lane: Lane): void {
-    const { perEndpoint, attempt, onRoom } = this.#opts;
-    while (lane.active < perEndpoint && lane.queue.length && !this.#closed) {
-      const d = lane.queue.shift()!;
-      lane.active++;
-      void attempt(d).finally(() => {
-        lane.active--;
-        lane.held--;
-        this.#held--;
-        if (lane.held === 0) this.#lanes.delete(endpointId);
-        else this.#pump(endpointId, lane);
-        // Wake the claimer only when this endpoint has room for a good claim again.
-        if (lane.held === this.laneCap - 1 || lane.held === 0 || this.#held === MAX_IN_FLIGHT / 2) onRoom();
-      });
+  /** One attempt of `d` in its lane, then the lane's and the process's counts, and a nudge when there is room. */
+  async #run(endpointId: number, lane: Lane, d: ClaimedDelivery): Promise<void> {
+    // Closed, or dropped, between the limiter's turn and this start: nothing is attempted (a closed
+    // gate keeps it queued with its lease; a dropped one was already uncounted).
+    if (this.#closed || !lane.queued.delete(d)) return;
+    try {
+      await this.#opts.attempt(d);
+    } finally {
+      lane.held--;
+      this.#held--;
+      if (lane.held === 0 && this.#lanes.get(endpointId) === lane) this.#lanes.delete(endpointId);
+      // Wake the claimer only when this endpoint has room for a good claim again.
+      if (lane.held === this.laneCap - 1 || lane.held === 0 || this.#held === MAX_IN_FLIGHT / 2) this.#opts.onRoom();
     }
   }
 }

@@ -1,6 +1,7 @@
 /**
  * The event delivery loop of one worker process (docs/events.md), separate from message
- * delivery (its own claims on `event_deliveries`, its own delivery agent, bounded concurrency), so
+ * delivery (its own claims on `event_deliveries`, its own connection pools of the service's outbound
+ * client (delivery/client.ts, use `events`), bounded concurrency), so
  * event receivers never slow message delivery down. It wires four parts, each documented in its file:
  *
  * - the claimer (claimer.ts): claims due deliveries under a lease of LEASE_MS (database time), at
@@ -23,9 +24,8 @@ import type { Clock } from '../../clock.ts';
 import type { Config } from '../../config.ts';
 import type { Database } from '../../db/database.ts';
 import type { ClaimedDelivery } from '../../db/events.ts';
-import { createDeliveryAgent } from '../../delivery/agent.ts';
+import type { DeliveryClient } from '../../delivery/client.ts';
 import { createSigner } from '../../delivery/sign.ts';
-import { parseAddressPolicy } from '../../domain/network-guard.ts';
 import type { SecretBox } from '../../domain/secrets.ts';
 import { Claimer } from './claimer.ts';
 import { EndpointLanes } from './lanes.ts';
@@ -45,6 +45,8 @@ export interface EventLoopDeps {
   clock: Clock;
   secrets: SecretBox;
   config: Config;
+  /** The service's one outbound client (delivery/client.ts); attempts use its `events` pools. */
+  delivery: DeliveryClient;
 }
 
 export interface EventLoop { stop(): Promise<void> }
@@ -54,9 +56,9 @@ export function startEventLoop(deps: EventLoopDeps): EventLoop {
   const { database, clock, config } = deps;
   const db = database.db;
   const log = deps.logger.child({ component: 'events' });
-  const timeoutMs = config.deliveryTimeoutMs;
+  const client = deps.delivery;
+  const timeoutMs = client.timeoutMs;
   const leaseMs = Math.max(LEASE_MS, timeoutMs + RENEW_MS);
-  const agent = createDeliveryAgent(parseAddressPolicy(config.providerAllowedHosts), { timeoutMs, connections: Math.max(config.eventConcurrency, 16) });
   const stopping = new AbortController();
 
   const signers = new Map<string, Webhook>();
@@ -75,7 +77,7 @@ export function startEventLoop(deps: EventLoopDeps): EventLoop {
   async function attempt(d: ClaimedDelivery): Promise<void> {
     let outcome: AttemptOutcome;
     try {
-      outcome = await sendEvent({ url: d.url, id: d.event_id, body: d.payload, signer: signer(d.secret_sealed), agent, timeoutMs, signal: stopping.signal });
+      outcome = await sendEvent({ client, use: 'events', url: d.url, id: d.event_id, body: d.payload, signer: signer(d.secret_sealed), signal: stopping.signal });
     } catch (err) {
       outcome = { ok: false, status_code: null, error: `delivery error: ${(err as Error).message}`.slice(0, 200), response_excerpt: null, duration_ms: 0 };
     }
@@ -103,7 +105,6 @@ export function startEventLoop(deps: EventLoopDeps): EventLoop {
       clearInterval(flusher);
       clearInterval(renewer);
       await writer.flush();
-      await agent.close().catch(() => {});
     },
   };
 }

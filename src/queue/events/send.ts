@@ -7,13 +7,12 @@
  *   webhook-timestamp: unix seconds of the attempt (real time: receivers compare it with their clock)
  *   webhook-signature: v1,<base64 HMAC-SHA256 of "id.timestamp.body"> with the endpoint's whsec_ secret
  *
- * Connections go through a delivery agent (delivery/agent.ts) whose lookup is the network guard's: a
- * URL that resolves to a private address is refused at connect time too. Never throws: every outcome is
+ * Connections go through the service's one outbound client (delivery/client.ts) whose agents' lookup
+ * is the network guard's: a URL that resolves to a private address is refused at connect time too. Never throws: every outcome is
  * an AttemptOutcome, in the shape the attempt log stores.
  */
 import type { Webhook } from 'standardwebhooks';
-import type { Agent } from 'undici';
-import { postSigned } from '../../delivery/post.ts';
+import type { DeliveryClient, DeliveryUse } from '../../delivery/client.ts';
 
 /**
  * One attempt as the attempt log keeps it. `status_code`: null when no whole answer arrived.
@@ -30,10 +29,12 @@ export interface AttemptOutcome {
 
 /**
  * POSTs `body` to `url` signed for `id` with `signer` (delivery/sign.ts `createSigner` of the
- * endpoint's secret). `signal` interrupts it (service stopping).
+ * endpoint's secret) through `client` for `use` (`events`, or `tests` for a test event). `signal`
+ * interrupts it (service stopping).
  */
-export async function sendEvent(opts: { url: string; id: string; body: string; signer: Webhook; agent: Agent; timeoutMs: number; signal?: AbortSignal }): Promise<AttemptOutcome> {
-  const o = await postSigned({ ...opts, userAgent: 'cms-events/1' });
+export async function sendEvent(opts: { client: DeliveryClient; use: DeliveryUse; url: string; id: string; body: string; signer: Webhook; signal?: AbortSignal }): Promise<AttemptOutcome> {
+  const { client, use, ...req } = opts;
+  const o = await client.postSigned(use, { ...req, userAgent: 'cms-events/1' });
   return {
     ok: !o.failure, status_code: o.statusCode, error: o.failure?.error ?? null, response_excerpt: o.excerpt,
     duration_ms: o.durationMs, retry_after_ms: o.failure?.retryAfterMs,

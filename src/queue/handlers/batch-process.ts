@@ -42,7 +42,6 @@
  * each step's preparation the run waits until no request is in flight (ctx.idle,
  * db/foreground-gate.ts): requests before background work.
  */
-import { sql } from 'kysely';
 import { expireAfterMs } from '../../domain/expiry.ts';
 import type { BatchKind, DeliveryHours } from '../../db/schema.ts';
 import type { BatchItem, BatchOverrides } from '../../domain/batches.ts';
@@ -57,8 +56,10 @@ import { enqueueMany } from '../boss.ts';
 import { chunkSizeFor } from '../jobs.ts';
 import type { PipelineContext } from './context.ts';
 import { FailureLog } from './failure-log.ts';
-import { chunkRanges, completeBatchIfDone, insertMessages, uuidv7, type NewMessage } from '../../db/messages.ts';
+import { v7 as uuidv7 } from 'uuid';
+import { chunkRanges, completeBatchIfDone, insertMessages, type NewMessage } from '../../db/messages.ts';
 import { cancelPendingStep } from '../../db/batch-control.ts';
+import { advanceFannedOut, markBatchProcessing, selectFanOutBatch, storeBatchItems } from '../../db/fan-out.ts';
 import { contactsByPhone } from '../../db/contacts.ts';
 
 interface BatchRow {
@@ -73,11 +74,6 @@ interface BatchRow {
   /** The source's `expire_after` (a duration such as `24h`, or null). */
   expire_after: string | null;
   created_at: Date;
-}
-
-/** The row as read: `items` is stored as JSON text (migration 007). */
-interface StoredBatchRow extends Omit<BatchRow, 'items'> {
-  items: string;
 }
 
 /** What a fan-out decided, for logs and tests (over every step of this run). */
@@ -218,29 +214,19 @@ export class FanOutInterrupted extends Error {}
  */
 async function openFanOut(ctx: PipelineContext, batchId: string): Promise<FanOutBatch | null> {
   for (;;) {
-    const { rows } = await sql<StoredBatchRow & { status: string; fanned_out: number; total: number; cancelled: boolean }>`
-      SELECT b.company_id, b.kind, b.source_id, b.items, b.overrides, b.template, c.delivery_hours, c.channel->>'provider' AS provider,
-        b.created_at, b.status, b.fanned_out, b.total, b.cancelled_at IS NOT NULL AS cancelled, CASE b.kind
-          WHEN 'automation' THEN (SELECT a.expire_after FROM automations a WHERE a.automation_id = b.source_id)
-          ELSE (SELECT k.expire_after FROM campaigns k WHERE k.campaign_id = b.source_id) END AS expire_after
-      FROM batches b JOIN companies c ON c.company_id = b.company_id
-      WHERE b.batch_id = ${batchId}::uuid`.execute(ctx.db);
-    const row = rows[0];
+    const row = await selectFanOutBatch(ctx.db, batchId);
     if (!row || row.status === 'completed') return null;
     let items = JSON.parse(row.items) as BatchItem[];
     if (row.status === 'accepted' && row.overrides?.segment_id !== undefined && items.length === 0 && row.fanned_out === 0) {
-      // A segment send accepted without items (campaign-sends.ts startSegmentSend): its members now, once.
+      // A segment send accepted without items (campaign-sends.ts sendCampaign): its members now, once.
       items = await segmentItems(ctx.db, row.company_id, row.overrides.segment_id, ctx.clock.now());
-      const stored = await sql`
-        UPDATE batches SET items = ${JSON.stringify(items)}, total = ${items.length}
-        WHERE batch_id = ${batchId}::uuid AND status = 'accepted' AND fanned_out = 0 AND items = '[]'`.execute(ctx.db);
-      if (Number(stored.numAffectedRows ?? 0) === 0) continue; // another run took them first: read the batch again
+      if ((await storeBatchItems(ctx.db, batchId, items)) === 0) continue; // another run took them first: read the batch again
       row.total = items.length;
     }
     if (items.length === 0) {
       // Nothing to write (a segment without members by now): the batch is done.
       await ctx.db.transaction().execute(async (trx) => {
-        await sql`UPDATE batches SET status = 'processing' WHERE batch_id = ${batchId}::uuid AND status = 'accepted'`.execute(trx);
+        await markBatchProcessing(trx, batchId);
         await completeBatchIfDone(trx, batchId, ctx.clock.now());
       });
       return null;
@@ -296,17 +282,14 @@ async function commitStep(ctx: PipelineContext, batch: FanOutBatch, prepared: Pr
   const now = step.now;
   return ctx.db.transaction().execute(async (trx) => {
     await insertMessages(trx, batch.batch_id, batch.company_id, messages);
-    const { rows } = await sql<{ paused: boolean; cancelled: boolean }>`
-      UPDATE batches SET fanned_out = ${to}, status = CASE WHEN status = 'accepted' THEN 'processing' ELSE status END
-      WHERE batch_id = ${batch.batch_id}::uuid AND fanned_out = ${from} AND status <> 'completed'
-      RETURNING paused_at IS NOT NULL AS paused, cancelled_at IS NOT NULL AS cancelled`.execute(trx);
-    if (!rows[0]) throw new StepRace(`batch ${batch.batch_id}: positions ${from}..${to - 1} were written by another run`);
+    const advanced = await advanceFannedOut(trx, batch.batch_id, from, to);
+    if (!advanced) throw new StepRace(`batch ${batch.batch_id}: positions ${from}..${to - 1} were written by another run`);
     let cancelledNow = 0;
-    if (rows[0].cancelled && !step.cancelled) {
+    if (advanced.cancelled && !step.cancelled) {
       // Cancelled while this step was being prepared: what it wrote ends cancelled too.
       cancelledNow = (await cancelPendingStep(trx, batch.batch_id, { from, to: to - 1 })).n;
     }
-    const pendingSeqs = rows[0].cancelled ? [] : messages.filter((m) => m.status === 'pending').map((m) => m.seq);
+    const pendingSeqs = advanced.cancelled ? [] : messages.filter((m) => m.status === 'pending').map((m) => m.seq);
     let chunks = 0;
     let release = false;
     if (pendingSeqs.length > 0 && step.held) {
@@ -315,13 +298,13 @@ async function commitStep(ctx: PipelineContext, batch: FanOutBatch, prepared: Pr
         await enqueueMany(ctx.boss, trx, 'messages-release', [{ data: { batch_id: batch.batch_id }, startAfter: new Date(Date.now() + (step.holdUntil - now)) }]);
         release = true;
       }
-    } else if (pendingSeqs.length > 0 && !rows[0].paused) {
+    } else if (pendingSeqs.length > 0 && !advanced.paused) {
       const ranges = chunkRanges(pendingSeqs, chunkSizeFor(batch.provider));
       chunks = ranges.length;
       await enqueueMany(ctx.boss, trx, 'messages-deliver', ranges.map((r) => ({ data: { batch_id: batch.batch_id, company_id: batch.company_id, ...r } })));
     }
     if (to >= batch.items.length) await completeBatchIfDone(trx, batch.batch_id, now);
-    return { to, messages, pending: pendingSeqs.length, chunks, release, cancelled: rows[0].cancelled, cancelledNow, held: step.held };
+    return { to, messages, pending: pendingSeqs.length, chunks, release, cancelled: advanced.cancelled, cancelledNow, held: step.held };
   });
 }
 

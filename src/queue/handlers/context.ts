@@ -18,7 +18,7 @@ export interface PipelineContext {
   readonly logger: Logger;
   readonly providers: ProviderRegistry;
   readonly drain: AbortSignal;
-  /** Deliveries in flight at once per chunk (webhook / WhatsApp). */
+  /** Deliveries in flight at once per chunk (providers that send). */
   readonly deliveryConcurrency: number;
   /** DELIVERY_RETRY_SCHEDULE (ms): the waits after the 1st, 2nd, ... failed attempt (docs/decisions.md#8-retries). */
   readonly retrySchedule: readonly number[];

@@ -1,9 +1,9 @@
 /**
  * `messages-deliver`: delivers one chunk (a batch's `seq` range) through the company's provider.
  *
- * - outbox: one statement records every deliverable message of the range as sent (the hand-off is the
+ * - the outbox (a provider that `sendsNothing`): one statement records every deliverable message of the range as sent (the hand-off is the
  *   commit itself).
- * - webhook / whatsapp: the deliverable messages are claimed a slice at a time (at most
+ * - a provider that sends (webhook, a messaging API): the deliverable messages are claimed a slice at a time (at most
  *   `deliveryConcurrency` per claim, a new slice when the last one has been started) under a lease
  *   (LEASE_SECONDS of database time, renewed every RENEW_MS while the run works), handed to the
  *   provider ONCE each with up to `deliveryConcurrency` in flight, and their results committed
@@ -11,7 +11,7 @@
  *   FLUSH_MS, whichever comes first, so a crash loses at most the results of the last moments (the
  *   timed flushes of a process's runs share one statement, with each batch's state: result-writer.ts). After a
  *   transient failure the message waits `pending` with `next_attempt_at` (a hold, released by the
- *   workers' sweep) on DELIVERY_RETRY_SCHEDULE (docs/decisions.md#8-retries, providers/retry.ts); the
+ *   workers' sweep) on DELIVERY_RETRY_SCHEDULE (docs/decisions.md#8-retries, delivery/retry.ts); the
  *   chunk does not wait for it. When the workers stop, no new message starts; claimed messages not
  *   started get their lease back.
  *
@@ -19,7 +19,7 @@
  * claimed messages (wait with a reason, fail, skip) without an attempt; an attempt may end in a `wait`
  * (pending with `reason` until a time, not counted against the schedule), carry Meta's error
  * (`provider_error`) and effects committed with the result in one transaction (opt the contact out,
- * pause the channel), and ask for a recheck: the run commits what it has, asks `prepare` again about
+ * pause the channel: src/domain/channel-state.ts), and ask for a recheck: the run commits what it has, asks `prepare` again about
  * its messages not yet started, and goes on with the ones still to send. Claims skip expired messages
  * (`skipped` / `expired`), and no hold outlasts a message's expiry (db/messages.ts).
  *
@@ -41,10 +41,11 @@
  * and do not count.
  */
 import type { Provider } from '../../providers/index.ts';
-import { attemptOnce, nextStep } from '../../providers/retry.ts';
+import { attemptOnce, nextStep } from '../../delivery/retry.ts';
 import type { PrepareDecision, SendEffect, SendResult } from '../../providers/types.ts';
+import { companyChannel } from '../../db/channels.ts';
 import type { Db } from '../../db/database.ts';
-import { pauseChannel } from '../../db/whatsapp-channel.ts';
+import { pauseChannel } from '../../domain/channel-state.ts';
 import { messagesFinal } from '../../metrics.ts';
 import type { JobPayloads } from '../jobs.ts';
 import type { PipelineContext } from './context.ts';
@@ -70,15 +71,15 @@ export class ChunkBusyError extends Error {}
 /** Delivers the chunk `data`; `abort` is the job's signal (aborted when pg-boss takes the job back). */
 export async function deliverChunk(ctx: PipelineContext, data: JobPayloads['messages-deliver'], abort?: AbortSignal): Promise<void> {
   const { batch_id, company_id, seq_from, seq_to } = data;
-  const company = await ctx.db.selectFrom('companies').select('channel').where('company_id', '=', company_id).executeTakeFirst();
-  if (!company) return; // the company is gone, and its batches with it
-  const provider = ctx.providers.forChannel(company.channel);
+  const channel = await companyChannel(ctx.db, company_id);
+  if (!channel) return; // the company is gone, and its batches with it
+  const provider = ctx.providers.forChannel(channel);
   let state: DeliveryState = 'running';
   if (!ctx.drain.aborted) {
-    if (provider.name === 'outbox') {
+    if (provider.sendsNothing) {
       const { sent, expired, state: seen } = await sendRangeToOutbox(ctx.db, batch_id, seq_from, seq_to, ctx.clock.now());
-      if (sent) messagesFinal.inc({ status: 'sent', provider: 'outbox' }, sent);
-      if (expired) messagesFinal.inc({ status: 'skipped', provider: 'outbox' }, expired);
+      if (sent) messagesFinal.inc({ status: 'sent', provider: provider.name }, sent);
+      if (expired) messagesFinal.inc({ status: 'skipped', provider: provider.name }, expired);
       state = seen;
     } else {
       state = await deliverClaimed(ctx, provider, data, abort);

@@ -15,8 +15,7 @@
 import { enqueueMany } from '../boss.ts';
 import { chunkSizeFor, type JobPayloads } from '../jobs.ts';
 import type { PipelineContext } from './context.ts';
-import type { Transaction } from 'kysely';
-import type { DB } from '../../db/schema.ts';
+import type { Tx } from '../../db/database.ts';
 import { chunkRanges, companyProviders, nextHeld, recoverExpiredLeases, releaseHeld, type Released } from '../../db/messages.ts';
 
 /** Most messages one call releases (or recovers); the rest wait for the next call. */
@@ -30,7 +29,7 @@ export const RELEASE_LIMIT = 10_000;
 export const RELEASE_STEP = 1_000;
 
 /** Runs `step` (at most `size` rows, one transaction) until a step takes fewer or RELEASE_LIMIT rows are done; returns how many. */
-async function inSteps(ctx: PipelineContext, step: (trx: Transaction<DB>, size: number) => Promise<Released[]>): Promise<number> {
+async function inSteps(ctx: PipelineContext, step: (trx: Tx, size: number) => Promise<Released[]>): Promise<number> {
   let total = 0;
   while (total < RELEASE_LIMIT) {
     const size = Math.min(RELEASE_STEP, RELEASE_LIMIT - total);
@@ -64,7 +63,7 @@ export async function recoverDead(ctx: PipelineContext): Promise<number> {
  * Enqueues `messages-deliver` chunks (per batch, by seq) for `rows`, in `trx`, each at most
  * `chunkSizeFor` the company's provider, as fan-out chunks them (one provider query per call).
  */
-async function enqueueDelivery(ctx: PipelineContext, trx: Transaction<DB>, rows: Released[]): Promise<void> {
+async function enqueueDelivery(ctx: PipelineContext, trx: Tx, rows: Released[]): Promise<void> {
   if (rows.length === 0) return;
   const byBatch = new Map<string, Released[]>();
   for (const r of rows) {

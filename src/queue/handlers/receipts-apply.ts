@@ -1,27 +1,28 @@
 /**
- * Job `receipts-apply` (docs/decisions.md#7-a-messages-life, #9-whatsapp-webhooks-in, #10-gateway-receipts): what a provider posted back for one company,
- * applied durably after the webhook route enqueued it.
+ * Job `receipts-apply` (docs/decisions.md sections 7, 9 and 10: a message's life, webhooks in, gateway
+ * receipts): what a provider posted back for one company, applied durably after the webhook route
+ * enqueued it.
  *
- * Payload: `{company_id, by, source, statuses, messages?, round?}`; `by` is the lookup column of the
- * statuses (`provider_message_id` for WhatsApp wamids, `message_id` for gateways), `source` the metric
- * label (`whatsapp` | `gateway`).
+ * Payload: `{company_id, by, source, statuses, messages?, account?, round?}`; `by` is the lookup column
+ * of the statuses (`provider_message_id` for the provider's own ids, `message_id` for gateways),
+ * `source` the metric label (src/domain/receipts.ts ReceiptSource).
  *
  * 1. Statuses are collapsed per id and applied in one UPDATE, forward only (src/db/receipts.ts). A
  *    status whose id is not (yet) a message of the company may have overtaken the sender's commit of the
  *    wamid (Meta can answer the send and post `sent` before the worker stores the id): those are sent
  *    again in a follow-up job `UNKNOWN_RETRY_S` seconds later, at most `UNKNOWN_ROUNDS` times, then
  *    counted (`cms_receipts_total{outcome="unknown"}`) and ignored.
- * 2. Inbound messages (WhatsApp only) are stored with their keyword opt-outs, the senders' profile
+ * 2. Inbound messages (from providers that relay them) are stored with their keyword opt-outs, the senders' profile
  *    names and last inbound times in one transaction.
- * 3. Account-level changes (WhatsApp templates, quality, messaging limit, account_update pauses;
- *    src/domain/whatsapp-webhooks.ts) are applied in one transaction.
+ * 3. Account-level changes (template status, quality and category, the number's quality and messaging
+ *    limit, pauses; src/domain/channel-changes.ts) are applied in one transaction.
  * Idempotent: a second run changes nothing (forward-only updates, inbound stored once per id, template
  * fields set to the same values, a paused channel stays paused with its first reason).
  */
 import { applyReceipts, companyForInbound } from '../../db/receipts.ts';
 import { storeInbound, type InboundCompany } from '../../domain/inbound.ts';
-import { collapseStatuses, type InboundItem, type StatusItem } from '../../domain/receipts.ts';
-import { applyAccountChanges, type AccountChange } from '../../domain/whatsapp-webhooks.ts';
+import { collapseStatuses, type InboundItem, type ReceiptSource, type StatusItem } from '../../domain/receipts.ts';
+import { applyAccountChanges, type AccountChange } from '../../domain/channel-changes.ts';
 import { receiptsTotal } from '../../metrics.ts';
 import type { PipelineContext } from './context.ts';
 
@@ -29,10 +30,10 @@ import type { PipelineContext } from './context.ts';
 export interface ReceiptsJob {
   company_id: number;
   by: 'provider_message_id' | 'message_id';
-  source: 'whatsapp' | 'gateway';
+  source: ReceiptSource;
   statuses: StatusItem[];
   messages?: InboundItem[];
-  /** WhatsApp account-level changes (templates, quality, limit, pauses), in payload order. */
+  /** Account-level changes (templates, quality, limit, pauses), in payload order. */
   account?: AccountChange[];
   /** 0 for the webhook's own job; 1.. for the follow-ups of unknown ids. */
   round?: number;
@@ -74,7 +75,7 @@ export async function applyReceiptsJob(ctx: Pick<PipelineContext, 'db' | 'boss' 
   }
   if (job.account?.length) {
     const r = await ctx.db.transaction().execute((trx) => applyAccountChanges(trx, job.company_id, job.account!, ctx.clock.now()));
-    if (r.paused) ctx.logger.warn({ company_id: job.company_id }, 'WhatsApp channel paused by Meta\'s account_update');
+    if (r.paused) ctx.logger.warn({ company_id: job.company_id }, 'channel paused by the provider\'s account update');
   }
   return { applied, ignored, unknown: unknownIds.size, inbound };
 }

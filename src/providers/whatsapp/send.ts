@@ -14,7 +14,7 @@
  *
  * Outcomes: 2xx is sent, with the `wamid` of the answer (`{"messages":[{"id":"wamid..."}]}`) as the
  * provider's message id (receipts name it). Graph API errors (`{"error":{"code":..,"message":..}}`)
- * follow the code table of whatsapp/errors.ts (docs/whatsapp.md "What each error code does"): retry
+ * follow the code table of errors.ts (docs/whatsapp.md "What each error code does"): retry
  * on the schedule, wait (marketing held, channel paused, template paused), fail, opt the contact out,
  * pause the channel, mark the catalogue entry; Meta's code, title, message and details are kept.
  * Answers without a known code: 408, 429 and 5xx, timeouts and connection errors are retryable (the
@@ -22,23 +22,22 @@
  * Retry-After is passed on (docs/decisions.md#8-retries). One attempt is bounded by `timeoutMs`
  * (DELIVERY_TIMEOUT, connect to last byte). The access token never appears in an error.
  *
- * Before a claimed chunk is sent, `prepare` (whatsapp/room.ts) looks at the channel's state, the
+ * Before a claimed chunk is sent, `prepare` (room.ts) looks at the channel's state, the
  * templates' status in the catalogue and pacing's admission, so that paused channels and templates,
  * unavailable templates and messages over the pair rate or messaging limit do not reach Meta.
  *
  * Throughput: each request waits for a slot of the company's number from the process's
- * WhatsappPacing (whatsapp/pacing.ts): at most `ratePerSecond` requests in any 1-s window across every
+ * WhatsappPacing (pacing.ts): at most `ratePerSecond` requests in any 1-s window across every
  * worker process, retries included.
  */
-import { Agent, request } from 'undici';
-import type { Rendered } from '../domain/render.ts';
-import type { WhatsappPacing } from './whatsapp/pacing.ts';
-import { Attempt, networkFailure } from '../delivery/failure.ts';
-import type { PrepareItem, PrepareRun, Provider, SendResult } from './types.ts';
-import { classifyAnswer, ERROR_CODES } from './whatsapp/errors.ts';
-import { afterRefusal, prepareWhatsapp, type WhatsappRoom } from './whatsapp/room.ts';
+import type { DeliveryClient } from '../../delivery/client.ts';
+import type { Rendered } from '../../domain/render.ts';
+import type { WhatsappPacing } from './pacing.ts';
+import type { PrepareItem, PrepareRun, Provider, SendResult } from '../types.ts';
+import { classifyAnswer, ERROR_CODES } from './errors.ts';
+import { afterRefusal, prepareWhatsapp, type WhatsappRoom } from './room.ts';
 
-/** Graph / Cloud API error codes retried on the schedule (whatsapp/errors.ts has the whole table). */
+/** Graph / Cloud API error codes retried on the schedule (errors.ts has the whole table). */
 export const RETRYABLE_CODES: ReadonlySet<number> = new Set([...ERROR_CODES].filter(([, r]) => r.action === 'retry' || r.action === 'slow_down' || r.action === 'pair').map(([c]) => c));
 
 /** The Cloud API request body for a rendered message (see the module comment); null without a mapping. */
@@ -78,7 +77,7 @@ export function wamidOf(text: string): string | undefined {
 }
 
 /**
- * Maps a Graph API answer that is not 2xx to its outcome by the code table (whatsapp/errors.ts), at
+ * Maps a Graph API answer that is not 2xx to its outcome by the code table (errors.ts), at
  * `now` (ms); `retryAfter` is the answer's Retry-After header, honoured when the failure is retryable.
  */
 export function classifyError(status: number, text: string, retryAfter?: string | string[], now = Date.now()): SendResult {
@@ -90,13 +89,12 @@ export interface WhatsAppOptions {
   phoneNumberId: string;
   /** The access token, already opened; kept only inside this closure. */
   accessToken: string;
-  agent: Agent;
+  /** The service's outbound client (delivery/client.ts): guarded, bounded, answers capped at 64 KiB. */
+  client: DeliveryClient;
   /** The process's pacing; requests wait for a slot of `ratePerSecond` (the channel's throughput_per_second). */
   pacing: WhatsappPacing;
   ratePerSecond: number;
-  /** One attempt's bound, connect to last byte (ms; DELIVERY_TIMEOUT). */
-  timeoutMs: number;
-  /** The send-time rules' dependencies (whatsapp/room.ts); absent: no look before sending, no side effects of refusals. */
+  /** The send-time rules' dependencies (room.ts); absent: no look before sending, no side effects of refusals. */
   room?: WhatsappRoom;
   /** The channel's messaging limit (people per moving 24 h; null: unlimited). */
   messagingLimit?: number | null;
@@ -105,7 +103,6 @@ export interface WhatsAppOptions {
 /** A WhatsApp Cloud API provider for one company's phone number. */
 export function whatsappProvider(opts: WhatsAppOptions): Provider {
   const url = `${opts.apiBaseUrl.replace(/\/+$/, '')}/${encodeURIComponent(opts.phoneNumberId)}/messages`;
-  const timeoutMs = opts.timeoutMs;
   const authorization = `Bearer ${opts.accessToken}`;
   const room = opts.room;
   const limit = opts.messagingLimit === undefined ? 250 : opts.messagingLimit;
@@ -118,29 +115,18 @@ export function whatsappProvider(opts: WhatsAppOptions): Provider {
       if (!(await opts.pacing.slot(rendered.company_id, opts.ratePerSecond, signal, rendered.to)) || signal?.aborted) {
         return { status: 'failed', retryable: true, error: 'delivery interrupted' };
       }
-      const attempt = new Attempt(timeoutMs, signal);
-      try {
-        const res = await request(url, {
-          method: 'POST',
-          dispatcher: opts.agent,
-          headers: { 'content-type': 'application/json', authorization },
-          body: JSON.stringify(message),
-          headersTimeout: timeoutMs,
-          bodyTimeout: timeoutMs,
-          signal: attempt.signal,
-        });
-        const text = await res.body.text();
-        if (res.statusCode >= 200 && res.statusCode < 300) return { status: 'sent', providerMessageId: wamidOf(text) };
-        const classified = classifyAnswer(res.statusCode, text, res.headers['retry-after'], room?.clock.now() ?? Date.now());
-        // Shared state (pacing, the catalogue) follows the refusal; the message's outcome stands even
-        // when that write fails (the next refusal tries again).
-        if (room) await afterRefusal(room, rendered, classified).catch(() => {});
-        return classified.result;
-      } catch (err) {
-        return networkFailure(err, timeoutMs, signal, attempt);
-      } finally {
-        attempt.done();
-      }
+      const x = await opts.client.request('messages', {
+        method: 'POST', url, headers: { 'content-type': 'application/json', authorization }, body: JSON.stringify(message), signal,
+      });
+      // No whole answer (network error, timeout, interrupted, larger than 64 KiB): the shared classifier's failure.
+      if (!x.answered) return x.failure;
+      const text = x.body.toString('utf8');
+      if (x.statusCode >= 200 && x.statusCode < 300) return { status: 'sent', providerMessageId: wamidOf(text) };
+      const classified = classifyAnswer(x.statusCode, text, x.headers['retry-after'], room?.clock.now() ?? Date.now());
+      // Shared state (pacing, the catalogue) follows the refusal; the message's outcome stands even
+      // when that write fails (the next refusal tries again).
+      if (room) await afterRefusal(room, rendered, classified).catch(() => {});
+      return classified.result;
     },
   };
 }

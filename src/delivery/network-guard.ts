@@ -8,6 +8,7 @@
  * PROVIDER_ALLOWED_HOSTS (e.g. `127.0.0.1,10.1.2.0/24,hooks.internal`), for tests and on-premise receivers.
  */
 import dns from 'node:dns';
+import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
 export interface AddressPolicy {
@@ -76,6 +77,25 @@ export async function checkProviderUrl(url: string, policy: AddressPolicy): Prom
   }
   const refused = addresses.find((a) => !isAllowedAddress(a, policy));
   return refused ? `resolves to ${refused}, an address of a private or reserved network; ${howToAllow(host)}` : null;
+}
+
+/**
+ * The send-time check of a provider URL before any connection (names are checked at connect time by
+ * {@link guardedLookup}): the problem with its literal IP address when that address is refused
+ * (`refused to connect to <ip>: private or reserved address`), `the provider URL is not a URL`, or
+ * null when nothing is wrong before connecting.
+ */
+export function literalAddressProblem(url: string, policy: AddressPolicy): string | null {
+  let host: string;
+  try {
+    host = new URL(url).hostname.replace(/^\[|\]$/g, '');
+  } catch {
+    return 'the provider URL is not a URL';
+  }
+  if (isIP(host) && !policy.hosts.has(host) && !isAllowedAddress(host, policy)) {
+    return `refused to connect to ${host}: private or reserved address`;
+  }
+  return null;
 }
 
 /**

@@ -12,18 +12,13 @@
  * event endpoint, a second user, a contacts import. Then the pages without a session: sign-in, an invitation, a password
  * reset link. Minor and moderate findings are printed, not failed. Skipped without Chromium.
  *
- * A second company, whose channel is WhatsApp (fake Graph API) with a synced catalogue of approved,
- * pending, rejected and paused templates, is checked the same way on the pages that differ for it:
- * the Templates page (also with the submit form's errors shown) and the editor's template picker,
- * with no violations of any impact.
+ * The pages that differ for a WhatsApp company: axe-whatsapp.browser.test.ts.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import type { BrowserContext, Page } from 'playwright-core';
 import { consoleGetRoutes, consolePages } from '../../bench/console-pages.ts';
-import { graphTemplate, startFakeGraph, type FakeGraph } from '../helpers/fake-graph.ts';
 import { ADMIN_TOKEN, eventually, startTestServer, type TestServer } from '../helpers/server.ts';
-import { whatsappCompany } from '../helpers/whatsapp.ts';
 import { AXE_TAGS, axeOnEveryPage, axeViolations, browserSkipReason, ConsoleClient, invite, launchBrowser, newUser, PASSWORD, withScreenshotOnFailure } from './helpers.ts';
 import { insertBatchAt } from './overview-data.ts';
 
@@ -52,8 +47,6 @@ describe('axe-core on every console page', () => {
   let signedInPages: string[] = [];
   let anonymousPages: string[] = [];
   let missing: string[] = [];
-  let graph: FakeGraph;
-  let whatsappOwner: string;
 
   before(async () => {
     if (skip) return;
@@ -102,7 +95,7 @@ describe('axe-core on every console page', () => {
     const resetToken = /\/console\/password-reset\/([A-Za-z0-9_-]+)/.exec((await owner.get(usersPage)).text)?.[1];
     const open = await invite(s, companyId, `open-${run}-${Date.now()}@example.com`);
     // A contacts CSV import (its progress page).
-    const imported = await fetch(`${s.url}/admin/companies/${companyId}/contacts/imports`, {
+    const imported = await fetch(`${s.url}/admin/companies/${companyId}/contact-imports`, {
       method: 'POST', headers: { authorization: `Bearer ${ADMIN_TOKEN}`, 'content-type': 'text/csv' }, body: `phone,first_name\n${phone()},Radia\nnot a number,Ken\n`,
     });
     assert.equal(imported.status, 202, await imported.clone().text());
@@ -123,17 +116,6 @@ describe('axe-core on every console page', () => {
     // Variants of pages that show more with a query: search results, a contact by id, a second page.
     signedInPages.push(`/console/sends?phone=${phones[1].slice(-6)}`, `/console/contacts?q=${phones[1].slice(-6)}`, '/console/contacts?q=Ada',
       '/console/contacts?tag=vip', `/console/segments/${dynamic.segment_id}`, '/console/campaigns?archived=true', `/console/campaigns/${archived.campaign_id}`);
-    // The WhatsApp company (see the module comment).
-    graph = await startFakeGraph();
-    const wa = await whatsappCompany(s, graph, {
-      company: { name: 'Axe WhatsApp' },
-      templates: [
-        graphTemplate('spring_sale', 'de', { status: 'REJECTED', category: 'MARKETING', rejected_reason: 'INVALID_FORMAT', body: 1 }),
-        graphTemplate('winter_sale', 'de', { status: 'PAUSED', category: 'MARKETING', quality: 'RED', header: 'text', body: 3 }),
-        graphTemplate('new_offer', 'en_US', { status: 'PENDING', category: 'MARKETING', quality: 'GREEN' }),
-      ],
-    });
-    whatsappOwner = await newUser(s, wa.companyId);
     browser = await launchBrowser();
     await axeOnEveryPage(browser.context);
   });
@@ -141,7 +123,6 @@ describe('axe-core on every console page', () => {
     if (skip) return;
     await browser?.close();
     await s.close();
-    await graph?.close();
   });
 
   test('every GET route of the console has data to show', { skip }, () => {
@@ -190,40 +171,5 @@ describe('axe-core on every console page', () => {
     assert.deepEqual(notOk, [], 'pages that did not answer 200');
     const blocking = findings.filter((f) => isBlocking(f.finding));
     assert.deepEqual(blocking.map(({ width, finding: f }) => `${width}px ${f.page}: ${f.id} (${f.impact}) ${f.targets}`), [], 'serious or critical violations');
-  });
-
-  test('a WhatsApp company: the Templates page (with form errors) and the editor\'s template picker have no violations', { skip }, async () => {
-    const page = await browser.context.newPage();
-    const findings: Finding[] = [];
-    await withScreenshotOnFailure(page, 'axe-whatsapp', async () => {
-      await browser.context.clearCookies();
-      await page.goto(`${s.url}/console/login`);
-      await page.getByLabel('Email').fill(whatsappOwner);
-      await page.getByLabel('Password', { exact: true }).fill(PASSWORD);
-      await page.getByRole('button', { name: 'Sign in' }).click();
-      await page.waitForURL(/\/console\/(?!login)/);
-      for (const viewport of [{ width: 1280, height: 800 }, { width: 390, height: 844 }]) {
-        await page.setViewportSize(viewport);
-        const res = await page.goto(`${s.url}/console/whatsapp/templates`);
-        assert.equal(res?.status(), 200);
-        assert.ok(await page.locator('tr[data-template]').count() >= 9, 'the catalogue is listed');
-        await page.evaluate(() => { for (const d of document.querySelectorAll('details')) d.open = true; });
-        findings.push(...await axe(page, `${viewport.width}px templates`));
-        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - window.innerWidth);
-        assert.ok(overflow <= 0, `${viewport.width}px: the Templates page is ${overflow}px wider than the screen`);
-        await page.getByLabel('Name', { exact: true }).fill('Not Valid');
-        await page.getByLabel('Body', { exact: true }).fill('Hi {{2}}');
-        await page.getByRole('button', { name: 'Submit to Meta for review' }).click();
-        await page.waitForSelector('#t_name-error');
-        findings.push(...await axe(page, `${viewport.width}px templates with errors`));
-        await page.goto(`${s.url}/console/campaigns/new`);
-        await page.getByLabel('Approved template (name and language)').selectOption('order_shipped|en_US');
-        assert.match(await page.locator('#wa_template-help').innerText(), /image header; 2 body parameters/);
-        findings.push(...await axe(page, `${viewport.width}px campaign editor`));
-      }
-    });
-    await page.close();
-    // These pages are held to no violations at all, minor ones included.
-    assert.deepEqual(findings.map((f) => `${f.page}: ${f.id} (${f.impact}) ${f.targets}`), [], 'violations');
   });
 });

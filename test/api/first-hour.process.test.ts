@@ -1,6 +1,6 @@
 /**
  * The first-hour traps (what a new user meets in the first hour) that had no test where the user meets them (the others:
- * port in use test/api/port-in-use.test.ts, console PRG test/console/prg.test.ts and browser.test.ts,
+ * port in use test/api/port-in-use.process.test.ts, console PRG test/console/prg.test.ts and console.browser.test.ts,
  * templates test/admin/template-checks.test.ts, webhook secrets test/admin/webhook-secrets.test.ts,
  * DELETE with an empty JSON body test/admin/openapi-admin.test.ts). A real `cms serve` process on the
  * embedded database (its logs read from stdout), the `cms` CLI process, and the repository's files:
@@ -72,7 +72,7 @@ before(async () => {
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/messages`;
   dataDir = fs.mkdtempSync(path.join(testTmpDir(), 'cms-first-hour-'));
-  // A migrated database to start from (a fresh one is test/api/process.test.ts's).
+  // A migrated database to start from (a fresh one is test/api/start.process.test.ts's).
   await seedDataDir(dataDir);
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH, HOME: os.tmpdir(), PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, LOG_LEVEL: 'info',

@@ -5,7 +5,7 @@
  * `admin-token` or `secrets-key`), no process (its workers included) is still running, and the data
  * directory can be used right away by the next process. Real processes; the next start runs on a copy
  * of the tests' migrated template, so that it starts without migrating (a fresh start's migrations are
- * what `ensurePgliteTemplate` and test/api/process.test.ts go through). On PostgreSQL
+ * what `ensurePgliteTemplate` and test/api/start.process.test.ts go through). On PostgreSQL
  * (TEST_DATABASE_URL) also `cms serve --role api` with DATABASE_URL: nothing in the data directory.
  */
 import { after, test } from 'node:test';

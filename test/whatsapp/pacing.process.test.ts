@@ -11,7 +11,7 @@ import assert from 'node:assert/strict';
 import { request } from 'undici';
 import { ConfigError, loadConfig } from '../../src/config.ts';
 import { openPostgres, type Database, type Db } from '../../src/db/database.ts';
-import { parseAddressPolicy } from '../../src/domain/network-guard.ts';
+import { parseAddressPolicy } from '../../src/delivery/network-guard.ts';
 import { createProviderRegistry } from '../../src/providers/index.ts';
 import { limitUsage, pruneLimitCounts, prunePairs } from '../../src/db/whatsapp-pacing.ts';
 import { PAIR_CLAIM_MS, WhatsappPacing, type Admission } from '../../src/providers/whatsapp/pacing.ts';
@@ -212,7 +212,7 @@ test('slot(): two instances on two connections stay under the rate at the Graph 
   const { companyId } = await s.company();
   const clock = new FakeClock();
   // The margin of a way that varies as much as this loaded test machine's scheduling can
-  // (WHATSAPP_PACING_MARGIN; test/whatsapp/pacing-processes.test.ts says why).
+  // (WHATSAPP_PACING_MARGIN; test/whatsapp/pacing-processes.ts says why).
   const a = new WhatsappPacing(db, clock, { pairIntervalMs: PAIR, marginMs: 150 });
   const b = new WhatsappPacing(second?.db ?? db, clock, { pairIntervalMs: PAIR, marginMs: 150 });
   const rate = 20;

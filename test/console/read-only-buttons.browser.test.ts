@@ -36,7 +36,7 @@ async function fixture(): Promise<Record<string, string>> {
   const batchId = await insertBatch(s, companyId, [{ phone: '+4915112345678', status: 'sent' }]);
   await db.updateTable('batches').set({ status: 'processing', completed_at: null }).where('batch_id', '=', batchId).execute();
   await db.updateTable('messages').set({ status: 'pending', sent_at: null }).where('batch_id', '=', batchId).execute();
-  const imp = await fetch(`${s.url}/admin/companies/${companyId}/contacts/imports`, {
+  const imp = await fetch(`${s.url}/admin/companies/${companyId}/contact-imports`, {
     method: 'POST', headers: { authorization: 'Bearer test-admin-token-4Jx9qLw2Zr7Vb5Nc', 'content-type': 'text/csv' }, body: 'phone,first_name\n+4915112345679,Grace\n',
   });
   assert.equal(imp.status, 202, await imp.clone().text());

@@ -15,9 +15,9 @@
  * Every attempt is observed in the provider-latency histogram.
  */
 import type { Rendered } from '../domain/render.ts';
-import { retryAt } from '../delivery/schedule.ts';
+import { retryAt } from './schedule.ts';
 import { providerLatency } from '../metrics.ts';
-import type { Provider, SendResult } from './types.ts';
+import type { Provider, SendResult } from '../providers/types.ts';
 
 /** One attempt through `provider` (never rejects: a thrown error is a retryable failure). */
 export async function attemptOnce(provider: Provider, rendered: Rendered, abort?: AbortSignal): Promise<SendResult> {

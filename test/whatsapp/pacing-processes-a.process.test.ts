@@ -1,0 +1,7 @@
+/**
+ * WhatsApp pacing end to end across processes, the first half: 110 recipients, 20 of them twice
+ * (the check and why it is in two files: pacing-processes.ts).
+ */
+import { pacingAcrossProcesses } from './pacing-processes.ts';
+
+pacingAcrossProcesses({ part: 'a', DISTINCT: 110, REPEATS: 20 });

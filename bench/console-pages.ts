@@ -1,7 +1,7 @@
 /**
  * The console's pages, enumerated from the running app's GET routes (so pages added later are visited
  * without editing a list), shared by the console benchmark (bench/console.ts) and the accessibility
- * test (test/console/axe.browser.test.ts).
+ * tests (test/console/axe-pages.ts, used by axe.browser.test.ts and axe-signed-in.browser.test.ts).
  *
  * `consoleGetRoutes(app)` reads Fastify's route tree (`printRoutes`) and returns every GET route under
  * `/console` as a pattern (`/console/segments/:segmentId`). `consolePages(patterns, ids)` turns them

@@ -2,8 +2,8 @@
  * axe-core on the console pages that differ for a company whose channel is WhatsApp (fake Graph API)
  * with a synced catalogue of approved, pending, rejected and paused templates: the Templates page (also
  * with the submit form's errors shown) and the editor's template picker, at desktop (1280×800) and
- * phone (390×844) widths, with no violations of any impact (every other page: axe.browser.test.ts).
- * Skipped without Chromium.
+ * phone (390×844) widths, with no violations of any impact (every other page: axe.browser.test.ts and
+ * axe-signed-in.browser.test.ts). Skipped without Chromium.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';

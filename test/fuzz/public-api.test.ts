@@ -1,5 +1,5 @@
 /**
- * Property-based fuzzing of the public operations 4.1 and 4.2 (4.3 and 4.4: public-api-sends.test.ts;
+ * Property-based fuzzing of the public operations 4.1 and 4.2 (4.3: public-api-trigger.test.ts; 4.4: public-api-connector.test.ts;
  * the fuzz itself: public-api.ts), generated from the service's
  * own OpenAPI document (`GET /openapi.json`) with fast-check. For each operation FUZZ_RUNS requests
  * (default 2,000) go to the real server over HTTP, about 40 % valid and 60 % mutated (see

@@ -1,8 +1,8 @@
 /**
- * The property-based fuzz of the four public operations (test/fuzz/public-api.test.ts and
- * public-api-sends.test.ts, two files so that neither runs longer than 15 s): the server and companies
- * it runs against ({@link publicApiServer}), the request generator and the checks on every answer
- * ({@link fuzz}). For each operation FUZZ_RUNS requests
+ * The property-based fuzz of the four public operations (test/fuzz/public-api.test.ts for 4.1 and 4.2,
+ * public-api-trigger.test.ts for 4.3, public-api-connector.test.ts for 4.4: three files so that none
+ * runs longer than 15 s): the server and companies it runs against ({@link publicApiServer}), the
+ * request generator and the checks on every answer ({@link fuzz}). For each operation FUZZ_RUNS requests
  * (default 2,000) go to the real server over HTTP, about 40 % valid and 60 % mutated (see
  * generators.ts and mutations.ts). Checks on every answer:
  *

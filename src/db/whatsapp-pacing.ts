@@ -22,26 +22,35 @@ export interface SlotBlock {
   n: number;
   /** clock_timestamp() when the statement answered (ms since the epoch). */
   dbNowMs: number;
+  /** The channel's stored state as the reservation found it, its reason, and `changed_at` (ms, null when never changed). */
+  state: 'active' | 'paused';
+  reason: string | null;
+  changedMs: number | null;
 }
 
 /**
  * Reserves the company's next `n` throughput slots `spacingMs` apart (doubled while `slowed_until` is
  * ahead), from `max(next_slot_at, clock_timestamp())`, and moves `next_slot_at` past them; creates the
  * company's channel-state row when it has none. The row lock orders concurrent reservations of any
- * number of processes, and the clock is read after the lock is held, so blocks never overlap.
+ * number of processes, and the clock is read after the lock is held, so blocks never overlap. Answers
+ * the channel's stored state with the block (a paused channel's slots are not used: pacing.ts).
  */
 export async function reserveSlots(db: Db, companyId: number, n: number, spacingMs: number): Promise<SlotBlock> {
-  const { rows } = await sql<{ end_ms: number; factor: number; db_now: number }>`
+  const { rows } = await sql<{ end_ms: number; factor: number; db_now: number; state: 'active' | 'paused'; reason: string | null; changed_ms: number | null }>`
     INSERT INTO whatsapp_channel_state AS s (company_id, next_slot_at)
     VALUES (${companyId}, clock_timestamp() + make_interval(secs => ${n}::int * ${spacingMs}::float8 / 1000))
     ON CONFLICT (company_id) DO UPDATE SET next_slot_at = greatest(s.next_slot_at, clock_timestamp())
       + make_interval(secs => ${n}::int * ${spacingMs}::float8 * (CASE WHEN s.slowed_until > clock_timestamp() THEN 2 ELSE 1 END) / 1000)
     RETURNING (extract(epoch FROM s.next_slot_at) * 1000)::float8 AS end_ms,
               (CASE WHEN s.slowed_until > clock_timestamp() THEN 2 ELSE 1 END)::int AS factor,
-              (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS db_now`.execute(db);
+              (extract(epoch FROM clock_timestamp()) * 1000)::float8 AS db_now,
+              s.state, s.reason, (extract(epoch FROM s.changed_at) * 1000)::float8 AS changed_ms`.execute(db);
   const r = rows[0];
   const spacing = spacingMs * Number(r.factor);
-  return { startMs: Number(r.end_ms) - n * spacing, spacingMs: spacing, n, dbNowMs: Number(r.db_now) };
+  return {
+    startMs: Number(r.end_ms) - n * spacing, spacingMs: spacing, n, dbNowMs: Number(r.db_now),
+    state: r.state === 'paused' ? 'paused' : 'active', reason: r.reason, changedMs: r.changed_ms === null ? null : Number(r.changed_ms),
+  };
 }
 
 /**

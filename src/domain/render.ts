@@ -19,6 +19,9 @@
  *   of the header text and of the body, in order, and for each URL button whose destination was
  *   replaced, its dynamic part (the new URL minus the template URL when the latter is a prefix of it,
  *   else the whole new URL); a button left unchanged has no parameter (null).
+ * - A WhatsApp parameter that renders empty or as white space only (Meta refuses it) is found by
+ *   {@link emptyParameters}, which names the Liquid output and the variables it reads (docs/whatsapp.md
+ *   "Empty parameters"): the fan-out skips such a message (`empty_parameter`), the editor names them.
  *
  * The same module renders the console editor's live preview in the browser (docs/console.md "Editor and
  * live preview"): `npm run gen:browser` writes it, with its types stripped by Node and `liquidjs`
@@ -110,6 +113,16 @@ export interface CompiledTemplate {
    */
   readonly reads: readonly string[] | null;
   readonly memo: Map<string, Texts | string>;
+  /** The top-level `{{ }}` outputs of a text header and of the body, in order: what each WhatsApp parameter is made of. */
+  readonly outputs: { readonly header: readonly OutputSource[]; readonly body: readonly OutputSource[] };
+}
+
+/** One top-level `{{ }}` output of a template text: its Liquid source and the names it reads. */
+export interface OutputSource {
+  /** The output as written, e.g. `{{ first_name }}`. */
+  source: string;
+  /** The names it reads (top-level names, and NAME of `variables.NAME`), sorted; [] when none or unknown. */
+  variables: string[];
 }
 
 /** The Liquid-rendered parts of a message. */
@@ -126,7 +139,7 @@ export function compileTemplate(template: Template): CompiledTemplate {
     body = liquid.parse(template.body ?? '');
     headerText = template.header?.type === 'text' ? liquid.parse(template.header.text ?? '') : undefined;
   } catch (err) {
-    return { template, body: [], headerText: undefined, error: `template error: ${firstLine(err)}`, reads: null, memo: new Map() };
+    return { template, body: [], headerText: undefined, error: `template error: ${firstLine(err)}`, reads: null, memo: new Map(), outputs: { header: [], body: [] } };
   }
   let reads: string[] | null;
   try {
@@ -134,7 +147,26 @@ export function compileTemplate(template: Template): CompiledTemplate {
   } catch {
     reads = null;
   }
-  return { template, body, headerText, error: undefined, reads, memo: new Map() };
+  return { template, body, headerText, error: undefined, reads, memo: new Map(), outputs: { header: outputSources(headerText ?? []), body: outputSources(body) } };
+}
+
+/** The names `parsed` reads: top-level names, and NAME of `variables.NAME` (liquidjs static analysis; best effort). */
+function readNames(parsed: LiquidTemplate[]): string[] {
+  const reads = new Set<string>();
+  try {
+    for (const [name, uses] of Object.entries(analyzeSync(parsed).globals)) {
+      if (name !== 'variables') reads.add(name);
+      else for (const use of uses) if (typeof use.segments[1] === 'string') reads.add(use.segments[1]);
+    }
+  } catch {
+    // Static analysis is best effort: no names then.
+  }
+  return [...reads].sort();
+}
+
+/** The top-level outputs of `parsed`, in order (see OutputSource). */
+function outputSources(parsed: LiquidTemplate[]): OutputSource[] {
+  return parsed.filter((t): t is Output => t instanceof Output).map((t) => ({ source: t.token.getText(), variables: readNames([t]) }));
 }
 
 function firstLine(err: unknown): string {
@@ -323,15 +355,66 @@ export function checkLiquid(text: string): LiquidCheck {
     const message = firstLine(err).replace(/, line:\d+, col:\d+$/, '');
     return { problem: { message, line: position?.[0], column: position?.[1] }, outputs: 0, reads: [] };
   }
-  const reads = new Set<string>();
-  try {
-    const globals = analyzeSync(parsed).globals;
-    for (const [name, uses] of Object.entries(globals)) {
-      if (name !== 'variables') reads.add(name);
-      else for (const use of uses) if (typeof use.segments[1] === 'string') reads.add(use.segments[1]);
-    }
-  } catch {
-    // Static analysis is best effort: no warnings then.
-  }
-  return { problem: undefined, outputs: parsed.filter((t) => t instanceof Output).length, reads: [...reads].sort() };
+  return { problem: undefined, outputs: parsed.filter((t) => t instanceof Output).length, reads: readNames(parsed) };
+}
+
+/**
+ * A WhatsApp template parameter that would be empty (docs/whatsapp.md "Empty parameters"): Meta
+ * refuses a text parameter that is empty, and the service treats one of white space only the same.
+ */
+export interface EmptyParameter {
+  /** Which component's parameter: the text header's, the body's, or a URL button's. */
+  component: 'header' | 'body' | 'button';
+  /** 1-based: the `{{n}}` of the header or body; the button's position (1 or 2) for a button. */
+  index: number;
+  /** What yields it: the Liquid output (`{{ first_name }}`), or the send's field (`url`, `url2`) for a button. */
+  source: string;
+  /** The names the output reads (`first_name`; NAME of `variables.NAME`), sorted; for a button its field. */
+  variables: string[];
+}
+
+/** True when a WhatsApp text parameter would be refused as empty: '' or white space only. */
+export function isBlankParameter(value: string): boolean {
+  return value.trim() === '';
+}
+
+/**
+ * The parameters of `wa` (a rendered message's WhatsApp view) that are blank ({@link isBlankParameter}),
+ * in order (header, body, buttons), each named by the output of `compiled` that yields it; [] when none.
+ */
+export function emptyParameters(compiled: CompiledTemplate, wa: WhatsAppParameters): EmptyParameter[] {
+  const out: EmptyParameter[] = [];
+  const add = (component: 'header' | 'body', values: string[], sources: readonly OutputSource[]) => values.forEach((v, i) => {
+    if (isBlankParameter(v)) out.push({ component, index: i + 1, source: sources[i]?.source ?? `{{${i + 1}}}`, variables: [...(sources[i]?.variables ?? [])] });
+  });
+  add('header', wa.header_parameters, compiled.outputs.header);
+  add('body', wa.body_parameters, compiled.outputs.body);
+  wa.button_parameters.forEach((v, i) => {
+    const field = i === 0 ? 'url' : 'url2';
+    if (v !== null && isBlankParameter(v)) out.push({ component: 'button', index: i + 1, source: field, variables: [field] });
+  });
+  return out;
+}
+
+/**
+ * {@link emptyParameters} of a preview: `template` compiled again, `content` its `renderPreview`; []
+ * without a WhatsApp mapping. The console's editor names these beside the bubble.
+ */
+export function previewEmptyParameters(template: Template, content: Pick<PreviewContent, 'whatsapp'>): EmptyParameter[] {
+  return content.whatsapp ? emptyParameters(compileTemplate(template), content.whatsapp) : [];
+}
+
+/**
+ * One line naming `p`, e.g. `first_name is empty: the WhatsApp body parameter {{1}} ({{ first_name }})
+ * would be empty`: a skipped message's `error` (reason `empty_parameter`) and the editor's note.
+ */
+export function describeEmptyParameter(p: EmptyParameter): string {
+  const where = p.component === 'button' ? `button ${p.index} parameter` : `${p.component} parameter {{${p.index}}}`;
+  const names = p.variables.length ? `${p.variables.join(', ')} ${p.variables.length === 1 ? 'is' : 'are'} empty: ` : '';
+  return `${names}the WhatsApp ${where} (${p.source}) would be empty`;
+}
+
+/** Every one of `list` described ({@link describeEmptyParameter}), joined with `; `. */
+export function describeEmptyParameters(list: readonly EmptyParameter[]): string {
+  return list.map(describeEmptyParameter).join('; ');
 }

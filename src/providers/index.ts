@@ -34,6 +34,8 @@ export interface ProviderRegistry {
   forChannel(channel: Record<string, unknown> | null | undefined): Provider;
   /** Every plugin's periodic tasks, for the workers' sweep. */
   periodicTasks(): PeriodicTask[];
+  /** Whether the provider named `provider` (a channel's `provider`; null: the outbox) refuses empty template parameters. */
+  refusesEmptyParameters(provider: string | null | undefined): boolean;
   /** The process's WhatsApp pacing (whatsapp/pacing.ts), for tests and tools that look at it. */
   readonly whatsappPacing: WhatsappPacing;
   /** Closes the plugins (and the outbound client when the registry made its own). */
@@ -109,6 +111,7 @@ export function createProviderRegistry(opts: ProviderRegistryOptions): ProviderR
       return provider;
     },
     periodicTasks: () => [...plugins.values()].flatMap((p) => p.periodicTasks?.() ?? []),
+    refusesEmptyParameters: (provider) => (provider ? plugins.get(provider)?.refusesEmptyParameters : false) ?? false,
     async close() {
       cache.clear();
       for (const p of plugins.values()) await p.close?.();

@@ -52,7 +52,9 @@ export type SendEffect =
  * Any outcome but `sent` may carry `providerError` (stored in `messages.provider_error`), `effects`
  * (applied with the result) and `recheck`: the provider's situation changed (a paused channel, a
  * template marked unavailable), so the run asks {@link Provider.prepare} again about its messages not
- * yet started before sending more.
+ * yet started before sending more. `unsent`: no request was made after all (the provider's situation
+ * changed while the message waited for its turn, e.g. its channel was paused meanwhile): not counted
+ * as an attempt; with `recheck`, the run puts the message back and asks `prepare` about it again.
  */
 export type SendResult =
   | { status: 'sent'; providerMessageId?: string }
@@ -64,6 +66,7 @@ export interface Consequences {
   providerError?: ProviderError;
   effects?: SendEffect[];
   recheck?: boolean;
+  unsent?: boolean;
 }
 
 /** A claimed message as {@link Provider.prepare} sees it. */
@@ -142,6 +145,12 @@ export interface PeriodicTaskLog {
 export interface ProviderPlugin {
   readonly name: ProviderName;
   forChannel(channel: Record<string, unknown>): Provider;
+  /**
+   * The provider refuses a message whose template parameter renders empty (WhatsApp: Meta refuses an
+   * empty parameter), so the fan-out skips it as `empty_parameter` (docs/whatsapp.md "Empty
+   * parameters"). Absent: false (the mapping is sent as data).
+   */
+  readonly refusesEmptyParameters?: boolean;
   /** The provider's periodic tasks (none when absent). */
   periodicTasks?(): PeriodicTask[];
   /** Releases what the plugin holds (flushes its state); the registry calls it once on close. */

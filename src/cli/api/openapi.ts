@@ -2319,7 +2319,7 @@ export interface components {
             /** @description E.164, or the text given when it is not a number (then skipped, reason invalid_phone) */
             phone: string;
             status: "pending" | "sent" | "delivered" | "read" | "failed" | "skipped";
-            /** @description why skipped (invalid_phone, opted_out, frequency_cap, cancelled, expired ...), or what a pending message waits for (channel_paused, template_paused, messaging_limit, pair_rate, marketing_held) */
+            /** @description why skipped (invalid_phone, opted_out, frequency_cap, cancelled, expired, empty_parameter ...), or what a pending message waits for (channel_paused, template_paused, messaging_limit, pair_rate, marketing_held) */
             reason?: string;
             /** @description why it failed (the last error while pending for a retry) */
             error?: string;

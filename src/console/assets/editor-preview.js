@@ -8,8 +8,11 @@
 // per phone (`preview-contact.json`, when the phone field changes). Without script the server renders
 // the bubble, and its "Preview changes" button re-renders unsaved changes with a round trip; this
 // module hides that button. It builds the same markup as messageBubble (src/console/views/automations.ts).
-import { renderPreview, SAMPLE_PHONE } from './shared/render.js';
+import { describeEmptyParameter, previewEmptyParameters, renderPreview, SAMPLE_PHONE } from './shared/render.js';
 import { readSourceForm, templateOfForm } from './shared/template-form.js';
+
+/** The first line of the empty-parameters note (EMPTY_PARAMETERS_INTRO of src/console/views/automations.ts). */
+const EMPTY_PARAMETERS_INTRO = 'Meta refuses an empty parameter: on a WhatsApp channel, a recipient like this one is skipped (reason empty_parameter).';
 
 const root = document.querySelector('[data-live-preview]');
 const editor = root && root.closest('[data-editor]');
@@ -86,9 +89,33 @@ function bubble(model) {
     wa.button_parameters.forEach((v, i) => { if (v !== null) param(`Button ${i + 1} {{1}}`, v); });
     box.append(intro, dl);
     if (wa.header_parameters.length + wa.body_parameters.length === 0) box.append(el('p', 'muted', 'No parameters: the approved text is sent as it is.'));
+    const empty = model.template ? previewEmptyParameters(model.template, m) : [];
+    if (empty.length) box.append(emptyParametersNote(empty));
     out.push(box);
   }
   return out;
+}
+
+/** The `default` filter that avoids an empty parameter, or undefined (defaultHint of automations.ts). */
+function defaultHint(p) {
+  if (p.component === 'button' || p.variables.length === 0) return undefined;
+  return `{{ ${p.source.replace(/^\{\{-?\s*|\s*-?\}\}$/g, '')} | default: "there" }}`;
+}
+
+/** The note naming the empty parameters (emptyParametersNote of automations.ts). */
+function emptyParametersNote(list) {
+  const box = el('div', 'warnings', undefined, 'data-empty-parameters');
+  const intro = el('p');
+  intro.append(el('strong', '', EMPTY_PARAMETERS_INTRO));
+  const ul = el('ul');
+  for (const p of list) {
+    const li = el('li', '', `${describeEmptyParameter(p)}.`, 'data-empty-parameter');
+    const hint = defaultHint(p);
+    if (hint) li.append(' Give it a default: ', el('code', '', hint));
+    ul.append(li);
+  }
+  box.append(intro, ul);
+  return box;
 }
 
 function start(root, editor) {
@@ -139,7 +166,7 @@ function start(root, editor) {
     else {
       const data = previewContact(form, variables);
       try {
-        model = { kind: 'ok', found: data.contact_found, rendered: renderPreview(t.template, data.contact) };
+        model = { kind: 'ok', found: data.contact_found, rendered: renderPreview(t.template, data.contact), template: t.template };
       } catch (err) {
         model = { kind: 'error', text: err instanceof Error ? err.message : String(err) };
       }

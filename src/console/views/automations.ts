@@ -11,6 +11,7 @@
  * without the create, save, activate, send and test-send buttons and forms.
  */
 import type { SourceKind, SourceRow } from '../../domain/automations.ts';
+import { describeEmptyParameter, previewEmptyParameters, type EmptyParameter } from '../../domain/render.ts';
 import type { PreviewResult } from '../../domain/source-tools.ts';
 import { RESULTS_DAYS, type SourceResults } from '../../domain/source-results.ts';
 import type { Template } from '../../domain/templates.ts';
@@ -20,6 +21,7 @@ import { BASE } from './layout.ts';
 import { html, type SafeHtml } from './html.ts';
 import { dataTable } from './table.ts';
 import { describeParameters, mappingHelp, statusMeaning, TEMPLATES_PATH, templateChoice } from './whatsapp-templates.ts';
+import { templateOfForm } from '../template-form.ts';
 
 /** Path of a kind's list page. */
 export const sourcesPath = (kind: SourceKind) => `${BASE}/${kind}s`;
@@ -186,10 +188,11 @@ const placeholder = (i: number) => `{{${i + 1}}}`;
  * (white space kept) and the URL buttons under it; or the render error every message would fail
  * with; or `problem`, the first problem of a template that cannot be saved as it is; or, without a
  * template yet, what to do. Then, for a WhatsApp mapping, what each parameter of the approved template
- * becomes. `who` says who it is for (default: a contact, or sample data). editor-preview.js builds the
- * same markup in the browser.
+ * becomes and, given the `template` it was rendered from, which parameters would be empty
+ * ({@link emptyParametersNote}). `who` says who it is for (default: a contact, or sample data).
+ * editor-preview.js builds the same markup in the browser.
  */
-export function messageBubble(r: PreviewResult | undefined, problem?: string, who?: string): SafeHtml {
+export function messageBubble(r: PreviewResult | undefined, problem?: string, who?: string, template?: Template): SafeHtml {
   if (!r && problem) return html`<div class="bubble-frame"><p class="bubble-error" data-bubble-error>Fix the template to see the message: ${problem}</p></div>`;
   if (!r) return html`<div class="bubble-frame"><p class="bubble-empty" data-bubble-empty>Type a body to see the message here.</p></div>`;
   if (!r.ok) return html`<div class="bubble-frame"><p class="bubble-error" data-bubble-error>Every message would fail: ${r.error}</p></div>`;
@@ -212,7 +215,33 @@ ${wa.body_parameters.map((v, i) => param(`Body ${placeholder(i)}`, v))}
 ${wa.button_parameters.map((v, i) => (v === null ? '' : param(`Button ${i + 1} {{1}}`, v)))}
 </dl>
 ${wa.header_parameters.length + wa.body_parameters.length === 0 ? html`<p class="muted">No parameters: the approved text is sent as it is.</p>` : ''}
+${template ? emptyParametersNote(previewEmptyParameters(template, m)) : ''}
 </div>` : ''}`;
+}
+
+/** The first line of the empty-parameters note (editor-preview.js has the same). */
+export const EMPTY_PARAMETERS_INTRO = 'Meta refuses an empty parameter: on a WhatsApp channel, a recipient like this one is skipped (reason empty_parameter).';
+
+/** The `default` filter that avoids `p` (`{{ first_name | default: "there" }}`), or undefined for a button's parameter. */
+export function defaultHint(p: EmptyParameter): string | undefined {
+  if (p.component === 'button' || p.variables.length === 0) return undefined;
+  return `{{ ${p.source.replace(/^\{\{-?\s*|\s*-?\}\}$/g, '')} | default: "there" }}`;
+}
+
+/**
+ * Under the WhatsApp parameters of a bubble: each parameter of `list` (render.ts `emptyParameters`)
+ * named with the variables it reads, and the `default` filter that avoids it (docs/whatsapp.md
+ * "Empty parameters"); nothing when the list is empty.
+ */
+export function emptyParametersNote(list: readonly EmptyParameter[]): SafeHtml | '' {
+  if (list.length === 0) return '';
+  return html`<div class="warnings" data-empty-parameters>
+<p><strong>${EMPTY_PARAMETERS_INTRO}</strong></p>
+<ul>${list.map((p) => {
+    const hint = defaultHint(p);
+    return html`<li data-empty-parameter>${describeEmptyParameter(p)}.${hint ? html` Give it a default: <code>${hint}</code>` : ''}</li>`;
+  })}</ul>
+</div>`;
 }
 
 /**
@@ -227,7 +256,7 @@ function livePreview(kind: SourceKind, f: SourceForm, errors: FieldErrors, previ
   return html`<aside class="live-preview" aria-labelledby="live-preview-title" data-live-preview data-contact-url="${sourcesPath(kind)}/preview-contact.json">
 <h2 id="live-preview-title">Preview</h2>
 <div class="phone" data-bubble-root>
-${messageBubble(preview, problem)}
+${messageBubble(preview, problem, undefined, templateOfForm(f).template)}
 </div>
 <p class="muted preview-note" data-preview-note>Rendered by the server with the code that sends your messages.${canEdit ? ' Preview changes shows unsaved changes.' : ''}</p>
 <fieldset class="preview-data">

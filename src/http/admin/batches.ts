@@ -77,7 +77,7 @@ export const Message = component('Message', Type.Object({
   message_id: Type.String({ format: 'uuid' }),
   phone: Type.String({ description: 'E.164, or the text given when it is not a number (then skipped, reason invalid_phone)' }),
   status: Type.Union([Type.Literal('pending'), Type.Literal('sent'), Type.Literal('delivered'), Type.Literal('read'), Type.Literal('failed'), Type.Literal('skipped')]),
-  reason: Type.Optional(Type.String({ description: 'why skipped (invalid_phone, opted_out, frequency_cap, cancelled, expired ...), or what a pending message waits for (channel_paused, template_paused, messaging_limit, pair_rate, marketing_held)' })),
+  reason: Type.Optional(Type.String({ description: 'why skipped (invalid_phone, opted_out, frequency_cap, cancelled, expired, empty_parameter ...), or what a pending message waits for (channel_paused, template_paused, messaging_limit, pair_rate, marketing_held)' })),
   error: Type.Optional(Type.String({ description: 'why it failed (the last error while pending for a retry)' })),
   error_code: Type.Optional(Type.String({ description: "the provider's error code (WhatsApp's numeric code, a webhook answer's HTTP status)" })),
   attempts: count,

@@ -74,6 +74,7 @@ export function whatsappPlugin(opts: WhatsappPluginOptions): WhatsappPlugin {
     db: opts.db, clock: opts.clock,
     templateAvailability: opts.templateAvailability === undefined ? templateAvailability : opts.templateAvailability,
     pacing: opts.pacing === undefined ? pacing : opts.pacing,
+    stops: pacing.stops,
   };
   const catalogue: CatalogueDeps = {
     api: createTemplatesApi({ client: opts.client }),
@@ -99,6 +100,7 @@ export function whatsappPlugin(opts: WhatsappPluginOptions): WhatsappPlugin {
 
   return {
     name: 'whatsapp',
+    refusesEmptyParameters: true,
     pacing,
     forChannel(channel) {
       const str = (key: string) => (typeof channel[key] === 'string' ? (channel[key] as string) : '');

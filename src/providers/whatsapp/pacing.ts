@@ -23,9 +23,16 @@
  * (batched, every CONFIRM_FLUSH_MS), and the pair's next send is due one interval after it: two
  * requests to one recipient start at least the interval apart however long a message waited for its
  * slot. Times of these are the injectable clock's.
+ *
+ * Stops ({@link WhatsappPacing.stops}, stops.ts; docs/whatsapp.md "A pause stops at once"): a stopped
+ * number gets no slot. Its lanes waiting for a slot (or holding one not reached yet) are answered
+ * false at the instant the stop is set, and every reservation reads the channel's stored state with
+ * the slots (a pause stored by another process, or by an `account_update` webhook, stops the number
+ * here at this process's next reservation: at most `blockMs` of the number's time later).
  */
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../db/database.ts';
+import { SendStops } from './stops.ts';
 import {
   backOffPairUntil, confirmPairs, decideAdmissions, lockChannelState, pruneLimitCounts, prunePairs, reserveSlots, slowNumber,
 } from '../../db/whatsapp-pacing.ts';
@@ -82,6 +89,8 @@ interface NumberState {
   free: number[];
   waiting: Lane[];
   holding: number;
+  /** Lanes holding a slot they have not reached yet. */
+  held: Set<Lane>;
   reserving: boolean;
   /** Local time of the end of the last reserved block. */
   horizon: number;
@@ -101,6 +110,8 @@ export class WhatsappPacing {
   readonly #numbers = new Map<number, NumberState>();
   /** Counts since this instance was made: slots reserved, granted to a request, and lost (reached too late). */
   readonly stats = { reserved: 0, granted: 0, lost: 0, reservations: 0 };
+  /** The numbers and templates stopped in this process (stops.ts): a stopped number gets no slot. */
+  readonly stops: SendStops;
   /** Starts of requests not written yet: `company_id recipient` → [company, recipient, next_at]. */
   #confirms = new Map<string, [number, string, number]>();
   #confirmTimer: NodeJS.Timeout | undefined;
@@ -117,6 +128,17 @@ export class WhatsappPacing {
     this.marginMs = opts.marginMs ?? 40;
     this.#mono = opts.monotonicNow ?? (() => performance.now());
     this.#onError = opts.onError ?? (() => {});
+    this.stops = new SendStops(clock, this.#mono);
+    this.stops.onNumberStopped((companyId) => this.#release(companyId));
+  }
+
+  /** A number stopped: its waiting lanes and the lanes holding a slot are answered false now; its free slots are dropped. */
+  #release(companyId: number): void {
+    const state = this.#numbers.get(companyId);
+    if (!state) return;
+    state.free = [];
+    const lanes = [...state.waiting.splice(0), ...state.held];
+    for (const lane of lanes) this.#settle(state, lane, false);
   }
 
   /**
@@ -148,8 +170,8 @@ export class WhatsappPacing {
 
   /**
    * Resolves true when the company's number may make its next request (all processes together: at
-   * most `ratePerSecond` requests in any 1-s window); false when `signal` aborted first. Start the
-   * request right away. With `recipient` (E.164, as given to admit()), the start is recorded as the
+   * most `ratePerSecond` requests in any 1-s window); false when `signal` aborted first or the number
+   * is (or becomes) stopped (`stops`). Start the request right away, after looking at `stops` again. With `recipient` (E.164, as given to admit()), the start is recorded as the
    * pair's last send (and an abort gives the pair's claim up).
    */
   slot(companyId: number, ratePerSecond: number, signal?: AbortSignal, recipient?: string): Promise<boolean> {
@@ -160,10 +182,10 @@ export class WhatsappPacing {
         return ok;
       });
     }
-    if (signal?.aborted) return Promise.resolve(false);
+    if (signal?.aborted || this.stops.numberStop(companyId)) return Promise.resolve(false);
     let st = this.#numbers.get(companyId);
     if (!st) {
-      st = { companyId, spacing: 0, free: [], waiting: [], holding: 0, reserving: false, horizon: -Infinity };
+      st = { companyId, spacing: 0, free: [], waiting: [], holding: 0, held: new Set(), reserving: false, horizon: -Infinity };
       this.#numbers.set(companyId, st);
     }
     const state = st;
@@ -222,6 +244,7 @@ export class WhatsappPacing {
     if (lane.timer) clearTimeout(lane.timer);
     if (lane.signal && lane.onAbort) lane.signal.removeEventListener('abort', lane.onAbort);
     if (lane.slot !== undefined) state.holding--;
+    state.held.delete(lane);
     lane.slot = undefined;
     lane.resolve(ok);
     this.#forgetIfIdle(state);
@@ -275,6 +298,7 @@ export class WhatsappPacing {
   #assign(state: NumberState, lane: Lane, slot: number): void {
     lane.slot = slot;
     state.holding++;
+    state.held.add(lane);
     this.#wait(state, lane);
   }
 
@@ -294,6 +318,7 @@ export class WhatsappPacing {
     this.stats.lost++;
     lane.slot = undefined; // late: the slot is lost, a new one is taken
     state.holding--;
+    state.held.delete(lane);
     state.waiting.unshift(lane);
     this.#pump(state);
   }
@@ -319,6 +344,13 @@ export class WhatsappPacing {
       const slots = Array.from({ length: block.n }, (_, k) => block.startMs + k * block.spacingMs + offset);
       state.horizon = Math.max(state.horizon, block.startMs + block.n * block.spacingMs + offset);
       state.reserving = false;
+      // The stored state came with the slots: a pause stored meanwhile stops the number (its lanes are answered now).
+      this.stops.seenChannel(state.companyId, block.state, block.reason, block.changedMs);
+      if (this.stops.numberStop(state.companyId)) {
+        this.#release(state.companyId);
+        this.#forgetIfIdle(state);
+        return;
+      }
       if (spacing === state.spacing) this.#addFree(state, slots);
       this.#pump(state);
     } catch (err) {

@@ -4,14 +4,18 @@
  * message (`afterRefusal`). The generic delivery run only sees the outcomes of providers/types.ts.
  *
  * Before sending, per claimed chunk of one company:
- * 1. the channel paused (whatsapp_channel_state): every message waits `channel_paused` (PAUSE_HOLD_MS,
+ * 1. the channel paused (whatsapp_channel_state), or its number stopped in this process (stops.ts: a
+ *    pausing answer read and not stored yet): every message waits `channel_paused` (PAUSE_HOLD_MS,
  *    released at once by resume);
- * 2. the template's status in the catalogue (`templateAvailability`): `approved` is sent, `paused`
- *    waits `template_paused` (PAUSE_HOLD_MS, released when approved again), anything else fails with
- *    error code `template_unavailable` without a request to Meta;
+ * 2. the template's status in the catalogue (`templateAvailability`), or its stop in this process
+ *    (a refusal read and not stored yet): `approved` is sent, `paused` waits `template_paused`
+ *    (PAUSE_HOLD_MS, released when approved again), anything else fails with error code
+ *    `template_unavailable` without a request to Meta;
  * 3. only on the first look at a chunk: pacing's admission (pair rate and messaging limit); a message
  *    not admitted waits `pair_rate` / `messaging_limit` until the time pacing names.
  * A wait never outlasts the message's expiry (the delivery run holds it until the earlier of the two).
+ * Every stored state read here is reported to the process's stops (stops.ts `seenChannel`,
+ * `seenTemplate`), which follow it.
  */
 import type { Clock } from '../../clock.ts';
 import type { Db } from '../../db/database.ts';
@@ -20,6 +24,7 @@ import { markTemplateStatus } from '../../db/whatsapp-send.ts';
 import type { Rendered } from '../../domain/render.ts';
 import type { PrepareDecision, PrepareItem, PrepareRun } from '../types.ts';
 import { PAIR_BACKOFF_MS, PAUSE_HOLD_MS, SLOW_DOWN_MS, type Classified } from './errors.ts';
+import type { SendStops } from './stops.ts';
 
 /** A template's usability at send time, as the catalogue answers it (src/domain/whatsapp-templates.ts). */
 export type TemplateAvailability = (db: Db, companyId: number, name: string, language: string) => Promise<'approved' | 'paused' | 'unavailable'>;
@@ -40,6 +45,8 @@ export interface WhatsappRoom {
   templateAvailability: TemplateAvailability | null;
   /** Pair rate, messaging limit and slow-downs; null: everything is admitted. */
   pacing: PacingPort | null;
+  /** The process's stops (stops.ts; the WhatsappPacing's); absent: only the stored state counts. */
+  stops?: SendStops;
 }
 
 /** The channel's messaging limit as stored in companies.channel (absent: 250; null: unlimited). */
@@ -54,18 +61,25 @@ export async function prepareWhatsapp(room: WhatsappRoom, limit: number | null, 
   const out = new Map<string, PrepareDecision>();
   const hold = run.now + PAUSE_HOLD_MS;
   const state = await channelState(room.db, run.companyId);
-  if (state.state === 'paused') {
+  room.stops?.seenChannel(run.companyId, state.state, state.reason, state.changed_at === null ? null : new Date(state.changed_at).getTime());
+  if (state.state === 'paused' || room.stops?.numberStop(run.companyId)) {
     for (const m of items) out.set(m.message_id, { action: 'wait', reason: WAIT_REASONS.channelPaused, until: hold });
     return out;
   }
   let rest = items;
-  if (room.templateAvailability) {
+  const availability = room.templateAvailability;
+  if (availability || room.stops) {
     const byTemplate = new Map<string, 'approved' | 'paused' | 'unavailable'>();
     for (const m of items) {
       const wa = m.rendered.whatsapp;
       if (!wa) continue; // send() fails a message without a mapping
       const key = JSON.stringify([wa.name, wa.language]);
-      if (!byTemplate.has(key)) byTemplate.set(key, await room.templateAvailability(room.db, run.companyId, wa.name, wa.language));
+      if (byTemplate.has(key)) continue;
+      let status: 'approved' | 'paused' | 'unavailable' = availability ? await availability(room.db, run.companyId, wa.name, wa.language) : 'approved';
+      if (availability) room.stops?.seenTemplate(run.companyId, wa.name, wa.language, status === 'approved');
+      const stop = room.stops?.templateStop(run.companyId, wa.name, wa.language);
+      if (status === 'approved' && stop) status = stop.status === 'PAUSED' ? 'paused' : 'unavailable';
+      byTemplate.set(key, status);
     }
     rest = [];
     for (const m of items) {

@@ -24,18 +24,48 @@
  *
  * Before a claimed chunk is sent, `prepare` (room.ts) looks at the channel's state, the
  * templates' status in the catalogue and pacing's admission, so that paused channels and templates,
- * unavailable templates and messages over the pair rate or messaging limit do not reach Meta.
+ * unavailable templates and messages over the pair rate or messaging limit do not reach Meta; before
+ * that, a message with an empty parameter is skipped, `empty_parameter` (parameters.ts).
  *
  * Throughput: each request waits for a slot of the company's number from the process's
  * WhatsappPacing (pacing.ts): at most `ratePerSecond` requests in any 1-s window across every
  * worker process, retries included.
+ *
+ * Stops (stops.ts; docs/whatsapp.md "A pause stops at once"): an answer that pauses the channel
+ * (131048, 131031, 368, 190) stops the number, and a template code (132000-132016) the template, in
+ * this process synchronously as the answer is read. Right before a request is put on the wire (after
+ * its wait for a slot, with nothing awaited in between) the stops are looked at: a stopped number or
+ * template sends nothing, and the outcome is `unsent` with `recheck` (the run asks `prepare` again,
+ * which makes the message wait or fail as the stored state and the stops say, without an attempt).
  */
 import type { DeliveryClient } from '../../delivery/client.ts';
 import type { Rendered } from '../../domain/render.ts';
 import type { WhatsappPacing } from './pacing.ts';
 import type { PrepareItem, PrepareRun, Provider, SendResult } from '../types.ts';
-import { classifyAnswer, ERROR_CODES } from './errors.ts';
+import { classifyAnswer, ERROR_CODES, PAUSE_HOLD_MS } from './errors.ts';
 import { afterRefusal, prepareWhatsapp, type WhatsappRoom } from './room.ts';
+import { skipEmptyParameters } from './parameters.ts';
+import { WAIT_REASONS } from '../../db/whatsapp-channel.ts';
+import type { SendStops } from './stops.ts';
+
+/**
+ * The outcome of a message whose number or template is stopped in this process (stops.ts), at `now`
+ * (clock ms): `unsent` with `recheck`, waiting `channel_paused` / `template_paused` or failing
+ * `template_unavailable` as `prepare` would decide it; null when it may be sent.
+ */
+export function stoppedOutcome(stops: SendStops | undefined, rendered: Rendered, now: number): SendResult | null {
+  if (!stops) return null;
+  const number = stops.numberStop(rendered.company_id);
+  if (number) {
+    return { status: 'wait', reason: WAIT_REASONS.channelPaused, until: now + PAUSE_HOLD_MS, error: `not sent: the channel is paused (${number.reason})`, unsent: true, recheck: true };
+  }
+  const wa = rendered.whatsapp;
+  const template = wa ? stops.templateStop(rendered.company_id, wa.name, wa.language) : undefined;
+  if (!wa || !template) return null;
+  return template.status === 'PAUSED'
+    ? { status: 'wait', reason: WAIT_REASONS.templatePaused, until: now + PAUSE_HOLD_MS, error: `not sent: ${template.reason}`, unsent: true, recheck: true }
+    : { status: 'failed', retryable: false, code: 'template_unavailable', error: `the template ${wa.name} (${wa.language}) is not approved in the WhatsApp catalogue`, unsent: true, recheck: true };
+}
 
 /** Graph / Cloud API error codes retried on the schedule (errors.ts has the whole table). */
 export const RETRYABLE_CODES: ReadonlySet<number> = new Set([...ERROR_CODES].filter(([, r]) => r.action === 'retry' || r.action === 'slow_down' || r.action === 'pair').map(([c]) => c));
@@ -108,11 +138,21 @@ export function whatsappProvider(opts: WhatsAppOptions): Provider {
   const limit = opts.messagingLimit === undefined ? 250 : opts.messagingLimit;
   return {
     name: 'whatsapp',
-    ...(room ? { prepare: (run: PrepareRun, items: PrepareItem[]) => prepareWhatsapp(room, limit, run, items) } : {}),
+    // Empty parameters are skipped first (parameters.ts), then the room's looks decide about the rest.
+    prepare: (run: PrepareRun, items: PrepareItem[]) => skipEmptyParameters(items, (rest) => (room ? prepareWhatsapp(room, limit, run, rest) : Promise.resolve(new Map()))),
     async send(rendered: Rendered, signal?: AbortSignal): Promise<SendResult> {
       const message = templateMessage(rendered);
       if (!message) return { status: 'failed', retryable: false, error: 'the template has no whatsapp mapping' };
-      if (!(await opts.pacing.slot(rendered.company_id, opts.ratePerSecond, signal, rendered.to)) || signal?.aborted) {
+      // A stand-in pacing (tests) may have no stops: then nothing is stopped in the process.
+      const stops: SendStops | undefined = opts.pacing.stops;
+      const now = () => room?.clock.now() ?? Date.now();
+      const early = stoppedOutcome(stops, rendered, now());
+      if (early) return early;
+      const ok = await opts.pacing.slot(rendered.company_id, opts.ratePerSecond, signal, rendered.to);
+      // After the wait, right before the request (nothing awaited in between): a stop set meanwhile holds it.
+      const stopped = stoppedOutcome(stops, rendered, now());
+      if (stopped) return stopped;
+      if (!ok || signal?.aborted) {
         return { status: 'failed', retryable: true, error: 'delivery interrupted' };
       }
       const x = await opts.client.request('messages', {
@@ -122,7 +162,15 @@ export function whatsappProvider(opts: WhatsAppOptions): Provider {
       if (!x.answered) return x.failure;
       const text = x.body.toString('utf8');
       if (x.statusCode >= 200 && x.statusCode < 300) return { status: 'sent', providerMessageId: wamidOf(text) };
-      const classified = classifyAnswer(x.statusCode, text, x.headers['retry-after'], room?.clock.now() ?? Date.now());
+      const classified = classifyAnswer(x.statusCode, text, x.headers['retry-after'], now());
+      // The answer is read: a pausing answer stops the number, a template code the template, now.
+      const rule = classified.rule;
+      if (rule?.action === 'pause') {
+        const pause = classified.result.effects?.find((e) => e.kind === 'pause_channel');
+        stops?.stopNumber(rendered.company_id, pause?.kind === 'pause_channel' ? pause.reason : `${classified.code}`);
+      } else if (rule?.action === 'template' && rule.templateStatus && rendered.whatsapp) {
+        stops?.stopTemplate(rendered.company_id, rendered.whatsapp.name, rendered.whatsapp.language, rule.templateStatus);
+      }
       // Shared state (pacing, the catalogue) follows the refusal; the message's outcome stands even
       // when that write fails (the next refusal tries again).
       if (room) await afterRefusal(room, rendered, classified).catch(() => {});

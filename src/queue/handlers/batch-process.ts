@@ -33,6 +33,11 @@
  * - the template (the batch's snapshot) is rendered per contact; a render error fails that message
  *   only (`failed`, error `template error: ...`, no attempt), logged at `error` with company, batch and
  *   message ids once the step committed (failure-log.ts);
+ * - a company whose provider refuses empty template parameters (ProviderPlugin.refusesEmptyParameters:
+ *   the WhatsApp room's): a message whose parameter renders empty or as white space only → `skipped` /
+ *   `empty_parameter`, its `error` naming the parameter and
+ *   the variables it reads (render.ts `emptyParameters`; docs/whatsapp.md "Empty parameters"), its
+ *   `rendered` kept; it never reaches the send path;
  * - the step's `pending` messages are split into `messages-deliver` chunks (chunkSizeFor the
  *   company's provider at fan-out time: the outbox takes a whole chunk in one statement).
  *
@@ -49,7 +54,7 @@ import { segmentItems } from '../../domain/campaign-sends.ts';
 import { upsertContacts, type ContactWrite, type StoredContact } from '../../domain/contacts.ts';
 import { nextSendTime } from '../../domain/delivery-hours.ts';
 import { cappedRecipients } from '../../domain/frequency-caps.ts';
-import { compileTemplate, RenderError, renderMessage, type CompiledTemplate } from '../../domain/render.ts';
+import { compileTemplate, describeEmptyParameters, emptyParameters, RenderError, renderMessage, type CompiledTemplate } from '../../domain/render.ts';
 import { normaliseTemplate, type Template } from '../../domain/templates.ts';
 import { messagesFinal } from '../../metrics.ts';
 import { enqueueMany } from '../boss.ts';
@@ -156,11 +161,17 @@ export interface StepContext {
   expired: boolean;
   /** Numbers of this step at the company's frequency cap (campaigns only; docs/audience.md). */
   capped: ReadonlySet<string>;
+  /**
+   * The company's provider refuses empty template parameters (at fan-out time): a message whose
+   * parameter renders empty is skipped, `empty_parameter` (other providers send the mapping as data).
+   */
+  checkParameters: boolean;
 }
 
 /**
  * The message row of one item (position `seq`) of a fan-out step: the per-contact decisions of the
- * module comment, in order (invalid number, cancelled, opted out, frequency cap, render, expired, held). A check that
+ * module comment, in order (invalid number, cancelled, opted out, frequency cap, render, empty template
+ * parameter, expired, held). A check that
  * skips a contact goes here, before the render.
  */
 export function messageFor(step: StepContext, item: BatchItem, seq: number): NewMessage {
@@ -189,6 +200,10 @@ export function messageFor(step: StepContext, item: BatchItem, seq: number): New
       },
       overrides: batch.overrides ?? {},
     });
+    if (step.checkParameters && rendered.whatsapp) {
+      const empty = emptyParameters(step.compiled, rendered.whatsapp);
+      if (empty.length) return { ...withContact, status: 'skipped', reason: 'empty_parameter', error: describeEmptyParameters(empty), rendered };
+    }
     if (step.expired) return { ...withContact, status: 'skipped', reason: 'expired', rendered };
     return {
       ...withContact, status: 'pending', rendered, scheduled_for: step.held ? step.opensAt : null,
@@ -266,7 +281,7 @@ async function prepareStep(ctx: PipelineContext, batch: FanOutBatch, from: numbe
   const step: StepContext = {
     batch_id: batch.batch_id, batch, contacts, compiled: batch.compiled, now, cancelled,
     held: opensAt > now, opensAt, holdUntil: expiresAt !== null ? Math.min(opensAt, expiresAt) : opensAt,
-    expiresAt, expired, capped,
+    expiresAt, expired, capped, checkParameters: ctx.providers.refusesEmptyParameters(batch.provider),
   };
   return { from, to: from + items.length, step, messages: items.map((item, i) => messageFor(step, item, from + i)) };
 }

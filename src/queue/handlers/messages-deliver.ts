@@ -20,7 +20,11 @@
  * (pending with `reason` until a time, not counted against the schedule), carry Meta's error
  * (`provider_error`) and effects committed with the result in one transaction (opt the contact out,
  * pause the channel: src/domain/channel-state.ts), and ask for a recheck: the run commits what it has, asks `prepare` again about
- * its messages not yet started, and goes on with the ones still to send. Claims skip expired messages
+ * its messages not yet started, and goes on with the ones still to send. An outcome that is `unsent`
+ * (the provider's situation changed while the message waited for its turn: a lane that waited for a
+ * throughput slot and found its channel paused meanwhile) is no attempt: with `recheck` and a
+ * `prepare`, the message is put back and decided by the recheck with the others not yet started
+ * (docs/whatsapp.md "A pause stops at once"). Claims skip expired messages
  * (`skipped` / `expired`), and no hold outlasts a message's expiry (db/messages.ts).
  *
  * The lease is short (15 s) so that messages of a run whose process died are found by the workers'
@@ -107,16 +111,17 @@ export async function deliverChunk(ctx: PipelineContext, data: JobPayloads['mess
 export function resultOf(m: Claimed, result: SendResult | null, interrupted: boolean, schedule: readonly number[], now: number): MessageResult {
   const base = { message_id: m.message_id, sent_at: null };
   if (!result) return { ...base, status: 'pending', error: null, attempts: 0 };
+  const attempts = result.status !== 'sent' && result.unsent ? 0 : 1;
   const providerError = result.status === 'sent' ? null : result.providerError ?? null;
   if (interrupted && result.status === 'failed') {
-    return { ...base, status: 'pending', error: result.error, error_code: result.code ?? null, attempts: 1, provider_error: providerError };
+    return { ...base, status: 'pending', error: result.error, error_code: result.code ?? null, attempts, provider_error: providerError };
   }
   const step = nextStep(result, m.attempts + 1, schedule, now);
   switch (step.kind) {
     case 'sent': return { ...base, status: 'sent', error: null, attempts: 1, sent_at: now, provider_message_id: step.providerMessageId };
-    case 'failed': return { ...base, status: 'failed', error: step.error, error_code: step.code, attempts: 1, failed_at: now, provider_error: providerError };
+    case 'failed': return { ...base, status: 'failed', error: step.error, error_code: step.code, attempts, failed_at: now, provider_error: providerError };
     case 'retry': return {
-      ...base, status: 'pending', error: step.error, error_code: step.code, attempts: 1, uncounted: step.uncounted === true,
+      ...base, status: 'pending', error: step.error, error_code: step.code, attempts, uncounted: step.uncounted === true,
       retry_at: step.at, reason: step.reason ?? null, provider_error: providerError,
     };
   }
@@ -276,6 +281,12 @@ async function deliverClaimed(ctx: PipelineContext, provider: Provider, data: Jo
         break;
       }
       const result = await attemptOnce(provider, m.rendered, abort);
+      if (result.status !== 'sent' && result.unsent && result.recheck && provider.prepare) {
+        // Not started after all: back to the queue, decided by the recheck with the others.
+        queue.unshift(m);
+        recheckWanted = true;
+        continue;
+      }
       const r = resultOf(m, result, !!abort?.aborted, schedule, ctx.clock.now());
       buffer.push(r);
       if (result.status !== 'sent') {

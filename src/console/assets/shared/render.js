@@ -21,6 +21,9 @@
  *   of the header text and of the body, in order, and for each URL button whose destination was
  *   replaced, its dynamic part (the new URL minus the template URL when the latter is a prefix of it,
  *   else the whole new URL); a button left unchanged has no parameter (null).
+ * - A WhatsApp parameter that renders empty or as white space only (Meta refuses it) is found by
+ *   {@link emptyParameters}, which names the Liquid output and the variables it reads (docs/whatsapp.md
+ *   "Empty parameters"): the fan-out skips such a message (`empty_parameter`), the editor names them.
  *
  * The same module renders the console editor's live preview in the browser (docs/console.md "Editor and
  * live preview"): `npm run gen:browser` writes it, with its types stripped by Node and `liquidjs`
@@ -112,6 +115,16 @@ const liquid = new Liquid({
      
                                            
                                              
+                                                                                                                           
+                                                                                                         
+ 
+
+/** One top-level `{{ }}` output of a template text: its Liquid source and the names it reads. */
+                               
+                                                        
+                 
+                                                                                                             
+                      
  
 
 /** The Liquid-rendered parts of a message. */
@@ -128,7 +141,7 @@ export function compileTemplate(template          )                   {
     body = liquid.parse(template.body ?? '');
     headerText = template.header?.type === 'text' ? liquid.parse(template.header.text ?? '') : undefined;
   } catch (err) {
-    return { template, body: [], headerText: undefined, error: `template error: ${firstLine(err)}`, reads: null, memo: new Map() };
+    return { template, body: [], headerText: undefined, error: `template error: ${firstLine(err)}`, reads: null, memo: new Map(), outputs: { header: [], body: [] } };
   }
   let reads                 ;
   try {
@@ -136,7 +149,26 @@ export function compileTemplate(template          )                   {
   } catch {
     reads = null;
   }
-  return { template, body, headerText, error: undefined, reads, memo: new Map() };
+  return { template, body, headerText, error: undefined, reads, memo: new Map(), outputs: { header: outputSources(headerText ?? []), body: outputSources(body) } };
+}
+
+/** The names `parsed` reads: top-level names, and NAME of `variables.NAME` (liquidjs static analysis; best effort). */
+function readNames(parsed                  )           {
+  const reads = new Set        ();
+  try {
+    for (const [name, uses] of Object.entries(analyzeSync(parsed).globals)) {
+      if (name !== 'variables') reads.add(name);
+      else for (const use of uses) if (typeof use.segments[1] === 'string') reads.add(use.segments[1]);
+    }
+  } catch {
+    // Static analysis is best effort: no names then.
+  }
+  return [...reads].sort();
+}
+
+/** The top-level outputs of `parsed`, in order (see OutputSource). */
+function outputSources(parsed                  )                 {
+  return parsed.filter((t)              => t instanceof Output).map((t) => ({ source: t.token.getText(), variables: readNames([t]) }));
 }
 
 function firstLine(err         )         {
@@ -325,15 +357,66 @@ export function checkLiquid(text        )              {
     const message = firstLine(err).replace(/, line:\d+, col:\d+$/, '');
     return { problem: { message, line: position?.[0], column: position?.[1] }, outputs: 0, reads: [] };
   }
-  const reads = new Set        ();
-  try {
-    const globals = analyzeSync(parsed).globals;
-    for (const [name, uses] of Object.entries(globals)) {
-      if (name !== 'variables') reads.add(name);
-      else for (const use of uses) if (typeof use.segments[1] === 'string') reads.add(use.segments[1]);
-    }
-  } catch {
-    // Static analysis is best effort: no warnings then.
-  }
-  return { problem: undefined, outputs: parsed.filter((t) => t instanceof Output).length, reads: [...reads].sort() };
+  return { problem: undefined, outputs: parsed.filter((t) => t instanceof Output).length, reads: readNames(parsed) };
+}
+
+/**
+ * A WhatsApp template parameter that would be empty (docs/whatsapp.md "Empty parameters"): Meta
+ * refuses a text parameter that is empty, and the service treats one of white space only the same.
+ */
+                                 
+                                                                                       
+                                          
+                                                                                                 
+                
+                                                                                                                  
+                 
+                                                                                                             
+                      
+ 
+
+/** True when a WhatsApp text parameter would be refused as empty: '' or white space only. */
+export function isBlankParameter(value        )          {
+  return value.trim() === '';
+}
+
+/**
+ * The parameters of `wa` (a rendered message's WhatsApp view) that are blank ({@link isBlankParameter}),
+ * in order (header, body, buttons), each named by the output of `compiled` that yields it; [] when none.
+ */
+export function emptyParameters(compiled                  , wa                    )                   {
+  const out                   = [];
+  const add = (component                   , values          , sources                         ) => values.forEach((v, i) => {
+    if (isBlankParameter(v)) out.push({ component, index: i + 1, source: sources[i]?.source ?? `{{${i + 1}}}`, variables: [...(sources[i]?.variables ?? [])] });
+  });
+  add('header', wa.header_parameters, compiled.outputs.header);
+  add('body', wa.body_parameters, compiled.outputs.body);
+  wa.button_parameters.forEach((v, i) => {
+    const field = i === 0 ? 'url' : 'url2';
+    if (v !== null && isBlankParameter(v)) out.push({ component: 'button', index: i + 1, source: field, variables: [field] });
+  });
+  return out;
+}
+
+/**
+ * {@link emptyParameters} of a preview: `template` compiled again, `content` its `renderPreview`; []
+ * without a WhatsApp mapping. The console's editor names these beside the bubble.
+ */
+export function previewEmptyParameters(template          , content                                  )                   {
+  return content.whatsapp ? emptyParameters(compileTemplate(template), content.whatsapp) : [];
+}
+
+/**
+ * One line naming `p`, e.g. `first_name is empty: the WhatsApp body parameter {{1}} ({{ first_name }})
+ * would be empty`: a skipped message's `error` (reason `empty_parameter`) and the editor's note.
+ */
+export function describeEmptyParameter(p                )         {
+  const where = p.component === 'button' ? `button ${p.index} parameter` : `${p.component} parameter {{${p.index}}}`;
+  const names = p.variables.length ? `${p.variables.join(', ')} ${p.variables.length === 1 ? 'is' : 'are'} empty: ` : '';
+  return `${names}the WhatsApp ${where} (${p.source}) would be empty`;
+}
+
+/** Every one of `list` described ({@link describeEmptyParameter}), joined with `; `. */
+export function describeEmptyParameters(list                           )         {
+  return list.map(describeEmptyParameter).join('; ');
 }

@@ -20,14 +20,16 @@ export async function selectSegmentFilterOf(db: Db, companyId: number, segmentId
 }
 
 /**
- * Up to `limit` numbers of the members of the company's static segment `segmentId`, in contact order;
- * with `notOptedOut` only those of contacts that are not opted out.
+ * Up to `limit` numbers of the members of the company's static segment `segmentId`, in the order they
+ * were added (`added_at`; members added together in contact order): a send's list order, which the
+ * WhatsApp messaging limit follows (docs/segments.md); with `notOptedOut` only those of contacts that
+ * are not opted out.
  */
 export async function selectSegmentMemberPhones(db: Db, companyId: number, segmentId: number, limit: number, opts: { notOptedOut?: boolean } = {}): Promise<string[]> {
   let q = db.selectFrom('segment_members as m').innerJoin('contacts as c', 'c.contact_id', 'm.contact_id')
     .select('c.phone').where('m.segment_id', '=', segmentId).where('c.company_id', '=', companyId);
   if (opts.notOptedOut) q = q.where('c.opted_out', '=', false);
-  const rows = await q.orderBy('c.contact_id').limit(limit).execute();
+  const rows = await q.orderBy('m.added_at').orderBy('c.contact_id').limit(limit).execute();
   return rows.map((r) => r.phone);
 }
 

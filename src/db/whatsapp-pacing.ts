@@ -74,6 +74,11 @@ export async function lockChannelState(db: Db, companyId: number): Promise<void>
     ON CONFLICT (company_id) DO UPDATE SET company_id = s.company_id`.execute(db);
 }
 
+/** How long (ms) a message waits whose budget is kept for earlier messages of its batch before it is looked at again. */
+export const RESERVE_RECHECK_MS = 30_000;
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** One decision of {@link decideAdmissions}: `reason` null when admitted; `until_ms` when not. */
 export interface AdmissionRow { message_id: string; reason: 'pair_rate' | 'messaging_limit' | null; until_ms: number | null }
 
@@ -93,17 +98,25 @@ export interface AdmissionRow { message_id: string; reason: 'pair_rate' | 'messa
  *   whose contact (company, phone) has `last_inbound_at` in the last 24 h (window open), goes without
  *   counting. Others are counted (`counted_at = now`) in call order while `limit` minus the people
  *   counted in the last 24 h lasts; the rest wait until the oldest count leaves the 24 h window.
+ * - List order (docs/whatsapp.md "Pacing and limits", "The messaging limit's order"): the budget goes to a batch's messages
+ *   in `seq` order. The messages of the call's batches (`messageIds` that are message uuids) still
+ *   `pending` with a lower `seq` than the call's first message needing budget, and needing budget
+ *   themselves (not counted, window closed), are served first: the call's new people get only what
+ *   the budget has left beyond them (counted up to the budget, so the look is bounded). A message the
+ *   budget would have taken but earlier ones come first waits at most {@link RESERVE_RECHECK_MS}
+ *   and is looked at again.
  */
 export async function decideAdmissions(db: Db, companyId: number, now: number, intervalMs: number, claimMs: number, limit: number | null,
   messageIds: string[], recipients: string[]): Promise<AdmissionRow[]> {
   const t = iso(now);
+  const uuids = messageIds.map((id) => (UUID_RE.test(id) ? id : null));
   const { rows } = await sql<AdmissionRow>`
     WITH items AS (
-      SELECT i.message_id, i.recipient, i.ord,
+      SELECT i.message_id, i.recipient, i.ord, i.mid,
              row_number() OVER (PARTITION BY i.recipient ORDER BY i.ord) AS nth
-      FROM unnest(${messageIds}::text[], ${recipients}::text[]) WITH ORDINALITY AS i(message_id, recipient, ord)
+      FROM unnest(${messageIds}::text[], ${recipients}::text[], ${uuids}::uuid[]) WITH ORDINALITY AS i(message_id, recipient, mid, ord)
     ), facts AS (
-      SELECT it.message_id, it.recipient, it.ord, it.nth, p.next_at AS pair_next,
+      SELECT it.message_id, it.recipient, it.ord, it.nth, p.next_at AS pair_next, m.batch_id, m.seq,
              (it.nth = 1 AND (p.next_at IS NULL OR p.next_at <= ${t}::timestamptz OR p.claimed_by IS NOT DISTINCT FROM it.message_id)) AS pair_free,
              (${limit}::int IS NULL
                OR coalesce(lc.counted_at > ${t}::timestamptz - interval '24 hours', false)
@@ -112,23 +125,40 @@ export async function decideAdmissions(db: Db, companyId: number, now: number, i
       LEFT JOIN whatsapp_pairs p ON p.company_id = ${companyId} AND p.recipient = it.recipient
       LEFT JOIN whatsapp_limit_counts lc ON lc.company_id = ${companyId} AND lc.recipient = it.recipient
       LEFT JOIN contacts c ON c.company_id = ${companyId} AND c.phone = it.recipient
+      LEFT JOIN messages m ON m.message_id = it.mid
     ), budget AS (
       SELECT ${limit}::int - count(*)::int AS left_, min(counted_at) AS oldest
       FROM whatsapp_limit_counts
       WHERE ${limit}::int IS NOT NULL AND company_id = ${companyId} AND counted_at > ${t}::timestamptz - interval '24 hours'
+    ), firsts AS (
+      SELECT f.batch_id, min(f.seq) AS seq FROM facts f
+      WHERE f.batch_id IS NOT NULL AND f.pair_free AND NOT f.free_of_limit GROUP BY f.batch_id
+    ), reserve AS (
+      SELECT count(*)::int AS n FROM (
+        SELECT 1 FROM firsts fs
+        JOIN messages e ON e.batch_id = fs.batch_id AND e.status = 'pending' AND e.seq < fs.seq
+        WHERE NOT EXISTS (SELECT 1 FROM items it WHERE it.mid = e.message_id)
+          AND NOT EXISTS (SELECT 1 FROM whatsapp_limit_counts lc WHERE lc.company_id = ${companyId} AND lc.recipient = e.phone
+                            AND lc.counted_at > ${t}::timestamptz - interval '24 hours')
+          AND NOT EXISTS (SELECT 1 FROM contacts c WHERE c.company_id = ${companyId} AND c.phone = e.phone
+                            AND c.last_inbound_at > ${t}::timestamptz - interval '24 hours')
+        LIMIT (SELECT greatest(coalesce(left_, 0), 0) FROM budget)
+      ) x
     ), ranked AS (
       SELECT f.*, row_number() OVER (PARTITION BY (f.pair_free AND NOT f.free_of_limit) ORDER BY f.ord) AS new_rank
       FROM facts f
     ), decided AS (
       SELECT r.message_id, r.recipient,
              CASE WHEN NOT r.pair_free THEN 'pair_rate'
-                  WHEN r.free_of_limit OR r.new_rank <= b.left_ THEN NULL
+                  WHEN r.free_of_limit OR r.new_rank + rs.n <= b.left_ THEN NULL
                   ELSE 'messaging_limit' END AS reason,
-             (r.pair_free AND NOT r.free_of_limit AND r.new_rank <= b.left_) AS counted,
+             (r.pair_free AND NOT r.free_of_limit AND r.new_rank + rs.n <= b.left_) AS counted,
              CASE WHEN NOT r.pair_free AND r.nth = 1 THEN least(r.pair_next, ${t}::timestamptz + make_interval(secs => ${intervalMs}::float8 / 1000))
                   WHEN NOT r.pair_free THEN ${t}::timestamptz + (r.nth - 1) * make_interval(secs => ${intervalMs}::float8 / 1000)
+                  WHEN r.new_rank <= b.left_ THEN least(coalesce(b.oldest, ${t}::timestamptz) + interval '24 hours',
+                                                         ${t}::timestamptz + make_interval(secs => ${RESERVE_RECHECK_MS}::float8 / 1000))
                   ELSE coalesce(b.oldest, ${t}::timestamptz) + interval '24 hours' END AS until
-      FROM ranked r CROSS JOIN budget b
+      FROM ranked r CROSS JOIN budget b CROSS JOIN reserve rs
     ), pairs AS (
       INSERT INTO whatsapp_pairs AS p (company_id, recipient, next_at, claimed_by)
       SELECT ${companyId}, d.recipient, ${t}::timestamptz + make_interval(secs => (${intervalMs}::float8 + ${claimMs}::float8) / 1000), d.message_id

@@ -118,7 +118,8 @@ export function localTimeChange(text: string, timeZone: string): { kind: 'gap' |
 }
 
 /**
- * The numbers of an audience (segment members in contact order; a dynamic segment's filter is
+ * The numbers of an audience (segment members in the order they were added, docs/segments.md
+ * "Campaign sends and list order"; a dynamic segment's, in contact order: its filter is
  * evaluated once, here, at `now` ms, and the send keeps the numbers); 404 `Segment not found`, 422
  * when too many.
  */
@@ -230,7 +231,8 @@ async function segmentFilter(db: Db, companyId: number, segmentId: number): Prom
 }
 
 /**
- * The items of a segment send at fan-out (batch-process): its members' numbers in contact order, at
+ * The items of a segment send at fan-out (batch-process): its members' numbers in the order they were
+ * added (contact order for a dynamic segment's), at
  * most MAX_SEGMENT_SEND_CONTACTS (each a contact's E.164 number, so valid and distinct); a dynamic segment's
  * are the contacts its filter matches at `now` (ms), evaluated this once.
  */

@@ -361,6 +361,18 @@ CREATE TABLE whatsapp_pairs (
   claimed_by text
 );
 
+CREATE TABLE whatsapp_rate_card (
+  card boolean NOT NULL DEFAULT true,
+  currency text,
+  updated_at timestamp with time zone NOT NULL
+);
+
+CREATE TABLE whatsapp_rates (
+  country text NOT NULL,
+  category text NOT NULL,
+  price numeric NOT NULL
+);
+
 CREATE TABLE whatsapp_template_syncs (
   company_id integer NOT NULL,
   synced_at timestamp with time zone NOT NULL
@@ -649,6 +661,18 @@ ALTER TABLE whatsapp_pairs ADD CONSTRAINT whatsapp_pairs_company_id_not_null NOT
 ALTER TABLE whatsapp_pairs ADD CONSTRAINT whatsapp_pairs_next_at_not_null NOT NULL next_at;
 ALTER TABLE whatsapp_pairs ADD CONSTRAINT whatsapp_pairs_pkey PRIMARY KEY (company_id, recipient);
 ALTER TABLE whatsapp_pairs ADD CONSTRAINT whatsapp_pairs_recipient_not_null NOT NULL recipient;
+ALTER TABLE whatsapp_rate_card ADD CONSTRAINT whatsapp_rate_card_card_check CHECK (card);
+ALTER TABLE whatsapp_rate_card ADD CONSTRAINT whatsapp_rate_card_card_not_null NOT NULL card;
+ALTER TABLE whatsapp_rate_card ADD CONSTRAINT whatsapp_rate_card_currency_check CHECK ((currency ~ '^[A-Z]{3}$'::text));
+ALTER TABLE whatsapp_rate_card ADD CONSTRAINT whatsapp_rate_card_pkey PRIMARY KEY (card);
+ALTER TABLE whatsapp_rate_card ADD CONSTRAINT whatsapp_rate_card_updated_at_not_null NOT NULL updated_at;
+ALTER TABLE whatsapp_rates ADD CONSTRAINT whatsapp_rates_category_check CHECK ((category = ANY (ARRAY['MARKETING'::text, 'UTILITY'::text, 'AUTHENTICATION'::text])));
+ALTER TABLE whatsapp_rates ADD CONSTRAINT whatsapp_rates_category_not_null NOT NULL category;
+ALTER TABLE whatsapp_rates ADD CONSTRAINT whatsapp_rates_country_check CHECK ((country ~ '^[A-Z]{2}$'::text));
+ALTER TABLE whatsapp_rates ADD CONSTRAINT whatsapp_rates_country_not_null NOT NULL country;
+ALTER TABLE whatsapp_rates ADD CONSTRAINT whatsapp_rates_pkey PRIMARY KEY (country, category);
+ALTER TABLE whatsapp_rates ADD CONSTRAINT whatsapp_rates_price_check CHECK ((price >= (0)::numeric));
+ALTER TABLE whatsapp_rates ADD CONSTRAINT whatsapp_rates_price_not_null NOT NULL price;
 ALTER TABLE whatsapp_template_syncs ADD CONSTRAINT whatsapp_template_syncs_company_id_fkey FOREIGN KEY (company_id) REFERENCES companies(company_id) ON DELETE CASCADE;
 ALTER TABLE whatsapp_template_syncs ADD CONSTRAINT whatsapp_template_syncs_company_id_not_null NOT NULL company_id;
 ALTER TABLE whatsapp_template_syncs ADD CONSTRAINT whatsapp_template_syncs_pkey PRIMARY KEY (company_id);

@@ -360,6 +360,23 @@ export interface DB {
   whatsapp_channel_state: WhatsappChannelStateTable;
   whatsapp_pairs: WhatsappPairsTable;
   whatsapp_limit_counts: WhatsappLimitCountsTable;
+  whatsapp_rate_card: WhatsappRateCardTable;
+  whatsapp_rates: WhatsappRatesTable;
+}
+
+/** 039: the WhatsApp rate card's one row (absent before the first load; docs/whatsapp.md "Pricing and the rate card"). */
+export interface WhatsappRateCardTable {
+  card: Generated<boolean>;
+  /** ISO 4217; null when the card is empty. */
+  currency: string | null;
+  updated_at: Timestamp;
+}
+
+/** 039: one rate of the card: price (numeric, read as decimal text) of a delivered template message by country and category. */
+export interface WhatsappRatesTable {
+  country: string;
+  category: 'MARKETING' | 'UTILITY' | 'AUTHENTICATION';
+  price: ColumnType<string, string, string>;
 }
 
 /** 017: the synced copy of a company's WhatsApp templates (docs/whatsapp.md, the catalogue). */

@@ -1107,6 +1107,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/whatsapp/rate-card": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The WhatsApp rate card (no rows before the first load) */
+        get: operations["get_whatsapp_rate_card"];
+        /**
+         * Replace the WhatsApp rate card (Meta's price per delivered template message by country and category)
+         * @description Body: JSON `{"rows": [{country, category, price, currency}]}`, or `Content-Type: text/csv` with a header row naming the columns `country`, `category`, `price`, `currency` (delimiter `,` or `;`). The whole card is replaced in one transaction; every row must have the same currency, and a (country, category) pair may appear once. A bad row is 422 whose `loc` holds the row's 0-based index: `["body", "rows", i, field]` for JSON, `["body", i, column]` for CSV (the first row after the header is 0).
+         */
+        put: operations["set_whatsapp_rate_card"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/companies/{company_id}/contact-imports": {
         parameters: {
             query?: never;
@@ -3452,6 +3473,60 @@ export interface components {
         ConsentLedger: {
             /** @description oldest first, in the order recorded (at most 10,000) */
             entries: components["schemas"]["ConsentEntry"][];
+        };
+        /**
+         * Rate
+         * @example {
+         *       "country": "DE",
+         *       "category": "MARKETING",
+         *       "price": 0.1365,
+         *       "currency": "EUR"
+         *     }
+         */
+        Rate: {
+            /** @description the recipient's country, ISO 3166-1 alpha-2 (a country libphonenumber-js knows) */
+            country: string;
+            /** @description the template category */
+            category: "MARKETING" | "UTILITY" | "AUTHENTICATION";
+            /** @description the price of one delivered message, in `currency` (a decimal ≥ 0, at most 10 decimals) */
+            price: number;
+            /** @description ISO 4217; every row of a card has the same currency */
+            currency: string;
+        };
+        /**
+         * RateCard
+         * @example {
+         *       "rows": [
+         *         {
+         *           "country": "DE",
+         *           "category": "AUTHENTICATION",
+         *           "price": 0.0768,
+         *           "currency": "EUR"
+         *         },
+         *         {
+         *           "country": "DE",
+         *           "category": "MARKETING",
+         *           "price": 0.1365,
+         *           "currency": "EUR"
+         *         },
+         *         {
+         *           "country": "DE",
+         *           "category": "UTILITY",
+         *           "price": 0.0456,
+         *           "currency": "EUR"
+         *         }
+         *       ],
+         *       "currency": "EUR",
+         *       "updated_at": "2026-03-02T09:30:00.000Z"
+         *     }
+         */
+        RateCard: {
+            /** @description by country, then category */
+            rows: components["schemas"]["Rate"][];
+            /** @description the card's currency; null when the card is empty */
+            currency: string | null;
+            /** @description when the card was last replaced; null before the first load */
+            updated_at: string | null;
         };
     };
     responses: never;
@@ -15675,6 +15750,282 @@ export interface operations {
                      *             "phone"
                      *           ],
                      *           "msg": "must NOT have more than 64 characters"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["AdminValidationError"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    get_whatsapp_rate_card: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The card */
+            200: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "rows": [
+                     *         {
+                     *           "country": "DE",
+                     *           "category": "AUTHENTICATION",
+                     *           "price": 0.0768,
+                     *           "currency": "EUR"
+                     *         },
+                     *         {
+                     *           "country": "DE",
+                     *           "category": "MARKETING",
+                     *           "price": 0.1365,
+                     *           "currency": "EUR"
+                     *         },
+                     *         {
+                     *           "country": "DE",
+                     *           "category": "UTILITY",
+                     *           "price": 0.0456,
+                     *           "currency": "EUR"
+                     *         }
+                     *       ],
+                     *       "currency": "EUR",
+                     *       "updated_at": "2026-03-02T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RateCard"];
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The database cannot be reached; nothing was done. Retry after `Retry-After` seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait before retrying. */
+                    "Retry-After": string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+        };
+    };
+    set_whatsapp_rate_card: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "rows": [
+                 *         {
+                 *           "country": "DE",
+                 *           "category": "AUTHENTICATION",
+                 *           "price": 0.0768,
+                 *           "currency": "EUR"
+                 *         },
+                 *         {
+                 *           "country": "DE",
+                 *           "category": "MARKETING",
+                 *           "price": 0.1365,
+                 *           "currency": "EUR"
+                 *         },
+                 *         {
+                 *           "country": "DE",
+                 *           "category": "UTILITY",
+                 *           "price": 0.0456,
+                 *           "currency": "EUR"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description the whole card (replaces the stored one); an empty list empties it */
+                    rows: {
+                        /** @description the recipient's country, ISO 3166-1 alpha-2 (a country libphonenumber-js knows) */
+                        country: string;
+                        /** @description the template category */
+                        category: "MARKETING" | "UTILITY" | "AUTHENTICATION";
+                        /** @description the price of one delivered message, in `currency` (a decimal ≥ 0, at most 10 decimals) */
+                        price: number;
+                        /** @description ISO 4217; every row of a card has the same currency */
+                        currency: string;
+                    }[];
+                };
+                /**
+                 * @example country,category,price,currency
+                 *     DE,MARKETING,0.1365,EUR
+                 *     DE,UTILITY,0.0456,EUR
+                 *     DE,AUTHENTICATION,0.0768,EUR
+                 */
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description The stored card */
+            200: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "rows": [
+                     *         {
+                     *           "country": "DE",
+                     *           "category": "AUTHENTICATION",
+                     *           "price": 0.0768,
+                     *           "currency": "EUR"
+                     *         },
+                     *         {
+                     *           "country": "DE",
+                     *           "category": "MARKETING",
+                     *           "price": 0.1365,
+                     *           "currency": "EUR"
+                     *         },
+                     *         {
+                     *           "country": "DE",
+                     *           "category": "UTILITY",
+                     *           "price": 0.0456,
+                     *           "currency": "EUR"
+                     *         }
+                     *       ],
+                     *       "currency": "EUR",
+                     *       "updated_at": "2026-03-02T09:30:00.000Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["RateCard"];
+                };
+            };
+            /** @description Answered instead when the path is sent with one trailing slash added or removed (Starlette's routing): no body; repeat the request at `Location`. */
+            307: {
+                headers: {
+                    /** @description The same URL with the trailing slash toggled, query string kept. */
+                    Location: string;
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description No `Authorization: Bearer <ADMIN_TOKEN>` header (`Not authenticated`), or another token (`Invalid admin token`) */
+            401: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    /** @description always `Bearer` */
+                    "WWW-Authenticate"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": "Not authenticated"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Request body larger than 1 MiB. */
+            413: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description The body is not `application/json or text/csv` (e.g. a form); nothing changed. */
+            415: {
+                headers: {
+                    /** @description The id of this request in the service's logs (the `x-request-id` sent by the client, else a generated UUID). */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Detail"];
+                };
+            };
+            /** @description Invalid request (schema or a rule of the operation); nothing changed */
+            422: {
+                headers: {
+                    /** @description id of this request (the one sent in `x-request-id`, or a generated UUID); it is in every log line of the request */
+                    "x-request-id": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "detail": [
+                     *         {
+                     *           "type": "value_error",
+                     *           "loc": [
+                     *             "body",
+                     *             "rows",
+                     *             3,
+                     *             "country"
+                     *           ],
+                     *           "msg": "XX is not a country with a calling code"
                      *         }
                      *       ]
                      *     }

@@ -8,6 +8,13 @@
  * - `submit --name N --language L --category C --components FILE.json`: POST
  *   /admin/companies/{company_id}/whatsapp/templates with Meta's components from FILE (a JSON array;
  *   `-` reads stdin).
+ *
+ * `cms whatsapp rate-card load FILE|show`: the operator's rate card (docs/whatsapp.md "Pricing and the
+ * rate card"):
+ *
+ * - `load FILE`: PUT /admin/whatsapp/rate-card with the file: `.csv` (or `-` with `--csv`) as text/csv,
+ *   otherwise JSON (`{"rows": [...]}` or the bare array of rows); prints the stored card;
+ * - `show`: GET /admin/whatsapp/rate-card (country, category, price, currency).
  */
 import { readFile } from 'node:fs/promises';
 import { Option, type Command } from 'commander';
@@ -49,9 +56,41 @@ const parameters = (p: unknown) => {
   return x ? `header ${String(x.header)}, body ${String(x.body)}, buttons [${(x.buttons ?? []).join(', ')}]` : '';
 };
 
-/** Register `whatsapp templates sync|list|submit` on `program`. */
+/** A rate card file: its text and whether it is CSV (by `.csv`, or `--csv`). Throws CliError. */
+async function readCardFile(io: CliIo, file: string): Promise<string> {
+  try {
+    if (file !== '-') return await readFile(inCwd(io, file), 'utf8');
+    const chunks: Buffer[] = [];
+    for await (const chunk of io.stdin) chunks.push(typeof chunk === 'string' ? Buffer.from(chunk) : chunk);
+    return Buffer.concat(chunks).toString('utf8');
+  } catch (err) {
+    throw new CliError(`cannot read rate card file ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`);
+  }
+}
+
+/** The rows of a JSON rate card file: `{"rows": [...]}` or the bare array. Throws CliError. */
+function jsonCardRows(file: string, text: string): unknown[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    throw new CliError(`rate card file ${file} is not valid JSON: ${(err as Error).message}`);
+  }
+  const rows = Array.isArray(parsed) ? parsed : (parsed as { rows?: unknown } | null)?.rows;
+  if (!Array.isArray(rows)) throw new CliError(`rate card file ${file} must hold {"rows": [{country, category, price, currency}, ...]} or that array`);
+  return rows;
+}
+
+type CardAnswer = { rows: { country: string; category: string; price: number; currency: string }[]; currency: string | null; updated_at: string | null };
+
+function printCard(io: CliIo, card: CardAnswer, title: string): void {
+  printLine(io, card.updated_at === null ? `${title}: no rate card loaded yet.` : `${title}: ${card.rows.length} rate${card.rows.length === 1 ? '' : 's'} in ${card.currency ?? '-'}, updated ${card.updated_at}.`);
+  if (card.rows.length > 0) printTable(io, card.rows, [{ key: 'country' }, { key: 'category' }, { key: 'price' }, { key: 'currency' }], '');
+}
+
+/** Register `whatsapp templates sync|list|submit` and `whatsapp rate-card load|show` on `program`. */
 export function registerWhatsapp(program: Command, io: CliIo): void {
-  const group = program.command('whatsapp').description('WhatsApp: the template catalogue of a company');
+  const group = program.command('whatsapp').description("WhatsApp: a company's template catalogue; the rate card");
   const templates = group.command('templates').description("a company's WhatsApp message templates (synced from Meta)");
 
   addCommonOptions(
@@ -103,5 +142,31 @@ export function registerWhatsapp(program: Command, io: CliIo): void {
     if (ctx.json) return printJson(io, res);
     const { components: _c, parameters: p, ...shown } = res;
     printRecord(io, { ...shown, parameters: parameters(p) }, 'Template submitted:');
+  });
+
+  const card = group.command('rate-card').description("the operator's WhatsApp rate card (Meta's price per delivered template message)");
+  addCommonOptions(
+    card
+      .command('load')
+      .description('replace the rate card with a file: CSV (country,category,price,currency header) or JSON')
+      .argument('<file>', 'a .csv or .json file (- reads stdin: JSON, or CSV with --csv)')
+      .option('--csv', 'the file is CSV whatever its name'),
+  ).action(async (file: string, opts: { csv?: boolean }, cmd: Command) => {
+    const text = await readCardFile(io, file);
+    const csv = opts.csv === true || /\.csv$/i.test(file);
+    const rows = csv ? undefined : jsonCardRows(file, text);
+    const ctx = await contextFor(cmd, io);
+    const res = await data(csv
+      ? ctx.api.PUT('/admin/whatsapp/rate-card', { body: text as never, bodySerializer: (b: unknown) => b as string, headers: { 'content-type': 'text/csv' } })
+      : ctx.api.PUT('/admin/whatsapp/rate-card', { body: { rows } as never }));
+    if (ctx.json) return printJson(io, res);
+    printCard(io, res as CardAnswer, 'Rate card loaded');
+  });
+
+  addCommonOptions(card.command('show').description('show the rate card')).action(async (_opts: unknown, cmd: Command) => {
+    const ctx = await contextFor(cmd, io);
+    const res = await data(ctx.api.GET('/admin/whatsapp/rate-card'));
+    if (ctx.json) return printJson(io, res);
+    printCard(io, res, 'Rate card');
   });
 }

@@ -27,6 +27,7 @@ import { registerEventEndpointRoutes } from './event-endpoints.ts';
 import { registerKeyRoutes } from './api-keys.ts';
 import { registerSegmentRoutes } from './segments.ts';
 import { registerOverviewRoutes } from './overview.ts';
+import { registerRateCardRoutes } from './rate-card.ts';
 import { registerUserRoutes } from './users.ts';
 import { registerWhatsappTemplateRoutes } from './whatsapp-templates.ts';
 
@@ -119,4 +120,5 @@ export async function adminPlugin(app: FastifyInstance, deps: AppDeps): Promise<
   registerOverviewRoutes(app, deps);
   registerWhatsappTemplateRoutes(app, deps);
   registerConsentRoutes(app, deps);
+  registerRateCardRoutes(app, deps);
 }

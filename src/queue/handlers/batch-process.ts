@@ -48,14 +48,13 @@
  * db/foreground-gate.ts): requests before background work.
  */
 import { expireAfterMs } from '../../domain/expiry.ts';
-import type { BatchKind, DeliveryHours } from '../../db/schema.ts';
-import type { BatchItem, BatchOverrides } from '../../domain/batches.ts';
+import type { BatchItem } from '../../domain/batches.ts';
 import { segmentItems } from '../../domain/campaign-sends.ts';
 import { upsertContacts, type ContactWrite, type StoredContact } from '../../domain/contacts.ts';
 import { nextSendTime } from '../../domain/delivery-hours.ts';
 import { cappedRecipients } from '../../domain/frequency-caps.ts';
 import { compileTemplate, describeEmptyParameters, emptyParameters, RenderError, renderMessage, type CompiledTemplate } from '../../domain/render.ts';
-import { normaliseTemplate, type Template } from '../../domain/templates.ts';
+import { normaliseTemplate } from '../../domain/templates.ts';
 import { messagesFinal } from '../../metrics.ts';
 import { enqueueMany } from '../boss.ts';
 import { chunkSizeFor } from '../jobs.ts';
@@ -64,21 +63,12 @@ import { FailureLog } from './failure-log.ts';
 import { v7 as uuidv7 } from 'uuid';
 import { chunkRanges, completeBatchIfDone, insertMessages, type NewMessage } from '../../db/messages.ts';
 import { cancelPendingStep } from '../../db/batch-control.ts';
-import { advanceFannedOut, markBatchProcessing, selectFanOutBatch, storeBatchItems } from '../../db/fan-out.ts';
+import { advanceFannedOut, markBatchProcessing, selectFanOutBatch, storeBatchItems, type FanOutRow } from '../../db/fan-out.ts';
 import { contactsByPhone } from '../../db/contacts.ts';
 
-interface BatchRow {
-  company_id: number;
-  kind: BatchKind;
-  source_id: number;
+/** A batch as the fan-out uses it: the stored row (db/fan-out.ts) with its items parsed. */
+interface BatchRow extends Omit<FanOutRow, 'items' | 'status' | 'fanned_out' | 'total' | 'cancelled'> {
   items: BatchItem[];
-  overrides: BatchOverrides;
-  template: Template;
-  delivery_hours: DeliveryHours | null;
-  provider: string | null;
-  /** The source's `expire_after` (a duration such as `24h`, or null). */
-  expire_after: string | null;
-  created_at: Date;
 }
 
 /** What a fan-out decided, for logs and tests (over every step of this run). */
